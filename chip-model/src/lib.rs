@@ -1,0 +1,13 @@
+//! # chip-model: one simulated chip
+//!
+//! The configurable timing of a chip: how many AIV cores it has, its clock, unified-buffer
+//! capacity, each core's DMA (MTE) engines, the vector unit, and the costs of signalling and
+//! launching work. [`ChipConfig`] is the serde form read from a preset's `[chip]` table;
+//! [`ChipModel`] is the validated, integer-time model that implements
+//! [`sim_core::ChipTiming`].
+
+mod config;
+mod model;
+
+pub use config::{ChipConfig, DmaConfig, DmaPathConfig, VectorConfig};
+pub use model::{ChipConfigError, ChipModel};

@@ -1,0 +1,234 @@
+//! The validated chip model: configured floats are converted once to integer picoseconds and
+//! bytes per second.
+
+use crate::config::{ChipConfig, DmaPathConfig};
+use sim_core::{Bandwidth, ChipTiming, DType, DmaDir, Frequency, SimDuration};
+use thiserror::Error;
+
+/// A `[chip]` value that cannot describe a chip.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[error("chip.{key} = {value}: {why}")]
+pub struct ChipConfigError {
+    /// Dotted key inside `[chip]`.
+    pub key: String,
+    /// The offending value as written.
+    pub value: String,
+    /// What is wrong and what is allowed.
+    pub why: String,
+}
+
+fn err(key: &str, value: impl ToString, why: &str) -> ChipConfigError {
+    ChipConfigError {
+        key: key.to_string(),
+        value: value.to_string(),
+        why: why.to_string(),
+    }
+}
+
+#[derive(Clone, Debug)]
+struct DmaPath {
+    rate: Bandwidth,
+    issue: SimDuration,
+}
+
+/// A chip's timing, ready for the scheduler.
+#[derive(Clone, Debug)]
+pub struct ChipModel {
+    name: String,
+    aiv_cores: usize,
+    ub_bytes: usize,
+    clock: Frequency,
+    gm_to_ub: DmaPath,
+    ub_to_gm: DmaPath,
+    vector_fixed: u64,
+    vector_bytes_per_cycle: u64,
+    notify_issue: SimDuration,
+    wait_poll: SimDuration,
+    dispatch_launch: SimDuration,
+    task_start: SimDuration,
+    bf16_atomic_add: bool,
+}
+
+impl ChipModel {
+    /// Validates a config and converts it to integer time.
+    pub fn from_config(c: &ChipConfig) -> Result<ChipModel, ChipConfigError> {
+        if c.aiv_cores == 0 {
+            return Err(err(
+                "aiv_cores",
+                c.aiv_cores,
+                "a chip needs at least one AIV core",
+            ));
+        }
+        if c.ub_bytes == 0 {
+            return Err(err(
+                "ub_bytes",
+                c.ub_bytes,
+                "the unified buffer must hold at least one byte",
+            ));
+        }
+        let clock = Frequency::from_ghz_f64(c.clock_ghz)
+            .ok_or_else(|| err("clock_ghz", c.clock_ghz, "must be a positive number of GHz"))?;
+        if c.vector.bytes_per_cycle == 0 {
+            return Err(err("vector.bytes_per_cycle", 0, "must be positive"));
+        }
+        Ok(ChipModel {
+            name: c.name.clone(),
+            aiv_cores: c.aiv_cores,
+            ub_bytes: c.ub_bytes,
+            clock,
+            gm_to_ub: dma_path("dma.gm_to_ub", &c.dma.gm_to_ub)?,
+            ub_to_gm: dma_path("dma.ub_to_gm", &c.dma.ub_to_gm)?,
+            vector_fixed: c.vector.fixed_cycles,
+            vector_bytes_per_cycle: c.vector.bytes_per_cycle,
+            notify_issue: ns("notify_issue_ns", c.notify_issue_ns)?,
+            wait_poll: ns("wait_poll_ns", c.wait_poll_ns)?,
+            dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
+            task_start: ns("task_start_ns", c.task_start_ns)?,
+            bf16_atomic_add: c.bf16_atomic_add,
+        })
+    }
+
+    /// The chip's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+fn ns(key: &str, v: f64) -> Result<SimDuration, ChipConfigError> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(err(key, v, "must be a non-negative number of nanoseconds"));
+    }
+    Ok(SimDuration::from_ns_f64(v))
+}
+
+fn dma_path(key: &str, p: &DmaPathConfig) -> Result<DmaPath, ChipConfigError> {
+    let rate = Bandwidth::from_gbps_f64(p.gbps).ok_or_else(|| {
+        err(
+            &format!("{key}.gbps"),
+            p.gbps,
+            "must be a positive rate in GB/s",
+        )
+    })?;
+    Ok(DmaPath {
+        rate,
+        issue: ns(&format!("{key}.issue_ns"), p.issue_ns)?,
+    })
+}
+
+impl ChipTiming for ChipModel {
+    fn aiv_cores(&self) -> usize {
+        self.aiv_cores
+    }
+
+    fn ub_bytes(&self) -> usize {
+        self.ub_bytes
+    }
+
+    fn clock(&self) -> Frequency {
+        self.clock
+    }
+
+    fn dma_issue(&self, dir: DmaDir) -> SimDuration {
+        match dir {
+            DmaDir::GmToUb => self.gm_to_ub.issue,
+            DmaDir::UbToGm => self.ub_to_gm.issue,
+        }
+    }
+
+    fn dma_rate(&self, dir: DmaDir) -> Bandwidth {
+        match dir {
+            DmaDir::GmToUb => self.gm_to_ub.rate,
+            DmaDir::UbToGm => self.ub_to_gm.rate,
+        }
+    }
+
+    fn atomic_add_supported(&self, dtype: DType) -> bool {
+        dtype != DType::BF16 || self.bf16_atomic_add
+    }
+
+    fn vector_op(&self, dtype: DType, elems: u64) -> SimDuration {
+        let bytes = elems * dtype.size() as u64;
+        self.clock
+            .cycles(self.vector_fixed + bytes.div_ceil(self.vector_bytes_per_cycle))
+    }
+
+    fn notify_issue(&self) -> SimDuration {
+        self.notify_issue
+    }
+
+    fn wait_poll(&self) -> SimDuration {
+        self.wait_poll
+    }
+
+    fn dispatch_launch(&self) -> SimDuration {
+        self.dispatch_launch
+    }
+
+    fn task_start(&self) -> SimDuration {
+        self.task_start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DmaConfig, VectorConfig};
+
+    fn config() -> ChipConfig {
+        ChipConfig {
+            name: "t".into(),
+            aiv_cores: 4,
+            aic_cores: 2,
+            clock_ghz: 1.0,
+            ub_bytes: 1024,
+            l1_bytes: 0,
+            bf16_atomic_add: false,
+            notify_issue_ns: 10.0,
+            wait_poll_ns: 20.0,
+            dispatch_launch_ns: 0.0,
+            task_start_ns: 0.0,
+            dma: DmaConfig {
+                gm_to_ub: DmaPathConfig {
+                    gbps: 100.0,
+                    issue_ns: 5.0,
+                },
+                ub_to_gm: DmaPathConfig {
+                    gbps: 50.0,
+                    issue_ns: 0.0,
+                },
+            },
+            vector: VectorConfig {
+                fixed_cycles: 10,
+                bytes_per_cycle: 256,
+            },
+        }
+    }
+
+    #[test]
+    fn costs_are_integer_picoseconds() {
+        let m = ChipModel::from_config(&config()).unwrap();
+        // 1000 bytes at 100 GB/s = 10 ns, plus 5 ns issue.
+        assert_eq!(m.dma(DmaDir::GmToUb, 1000), SimDuration::from_ns(15));
+        assert_eq!(m.dma(DmaDir::UbToGm, 1000), SimDuration::from_ns(20));
+        // 256 f32 = 1024 bytes = 4 cycles + 10 fixed at 1 GHz.
+        assert_eq!(m.vector_op(DType::F32, 256), SimDuration::from_ns(14));
+        assert!(!m.atomic_add_supported(DType::BF16));
+        assert!(m.atomic_add_supported(DType::I8));
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let mut c = config();
+        c.dma.ub_to_gm.gbps = 0.0;
+        let e = ChipModel::from_config(&c).unwrap_err();
+        assert_eq!(e.key, "dma.ub_to_gm.gbps");
+        let mut c = config();
+        c.aiv_cores = 0;
+        assert!(
+            ChipModel::from_config(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("chip.aiv_cores = 0")
+        );
+    }
+}

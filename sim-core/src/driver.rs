@@ -1,0 +1,188 @@
+//! The threaded driver: one OS thread per simulated core that runs kernels, all sharing one
+//! engine behind a mutex. A thread that sends a request applies whatever events are safe
+//! right away (so a request nobody else can precede costs no hand-off), and parks on its own
+//! condition variable only when it must wait for another actor.
+
+use crate::core::Core;
+use crate::engine::Engine;
+use crate::engine::request::{Assignment, Reply, Request, Wake};
+use crate::error::SimError;
+use crate::model::ChipTiming;
+use crate::time::SimTime;
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// What is waiting for an actor's thread.
+enum Slot {
+    Empty,
+    Start(SimTime, Assignment),
+    Reply(SimTime, Reply),
+    Abort,
+}
+
+pub(crate) struct State {
+    pub(crate) eng: Engine,
+    slots: Vec<Slot>,
+    threads: Vec<Option<JoinHandle<()>>>,
+    exit: bool,
+}
+
+/// Everything the core threads share.
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    cvs: Vec<Condvar>,
+    done: Condvar,
+    pub(crate) chip: Arc<dyn ChipTiming>,
+}
+
+/// Runs the engine's dispatches to completion on core threads and returns the engine.
+pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> Engine {
+    let n = eng.actor_count();
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            eng,
+            slots: (0..n).map(|_| Slot::Empty).collect(),
+            threads: (0..n).map(|_| None).collect(),
+            exit: false,
+        }),
+        cvs: (0..n).map(|_| Condvar::new()).collect(),
+        done: Condvar::new(),
+        chip,
+    });
+    let handles: Vec<JoinHandle<()>> = {
+        let mut g = shared.state.lock();
+        g.eng.start();
+        deliver(&shared, &mut g);
+        while !g.eng.is_over() {
+            shared.done.wait(&mut g);
+        }
+        g.exit = true;
+        for cv in &shared.cvs {
+            cv.notify_one();
+        }
+        g.threads.iter_mut().filter_map(Option::take).collect()
+    };
+    for h in handles {
+        // A thread only ends by returning from its loop; kernel panics are caught inside it.
+        let _ = h.join();
+    }
+    match Arc::try_unwrap(shared) {
+        Ok(s) => s.state.into_inner().eng,
+        Err(_) => unreachable!("every core thread has been joined"),
+    }
+}
+
+/// Applies safe events and hands their releases to the threads they concern.
+fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
+    g.eng.pump();
+    loop {
+        let wakes = g.eng.take_wakes();
+        if wakes.is_empty() {
+            break;
+        }
+        for w in wakes {
+            let (actor, slot) = match w {
+                Wake::Start {
+                    actor,
+                    at,
+                    assignment,
+                } => (actor, Slot::Start(at, assignment)),
+                Wake::Reply { actor, at, reply } => (actor, Slot::Reply(at, reply)),
+                Wake::Abort { actor } => (actor, Slot::Abort),
+            };
+            g.slots[actor] = slot;
+            if g.threads[actor].is_some() {
+                shared.cvs[actor].notify_one();
+                continue;
+            }
+            let s = shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("ranksim-core{actor}"))
+                .spawn(move || core_thread(s, actor));
+            match spawned {
+                Ok(h) => g.threads[actor] = Some(h),
+                Err(e) => g.eng.abort(SimError::invalid(format!(
+                    "could not start a host thread for simulated core {actor}: {e}"
+                ))),
+            }
+        }
+    }
+    if g.eng.is_over() {
+        shared.done.notify_all();
+    }
+}
+
+/// The life of one core thread: run each block assigned to it until told to exit.
+fn core_thread(shared: Arc<Shared>, actor: usize) {
+    loop {
+        let (at, assignment) = {
+            let mut g = shared.state.lock();
+            loop {
+                match std::mem::replace(&mut g.slots[actor], Slot::Empty) {
+                    Slot::Start(at, a) => break (at, a),
+                    Slot::Empty if g.exit => return,
+                    Slot::Empty => shared.cvs[actor].wait(&mut g),
+                    Slot::Reply(..) | Slot::Abort => {}
+                }
+            }
+        };
+        let mut core = Core::new(
+            shared.clone(),
+            actor,
+            at,
+            assignment.ctx.clone(),
+            assignment.block,
+        );
+        let kernel = assignment.kernel.clone();
+        let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
+        core.finish(result.map_err(panic_message));
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+/// Sends a posted request; the caller continues at `resume`.
+pub(crate) fn post(shared: &Arc<Shared>, actor: usize, at: SimTime, resume: SimTime, req: Request) {
+    let mut g = shared.state.lock();
+    g.eng.submit(actor, at, resume, req);
+    deliver(shared, &mut g);
+}
+
+/// Sends a blocking request and waits for its reply: `(resume time, reply)`.
+pub(crate) fn call(
+    shared: &Arc<Shared>,
+    actor: usize,
+    at: SimTime,
+    req: Request,
+) -> Result<(SimTime, Reply), SimError> {
+    let mut g = shared.state.lock();
+    g.eng.submit(actor, at, at, req);
+    deliver(shared, &mut g);
+    let mut parked = false;
+    loop {
+        match std::mem::replace(&mut g.slots[actor], Slot::Empty) {
+            Slot::Reply(t, r) => {
+                if parked {
+                    g.eng.stats.handoffs += 1;
+                }
+                return Ok((t, r));
+            }
+            Slot::Abort => return Err(SimError::Aborted),
+            Slot::Start(..) => unreachable!("a running core was assigned a second block"),
+            Slot::Empty => {
+                parked = true;
+                shared.cvs[actor].wait(&mut g);
+            }
+        }
+    }
+}

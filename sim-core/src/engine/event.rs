@@ -1,0 +1,78 @@
+//! Events and their total order. Every event carries a key `(time, actor, seq, sub)`: requests
+//! use the sending actor and its sequence number with `sub = 0`; events derived from a request
+//! inherit its actor and seq and take a fresh `sub`. Host events use actor `HOST`.
+
+use super::request::{CellRef, Place, Request};
+use crate::dtype::DType;
+use crate::signal::NotifyOp;
+use crate::time::SimTime;
+
+/// The actor id of events the host or the chip schedulers originate.
+pub(crate) const HOST: usize = usize::MAX;
+
+/// Total order of events; the engine never looks at arrival order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Key {
+    pub(crate) time: SimTime,
+    pub(crate) actor: usize,
+    pub(crate) seq: u64,
+    pub(crate) sub: u64,
+}
+
+/// Something the engine does at a point in simulated time.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// An actor's request, applied at its issue time.
+    Request { actor: usize, req: Request },
+    /// The request of a remote read reached the owner: read there and send the data back.
+    RemoteRead { actor: usize, src: Place },
+    /// Payload bytes land in memory.
+    Land {
+        dst: Place,
+        data: Vec<u8>,
+        atomic: Option<DType>,
+        writer: usize,
+        op: &'static str,
+    },
+    /// A notify lands in its cell.
+    Signal {
+        cell: CellRef,
+        value: i32,
+        op: NotifyOp,
+        writer: usize,
+    },
+    /// Chunk load of a put/get starts.
+    CopyLoad { job: usize },
+    /// The read request of a get's chunk reached the owner.
+    CopyRemoteRead { job: usize },
+    /// Chunk store of a put/get starts.
+    CopyStore { job: usize },
+    /// A chip starts its next queued dispatch.
+    DispatchStart { chip: usize },
+    /// A deferred condition of a task became true (after the scheduler's poll).
+    DeferredReady { chip: usize, task: usize },
+}
+
+/// A queue entry, ordered by key only.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) key: Key,
+    pub(crate) ev: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}

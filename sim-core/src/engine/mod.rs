@@ -1,0 +1,542 @@
+//! The deterministic scheduler. It owns simulated memory, the event queue and every actor's
+//! state, and applies requests and the events they cause in key order `(time, actor, seq,
+//! sub)`. An event is applied only when no running actor can still send one with a smaller
+//! key, so results and timing never depend on how the OS interleaves threads.
+//!
+//! The engine is a plain single-threaded state machine: [`Engine::submit`] takes a request,
+//! [`Engine::pump`] applies every event that is safe to apply, and the releases it produced
+//! are collected with [`Engine::take_wakes`]. The threaded driver (`crate::driver`) wraps it.
+
+mod copy;
+mod deadlock;
+pub(crate) mod event;
+pub(crate) mod request;
+mod sched;
+mod signals;
+
+use crate::dtype::DType;
+use crate::error::SimError;
+use crate::memory::Memory;
+use crate::model::{ChipTiming, DmaDir, Fabric, Transfer, TransferKind, TransferTiming};
+use crate::program::Dispatch;
+use crate::report::CellWrite;
+use crate::signal::{NotifyOp, apply_notify};
+use crate::stats::{DispatchRecord, EngineStats};
+use crate::time::SimTime;
+use copy::CopyJob;
+use event::{Entry, Event, HOST, Key};
+use request::{Assignment, CellRef, Place, Reply, Request, Wake};
+use sched::ChipSched;
+use signals::{Cond, Signals, Waiter, WaiterKind};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::sync::Arc;
+
+/// What an actor (one AIV core of one chip) is doing, as far as the engine knows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ActorState {
+    /// No block assigned.
+    Idle,
+    /// Running; its next request will have a key at least `(at, id, seq)`.
+    Running { at: SimTime, seq: u64 },
+    /// Waiting for a reply.
+    Blocked,
+}
+
+#[derive(Clone)]
+struct Actor {
+    state: ActorState,
+    next_seq: u64,
+    /// The block it runs: (task index in the chip's active dispatch, assignment).
+    job: Option<(usize, Assignment)>,
+    /// When it last blocked (for reports).
+    since: SimTime,
+}
+
+/// The scheduler state of one run.
+pub(crate) struct Engine {
+    chip: Arc<dyn ChipTiming>,
+    fabric: Box<dyn Fabric>,
+    cores: usize,
+    world: usize,
+    pub(crate) mem: Memory,
+    queue: BinaryHeap<Reverse<Entry>>,
+    next_sub: u64,
+    now: SimTime,
+    actors: Vec<Actor>,
+    /// Lower bounds `(time, actor, seq)` of every running actor's next request.
+    running: BTreeSet<(SimTime, usize, u64)>,
+    chips: Vec<ChipSched>,
+    signals: Signals,
+    copies: Vec<Option<CopyJob>>,
+    wakes: Vec<Wake>,
+    outcome: Option<Result<(), SimError>>,
+    pub(crate) stats: EngineStats,
+    pub(crate) records: Vec<DispatchRecord>,
+}
+
+impl Engine {
+    /// An engine over `mem` that will run `queues[chip]` in order on each chip.
+    pub(crate) fn new(
+        chip: Arc<dyn ChipTiming>,
+        mut fabric: Box<dyn Fabric>,
+        mem: Memory,
+        queues: Vec<Vec<Dispatch>>,
+    ) -> Engine {
+        fabric.reset();
+        let cores = chip.aiv_cores();
+        let world = queues.len();
+        let idle = Actor {
+            state: ActorState::Idle,
+            next_seq: 0,
+            job: None,
+            since: SimTime::ZERO,
+        };
+        Engine {
+            fabric,
+            cores,
+            world,
+            mem,
+            queue: BinaryHeap::new(),
+            next_sub: 1,
+            now: SimTime::ZERO,
+            actors: vec![idle; world * cores],
+            running: BTreeSet::new(),
+            chips: queues
+                .into_iter()
+                .map(|q| ChipSched::new(q, cores))
+                .collect(),
+            signals: Signals::default(),
+            copies: Vec::new(),
+            wakes: Vec::new(),
+            outcome: None,
+            stats: EngineStats::default(),
+            records: Vec::new(),
+            chip,
+        }
+    }
+
+    /// Schedules every chip's first dispatch; a run with no dispatches finishes at once.
+    pub(crate) fn start(&mut self) {
+        let first = SimTime::ZERO + self.chip.dispatch_launch();
+        for c in 0..self.world {
+            if self.chips[c].has_queued() {
+                self.push_host(first, c as u64, Event::DispatchStart { chip: c });
+            }
+        }
+        self.check_finished();
+    }
+
+    /// Total number of actors (cores over all chips).
+    pub(crate) fn actor_count(&self) -> usize {
+        self.actors.len()
+    }
+
+    /// Whether the run has ended (finished or failed).
+    pub(crate) fn is_over(&self) -> bool {
+        self.outcome.is_some()
+    }
+
+    /// The run's outcome, once over.
+    pub(crate) fn outcome(&self) -> Option<&Result<(), SimError>> {
+        self.outcome.as_ref()
+    }
+
+    /// Simulated time of the last event applied.
+    pub(crate) fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Releases produced since the last call.
+    pub(crate) fn take_wakes(&mut self) -> Vec<Wake> {
+        std::mem::take(&mut self.wakes)
+    }
+
+    /// Returns the fabric model (for reuse by the next run).
+    pub(crate) fn into_parts(self) -> (Memory, Box<dyn Fabric>) {
+        (self.mem, self.fabric)
+    }
+
+    /// Takes a request from `actor`, issued at its local time `at`. `resume` is the actor's
+    /// clock after a posted request (ignored for blocking ones).
+    pub(crate) fn submit(&mut self, actor: usize, at: SimTime, resume: SimTime, req: Request) {
+        self.stats.requests += 1;
+        let blocking = req.is_blocking();
+        if self.outcome.is_some() {
+            if blocking {
+                self.wakes.push(Wake::Abort { actor });
+            }
+            return;
+        }
+        let a = &mut self.actors[actor];
+        if let ActorState::Running { at: t, seq } = a.state {
+            self.running.remove(&(t, actor, seq));
+            debug_assert!(at >= t, "actor {actor} went back in time: {at:?} < {t:?}");
+        }
+        let seq = a.next_seq;
+        a.next_seq += 1;
+        a.state = match &req {
+            Request::Finish { .. } => ActorState::Idle,
+            _ if blocking => {
+                a.since = at;
+                ActorState::Blocked
+            }
+            _ => ActorState::Running {
+                at: resume.max(at),
+                seq: a.next_seq,
+            },
+        };
+        if let ActorState::Running { at, seq } = a.state {
+            self.running.insert((at, actor, seq));
+        }
+        self.queue.push(Reverse(Entry {
+            key: Key {
+                time: at,
+                actor,
+                seq,
+                sub: 0,
+            },
+            ev: Event::Request { actor, req },
+        }));
+    }
+
+    /// Applies every event that no running actor can still precede; ends the run with a
+    /// deadlock report when nothing can make progress.
+    pub(crate) fn pump(&mut self) {
+        while self.outcome.is_none() {
+            let Some(Reverse(top)) = self.queue.peek() else {
+                break;
+            };
+            if let Some(&(t, a, s)) = self.running.first()
+                && (top.key.time, top.key.actor, top.key.seq, top.key.sub) >= (t, a, s, 0)
+            {
+                return;
+            }
+            let Some(Reverse(Entry { key, ev })) = self.queue.pop() else {
+                break;
+            };
+            self.now = key.time;
+            self.stats.events += 1;
+            self.apply(key, ev);
+        }
+        if self.outcome.is_none() && self.running.is_empty() && self.queue.is_empty() {
+            let report = self.deadlock_report();
+            self.fail(SimError::Deadlock(Box::new(report)));
+        }
+    }
+
+    fn apply(&mut self, key: Key, ev: Event) {
+        match ev {
+            Event::Request { actor, req } => self.apply_request(key, actor, req),
+            Event::RemoteRead { actor, src } => {
+                let data = self.mem.read(&src);
+                let me = self.chip_of(actor);
+                let tt = self.fabric_transfer(
+                    src.chip,
+                    me,
+                    actor,
+                    data.len(),
+                    key.time,
+                    DmaDir::GmToUb,
+                    TransferKind::Data,
+                );
+                self.reply(actor, tt.arrival, Reply::Data(data));
+            }
+            Event::Land {
+                dst,
+                data,
+                atomic,
+                writer,
+                op,
+            } => self.land(key.time, &dst, &data, atomic, writer, op),
+            Event::Signal {
+                cell,
+                value,
+                op,
+                writer,
+            } => self.signal(key.time, &cell, value, op, writer),
+            Event::CopyLoad { job } => self.copy_load(key, job),
+            Event::CopyRemoteRead { job } => self.copy_remote_read(key, job),
+            Event::CopyStore { job } => self.copy_store(key, job),
+            Event::DispatchStart { chip } => self.start_dispatch(chip, key.time),
+            Event::DeferredReady { chip, task } => self.deferred_ready(chip, task, key.time),
+        }
+    }
+
+    fn apply_request(&mut self, key: Key, actor: usize, req: Request) {
+        let t = key.time;
+        let me = self.chip_of(actor);
+        match req {
+            Request::Read { src } => {
+                if src.chip == me {
+                    let data = self.mem.read(&src);
+                    let done = t + self.chip.dma(DmaDir::GmToUb, data.len() as u64);
+                    self.reply(actor, done, Reply::Data(data));
+                } else {
+                    let issue = t + self.chip.dma_issue(DmaDir::GmToUb);
+                    let tt = self.fabric_transfer(
+                        me,
+                        src.chip,
+                        actor,
+                        0,
+                        issue,
+                        DmaDir::GmToUb,
+                        TransferKind::ReadRequest,
+                    );
+                    self.push_derived(tt.arrival, key, Event::RemoteRead { actor, src });
+                }
+            }
+            Request::Write {
+                dst,
+                data,
+                atomic,
+                op,
+            } => {
+                let land = if dst.chip == me {
+                    t + self.chip.dma(DmaDir::UbToGm, data.len() as u64)
+                } else {
+                    let issue = t + self.chip.dma_issue(DmaDir::UbToGm);
+                    self.fabric_transfer(
+                        me,
+                        dst.chip,
+                        actor,
+                        data.len(),
+                        issue,
+                        DmaDir::UbToGm,
+                        TransferKind::Data,
+                    )
+                    .arrival
+                };
+                self.push_derived(
+                    land,
+                    key,
+                    Event::Land {
+                        dst,
+                        data,
+                        atomic,
+                        writer: actor,
+                        op,
+                    },
+                );
+            }
+            Request::Copy(spec) => self.start_copy(key, actor, spec),
+            Request::Notify { cell, value, op } => {
+                let issue = t + self.chip.notify_issue();
+                let land = if cell.chip == me {
+                    issue
+                } else {
+                    self.fabric_transfer(
+                        me,
+                        cell.chip,
+                        actor,
+                        4,
+                        issue,
+                        DmaDir::UbToGm,
+                        TransferKind::Signal,
+                    )
+                    .arrival
+                };
+                self.push_derived(
+                    land,
+                    key,
+                    Event::Signal {
+                        cell,
+                        value,
+                        op,
+                        writer: actor,
+                    },
+                );
+            }
+            Request::Wait {
+                cells,
+                expected,
+                cmp,
+            } => {
+                let cond = Cond::Signed(cmp, expected);
+                if Signals::satisfied(&self.mem, &cells, cond) {
+                    self.reply(actor, t + self.chip.wait_poll(), Reply::Done);
+                } else {
+                    let w = Waiter {
+                        kind: WaiterKind::Blocking { actor },
+                        cells,
+                        cond,
+                        since: t,
+                    };
+                    self.signals.register(w);
+                }
+            }
+            Request::DeferWait { conds } => self.defer_wait(t, actor, conds),
+            Request::Finish { result } => self.finish_block(t, actor, result),
+        }
+    }
+
+    /// Applies payload bytes and releases waiters on any signal cell they overwrote.
+    fn land(
+        &mut self,
+        t: SimTime,
+        dst: &Place,
+        data: &[u8],
+        atomic: Option<DType>,
+        writer: usize,
+        op: &'static str,
+    ) {
+        self.mem.write(dst, data, atomic);
+        let (lo, hi) = dst.region.span();
+        if self.signals.watched(dst.mem, lo, hi) {
+            for off in self.signals.watched_cells(dst.mem, lo, hi) {
+                let cell = CellRef {
+                    mem: dst.mem,
+                    chip: dst.chip,
+                    offset: off,
+                    buffer: dst.buffer.clone(),
+                    coords: vec![],
+                };
+                let value = self.mem.cell(&cell) as i64;
+                let w = self.cell_write(writer, op, value, t);
+                self.signals.record(dst.mem, off, w);
+            }
+            self.release(t, dst.mem, lo, hi);
+        }
+    }
+
+    /// Applies a notify to its cell and releases the waiters it satisfies.
+    fn signal(&mut self, t: SimTime, cell: &CellRef, value: i32, op: NotifyOp, writer: usize) {
+        let old = self.mem.cell(cell);
+        self.mem.set_cell(cell, apply_notify(old, op, value));
+        let name = match op {
+            NotifyOp::AtomicAdd => "notify AtomicAdd",
+            NotifyOp::Set => "notify Set",
+        };
+        let w = self.cell_write(writer, name, value as i64, t);
+        self.signals.record(cell.mem, cell.offset, w);
+        self.release(t, cell.mem, cell.offset, cell.offset + 4);
+    }
+
+    fn release(&mut self, t: SimTime, mem: request::MemKey, lo: usize, hi: usize) {
+        let woken = self.signals.take_satisfied(&self.mem, mem, lo, hi);
+        let at = t + self.chip.wait_poll();
+        for w in woken {
+            match w.kind {
+                WaiterKind::Blocking { actor } => self.reply(actor, at, Reply::Done),
+                WaiterKind::Deferred { chip, task, .. } => {
+                    self.push_host(at, chip as u64, Event::DeferredReady { chip, task });
+                }
+            }
+        }
+    }
+
+    fn cell_write(&self, writer: usize, op: &str, value: i64, time: SimTime) -> CellWrite {
+        let (block, task) = match &self.actors[writer].job {
+            Some((_, a)) => (a.block, a.ctx.task.to_string()),
+            None => (writer % self.cores, String::from("?")),
+        };
+        CellWrite {
+            chip: self.chip_of(writer),
+            block,
+            task,
+            op: op.to_string(),
+            value,
+            time,
+        }
+    }
+
+    /// Releases a blocked actor at `at` with `reply`.
+    fn reply(&mut self, actor: usize, at: SimTime, reply: Reply) {
+        let a = &mut self.actors[actor];
+        a.state = ActorState::Running {
+            at,
+            seq: a.next_seq,
+        };
+        self.running.insert((at, actor, a.next_seq));
+        self.wakes.push(Wake::Reply { actor, at, reply });
+    }
+
+    /// Starts a block on an idle actor at `at`.
+    fn start_actor(&mut self, actor: usize, at: SimTime, task: usize, assignment: Assignment) {
+        let a = &mut self.actors[actor];
+        debug_assert_eq!(a.state, ActorState::Idle);
+        a.state = ActorState::Running {
+            at,
+            seq: a.next_seq,
+        };
+        a.job = Some((task, assignment.clone()));
+        self.running.insert((at, actor, a.next_seq));
+        self.wakes.push(Wake::Start {
+            actor,
+            at,
+            assignment,
+        });
+    }
+
+    /// Ends the run with `err` from outside the model (the driver could not continue).
+    pub(crate) fn abort(&mut self, err: SimError) {
+        self.fail(err);
+    }
+
+    /// Ends the run with `err` and aborts every blocked actor.
+    fn fail(&mut self, err: SimError) {
+        if self.outcome.is_some() {
+            return;
+        }
+        self.outcome = Some(Err(err));
+        for (i, a) in self.actors.iter().enumerate() {
+            if a.state == ActorState::Blocked {
+                self.wakes.push(Wake::Abort { actor: i });
+            }
+        }
+    }
+
+    fn chip_of(&self, actor: usize) -> usize {
+        actor / self.cores
+    }
+
+    fn core_of(&self, actor: usize) -> usize {
+        actor % self.cores
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fabric_transfer(
+        &mut self,
+        src: usize,
+        dst: usize,
+        actor: usize,
+        bytes: usize,
+        start: SimTime,
+        dir: DmaDir,
+        kind: TransferKind,
+    ) -> TransferTiming {
+        self.stats.transfers += 1;
+        let t = Transfer {
+            src,
+            dst,
+            core: self.core_of(actor),
+            bytes: bytes as u64,
+            start,
+            rate_cap: self.chip.dma_rate(dir),
+            kind,
+        };
+        self.fabric.transfer(&t)
+    }
+
+    fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
+        let key = Key {
+            time,
+            actor: origin.actor,
+            seq: origin.seq,
+            sub: self.next_sub,
+        };
+        self.next_sub += 1;
+        self.queue.push(Reverse(Entry { key, ev }));
+    }
+
+    fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
+        let key = Key {
+            time,
+            actor: HOST,
+            seq,
+            sub: self.next_sub,
+        };
+        self.next_sub += 1;
+        self.queue.push(Reverse(Entry { key, ev }));
+    }
+}

@@ -1,0 +1,153 @@
+//! The one interface into the scheduler: requests stamped with an actor's local time, and the
+//! replies that release blocked actors. A kernel thread sends these today; an in-engine
+//! schedule interpreter can send the same ones.
+
+use crate::dtype::DType;
+use crate::error::{SimError, Site};
+use crate::program::Kernel;
+use crate::signal::{NotifyOp, WaitCmp};
+use crate::tensor::{DomainInfo, Region};
+use crate::time::SimTime;
+use std::sync::Arc;
+
+/// Identifies one byte array of simulated memory.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum MemKey {
+    /// GM buffer `buf` on chip `chip`.
+    Gm { buf: usize, chip: usize },
+    /// The window of comm domain `domain` held by its member `member` (dense rank).
+    Win { domain: usize, member: usize },
+}
+
+/// A resolved region of one memory, and the chip that owns it.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub(crate) mem: MemKey,
+    pub(crate) chip: usize,
+    pub(crate) region: Region,
+    pub(crate) buffer: Arc<str>,
+}
+
+/// One INT32 signal cell, with what a report needs to name it.
+#[derive(Clone, Debug)]
+pub(crate) struct CellRef {
+    pub(crate) mem: MemKey,
+    pub(crate) chip: usize,
+    pub(crate) offset: usize,
+    pub(crate) buffer: Arc<str>,
+    pub(crate) coords: Vec<usize>,
+}
+
+/// A put or get: chunks staged through UB, each read from `src` and written to `dst`.
+#[derive(Clone, Debug)]
+pub(crate) struct CopySpec {
+    /// Per chunk: (source place, destination place).
+    pub(crate) chunks: Vec<(Place, Place)>,
+    pub(crate) pipeline: bool,
+    /// `Some(dtype)` for an atomic-add destination.
+    pub(crate) atomic: Option<DType>,
+    pub(crate) op: &'static str,
+}
+
+/// What an actor asks the scheduler to do at its local time.
+#[derive(Debug)]
+pub(crate) enum Request {
+    /// Blocking: read a region (local or a peer's) into a tile.
+    Read { src: Place },
+    /// Posted: write bytes (a tile's valid part) to a region, plainly or as an atomic add.
+    Write {
+        dst: Place,
+        data: Vec<u8>,
+        atomic: Option<DType>,
+        op: &'static str,
+    },
+    /// Blocking: a chunked put or get.
+    Copy(CopySpec),
+    /// Posted: change one signal cell.
+    Notify {
+        cell: CellRef,
+        value: i32,
+        op: NotifyOp,
+    },
+    /// Blocking: until every cell satisfies `cmp expected`.
+    Wait {
+        cells: Vec<CellRef>,
+        expected: i32,
+        cmp: WaitCmp,
+    },
+    /// Blocking (briefly): register deferred conditions `cell as u32 >= expected` for the
+    /// actor's task; the kernel ends right after.
+    DeferWait { conds: Vec<(CellRef, u32)> },
+    /// Posted: the actor's block has finished (or failed).
+    Finish { result: Result<(), SimError> },
+}
+
+impl Request {
+    /// Whether the sender waits for a reply.
+    pub(crate) fn is_blocking(&self) -> bool {
+        matches!(
+            self,
+            Request::Read { .. }
+                | Request::Copy(_)
+                | Request::Wait { .. }
+                | Request::DeferWait { .. }
+        )
+    }
+}
+
+/// The scheduler's answer to a blocking request.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// Bytes read (row-major, the region's runs concatenated).
+    Data(Vec<u8>),
+    /// The operation completed.
+    Done,
+    /// The operation was refused.
+    Err(SimError),
+}
+
+/// What a core thread runs next: one block of a task.
+#[derive(Clone)]
+pub(crate) struct Assignment {
+    pub(crate) kernel: Kernel,
+    pub(crate) ctx: Arc<TaskCtx>,
+    pub(crate) block: usize,
+}
+
+/// Facts about a task that its blocks can read.
+#[derive(Debug)]
+pub(crate) struct TaskCtx {
+    pub(crate) chip: usize,
+    pub(crate) task: Arc<str>,
+    pub(crate) blocks: usize,
+    pub(crate) world_size: usize,
+    pub(crate) domain: Option<Arc<DomainInfo>>,
+}
+
+impl TaskCtx {
+    pub(crate) fn site(&self, block: usize) -> Site {
+        Site {
+            chip: self.chip,
+            block,
+            task: self.task.to_string(),
+        }
+    }
+}
+
+/// A release of an actor, produced by the scheduler and delivered by the driver.
+pub(crate) enum Wake {
+    /// Start a block at `at`.
+    Start {
+        actor: usize,
+        at: SimTime,
+        assignment: Assignment,
+    },
+    /// Answer a blocking request; the actor resumes at `at`.
+    Reply {
+        actor: usize,
+        at: SimTime,
+        reply: Reply,
+    },
+    /// The run ended early; every blocked actor gets this.
+    Abort { actor: usize },
+}

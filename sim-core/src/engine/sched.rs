@@ -1,0 +1,366 @@
+//! Each chip's task scheduler: dispatches run one at a time in submission order; a dispatch's
+//! tasks start when their dependencies have completed and enough AIV cores are free (all of a
+//! task's blocks start together, on the lowest-numbered free cores). A deferred task's core is
+//! released when its kernel ends; the task completes when its conditions hold.
+
+use super::event::Event;
+use super::request::{Assignment, CellRef, Reply, TaskCtx};
+use super::signals::{Cond, Signals, Waiter, WaiterKind};
+use super::{ActorState, Engine};
+use crate::error::SimError;
+use crate::program::{Dispatch, Task};
+use crate::stats::{DispatchRecord, TaskRecord};
+use crate::tensor::DomainInfo;
+use crate::time::SimTime;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// At most this many conditions per deferred task (PyPTO `MAX_COMPLETIONS_PER_TASK`).
+pub(crate) const MAX_CONDS_PER_TASK: usize = 64;
+/// At most this many concurrently deferred tasks per chip (PyPTO `MAX_ASYNC_WAITS`).
+pub(crate) const MAX_DEFERRED_TASKS: usize = 64;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TaskState {
+    /// Waiting for dependencies.
+    Waiting,
+    /// Dependencies done; waiting for free cores.
+    Ready,
+    /// Blocks placed.
+    Running,
+    Done,
+}
+
+pub(crate) struct TaskRun {
+    pub(crate) task: Task,
+    pub(crate) ctx: Arc<TaskCtx>,
+    pub(crate) state: TaskState,
+    deps_left: usize,
+    dependents: Vec<usize>,
+    blocks_left: usize,
+    pub(crate) conds_total: usize,
+    pub(crate) conds_left: usize,
+    start: SimTime,
+}
+
+pub(crate) struct Active {
+    pub(crate) index: usize,
+    pub(crate) name: Arc<str>,
+    start: SimTime,
+    pub(crate) tasks: Vec<TaskRun>,
+    left: usize,
+    /// Completed tasks, in completion order.
+    done: Vec<TaskRecord>,
+}
+
+/// Scheduling state of one chip.
+pub(crate) struct ChipSched {
+    queue: VecDeque<Dispatch>,
+    pub(crate) active: Option<Active>,
+    /// `busy[core]`: a block occupies the core.
+    pub(crate) busy: Vec<bool>,
+    pub(crate) deferred_tasks: usize,
+    started: usize,
+}
+
+impl ChipSched {
+    pub(crate) fn new(queue: Vec<Dispatch>, cores: usize) -> ChipSched {
+        ChipSched {
+            queue: queue.into(),
+            active: None,
+            busy: vec![false; cores],
+            deferred_tasks: 0,
+            started: 0,
+        }
+    }
+
+    pub(crate) fn has_queued(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    pub(crate) fn is_idle(&self) -> bool {
+        self.queue.is_empty() && self.active.is_none()
+    }
+
+    pub(crate) fn queued(&self) -> impl Iterator<Item = &Dispatch> {
+        self.queue.iter()
+    }
+}
+
+impl Engine {
+    /// Starts the chip's next dispatch at `t`.
+    pub(super) fn start_dispatch(&mut self, chip: usize, t: SimTime) {
+        let world = self.world;
+        let cs = &mut self.chips[chip];
+        let Some(d) = cs.queue.pop_front() else {
+            return;
+        };
+        let domain: Option<Arc<DomainInfo>> = d.domain.as_ref().map(|d| d.0.clone());
+        let mut tasks: Vec<TaskRun> = d
+            .tasks
+            .iter()
+            .map(|task| TaskRun {
+                ctx: Arc::new(TaskCtx {
+                    chip,
+                    task: task.name.clone(),
+                    blocks: task.blocks,
+                    world_size: world,
+                    domain: domain.clone(),
+                }),
+                task: task.clone(),
+                state: TaskState::Waiting,
+                deps_left: task.deps.len(),
+                dependents: Vec::new(),
+                blocks_left: task.blocks,
+                conds_total: 0,
+                conds_left: 0,
+                start: t,
+            })
+            .collect();
+        for i in 0..tasks.len() {
+            for dep in tasks[i].task.deps.clone() {
+                tasks[dep.0].dependents.push(i);
+            }
+            if tasks[i].deps_left == 0 {
+                tasks[i].state = TaskState::Ready;
+            }
+        }
+        let left = tasks.len();
+        cs.active = Some(Active {
+            index: cs.started,
+            name: d.name.clone(),
+            start: t,
+            tasks,
+            left,
+            done: Vec::new(),
+        });
+        cs.started += 1;
+        if left == 0 {
+            self.finish_dispatch(chip, t);
+        } else {
+            self.place(chip, t);
+        }
+    }
+
+    /// Places every ready task that fits on free cores, in submission order.
+    fn place(&mut self, chip: usize, t: SimTime) {
+        let at = t + self.chip.task_start();
+        let mut starts = Vec::new();
+        {
+            let cs = &mut self.chips[chip];
+            let Some(active) = cs.active.as_mut() else {
+                return;
+            };
+            for (ti, tr) in active.tasks.iter_mut().enumerate() {
+                if tr.state != TaskState::Ready {
+                    continue;
+                }
+                let free: Vec<usize> = (0..cs.busy.len())
+                    .filter(|&c| !cs.busy[c])
+                    .take(tr.task.blocks)
+                    .collect();
+                if free.len() < tr.task.blocks {
+                    continue;
+                }
+                tr.state = TaskState::Running;
+                tr.start = at;
+                for (block, &core) in free.iter().enumerate() {
+                    cs.busy[core] = true;
+                    let assignment = Assignment {
+                        kernel: tr.task.kernel.clone(),
+                        ctx: tr.ctx.clone(),
+                        block,
+                    };
+                    starts.push((chip * self.cores + core, ti, assignment));
+                }
+            }
+        }
+        for (actor, ti, assignment) in starts {
+            self.start_actor(actor, at, ti, assignment);
+        }
+    }
+
+    /// A block ended: free its core; complete its task if nothing else is pending.
+    pub(super) fn finish_block(&mut self, t: SimTime, actor: usize, result: Result<(), SimError>) {
+        let job = self.actors[actor].job.take();
+        if let Err(e) = result {
+            if !e.is_abort() {
+                self.fail(e);
+            }
+            return;
+        }
+        let Some((ti, _)) = job else { return };
+        let chip = self.chip_of(actor);
+        let core = self.core_of(actor);
+        let cs = &mut self.chips[chip];
+        cs.busy[core] = false;
+        let Some(active) = cs.active.as_mut() else {
+            return;
+        };
+        let tr = &mut active.tasks[ti];
+        tr.blocks_left -= 1;
+        if tr.blocks_left == 0 && tr.conds_left == 0 {
+            self.complete_task(chip, ti, t);
+        }
+        self.place(chip, t);
+    }
+
+    fn complete_task(&mut self, chip: usize, ti: usize, t: SimTime) {
+        let cs = &mut self.chips[chip];
+        let Some(active) = cs.active.as_mut() else {
+            return;
+        };
+        let tr = &mut active.tasks[ti];
+        tr.state = TaskState::Done;
+        let record = TaskRecord {
+            name: tr.task.name.to_string(),
+            blocks: tr.task.blocks,
+            start: tr.start,
+            end: t,
+        };
+        for d in tr.dependents.clone() {
+            let dep = &mut active.tasks[d];
+            dep.deps_left -= 1;
+            if dep.deps_left == 0 {
+                dep.state = TaskState::Ready;
+            }
+        }
+        active.left -= 1;
+        active.done.push(record);
+        if active.left == 0 {
+            self.finish_dispatch(chip, t);
+        } else {
+            self.place(chip, t);
+        }
+    }
+
+    fn finish_dispatch(&mut self, chip: usize, t: SimTime) {
+        let cs = &mut self.chips[chip];
+        let Some(active) = cs.active.take() else {
+            return;
+        };
+        let record = DispatchRecord {
+            chip,
+            index: active.index,
+            name: active.name.to_string(),
+            start: active.start,
+            end: t,
+            tasks: active.done,
+        };
+        self.records.push(record);
+        if self.chips[chip].has_queued() {
+            let next = t + self.chip.dispatch_launch();
+            self.push_host(next, chip as u64, Event::DispatchStart { chip });
+        }
+        self.check_finished();
+    }
+
+    /// Ends the run successfully once every chip is idle.
+    pub(super) fn check_finished(&mut self) {
+        if self.outcome.is_none() && self.chips.iter().all(ChipSched::is_idle) {
+            self.outcome = Some(Ok(()));
+        }
+    }
+
+    /// Registers a block's deferred conditions for its task (reference §2.6).
+    pub(super) fn defer_wait(&mut self, t: SimTime, actor: usize, conds: Vec<(CellRef, u32)>) {
+        let chip = self.chip_of(actor);
+        let Some((ti, a)) = self.actors[actor].job.clone() else {
+            return;
+        };
+        let site = a.ctx.site(a.block);
+        let (total, already_deferred, tasks_deferred) = {
+            let cs = &self.chips[chip];
+            let tr = cs.active.as_ref().map(|ac| &ac.tasks[ti]);
+            (
+                tr.map_or(0, |tr| tr.conds_total),
+                tr.is_some_and(|tr| tr.conds_left > 0),
+                cs.deferred_tasks,
+            )
+        };
+        if total + conds.len() > MAX_CONDS_PER_TASK {
+            let msg = format!(
+                "task would have {} deferred conditions; at most {MAX_CONDS_PER_TASK} per task are allowed (PTO2_ERROR_ASYNC_REGISTRATION_FAILED): split the waits over more tasks",
+                total + conds.len()
+            );
+            self.reply(
+                actor,
+                t,
+                Reply::Err(SimError::BadOp {
+                    site,
+                    op: "defer_wait",
+                    msg,
+                }),
+            );
+            return;
+        }
+        let pending: Vec<(CellRef, u32)> = conds
+            .into_iter()
+            .filter(|(c, e)| !Cond::UnsignedGe(*e).holds(self.mem.cell(c)))
+            .collect();
+        if !pending.is_empty() && !already_deferred && tasks_deferred >= MAX_DEFERRED_TASKS {
+            let msg = format!(
+                "chip {chip} already has {tasks_deferred} deferred tasks; at most {MAX_DEFERRED_TASKS} may be pending at once (PTO2_ERROR_ASYNC_WAIT_OVERFLOW)"
+            );
+            self.reply(
+                actor,
+                t,
+                Reply::Err(SimError::BadOp {
+                    site,
+                    op: "defer_wait",
+                    msg,
+                }),
+            );
+            return;
+        }
+        let n = pending.len();
+        for (cell, e) in pending {
+            let cond = Cond::UnsignedGe(e);
+            debug_assert!(!Signals::satisfied(
+                &self.mem,
+                std::slice::from_ref(&cell),
+                cond
+            ));
+            self.signals.register(Waiter {
+                kind: WaiterKind::Deferred {
+                    actor,
+                    chip,
+                    task: ti,
+                    block: a.block,
+                },
+                cells: vec![cell],
+                cond,
+                since: t,
+            });
+        }
+        let cs = &mut self.chips[chip];
+        if let Some(tr) = cs.active.as_mut().map(|ac| &mut ac.tasks[ti]) {
+            tr.conds_total += n;
+            if n > 0 && tr.conds_left == 0 {
+                cs.deferred_tasks += 1;
+            }
+            tr.conds_left += n;
+        }
+        self.reply(actor, t + self.chip.notify_issue(), Reply::Done);
+    }
+
+    /// One deferred condition of a task became true.
+    pub(super) fn deferred_ready(&mut self, chip: usize, ti: usize, t: SimTime) {
+        let cs = &mut self.chips[chip];
+        let Some(tr) = cs.active.as_mut().map(|ac| &mut ac.tasks[ti]) else {
+            return;
+        };
+        tr.conds_left -= 1;
+        if tr.conds_left == 0 {
+            cs.deferred_tasks -= 1;
+            if tr.blocks_left == 0 {
+                self.complete_task(chip, ti, t);
+            }
+        }
+    }
+
+    /// Whether an actor is blocked (used by reports).
+    pub(super) fn is_blocked(&self, actor: usize) -> bool {
+        self.actors[actor].state == ActorState::Blocked
+    }
+}

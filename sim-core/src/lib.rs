@@ -1,0 +1,45 @@
+//! # sim-core: the deterministic heart of ranksim
+//!
+//! ranksim simulates a machine of chips running PyPTO L3 programs. This crate holds what does
+//! not depend on a particular chip or fabric:
+//!
+//! - [`time`]: integer-picosecond virtual time;
+//! - [`dtype`], [`tile`], [`tensor`]: element types, UB tiles and their arithmetic, GM tensors
+//!   and window buffers;
+//! - [`signal`]: notify / wait semantics;
+//! - [`program`] and [`core`]: dispatches, tasks, and the program API a kernel calls;
+//! - [`world`]: the host side (domains, buffers, staging, dispatch, run);
+//! - [`model`]: the traits `chip-model` and `interconnect` implement;
+//! - the scheduler (`engine`) and the thread driver (`driver`), which are private.
+//!
+//! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
+//! on another passes through the scheduler, which applies it in `(time, actor, seq)` order.
+
+pub mod core;
+mod driver;
+pub mod dtype;
+mod engine;
+pub mod error;
+mod memory;
+pub mod model;
+pub mod program;
+pub mod report;
+pub mod signal;
+pub mod stats;
+pub mod tensor;
+pub mod tile;
+pub mod time;
+pub mod world;
+
+pub use crate::core::{CopyOpts, Core, DeferCond};
+pub use dtype::{DType, Element};
+pub use error::{SimError, SimResult, Site};
+pub use model::{ChipTiming, DmaDir, Fabric, Transfer, TransferKind, TransferTiming};
+pub use program::{Dispatch, Kernel, Task, TaskId};
+pub use report::DeadlockReport;
+pub use signal::{AtomicType, NotifyOp, WaitCmp};
+pub use stats::{DispatchRecord, EngineStats, TaskRecord};
+pub use tensor::{Domain, Tensor};
+pub use tile::{ReduceOp, Tile};
+pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
+pub use world::{DomainOptions, RunReport, World};

@@ -1,0 +1,114 @@
+//! What the host hands a chip: dispatches made of tasks, each task a kernel run on one or more
+//! AIV blocks, with dependencies between the tasks of one dispatch.
+
+use crate::core::Core;
+use crate::error::SimResult;
+use crate::tensor::Domain;
+use std::fmt;
+use std::sync::Arc;
+
+/// A kernel: a Rust closure over a core handle, run once per block.
+pub type Kernel = Arc<dyn Fn(&mut Core) -> SimResult<()> + Send + Sync>;
+
+/// Index of a task inside its dispatch, for dependencies.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub usize);
+
+/// One InCore task: `blocks` copies of a kernel started together on free AIV cores.
+#[derive(Clone)]
+pub struct Task {
+    pub(crate) name: Arc<str>,
+    pub(crate) blocks: usize,
+    pub(crate) kernel: Kernel,
+    pub(crate) deps: Vec<TaskId>,
+}
+
+impl fmt::Debug for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Task({} x{} deps {:?})",
+            self.name, self.blocks, self.deps
+        )
+    }
+}
+
+impl Task {
+    /// A task running `kernel` on `blocks` cores.
+    pub fn new(
+        name: &str,
+        blocks: usize,
+        kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static,
+    ) -> Task {
+        Task {
+            name: name.into(),
+            blocks,
+            kernel: Arc::new(kernel),
+            deps: Vec::new(),
+        }
+    }
+
+    /// The same task, started only after `deps` have completed.
+    pub fn after(mut self, deps: &[TaskId]) -> Task {
+        self.deps.extend_from_slice(deps);
+        self
+    }
+
+    /// The task's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// One kernel launch on one chip: a small task graph run to completion before the chip's next
+/// dispatch starts (a chip runs one dispatch at a time, in submission order).
+#[derive(Clone, Debug)]
+pub struct Dispatch {
+    pub(crate) name: Arc<str>,
+    pub(crate) domain: Option<Domain>,
+    pub(crate) tasks: Vec<Task>,
+}
+
+impl Dispatch {
+    /// An empty dispatch; add tasks with [`Dispatch::add`].
+    pub fn new(name: &str) -> Dispatch {
+        Dispatch {
+            name: name.into(),
+            domain: None,
+            tasks: Vec::new(),
+        }
+    }
+
+    /// A dispatch of one task: `kernel` on `blocks` cores.
+    pub fn kernel(
+        name: &str,
+        blocks: usize,
+        kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static,
+    ) -> Dispatch {
+        let mut d = Dispatch::new(name);
+        d.add(Task::new(name, blocks, kernel));
+        d
+    }
+
+    /// The same dispatch, with `core.rank()` / `core.nranks()` answering for `domain`.
+    pub fn in_domain(mut self, domain: &Domain) -> Dispatch {
+        self.domain = Some(domain.clone());
+        self
+    }
+
+    /// Appends a task and returns its id.
+    pub fn add(&mut self, task: Task) -> TaskId {
+        self.tasks.push(task);
+        TaskId(self.tasks.len() - 1)
+    }
+
+    /// The dispatch's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tasks, in submission order.
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+}

@@ -1,0 +1,149 @@
+//! Deadlock reports: what every blocked core and pending task was waiting for when the run
+//! could make no more progress.
+
+use crate::time::SimTime;
+use std::fmt;
+
+/// One write to a signal cell, kept for reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellWrite {
+    /// Chip (world rank) of the writer.
+    pub chip: usize,
+    /// Block of the writing kernel.
+    pub block: usize,
+    /// Task of the writing kernel.
+    pub task: String,
+    /// `notify AtomicAdd`, `notify Set`, `store`, ...
+    pub op: String,
+    /// The value notified (for notifies) or the value left in the cell (for stores).
+    pub value: i64,
+    /// When the write landed.
+    pub time: SimTime,
+}
+
+/// A wait (blocking or deferred) that never became true.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockedWait {
+    pub chip: usize,
+    /// Dense rank in the signal's comm domain.
+    pub domain_rank: usize,
+    pub block: usize,
+    pub task: String,
+    pub dispatch: String,
+    /// When the wait started.
+    pub since: SimTime,
+    /// Signal buffer name and the cell's coordinates in it.
+    pub buffer: String,
+    pub coords: Vec<usize>,
+    /// Byte offset of the cell inside the window.
+    pub offset: usize,
+    pub current: i64,
+    pub expected: i64,
+    /// `==`, `>=`, or `>= (unsigned, deferred)`.
+    pub cmp: String,
+    /// Most recent writes to the cell, oldest first.
+    pub last_writers: Vec<CellWrite>,
+}
+
+/// A task that could not start or finish.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StuckTask {
+    pub chip: usize,
+    pub dispatch: String,
+    pub task: String,
+    pub blocks: usize,
+    pub reason: String,
+}
+
+/// Everything blocked at the moment the run stopped making progress.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeadlockReport {
+    /// Simulated time of the last event processed.
+    pub time: SimTime,
+    /// Blocking waits, by rank then block.
+    pub waits: Vec<BlockedWait>,
+    /// Deferred (`defer_wait`) conditions still false.
+    pub deferred: Vec<BlockedWait>,
+    /// Tasks that could not be placed or are waiting on tasks that never complete.
+    pub stuck: Vec<StuckTask>,
+}
+
+impl fmt::Display for DeadlockReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "deadlock at {}: every live core is blocked and no event is pending ({} blocked wait(s), {} deferred condition(s), {} stuck task(s))",
+            self.time,
+            self.waits.len(),
+            self.deferred.len(),
+            self.stuck.len()
+        )?;
+        for w in &self.waits {
+            write_wait(f, "waits", w)?;
+        }
+        for w in &self.deferred {
+            write_wait(f, "defer_wait", w)?;
+        }
+        for s in &self.stuck {
+            writeln!(
+                f,
+                "  rank {} dispatch `{}`: task `{}` ({} block(s)) {}",
+                s.chip, s.dispatch, s.task, s.blocks, s.reason
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn write_wait(f: &mut fmt::Formatter<'_>, what: &str, w: &BlockedWait) -> fmt::Result {
+    writeln!(
+        f,
+        "  rank {} (domain rank {}) block {} task `{}` dispatch `{}`: {what} since {} on {}{:?} (window byte {}): value {}, needs {} {}",
+        w.chip,
+        w.domain_rank,
+        w.block,
+        w.task,
+        w.dispatch,
+        w.since,
+        w.buffer,
+        w.coords,
+        w.offset,
+        w.current,
+        w.cmp,
+        w.expected
+    )?;
+    if w.last_writers.is_empty() {
+        writeln!(f, "      last writers: none (nobody ever wrote this cell)")?;
+    } else {
+        writeln!(f, "      last writers:")?;
+        for c in &w.last_writers {
+            writeln!(
+                f,
+                "        rank {} block {} task `{}`: {} {} at {}",
+                c.chip, c.block, c.task, c.op, c.value, c.time
+            )?;
+        }
+    }
+    if let Some(hint) = hint(w) {
+        writeln!(f, "      hint: {hint}")?;
+    }
+    Ok(())
+}
+
+/// A likely cause, when the history makes one obvious.
+fn hint(w: &BlockedWait) -> Option<String> {
+    let last = w.last_writers.last()?;
+    if last.op.ends_with("Set") && w.cmp.starts_with(">=") && last.value < w.expected {
+        return Some(format!(
+            "the last write was Set({}), which can never satisfy {} {}; notify a value >= {} or use AtomicAdd",
+            last.value, w.cmp, w.expected, w.expected
+        ));
+    }
+    if w.cmp == "==" && w.current > w.expected {
+        return Some(format!(
+            "the cell went past the expected value ({} > {}); an Eq wait misses overshoot — use Ge",
+            w.current, w.expected
+        ));
+    }
+    None
+}

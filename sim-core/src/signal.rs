@@ -1,0 +1,89 @@
+//! Signal semantics (PyPTO's `NotifyOp`, `WaitCmp`, `AtomicType`): INT32 cells in a receiver's
+//! window that senders notify and the receiver waits on.
+
+use std::fmt;
+
+/// How a notify changes its cell.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NotifyOp {
+    /// Signed 32-bit atomic add (wrapping); negative values are legal.
+    AtomicAdd,
+    /// Plain 32-bit store.
+    Set,
+}
+
+/// How a wait compares a cell with its expected value (signed 32-bit).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WaitCmp {
+    Eq,
+    Ge,
+}
+
+impl WaitCmp {
+    /// Whether `value cmp expected` holds (signed compare).
+    pub fn holds(self, value: i32, expected: i32) -> bool {
+        match self {
+            WaitCmp::Eq => value == expected,
+            WaitCmp::Ge => value >= expected,
+        }
+    }
+
+    /// The operator as written in reports (`==`, `>=`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            WaitCmp::Eq => "==",
+            WaitCmp::Ge => ">=",
+        }
+    }
+}
+
+impl fmt::Display for WaitCmp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+/// Whether a remote store or put overwrites or accumulates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum AtomicType {
+    /// Plain overwrite.
+    #[default]
+    None,
+    /// Element-wise atomic add; allowed for f32, f16, bf16, i32, i16, i8.
+    Add,
+}
+
+/// The value a notify leaves in a cell holding `old`.
+pub fn apply_notify(old: i32, op: NotifyOp, value: i32) -> i32 {
+    match op {
+        NotifyOp::AtomicAdd => old.wrapping_add(value),
+        NotifyOp::Set => value,
+    }
+}
+
+/// The deferred-wait test: the cell read as `u32` is at least `expected` (reference §2.6).
+pub fn deferred_holds(value: i32, expected: u32) -> bool {
+    value as u32 >= expected
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_compares_signed_and_defer_unsigned() {
+        assert!(WaitCmp::Ge.holds(1, 1));
+        assert!(!WaitCmp::Ge.holds(-1, 1));
+        assert!(!WaitCmp::Eq.holds(3, 2));
+        // -1 reads as u32::MAX and satisfies every deferred condition.
+        assert!(deferred_holds(-1, 5));
+        assert!(!deferred_holds(4, 5));
+    }
+
+    #[test]
+    fn notify_adds_signed_and_wraps() {
+        assert_eq!(apply_notify(3, NotifyOp::AtomicAdd, -4), -1);
+        assert_eq!(apply_notify(i32::MAX, NotifyOp::AtomicAdd, 1), i32::MIN);
+        assert_eq!(apply_notify(9, NotifyOp::Set, 2), 2);
+    }
+}

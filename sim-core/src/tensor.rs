@@ -1,0 +1,352 @@
+//! Host-allocated memory as kernels see it: GM tensors (one copy per chip) and window buffers
+//! (one symmetric copy per member of a comm domain), viewed with a dtype and a shape.
+
+use crate::dtype::DType;
+use std::fmt;
+use std::sync::Arc;
+
+/// A comm domain: an ordered subset of the world's chips. A chip's dense rank in the domain is
+/// its index in `members`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DomainInfo {
+    pub(crate) id: usize,
+    pub(crate) name: String,
+    pub(crate) members: Vec<usize>,
+}
+
+impl DomainInfo {
+    /// The domain's name (`comm_d0`, ...).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// World ranks (chips) of the members, in dense-rank order.
+    pub fn members(&self) -> &[usize] {
+        &self.members
+    }
+
+    /// Number of members (`pld.nranks`).
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Dense rank of world rank `chip`, if it is a member.
+    pub fn rank_of(&self, chip: usize) -> Option<usize> {
+        self.members.iter().position(|&c| c == chip)
+    }
+}
+
+/// A handle to a comm domain created by the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Domain(pub(crate) Arc<DomainInfo>);
+
+impl Domain {
+    /// The domain's description.
+    pub fn info(&self) -> &DomainInfo {
+        &self.0
+    }
+
+    /// Number of ranks in the domain.
+    pub fn size(&self) -> usize {
+        self.0.members.len()
+    }
+
+    /// World ranks of the members, in dense-rank order.
+    pub fn members(&self) -> &[usize] {
+        &self.0.members
+    }
+}
+
+/// Which memory a tensor lives in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// A plain GM (HBM) buffer: every chip has its own copy; only that chip's kernels see it.
+    Gm { buf: usize },
+    /// A window buffer of a comm domain: every member has a copy at the same window offset,
+    /// and peers reach it with remote operations.
+    Window { domain: Arc<DomainInfo> },
+}
+
+#[derive(Debug)]
+pub(crate) struct TensorMeta {
+    pub(crate) name: Arc<str>,
+    pub(crate) space: Space,
+    /// Byte offset of the buffer inside its memory (window offset; 0 for GM buffers).
+    pub(crate) base: usize,
+    /// Bytes allocated for the buffer (32-byte rounded for windows).
+    pub(crate) capacity: usize,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Vec<usize>,
+}
+
+/// A typed, shaped view of a GM buffer or a window buffer. Cheap to clone; kernels capture
+/// tensors and address them with element offsets.
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorMeta>);
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &self.0.space {
+            Space::Gm { .. } => "gm".to_string(),
+            Space::Window { domain } => format!("window@{}", domain.name),
+        };
+        write!(
+            f,
+            "{}<{}>{:?} ({kind})",
+            self.0.name, self.0.dtype, self.0.shape
+        )
+    }
+}
+
+impl Tensor {
+    /// The buffer's name.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// Element type of this view.
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+
+    /// Shape of this view.
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+
+    /// Number of elements in this view.
+    pub fn numel(&self) -> usize {
+        self.0.shape.iter().product()
+    }
+
+    /// Bytes covered by this view.
+    pub fn nbytes(&self) -> usize {
+        self.numel() * self.0.dtype.size()
+    }
+
+    /// Whether this is a window buffer (reachable by peers).
+    pub fn is_window(&self) -> bool {
+        matches!(self.0.space, Space::Window { .. })
+    }
+
+    /// The comm domain of a window buffer.
+    pub fn domain(&self) -> Option<&DomainInfo> {
+        match &self.0.space {
+            Space::Window { domain } => Some(domain),
+            Space::Gm { .. } => None,
+        }
+    }
+
+    /// Which memory the tensor lives in.
+    pub fn space(&self) -> &Space {
+        &self.0.space
+    }
+
+    /// Byte offset of the buffer inside its window (0 for GM buffers).
+    pub fn window_offset(&self) -> usize {
+        self.0.base
+    }
+
+    /// Another view of the same allocation with a new dtype and shape (`pld.window(buf, shape,
+    /// dtype=...)`). The view must fit in the allocation.
+    pub fn view(&self, dtype: DType, shape: &[usize]) -> Result<Tensor, crate::SimError> {
+        let need = shape.iter().product::<usize>() * dtype.size();
+        if shape.is_empty() || shape.contains(&0) {
+            return Err(crate::SimError::invalid(format!(
+                "view of `{}`: shape {shape:?} must be non-empty with positive dims",
+                self.name()
+            )));
+        }
+        if need > self.0.capacity {
+            return Err(crate::SimError::invalid(format!(
+                "view of `{}` as {dtype}{shape:?} needs {need} bytes but the buffer has {}; allocate a larger buffer or view fewer elements",
+                self.name(),
+                self.0.capacity
+            )));
+        }
+        Ok(Tensor(Arc::new(TensorMeta {
+            name: self.0.name.clone(),
+            space: self.0.space.clone(),
+            base: self.0.base,
+            capacity: self.0.capacity,
+            dtype,
+            shape: shape.to_vec(),
+        })))
+    }
+
+    /// Whether two tensors are views of the same allocation.
+    pub fn same_buffer(&self, other: &Tensor) -> bool {
+        self.0.space == other.0.space && self.0.base == other.0.base
+    }
+}
+
+/// A rectangular part of a tensor resolved to byte runs inside its memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    /// `(byte offset, length)` runs, in row-major order, merged where contiguous.
+    pub(crate) runs: Vec<(usize, usize)>,
+    /// Rows of the tile this region maps to (product of all but the last extent).
+    pub(crate) rows: usize,
+    /// Columns (the last extent).
+    pub(crate) cols: usize,
+}
+
+impl Region {
+    /// Total bytes in the region.
+    pub(crate) fn bytes(&self) -> usize {
+        self.runs.iter().map(|r| r.1).sum()
+    }
+
+    /// Lowest and one-past-highest byte touched.
+    pub(crate) fn span(&self) -> (usize, usize) {
+        let lo = self.runs.first().map_or(0, |r| r.0);
+        let hi = self.runs.last().map_or(0, |r| r.0 + r.1);
+        (lo, hi)
+    }
+}
+
+/// Resolves `offsets`/`extent` (both of the tensor's rank) into byte runs, or explains why the
+/// region does not fit.
+pub(crate) fn resolve_region(
+    t: &Tensor,
+    offsets: &[usize],
+    extent: &[usize],
+) -> Result<Region, String> {
+    let starts = row_starts(t, offsets, extent)?;
+    let cols = extent[extent.len() - 1];
+    Ok(Region {
+        runs: merge_runs(starts.iter().map(|&s| (s, cols * t.dtype().size()))),
+        rows: starts.len(),
+        cols,
+    })
+}
+
+/// Merges adjacent `(offset, len)` runs.
+pub(crate) fn merge_runs(runs: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (start, len) in runs {
+        match out.last_mut() {
+            Some(last) if last.0 + last.1 == start => last.1 += len,
+            _ => out.push((start, len)),
+        }
+    }
+    out
+}
+
+/// Byte offset (inside the memory) of the start of every row of a region: the region viewed
+/// as `[product of leading extents, last extent]`.
+pub(crate) fn row_starts(
+    t: &Tensor,
+    offsets: &[usize],
+    extent: &[usize],
+) -> Result<Vec<usize>, String> {
+    let shape = t.shape();
+    let n = shape.len();
+    if offsets.len() != n || extent.len() != n {
+        return Err(format!(
+            "`{}` has rank {n} (shape {shape:?}) but offsets {offsets:?} and shape {extent:?} were given; pass one value per dimension",
+            t.name()
+        ));
+    }
+    for d in 0..n {
+        if extent[d] == 0 {
+            return Err(format!(
+                "shape {extent:?} has a zero dimension; every extent must be positive"
+            ));
+        }
+        if offsets[d]
+            .checked_add(extent[d])
+            .is_none_or(|end| end > shape[d])
+        {
+            return Err(format!(
+                "offsets {offsets:?} + shape {extent:?} fall outside `{}` of shape {shape:?} (dimension {d}: {} + {} > {})",
+                t.name(),
+                offsets[d],
+                extent[d],
+                shape[d]
+            ));
+        }
+    }
+    let es = t.dtype().size();
+    let mut strides = vec![1usize; n];
+    for d in (0..n - 1).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    let rows: usize = extent[..n - 1].iter().product();
+    let mut out = Vec::with_capacity(rows);
+    let mut idx = vec![0usize; n - 1];
+    for _ in 0..rows {
+        let mut lin = offsets[n - 1];
+        for d in 0..n - 1 {
+            lin += (offsets[d] + idx[d]) * strides[d];
+        }
+        out.push(t.0.base + lin * es);
+        for d in (0..n - 1).rev() {
+            idx[d] += 1;
+            if idx[d] < extent[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(out)
+}
+
+/// Byte offset (inside the memory) of the element at `offsets`.
+pub(crate) fn element_offset(t: &Tensor, offsets: &[usize]) -> Result<usize, String> {
+    let ones = vec![1; t.shape().len()];
+    resolve_region(t, offsets, &ones).map(|r| r.runs[0].0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(shape: &[usize], base: usize) -> Tensor {
+        Tensor(Arc::new(TensorMeta {
+            name: "t".into(),
+            space: Space::Gm { buf: 0 },
+            base,
+            capacity: shape.iter().product::<usize>() * 4,
+            dtype: DType::F32,
+            shape: shape.to_vec(),
+        }))
+    }
+
+    #[test]
+    fn full_region_is_one_run() {
+        let r = resolve_region(&tensor(&[4, 8], 64), &[0, 0], &[4, 8]).unwrap();
+        assert_eq!(r.runs, vec![(64, 128)]);
+        assert_eq!((r.rows, r.cols), (4, 8));
+    }
+
+    #[test]
+    fn sub_rectangle_gives_one_run_per_row() {
+        let r = resolve_region(&tensor(&[4, 8], 0), &[1, 2], &[2, 3]).unwrap();
+        assert_eq!(r.runs, vec![(40, 12), (72, 12)]);
+        assert_eq!(r.span(), (40, 84));
+    }
+
+    #[test]
+    fn three_d_regions_flatten_leading_dims() {
+        let r = resolve_region(&tensor(&[2, 3, 4], 0), &[1, 0, 0], &[1, 3, 4]).unwrap();
+        assert_eq!(r.runs, vec![(48, 48)]);
+        assert_eq!((r.rows, r.cols), (3, 4));
+    }
+
+    #[test]
+    fn out_of_bounds_names_the_dimension() {
+        let e = resolve_region(&tensor(&[4, 8], 0), &[3, 0], &[2, 8]).unwrap_err();
+        assert!(e.contains("dimension 0: 3 + 2 > 4"), "{e}");
+        let e = resolve_region(&tensor(&[4, 8], 0), &[0], &[1]).unwrap_err();
+        assert!(e.contains("rank 2"), "{e}");
+    }
+
+    #[test]
+    fn element_offsets() {
+        assert_eq!(
+            element_offset(&tensor(&[4, 2], 32), &[3, 1]).unwrap(),
+            32 + 7 * 4
+        );
+    }
+}

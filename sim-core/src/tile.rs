@@ -1,0 +1,375 @@
+//! Tiles: typed 2-D values held in a core's unified buffer (UB), and their element-wise math.
+//!
+//! A tile has a physical shape (`rows x cols`) and a valid shape (the part that was loaded or
+//! will be stored), as PyPTO tiles do with `valid_shape`. Elements outside the valid part are
+//! zero. Arithmetic follows the element type: f16/bf16 are computed in f32 and rounded back
+//! after every operation; integers wrap.
+
+use crate::dtype::{DType, Element, from_bytes, to_bytes};
+use crate::error::SimError;
+use half::{bf16, f16};
+use std::fmt;
+
+/// An element-wise combining operation (PyPTO's `ReduceOp`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+    Prod,
+}
+
+impl ReduceOp {
+    /// Every op, in PyPTO's enum order.
+    pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
+
+    /// The lower-case name used in tables and the CLI (`sum`, `max`, `min`, `prod`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+        }
+    }
+}
+
+impl fmt::Display for ReduceOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ReduceOp {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "sum" | "add" => ReduceOp::Sum,
+            "max" => ReduceOp::Max,
+            "min" => ReduceOp::Min,
+            "prod" | "mul" => ReduceOp::Prod,
+            other => {
+                return Err(format!(
+                    "unknown reduce op `{other}`: expected sum, max, min or prod"
+                ));
+            }
+        })
+    }
+}
+
+/// A typed 2-D value in UB.
+#[derive(Clone, PartialEq)]
+pub struct Tile {
+    dtype: DType,
+    rows: usize,
+    cols: usize,
+    valid_rows: usize,
+    valid_cols: usize,
+    data: Vec<u8>,
+}
+
+impl fmt::Debug for Tile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tile<{}>[{}x{}", self.dtype, self.rows, self.cols)?;
+        if (self.valid_rows, self.valid_cols) != (self.rows, self.cols) {
+            write!(f, " valid {}x{}", self.valid_rows, self.valid_cols)?;
+        }
+        write!(f, "]")
+    }
+}
+
+impl Tile {
+    /// A zero-filled tile.
+    pub fn zeros(dtype: DType, rows: usize, cols: usize) -> Tile {
+        Tile {
+            dtype,
+            rows,
+            cols,
+            valid_rows: rows,
+            valid_cols: cols,
+            data: vec![0; rows * cols * dtype.size()],
+        }
+    }
+
+    /// A tile from typed row-major data; `data.len()` must equal `rows * cols`.
+    pub fn from_slice<T: Element>(rows: usize, cols: usize, data: &[T]) -> Result<Tile, SimError> {
+        if data.len() != rows * cols {
+            return Err(SimError::invalid(format!(
+                "Tile::from_slice: {} elements given for a {rows}x{cols} tile (needs {})",
+                data.len(),
+                rows * cols
+            )));
+        }
+        Ok(Tile::from_bytes(T::DTYPE, rows, cols, to_bytes(data)))
+    }
+
+    /// A tile from raw little-endian bytes (`bytes.len() == rows * cols * dtype.size()`).
+    pub(crate) fn from_bytes(dtype: DType, rows: usize, cols: usize, data: Vec<u8>) -> Tile {
+        debug_assert_eq!(data.len(), rows * cols * dtype.size());
+        Tile {
+            dtype,
+            rows,
+            cols,
+            valid_rows: rows,
+            valid_cols: cols,
+            data,
+        }
+    }
+
+    /// A tile whose physical shape is `rows x cols` but only `valid` was filled from `data`
+    /// (row-major over the valid part); the rest is zero.
+    pub(crate) fn from_valid_bytes(
+        dtype: DType,
+        rows: usize,
+        cols: usize,
+        valid: (usize, usize),
+        data: &[u8],
+    ) -> Tile {
+        let mut t = Tile::zeros(dtype, rows, cols);
+        let es = dtype.size();
+        let (vr, vc) = valid;
+        for r in 0..vr {
+            let dst = r * cols * es;
+            t.data[dst..dst + vc * es].copy_from_slice(&data[r * vc * es..(r + 1) * vc * es]);
+        }
+        t.valid_rows = vr;
+        t.valid_cols = vc;
+        t
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Physical shape `(rows, cols)`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// Valid shape `(rows, cols)`: the part a store writes back.
+    pub fn valid_shape(&self) -> (usize, usize) {
+        (self.valid_rows, self.valid_cols)
+    }
+
+    /// Physical size in bytes (what the tile occupies in UB).
+    pub fn bytes(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Number of physical elements.
+    pub fn len(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// Whether the tile has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The physical contents as typed values (row-major). Fails on a dtype mismatch.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, SimError> {
+        if T::DTYPE != self.dtype {
+            return Err(SimError::invalid(format!(
+                "Tile::to_vec::<{}> on a {} tile: read it with the tile's own dtype",
+                T::DTYPE,
+                self.dtype
+            )));
+        }
+        Ok(from_bytes(&self.data))
+    }
+
+    /// Element `(r, c)` as f64.
+    pub fn get_f64(&self, r: usize, c: usize) -> f64 {
+        self.dtype.read_f64(&self.data, r * self.cols + c)
+    }
+
+    /// The valid part, row-major, as raw bytes (what a store writes).
+    pub(crate) fn valid_bytes(&self) -> Vec<u8> {
+        if (self.valid_rows, self.valid_cols) == (self.rows, self.cols) {
+            return self.data.clone();
+        }
+        let es = self.dtype.size();
+        let mut out = Vec::with_capacity(self.valid_rows * self.valid_cols * es);
+        for r in 0..self.valid_rows {
+            let s = r * self.cols * es;
+            out.extend_from_slice(&self.data[s..s + self.valid_cols * es]);
+        }
+        out
+    }
+
+    /// Element-wise `op(self, other)`. Both tiles must have the same dtype and shapes; the
+    /// result keeps `self`'s valid shape.
+    pub fn combine(&self, op: ReduceOp, other: &Tile) -> Result<Tile, SimError> {
+        if self.dtype != other.dtype
+            || self.shape() != other.shape()
+            || self.valid_shape() != other.valid_shape()
+        {
+            return Err(SimError::invalid(format!(
+                "tile {op}: operands differ ({self:?} vs {other:?}); both tiles need the same dtype, shape and valid shape"
+            )));
+        }
+        let mut out = self.clone();
+        combine_bytes(self.dtype, op, &mut out.data, &other.data);
+        Ok(out)
+    }
+
+    /// Element-wise `op(self, scalar)`, with the scalar converted to the tile's dtype first.
+    pub fn combine_scalar(&self, op: ReduceOp, scalar: f64) -> Tile {
+        let mut s = vec![0u8; self.dtype.size()];
+        self.dtype.write_f64(&mut s, 0, scalar);
+        let rhs: Vec<u8> = s.iter().copied().cycle().take(self.data.len()).collect();
+        let mut out = self.clone();
+        combine_bytes(self.dtype, op, &mut out.data, &rhs);
+        out
+    }
+}
+
+/// `acc[i] = op(acc[i], rhs[i])` over little-endian elements of `dtype`.
+pub fn combine_bytes(dtype: DType, op: ReduceOp, acc: &mut [u8], rhs: &[u8]) {
+    debug_assert_eq!(acc.len(), rhs.len());
+    match dtype {
+        DType::F32 => zip_apply::<f32>(acc, rhs, |a, b| float_op(op, a, b)),
+        DType::F16 => zip_apply::<f16>(acc, rhs, |a, b| {
+            f16::from_f32(float_op(op, a.to_f32(), b.to_f32()))
+        }),
+        DType::BF16 => zip_apply::<bf16>(acc, rhs, |a, b| {
+            bf16::from_f32(float_op(op, a.to_f32(), b.to_f32()))
+        }),
+        DType::I32 => zip_apply::<i32>(acc, rhs, |a, b| int_op!(op, a, b)),
+        DType::I16 => zip_apply::<i16>(acc, rhs, |a, b| int_op!(op, a, b)),
+        DType::I8 => zip_apply::<i8>(acc, rhs, |a, b| int_op!(op, a, b)),
+    }
+}
+
+fn float_op(op: ReduceOp, a: f32, b: f32) -> f32 {
+    match op {
+        ReduceOp::Sum => a + b,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+        ReduceOp::Prod => a * b,
+    }
+}
+
+macro_rules! int_op {
+    ($op:expr, $a:expr, $b:expr) => {
+        match $op {
+            ReduceOp::Sum => $a.wrapping_add($b),
+            ReduceOp::Max => $a.max($b),
+            ReduceOp::Min => $a.min($b),
+            ReduceOp::Prod => $a.wrapping_mul($b),
+        }
+    };
+}
+use int_op;
+
+fn zip_apply<T: Element>(acc: &mut [u8], rhs: &[u8], f: impl Fn(T, T) -> T) {
+    let s = T::DTYPE.size();
+    for (a, b) in acc.chunks_exact_mut(s).zip(rhs.chunks_exact(s)) {
+        f(T::get(a), T::get(b)).write_le(a);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_max_min_mul_in_f32() {
+        let a = Tile::from_slice(1, 3, &[1.0f32, 5.0, -2.0]).unwrap();
+        let b = Tile::from_slice(1, 3, &[2.0f32, 4.0, -3.0]).unwrap();
+        assert_eq!(
+            a.combine(ReduceOp::Sum, &b)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![3.0, 9.0, -5.0]
+        );
+        assert_eq!(
+            a.combine(ReduceOp::Max, &b)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![2.0, 5.0, -2.0]
+        );
+        assert_eq!(
+            a.combine(ReduceOp::Min, &b)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![1.0, 4.0, -3.0]
+        );
+        assert_eq!(
+            a.combine(ReduceOp::Prod, &b)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![2.0, 20.0, 6.0]
+        );
+    }
+
+    #[test]
+    fn f16_rounds_after_every_op() {
+        // 2048 + 1 is not representable in f16: the sum stays 2048 (round to nearest even).
+        let a = Tile::from_slice(1, 1, &[f16::from_f32(2048.0)]).unwrap();
+        let b = Tile::from_slice(1, 1, &[f16::from_f32(1.0)]).unwrap();
+        assert_eq!(
+            a.combine(ReduceOp::Sum, &b)
+                .unwrap()
+                .to_vec::<f16>()
+                .unwrap()[0]
+                .to_f32(),
+            2048.0
+        );
+    }
+
+    #[test]
+    fn bf16_and_ints() {
+        let a = Tile::from_slice(1, 2, &[bf16::from_f32(1.5), bf16::from_f32(-4.0)]).unwrap();
+        let r = a
+            .combine(ReduceOp::Prod, &a)
+            .unwrap()
+            .to_vec::<bf16>()
+            .unwrap();
+        assert_eq!((r[0].to_f32(), r[1].to_f32()), (2.25, 16.0));
+        let i = Tile::from_slice(1, 2, &[i8::MAX, -5]).unwrap();
+        let one = Tile::from_slice(1, 2, &[1i8, 1]).unwrap();
+        assert_eq!(
+            i.combine(ReduceOp::Sum, &one)
+                .unwrap()
+                .to_vec::<i8>()
+                .unwrap(),
+            vec![i8::MIN, -4]
+        );
+        let j = Tile::from_slice(1, 2, &[7i16, -9]).unwrap();
+        assert_eq!(
+            j.combine(ReduceOp::Min, &j.combine_scalar(ReduceOp::Sum, 1.0))
+                .unwrap()
+                .to_vec::<i16>()
+                .unwrap(),
+            vec![7, -9]
+        );
+        let k = Tile::from_slice(1, 1, &[i32::MAX]).unwrap();
+        assert_eq!(
+            k.combine_scalar(ReduceOp::Sum, 1.0)
+                .to_vec::<i32>()
+                .unwrap(),
+            vec![i32::MIN]
+        );
+    }
+
+    #[test]
+    fn mismatched_operands_are_rejected() {
+        let a = Tile::zeros(DType::F32, 1, 4);
+        let b = Tile::zeros(DType::F16, 1, 4);
+        let err = a.combine(ReduceOp::Sum, &b).unwrap_err().to_string();
+        assert!(err.contains("f32") && err.contains("f16"), "{err}");
+    }
+
+    #[test]
+    fn valid_part_is_what_is_stored() {
+        let t = Tile::from_valid_bytes(DType::I32, 2, 3, (1, 2), &to_bytes(&[7i32, 8]));
+        assert_eq!(t.to_vec::<i32>().unwrap(), vec![7, 8, 0, 0, 0, 0]);
+        assert_eq!(from_bytes::<i32>(&t.valid_bytes()), vec![7, 8]);
+    }
+}

@@ -1,0 +1,451 @@
+//! The host side of a simulation: a machine of chips, its comm domains and buffers, the data
+//! staged in and out, and the dispatches each chip runs.
+//!
+//! ```text
+//! let mut world = World::new(8, chip_model, fabric)?;
+//! let all = world.create_domain("comm_d0", &[0, 1, 2, 3, 4, 5, 6, 7], DomainOptions::default())?;
+//! let x = world.alloc_window(&all, "x", DType::F32, &[1, 256])?;
+//! world.write(&x, 0, &data)?;
+//! world.dispatch_all(&all, Dispatch::kernel("k", 1, |core| { ... }))?;
+//! let report = world.run()?;
+//! let y: Vec<f32> = world.read(&x, 0)?;
+//! ```
+
+use crate::driver;
+use crate::dtype::{DType, Element, from_bytes, to_bytes};
+use crate::engine::Engine;
+use crate::error::{SimError, SimResult};
+use crate::memory::Memory;
+use crate::model::{ChipTiming, Fabric};
+use crate::program::Dispatch;
+use crate::stats::{DispatchRecord, EngineStats};
+use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
+use crate::time::SimTime;
+use std::sync::Arc;
+
+/// Window-buffer sizes are rounded up to this many bytes (`kCommBufferAlignmentBytes`).
+pub const WINDOW_ALIGN: usize = 32;
+
+/// Lifetime of a comm domain's windows across runs (reference §1.7).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct DomainOptions {
+    /// Keep the windows across runs (`persistent=True`).
+    pub persistent: bool,
+    /// Zero a persistent domain's windows before each reuse. `None` means "same as
+    /// `persistent`"; `Some(true)` without `persistent` is an error, as in PyPTO.
+    pub reset: Option<bool>,
+}
+
+impl DomainOptions {
+    /// Persistent windows, zeroed before each reuse (PyPTO's default for `persistent=True`).
+    pub fn persistent() -> DomainOptions {
+        DomainOptions {
+            persistent: true,
+            reset: None,
+        }
+    }
+
+    /// Persistent windows that keep their contents across runs (epoch protocols).
+    pub fn persistent_no_reset() -> DomainOptions {
+        DomainOptions {
+            persistent: true,
+            reset: Some(false),
+        }
+    }
+
+    /// Whether contents survive from one run to the next.
+    fn keeps_contents(self) -> bool {
+        self.persistent && self.reset == Some(false)
+    }
+}
+
+struct DomainState {
+    domain: Domain,
+    opts: DomainOptions,
+    names: Vec<String>,
+    bytes: usize,
+    /// A run has used the windows since they were last zeroed.
+    dirty: bool,
+}
+
+/// What one run did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunReport {
+    /// When the last dispatch ended.
+    pub end: SimTime,
+    /// Every dispatch, in completion order.
+    pub dispatches: Vec<DispatchRecord>,
+    /// The scheduler's work counters.
+    pub stats: EngineStats,
+}
+
+impl RunReport {
+    /// Dispatches of one chip, in order.
+    pub fn of_chip(&self, chip: usize) -> impl Iterator<Item = &DispatchRecord> {
+        self.dispatches.iter().filter(move |d| d.chip == chip)
+    }
+}
+
+/// A simulated machine and everything the host has set up on it.
+pub struct World {
+    chip: Arc<dyn ChipTiming>,
+    fabric: Option<Box<dyn Fabric>>,
+    size: usize,
+    domains: Vec<DomainState>,
+    gm_names: Vec<String>,
+    mem: Memory,
+    queues: Vec<Vec<Dispatch>>,
+}
+
+impl World {
+    /// A machine of `size` identical chips joined by `fabric`.
+    pub fn new(
+        size: usize,
+        chip: Arc<dyn ChipTiming>,
+        fabric: Box<dyn Fabric>,
+    ) -> SimResult<World> {
+        if size == 0 {
+            return Err(SimError::invalid(
+                "a world needs at least one rank (chip); got 0",
+            ));
+        }
+        if chip.aiv_cores() == 0 {
+            return Err(SimError::invalid(
+                "the chip model has 0 AIV cores; kernels need at least one",
+            ));
+        }
+        Ok(World {
+            chip,
+            fabric: Some(fabric),
+            size,
+            domains: Vec::new(),
+            gm_names: Vec::new(),
+            mem: Memory::default(),
+            queues: vec![Vec::new(); size],
+        })
+    }
+
+    /// Number of chips (world ranks).
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The chip model shared by every chip.
+    pub fn chip(&self) -> &dyn ChipTiming {
+        &*self.chip
+    }
+
+    /// A comm domain over every chip, in world order.
+    pub fn world_domain(&mut self, name: &str) -> SimResult<Domain> {
+        let all: Vec<usize> = (0..self.size).collect();
+        self.create_domain(name, &all, DomainOptions::default())
+    }
+
+    /// A comm domain over `members` (world ranks; dense rank = position in the list).
+    pub fn create_domain(
+        &mut self,
+        name: &str,
+        members: &[usize],
+        opts: DomainOptions,
+    ) -> SimResult<Domain> {
+        if opts.reset == Some(true) && !opts.persistent {
+            return Err(SimError::invalid(format!(
+                "domain `{name}`: reset_persistent_windows=true requires persistent=true (non-persistent windows are always fresh)"
+            )));
+        }
+        if members.is_empty() {
+            return Err(SimError::invalid(format!(
+                "domain `{name}` has no members; list at least one rank"
+            )));
+        }
+        if let Some(&bad) = members.iter().find(|&&m| m >= self.size) {
+            return Err(SimError::invalid(format!(
+                "domain `{name}`: rank {bad} does not exist; the world has ranks 0..={}",
+                self.size - 1
+            )));
+        }
+        let mut sorted = members.to_vec();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(SimError::invalid(format!(
+                "domain `{name}` lists rank {} twice; members must be distinct",
+                w[0]
+            )));
+        }
+        if self.domains.iter().any(|d| d.domain.0.name == name) {
+            return Err(SimError::invalid(format!(
+                "a domain named `{name}` already exists; domain names must be unique"
+            )));
+        }
+        let info = Arc::new(DomainInfo {
+            id: self.domains.len(),
+            name: name.to_string(),
+            members: members.to_vec(),
+        });
+        self.mem.win.push(vec![Vec::new(); members.len()]);
+        let domain = Domain(info);
+        self.domains.push(DomainState {
+            domain: domain.clone(),
+            opts,
+            names: Vec::new(),
+            bytes: 0,
+            dirty: false,
+        });
+        Ok(domain)
+    }
+
+    /// Allocates a zeroed window buffer of `dtype` and `shape` in every member of `domain`
+    /// (`pld.alloc_window_buffer` + `pld.window`). Buffers are 32-byte rounded and laid out
+    /// consecutively, so a buffer has the same window offset on every rank.
+    pub fn alloc_window(
+        &mut self,
+        domain: &Domain,
+        name: &str,
+        dtype: DType,
+        shape: &[usize],
+    ) -> SimResult<Tensor> {
+        check_shape(name, shape)?;
+        let id = domain.0.id;
+        let ds = self
+            .domains
+            .get_mut(id)
+            .filter(|d| d.domain == *domain)
+            .ok_or_else(|| {
+                SimError::invalid(format!(
+                    "domain `{}` does not belong to this world",
+                    domain.0.name
+                ))
+            })?;
+        if ds.names.iter().any(|n| n == name) {
+            return Err(SimError::invalid(format!(
+                "domain `{}` already has a buffer named `{name}`; names must be unique within a domain",
+                domain.0.name
+            )));
+        }
+        let nbytes = shape.iter().product::<usize>() * dtype.size();
+        let capacity = nbytes.div_ceil(WINDOW_ALIGN) * WINDOW_ALIGN;
+        let base = ds.bytes;
+        ds.bytes += capacity;
+        ds.names.push(name.to_string());
+        for w in &mut self.mem.win[id] {
+            w.resize(base + capacity, 0);
+        }
+        Ok(Tensor(Arc::new(TensorMeta {
+            name: name.into(),
+            space: Space::Window {
+                domain: domain.0.clone(),
+            },
+            base,
+            capacity,
+            dtype,
+            shape: shape.to_vec(),
+        })))
+    }
+
+    /// Total window bytes of a domain (the sum of its 32-byte-rounded buffers).
+    pub fn window_size(&self, domain: &Domain) -> usize {
+        self.domains.get(domain.0.id).map_or(0, |d| d.bytes)
+    }
+
+    /// Allocates a zeroed GM tensor on every chip; each chip's kernels see their own copy.
+    pub fn alloc_tensor(&mut self, name: &str, dtype: DType, shape: &[usize]) -> SimResult<Tensor> {
+        check_shape(name, shape)?;
+        let nbytes = shape.iter().product::<usize>() * dtype.size();
+        let buf = self.gm_names.len();
+        self.gm_names.push(name.to_string());
+        self.mem.gm.push(vec![vec![0; nbytes]; self.size]);
+        Ok(Tensor(Arc::new(TensorMeta {
+            name: name.into(),
+            space: Space::Gm { buf },
+            base: 0,
+            capacity: nbytes,
+            dtype,
+            shape: shape.to_vec(),
+        })))
+    }
+
+    /// Copies host data into rank `rank`'s copy of `t` (the dense domain rank for a window,
+    /// the world rank for a GM tensor). `data` must fill the whole view.
+    pub fn write<T: Element>(&mut self, t: &Tensor, rank: usize, data: &[T]) -> SimResult<()> {
+        self.check_host_io("write", t, rank, T::DTYPE, data.len())?;
+        self.prepare(t);
+        let bytes = to_bytes(data);
+        let mem = self.host_bytes_mut(t, rank);
+        mem[t.0.base..t.0.base + bytes.len()].copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    /// Copies rank `rank`'s copy of `t` back to the host.
+    pub fn read<T: Element>(&self, t: &Tensor, rank: usize) -> SimResult<Vec<T>> {
+        self.check_host_io("read", t, rank, T::DTYPE, t.numel())?;
+        let mem = match &t.0.space {
+            Space::Gm { buf } => &self.mem.gm[*buf][rank],
+            Space::Window { domain } => &self.mem.win[domain.id][rank],
+        };
+        Ok(from_bytes(&mem[t.0.base..t.0.base + t.nbytes()]))
+    }
+
+    /// Queues a dispatch on chip `chip`. Chips run their dispatches one at a time, in order.
+    pub fn dispatch(&mut self, chip: usize, d: Dispatch) -> SimResult<()> {
+        if chip >= self.size {
+            return Err(SimError::invalid(format!(
+                "dispatch `{}` to rank {chip}, but the world has ranks 0..={}",
+                d.name,
+                self.size - 1
+            )));
+        }
+        if let Some(dom) = &d.domain
+            && dom.0.rank_of(chip).is_none()
+        {
+            return Err(SimError::invalid(format!(
+                "dispatch `{}` to rank {chip}, which is not a member of its domain `{}` (members {:?})",
+                d.name, dom.0.name, dom.0.members
+            )));
+        }
+        if d.tasks.is_empty() {
+            return Err(SimError::invalid(format!(
+                "dispatch `{}` has no tasks; add one with Dispatch::add",
+                d.name
+            )));
+        }
+        let cores = self.chip.aiv_cores();
+        for (i, t) in d.tasks.iter().enumerate() {
+            if t.blocks == 0 || t.blocks > cores {
+                return Err(SimError::invalid(format!(
+                    "task `{}` of dispatch `{}` asks for {} blocks; a chip has {cores} AIV cores, so use 1..={cores} (core_num <= AIV count)",
+                    t.name, d.name, t.blocks
+                )));
+            }
+            if let Some(bad) = t.deps.iter().find(|dep| dep.0 >= i) {
+                return Err(SimError::invalid(format!(
+                    "task `{}` depends on task #{}, which is not an earlier task of dispatch `{}`",
+                    t.name, bad.0, d.name
+                )));
+            }
+        }
+        self.queues[chip].push(d);
+        Ok(())
+    }
+
+    /// Queues `d` on every member of `domain`, with ranks answered for that domain.
+    pub fn dispatch_all(&mut self, domain: &Domain, d: Dispatch) -> SimResult<()> {
+        let d = d.in_domain(domain);
+        for &chip in domain.members() {
+            self.dispatch(chip, d.clone())?;
+        }
+        Ok(())
+    }
+
+    /// Runs every queued dispatch to completion and returns its timing. On failure (bad
+    /// kernel argument, panic, deadlock) the memory is left as the run left it.
+    pub fn run(&mut self) -> SimResult<RunReport> {
+        for i in 0..self.domains.len() {
+            self.prepare_domain(i);
+        }
+        let queues = std::mem::replace(&mut self.queues, vec![Vec::new(); self.size]);
+        let mem = std::mem::take(&mut self.mem);
+        let fabric = self.fabric.take().ok_or_else(|| {
+            SimError::invalid("the fabric model was lost by an earlier failed run")
+        })?;
+        let engine = driver::run(
+            Engine::new(self.chip.clone(), fabric, mem, queues),
+            self.chip.clone(),
+        );
+        let outcome = engine
+            .outcome()
+            .cloned()
+            .unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
+        let mut dispatches = engine.records.clone();
+        dispatches.sort_by_key(|d| (d.end, d.chip, d.index));
+        let report = RunReport {
+            end: engine.now(),
+            dispatches,
+            stats: engine.stats.clone(),
+        };
+        let (mem, fabric) = engine.into_parts();
+        self.mem = mem;
+        self.fabric = Some(fabric);
+        for d in &mut self.domains {
+            d.dirty = true;
+        }
+        outcome.map(|()| RunReport {
+            end: report
+                .dispatches
+                .iter()
+                .map(|d| d.end)
+                .max()
+                .unwrap_or(SimTime::ZERO),
+            ..report
+        })
+    }
+
+    /// Zeroes a domain a previous run used, unless it keeps its contents.
+    fn prepare_domain(&mut self, i: usize) {
+        let ds = &mut self.domains[i];
+        if ds.dirty && !ds.opts.keeps_contents() {
+            for w in &mut self.mem.win[i] {
+                w.fill(0);
+            }
+        }
+        ds.dirty = false;
+    }
+
+    fn prepare(&mut self, t: &Tensor) {
+        if let Space::Window { domain } = &t.0.space {
+            self.prepare_domain(domain.id);
+        }
+    }
+
+    fn check_host_io(
+        &self,
+        what: &str,
+        t: &Tensor,
+        rank: usize,
+        dtype: DType,
+        len: usize,
+    ) -> SimResult<()> {
+        if dtype != t.dtype() {
+            return Err(SimError::invalid(format!(
+                "host {what} of `{}` with {dtype} data, but the tensor is {}",
+                t.name(),
+                t.dtype()
+            )));
+        }
+        if len != t.numel() {
+            return Err(SimError::invalid(format!(
+                "host {what} of `{}`: {len} elements given, the tensor {:?} holds {}",
+                t.name(),
+                t.shape(),
+                t.numel()
+            )));
+        }
+        let n = match &t.0.space {
+            Space::Gm { .. } => self.size,
+            Space::Window { domain } => domain.size(),
+        };
+        if rank >= n {
+            return Err(SimError::invalid(format!(
+                "host {what} of `{}` on rank {rank}, but it exists on ranks 0..={}",
+                t.name(),
+                n - 1
+            )));
+        }
+        Ok(())
+    }
+
+    fn host_bytes_mut(&mut self, t: &Tensor, rank: usize) -> &mut Vec<u8> {
+        match &t.0.space {
+            Space::Gm { buf } => &mut self.mem.gm[*buf][rank],
+            Space::Window { domain } => &mut self.mem.win[domain.id][rank],
+        }
+    }
+}
+
+fn check_shape(name: &str, shape: &[usize]) -> SimResult<()> {
+    if shape.is_empty() || shape.contains(&0) {
+        return Err(SimError::invalid(format!(
+            "buffer `{name}`: shape {shape:?} must be non-empty with positive dimensions"
+        )));
+    }
+    Ok(())
+}

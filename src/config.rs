@@ -1,0 +1,136 @@
+//! Machine configs: the TOML schema (`[machine]`, `[chip]`, `[fabric]`), the embedded presets,
+//! and the construction of a [`World`] from a config.
+
+use chip_model::{ChipConfig, ChipModel};
+use interconnect::FabricConfig;
+use serde::Deserialize;
+use sim_core::World;
+use std::path::Path;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// The presets compiled into the binary, by name.
+pub const PRESETS: &[(&str, &str)] = &[("a2a3", include_str!("../configs/a2a3.toml"))];
+
+/// The preset used when no config is given.
+pub const DEFAULT_PRESET: &str = "a2a3";
+
+/// A whole machine as written in a config file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub machine: MachineConfig,
+    pub chip: ChipConfig,
+    pub fabric: FabricConfig,
+}
+
+/// The `[machine]` table.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    /// Name shown in outputs.
+    pub name: String,
+    /// Number of chips (world ranks).
+    pub ranks: usize,
+}
+
+/// Why a config could not be used; the message names the file and the key.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("config {origin}: {message}")]
+    Parse { origin: String, message: String },
+    #[error("config {origin}: {message}")]
+    Invalid { origin: String, message: String },
+    #[error("unknown preset `{0}`; available presets: {1}")]
+    UnknownPreset(String, String),
+}
+
+impl Config {
+    /// Parses TOML text; `origin` names it in errors (a path or `preset a2a3`).
+    pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        cfg.validate(origin)?;
+        Ok(cfg)
+    }
+
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Config::from_toml(&text, &path.display().to_string())
+    }
+
+    /// One of the embedded presets.
+    pub fn preset(name: &str) -> Result<Config, ConfigError> {
+        let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
+            let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+            return Err(ConfigError::UnknownPreset(
+                name.to_string(),
+                names.join(", "),
+            ));
+        };
+        Config::from_toml(text, &format!("preset {name}"))
+    }
+
+    /// The default preset (`a2a3`).
+    pub fn default_preset() -> Config {
+        match Config::preset(DEFAULT_PRESET) {
+            Ok(c) => c,
+            Err(e) => unreachable!("the embedded default preset is checked by tests: {e}"),
+        }
+    }
+
+    /// A config file if a path is given, else the default preset.
+    pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
+        match path {
+            Some(p) => Config::load(p),
+            None => Ok(Config::default_preset()),
+        }
+    }
+
+    fn validate(&self, origin: &str) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            origin: origin.to_string(),
+            message,
+        };
+        if self.machine.ranks == 0 {
+            return Err(invalid(
+                "machine.ranks = 0: a machine needs at least one rank (chip)".into(),
+            ));
+        }
+        ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
+        interconnect::build(&self.fabric, self.machine.ranks)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(())
+    }
+
+    /// A fresh world of this machine.
+    pub fn world(&self) -> Result<World, ConfigError> {
+        let origin = format!("machine {}", self.machine.name);
+        let invalid = |message: String| ConfigError::Invalid {
+            origin: origin.clone(),
+            message,
+        };
+        let chip = ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
+        let fabric = interconnect::build(&self.fabric, self.machine.ranks)
+            .map_err(|e| invalid(e.to_string()))?;
+        World::new(self.machine.ranks, Arc::new(chip), fabric).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// The same machine with a different number of ranks (for `--ranks`).
+    pub fn with_ranks(mut self, ranks: usize) -> Result<Config, ConfigError> {
+        self.machine.ranks = ranks;
+        self.validate(&format!("machine {} with {ranks} ranks", self.machine.name))?;
+        Ok(self)
+    }
+}

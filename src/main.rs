@@ -1,0 +1,5 @@
+//! The `ranksim` command line.
+
+fn main() {
+    println!("ranksim");
+}

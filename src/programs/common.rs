@@ -1,0 +1,62 @@
+//! Shared pieces of the built-in programs: inputs, goldens, a hand-rolled barrier, and the
+//! outcome type.
+
+use sim_core::{
+    Core, Domain, DomainOptions, NotifyOp, RunReport, SimResult, Tensor, WaitCmp, World,
+};
+
+/// What a program run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The result matched the golden.
+    pub ok: bool,
+    /// What was compared, or the first mismatch.
+    pub detail: String,
+    /// Timing of the run.
+    pub report: RunReport,
+}
+
+/// The comm domain of the first `ranks` chips.
+pub fn domain(world: &mut World, ranks: usize) -> SimResult<Domain> {
+    let members: Vec<usize> = (0..ranks).collect();
+    world.create_domain("comm_d0", &members, DomainOptions::default())
+}
+
+/// PyPTO's common input recipe: rank r holds `r*100 .. r*100 + size` as f32.
+pub fn arange_input(rank: usize, size: usize) -> Vec<f32> {
+    (0..size).map(|i| (rank * 100 + i) as f32).collect()
+}
+
+/// Compares per-rank results with their goldens exactly.
+pub fn compare(report: RunReport, what: &str, got: &[Vec<f32>], want: &[Vec<f32>]) -> Outcome {
+    for (r, (g, w)) in got.iter().zip(want).enumerate() {
+        if let Some(i) = g.iter().zip(w).position(|(a, b)| a != b) {
+            return Outcome {
+                ok: false,
+                detail: format!(
+                    "{what}: rank {r} element {i} is {} but the golden is {}",
+                    g[i], w[i]
+                ),
+                report,
+            };
+        }
+    }
+    Outcome {
+        ok: true,
+        detail: format!("{what}: {} ranks match the golden", got.len()),
+        report,
+    }
+}
+
+/// A one-shot hand-rolled barrier on `[NR, 1]` signal cells: +1 to every peer's cell `[me, 0]`,
+/// then wait for every local cell `[src, 0] >= generation`.
+pub fn barrier(core: &mut Core, signal: &Tensor, generation: i32) -> SimResult<()> {
+    let (me, n) = (core.rank(), core.nranks());
+    for peer in (0..n).filter(|&p| p != me) {
+        core.notify(signal, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+    }
+    for src in (0..n).filter(|&p| p != me) {
+        core.wait(signal, &[src, 0], generation, WaitCmp::Ge)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! Built-in programs: the PyPTO distributed tutorial examples (reference §7, "Companion
+//! examples") and a deliberately broken protocol. Each builds its buffers on a fresh world,
+//! runs, and compares the result with its golden.
+
+mod barrier;
+mod common;
+mod deadlock;
+mod hello_rank;
+mod put_get;
+mod remote_load_store;
+mod signal_exchange;
+
+pub use common::Outcome;
+use sim_core::{SimResult, World};
+
+/// A named program that can run on any world with at least `min_ranks` ranks.
+pub struct Program {
+    /// Name used by the CLI and the cargo examples.
+    pub name: &'static str,
+    /// One line on what it shows.
+    pub about: &'static str,
+    /// Fewest ranks it needs.
+    pub min_ranks: usize,
+    /// Runs it on the first `ranks` chips of `world`.
+    pub run: fn(&mut World, usize) -> SimResult<Outcome>,
+}
+
+/// Every built-in program, in tutorial order.
+pub const PROGRAMS: &[Program] = &[
+    Program {
+        name: "hello_rank",
+        about: "y[r] = x[r] + r on every rank",
+        min_ranks: 1,
+        run: hello_rank::run,
+    },
+    Program {
+        name: "signal_exchange",
+        about: "AtomicAdd r+1 into the next rank's cell, wait, read it back",
+        min_ranks: 2,
+        run: signal_exchange::run,
+    },
+    Program {
+        name: "barrier",
+        about: "hand-rolled barrier; each rank's signal row reads 1 except its own cell",
+        min_ranks: 2,
+        run: barrier::run,
+    },
+    Program {
+        name: "remote_load",
+        about: "stage, barrier, remote_load the next rank: y[r] = x[(r+1)%N]",
+        min_ranks: 2,
+        run: remote_load_store::run_load,
+    },
+    Program {
+        name: "remote_store",
+        about: "remote_store to the next rank, notify, wait: y[r] = x[(r-1)%N]",
+        min_ranks: 2,
+        run: remote_load_store::run_store,
+    },
+    Program {
+        name: "put",
+        about: "put to the next rank, notify, wait: y[r] = x[(r-1)%N]",
+        min_ranks: 2,
+        run: put_get::run_put,
+    },
+    Program {
+        name: "get",
+        about: "stage, barrier, get from the next rank: y[r] = x[(r+1)%N]",
+        min_ranks: 2,
+        run: put_get::run_get,
+    },
+    Program {
+        name: "deadlock",
+        about: "every rank waits before it notifies: shows the deadlock report",
+        min_ranks: 2,
+        run: deadlock::run,
+    },
+];
+
+/// The program called `name`.
+pub fn find(name: &str) -> Option<&'static Program> {
+    PROGRAMS.iter().find(|p| p.name == name)
+}
