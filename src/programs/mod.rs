@@ -81,3 +81,49 @@ pub const PROGRAMS: &[Program] = &[
 pub fn find(name: &str) -> Option<&'static Program> {
     PROGRAMS.iter().find(|p| p.name == name)
 }
+
+/// Entry point of the cargo examples: runs program `name` on the default preset with the rank
+/// count given as the first argument (default 2, as PyPTO's `-d 0,1`), prints `OK` when it
+/// matches its golden, and the report when it fails.
+pub fn example_main(name: &str) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let ranks = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
+        None => 2,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            eprintln!("usage: cargo run --example {name} [RANKS]");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(p) = find(name) else {
+        eprintln!("no built-in program `{name}`");
+        return ExitCode::from(2);
+    };
+    let cfg = crate::Config::default_preset();
+    if ranks < p.min_ranks || ranks > cfg.machine.ranks {
+        eprintln!("{name} needs {}..={} ranks, got {ranks}", p.min_ranks, cfg.machine.ranks);
+        return ExitCode::from(2);
+    }
+    let mut world = match cfg.world() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    match (p.run)(&mut world, ranks) {
+        Ok(out) if out.ok => {
+            println!("{name}: {} (simulated {})", out.detail, out.report.end);
+            println!("OK");
+            ExitCode::SUCCESS
+        }
+        Ok(out) => {
+            println!("{name}: FAIL: {}", out.detail);
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            println!("{name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

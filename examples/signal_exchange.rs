@@ -1,0 +1,5 @@
+//! The `signal_exchange` tutorial program: `cargo run --example signal_exchange [RANKS]`.
+
+fn main() -> std::process::ExitCode {
+    ranksim::programs::example_main("signal_exchange")
+}
