@@ -38,6 +38,6 @@ pub mod prelude {
     pub use sim_core::{
         AtomicType, CopyOpts, Core, DType, DeferCond, Dispatch, Domain, DomainOptions, NotifyOp,
         ReduceOp, RunReport, SimDuration, SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile,
-        WaitCmp, World,
+        WaitCmp, World, bf16, f16,
     };
 }

@@ -8,6 +8,7 @@ use crate::engine::Engine;
 use crate::engine::request::{Assignment, Reply, Request, Wake};
 use crate::error::SimError;
 use crate::model::ChipTiming;
+use crate::stats::HostStats;
 use crate::time::SimTime;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -24,6 +25,7 @@ enum Slot {
 
 pub(crate) struct State {
     pub(crate) eng: Engine,
+    host: HostStats,
     slots: Vec<Slot>,
     threads: Vec<Option<JoinHandle<()>>>,
     exit: bool,
@@ -37,12 +39,14 @@ pub(crate) struct Shared {
     pub(crate) chip: Arc<dyn ChipTiming>,
 }
 
-/// Runs the engine's dispatches to completion on core threads and returns the engine.
-pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> Engine {
+/// Runs the engine's dispatches to completion on core threads and returns the engine with the
+/// host-side counters.
+pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats) {
     let n = eng.actor_count();
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             eng,
+            host: HostStats::default(),
             slots: (0..n).map(|_| Slot::Empty).collect(),
             threads: (0..n).map(|_| None).collect(),
             exit: false,
@@ -69,7 +73,10 @@ pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> Engine {
         let _ = h.join();
     }
     match Arc::try_unwrap(shared) {
-        Ok(s) => s.state.into_inner().eng,
+        Ok(s) => {
+            let st = s.state.into_inner();
+            (st.eng, st.host)
+        }
         Err(_) => unreachable!("every core thread has been joined"),
     }
 }
@@ -102,7 +109,10 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                 .name(format!("ranksim-core{actor}"))
                 .spawn(move || core_thread(s, actor));
             match spawned {
-                Ok(h) => g.threads[actor] = Some(h),
+                Ok(h) => {
+                    g.threads[actor] = Some(h);
+                    g.host.threads += 1;
+                }
                 Err(e) => g.eng.abort(SimError::invalid(format!(
                     "could not start a host thread for simulated core {actor}: {e}"
                 ))),
@@ -173,7 +183,7 @@ pub(crate) fn call(
         match std::mem::replace(&mut g.slots[actor], Slot::Empty) {
             Slot::Reply(t, r) => {
                 if parked {
-                    g.eng.stats.handoffs += 1;
+                    g.host.handoffs += 1;
                 }
                 return Ok((t, r));
             }

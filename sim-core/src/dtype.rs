@@ -111,7 +111,7 @@ impl FromStr for DType {
 }
 
 /// A host-side element type that maps to a [`DType`].
-pub trait Element: Copy + Send + Sync + 'static + fmt::Debug {
+pub trait Element: Copy + PartialEq + Send + Sync + 'static + fmt::Debug {
     /// The simulated dtype of this Rust type.
     const DTYPE: DType;
     /// Appends the little-endian encoding of `self` to `out`.

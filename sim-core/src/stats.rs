@@ -35,7 +35,8 @@ impl DispatchRecord {
     }
 }
 
-/// Counters of the scheduler's own work, for benchmarks of the simulator.
+/// Counters of the scheduler's own work. They are deterministic: the same program and config
+/// always give the same counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EngineStats {
     /// Requests taken from actors.
@@ -44,6 +45,14 @@ pub struct EngineStats {
     pub events: u64,
     /// Fabric transfers timed.
     pub transfers: u64,
+}
+
+/// Counters of how the host ran the simulation; they depend on OS scheduling and are not
+/// part of any simulated result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostStats {
     /// Blocking requests whose sender had to park its thread until another thread answered.
     pub handoffs: u64,
+    /// Host threads started for simulated cores.
+    pub threads: u64,
 }

@@ -18,7 +18,7 @@ use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
 use crate::model::{ChipTiming, Fabric};
 use crate::program::Dispatch;
-use crate::stats::{DispatchRecord, EngineStats};
+use crate::stats::{DispatchRecord, EngineStats, HostStats};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
 use crate::time::SimTime;
 use std::sync::Arc;
@@ -75,8 +75,10 @@ pub struct RunReport {
     pub end: SimTime,
     /// Every dispatch, in completion order.
     pub dispatches: Vec<DispatchRecord>,
-    /// The scheduler's work counters.
+    /// The scheduler's work counters (deterministic).
     pub stats: EngineStats,
+    /// How the host ran it (thread hand-offs; not deterministic).
+    pub host: HostStats,
 }
 
 impl RunReport {
@@ -347,7 +349,7 @@ impl World {
         let fabric = self.fabric.take().ok_or_else(|| {
             SimError::invalid("the fabric model was lost by an earlier failed run")
         })?;
-        let engine = driver::run(
+        let (engine, host) = driver::run(
             Engine::new(self.chip.clone(), fabric, mem, queues),
             self.chip.clone(),
         );
@@ -361,6 +363,7 @@ impl World {
             end: engine.now(),
             dispatches,
             stats: engine.stats.clone(),
+            host,
         };
         let (mem, fabric) = engine.into_parts();
         self.mem = mem;

@@ -101,7 +101,10 @@ pub fn example_main(name: &str) -> std::process::ExitCode {
     };
     let cfg = crate::Config::default_preset();
     if ranks < p.min_ranks || ranks > cfg.machine.ranks {
-        eprintln!("{name} needs {}..={} ranks, got {ranks}", p.min_ranks, cfg.machine.ranks);
+        eprintln!(
+            "{name} needs {}..={} ranks, got {ranks}",
+            p.min_ranks, cfg.machine.ranks
+        );
         return ExitCode::from(2);
     }
     let mut world = match cfg.world() {

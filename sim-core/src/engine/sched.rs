@@ -252,14 +252,6 @@ impl Engine {
             let next = t + self.chip.dispatch_launch();
             self.push_host(next, chip as u64, Event::DispatchStart { chip });
         }
-        self.check_finished();
-    }
-
-    /// Ends the run successfully once every chip is idle.
-    pub(super) fn check_finished(&mut self) {
-        if self.outcome.is_none() && self.chips.iter().all(ChipSched::is_idle) {
-            self.outcome = Some(Ok(()));
-        }
     }
 
     /// Registers a block's deferred conditions for its task (reference §2.6).

@@ -1,0 +1,66 @@
+//! Helpers shared by the integration tests.
+
+use ranksim::Config;
+use ranksim::prelude::*;
+
+/// A machine whose costs make hand arithmetic easy: 1 GHz, DMA 100 GB/s both ways with no
+/// issue cost, notify 10 ns, no poll / launch / task-start cost, a full mesh of 10 GB/s links
+/// with 1 us latency, 4 AIV cores, 64 KiB of UB.
+pub fn simple_toml(ranks: usize) -> String {
+    format!(
+        r#"
+[machine]
+name = "simple"
+ranks = {ranks}
+
+[chip]
+name = "simple"
+aiv_cores = 4
+aic_cores = 2
+clock_ghz = 1.0
+ub_bytes = 65536
+l1_bytes = 0
+bf16_atomic_add = false
+notify_issue_ns = 10.0
+wait_poll_ns = 0.0
+dispatch_launch_ns = 0.0
+task_start_ns = 0.0
+
+[chip.dma.gm_to_ub]
+gbps = 100.0
+issue_ns = 0.0
+
+[chip.dma.ub_to_gm]
+gbps = 100.0
+issue_ns = 0.0
+
+[chip.vector]
+fixed_cycles = 10
+bytes_per_cycle = 256
+
+[fabric]
+kind = "full_mesh"
+link_gbps = 10.0
+link_efficiency = 1.0
+link_latency_ns = 1000.0
+"#
+    )
+}
+
+/// A world of the simple machine.
+pub fn simple(ranks: usize) -> World {
+    Config::from_toml(&simple_toml(ranks), "simple")
+        .unwrap()
+        .world()
+        .unwrap()
+}
+
+/// A world of the default a2a3 preset.
+pub fn a2a3() -> World {
+    Config::default_preset().world().unwrap()
+}
+
+/// The domain of every rank of `world`.
+pub fn all(world: &mut World) -> Domain {
+    world.world_domain("comm_d0").unwrap()
+}

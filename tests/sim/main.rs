@@ -1,0 +1,10 @@
+//! Integration tests of the whole simulator, in one binary (one link on a 2-core machine).
+
+mod bad_input;
+mod common;
+mod deferred;
+mod determinism;
+mod domains;
+mod primitives;
+mod programs;
+mod timing;

@@ -1,0 +1,443 @@
+//! Semantics of every primitive (reference §2.4-2.9) on real data.
+
+use crate::common::{a2a3, all, simple};
+use ranksim::prelude::*;
+
+#[test]
+fn self_notify_hits_the_same_cell_and_negative_add_clears_credits() {
+    // PyPTO test_self_notify_credit_reset: REPS AtomicAdd(+1) to the peer, wait >= REPS, then
+    // AtomicAdd(-REPS) on our own cell: every cell ends at 0.
+    const REPS: i32 = 4;
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
+    let s = sig.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("credits", 1, move |core| {
+            let peer = 1 - core.rank();
+            for _ in 0..REPS {
+                core.notify(&s, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+            }
+            core.wait(&s, &[0, 0], REPS, WaitCmp::Ge)?;
+            core.notify(&s, core.rank(), &[0, 0], -REPS, NotifyOp::AtomicAdd)
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(w.read::<i32>(&sig, 0).unwrap(), vec![0]);
+    assert_eq!(w.read::<i32>(&sig, 1).unwrap(), vec![0]);
+}
+
+#[test]
+fn set_overwrites_and_eq_wait_compares_signed() {
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[2]).unwrap();
+    let s = sig.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("set", 1, move |core| {
+            if core.rank() == 0 {
+                core.notify(&s, 1, &[0], 7, NotifyOp::AtomicAdd)?;
+                core.notify(&s, 1, &[0], -3, NotifyOp::Set)?;
+                core.notify(&s, 1, &[1], 5, NotifyOp::Set)
+            } else {
+                // -3 >= -5 holds only under a signed compare.
+                core.wait(&s, &[0], -5, WaitCmp::Ge)?;
+                core.wait(&s, &[0], -3, WaitCmp::Eq)?;
+                core.wait(&s, &[1], 5, WaitCmp::Eq)
+            }
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(w.read::<i32>(&sig, 1).unwrap(), vec![-3, 5]);
+}
+
+#[test]
+fn wait_all_needs_every_cell_of_the_view() {
+    let mut w = simple(4);
+    let dom = all(&mut w);
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[4, 1]).unwrap();
+    let s = sig.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("gather", 1, move |core| {
+            let me = core.rank();
+            if me != 0 {
+                core.compute(1000 * me as u64);
+                core.notify(&s, 0, &[me, 0], me as i32, NotifyOp::Set)
+            } else {
+                core.wait_all(&s, &[1, 0], &[3, 1], 1, WaitCmp::Ge)
+            }
+        }),
+    )
+    .unwrap();
+    let r = w.run().unwrap();
+    // Rank 0 resumes only after the slowest notify (rank 3 starts it at 3 us).
+    let t0 = r.of_chip(0).next().unwrap().end.as_ps();
+    assert!(t0 > 3_000_000 + 1_000_000, "rank 0 resumed at {t0} ps");
+    assert_eq!(w.read::<i32>(&sig, 0).unwrap(), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn remote_load_valid_shape_reads_only_the_ragged_part() {
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let x = w.alloc_window(&dom, "x", DType::F32, &[2, 8]).unwrap();
+    let out = w.alloc_tensor("out", DType::F32, &[2, 8]).unwrap();
+    w.write(&x, 1, &(0..16).map(|i| i as f32).collect::<Vec<_>>())
+        .unwrap();
+    let (xk, o) = (x.clone(), out.clone());
+    w.dispatch(
+        0,
+        Dispatch::kernel("ragged", 1, move |core| {
+            let t = core.remote_load_valid(&xk, 1, &[0, 0], &[2, 8], &[1, 3])?;
+            assert_eq!(t.shape(), (2, 8));
+            assert_eq!(t.valid_shape(), (1, 3));
+            let full = Tile::from_slice(2, 8, &t.to_vec::<f32>()?)?;
+            core.store(&full, &o, &[0, 0])
+        })
+        .in_domain(&dom),
+    )
+    .unwrap();
+    w.run().unwrap();
+    let mut want = vec![0.0f32; 16];
+    want[..3].copy_from_slice(&[0.0, 1.0, 2.0]);
+    assert_eq!(w.read::<f32>(&out, 0).unwrap(), want);
+}
+
+#[test]
+fn remote_store_atomic_add_accumulates_every_dtype() {
+    fn check<T: ranksim::sim_core::Element>(
+        vals: impl Fn(usize) -> T + Send + Sync + 'static,
+        want: T,
+    ) {
+        let mut w = simple(4);
+        let dom = all(&mut w);
+        let acc = w.alloc_window(&dom, "acc", T::DTYPE, &[1, 16]).unwrap();
+        let a = acc.clone();
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("accumulate", 1, move |core| {
+                let t = Tile::from_slice(1, 16, &vec![vals(core.rank()); 16])?;
+                core.remote_store(&t, &a, 0, &[0, 0], AtomicType::Add)
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        assert_eq!(
+            w.read::<T>(&acc, 0).unwrap(),
+            vec![want; 16],
+            "{}",
+            T::DTYPE
+        );
+    }
+    check(|r| (r + 1) as f32 * 0.5, 5.0f32);
+    check(|r| f16::from_f32((r + 1) as f32), f16::from_f32(10.0));
+    check(|r| (r as i32) - 10, -34i32);
+    check(|r| (r as i16) * 100, 600i16);
+    check(|r| r as i8, 6i8);
+}
+
+#[test]
+fn bf16_atomic_add_works_on_a2a3() {
+    let mut w = a2a3();
+    let dom = all(&mut w);
+    let acc = w.alloc_window(&dom, "acc", DType::BF16, &[1, 16]).unwrap();
+    let a = acc.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("accumulate", 1, move |core| {
+            let t = Tile::from_slice(1, 16, &[bf16::from_f32(1.0); 16])?;
+            core.remote_store(&t, &a, 0, &[0, 0], AtomicType::Add)
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(
+        w.read::<bf16>(&acc, 0).unwrap(),
+        vec![bf16::from_f32(8.0); 16]
+    );
+}
+
+#[test]
+fn put_atomic_add_into_the_root() {
+    // PyPTO test_atomic_add_accumulate: INT32 16x16, root starts at 10, every rank (itself
+    // included) put(atomic=Add)s 16 and notifies the root, which waits for NR notifies.
+    for nr in [2usize, 4] {
+        let mut w = simple(nr);
+        let dom = all(&mut w);
+        let src = w.alloc_tensor("src", DType::I32, &[16, 16]).unwrap();
+        let dst = w.alloc_window(&dom, "dst", DType::I32, &[16, 16]).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
+        for r in 0..nr {
+            w.write(&src, r, &[16i32; 256]).unwrap();
+        }
+        w.write(&dst, 0, &[10i32; 256]).unwrap();
+        let (s, d, g) = (src.clone(), dst.clone(), sig.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("accumulate", 1, move |core| {
+                core.put(&d, 0, &s, &CopyOpts::new().atomic(AtomicType::Add))?;
+                core.notify(&g, 0, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+                if core.rank() == 0 {
+                    core.wait(&g, &[0, 0], core.nranks() as i32, WaitCmp::Ge)?;
+                }
+                Ok(())
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        assert_eq!(
+            w.read::<i32>(&dst, 0).unwrap(),
+            vec![10 + 16 * nr as i32; 256]
+        );
+    }
+}
+
+#[test]
+fn row_put_and_row_get_move_subregions() {
+    // PyPTO test_row_put / test_row_get: row 0 of one rank goes to row 1 of the other.
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let buf = w.alloc_window(&dom, "buf", DType::F32, &[2, 32]).unwrap();
+    let got = w.alloc_tensor("got", DType::F32, &[2, 32]).unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[2, 1]).unwrap();
+    for r in 0..2 {
+        let mut v = vec![0.0f32; 64];
+        v[..32]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = (r * 100 + i) as f32);
+        w.write(&buf, r, &v).unwrap();
+    }
+    let (b, g, s) = (buf.clone(), got.clone(), sig.clone());
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("rows", 1, move |core| {
+            let (me, peer) = (core.rank(), 1 - core.rank());
+            // get: peer's row 0 into my local row 0 of `got`.
+            core.get(
+                &g,
+                peer,
+                &b,
+                &CopyOpts::new().region(&[0, 0], &[0, 0], &[1, 32]),
+            )?;
+            // put: my row 0 into the peer's row 1.
+            core.put(
+                &b,
+                peer,
+                &b,
+                &CopyOpts::new().region(&[1, 0], &[0, 0], &[1, 32]),
+            )?;
+            core.notify(&s, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+            core.wait(&s, &[peer, 0], 1, WaitCmp::Ge)
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    for r in 0..2usize {
+        let peer = 1 - r;
+        let row0: Vec<f32> = (0..32).map(|i| (r * 100 + i) as f32).collect();
+        let peer_row0: Vec<f32> = (0..32).map(|i| (peer * 100 + i) as f32).collect();
+        assert_eq!(
+            w.read::<f32>(&buf, r).unwrap(),
+            [row0, peer_row0.clone()].concat()
+        );
+        assert_eq!(w.read::<f32>(&got, r).unwrap()[..32], peer_row0[..]);
+    }
+}
+
+#[test]
+fn chunked_ring_shuffle_with_odd_chunks() {
+    // PyPTO test_chunked_ring_shuffle: chunk_rows=2, chunk_cols=32 over an [8, 64] extent;
+    // here also with chunks that do not divide the extent (3 x 40).
+    for (cr, cc, pipeline) in [
+        (2, 32, false),
+        (3, 40, false),
+        (3, 40, true),
+        (8, 64, false),
+    ] {
+        let mut w = simple(4);
+        let dom = all(&mut w);
+        let x = w.alloc_tensor("x", DType::F32, &[8, 64]).unwrap();
+        let y = w.alloc_window(&dom, "y", DType::F32, &[8, 64]).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[4, 1]).unwrap();
+        for r in 0..4 {
+            w.write(
+                &x,
+                r,
+                &(0..512).map(|i| (r * 1000 + i) as f32).collect::<Vec<_>>(),
+            )
+            .unwrap();
+        }
+        let (xk, yk, s) = (x.clone(), y.clone(), sig.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("shuffle", 1, move |core| {
+                let (me, n) = (core.rank(), core.nranks());
+                core.put(
+                    &yk,
+                    (me + 1) % n,
+                    &xk,
+                    &CopyOpts::new().chunks(cr, cc).pipeline(pipeline),
+                )?;
+                core.notify(&s, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+                core.wait(&s, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        for r in 0..4 {
+            let src = (r + 3) % 4;
+            assert_eq!(
+                w.read::<f32>(&y, r).unwrap(),
+                (0..512)
+                    .map(|i| (src * 1000 + i) as f32)
+                    .collect::<Vec<_>>(),
+                "chunks {cr}x{cc}"
+            );
+        }
+    }
+}
+
+#[test]
+fn three_dimensional_windows_flatten_leading_dims() {
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let x = w.alloc_window(&dom, "x", DType::I16, &[2, 3, 4]).unwrap();
+    let out = w.alloc_tensor("out", DType::I16, &[3, 4]).unwrap();
+    w.write(&x, 1, &(0..24).collect::<Vec<i16>>()).unwrap();
+    let (xk, o) = (x.clone(), out.clone());
+    w.dispatch(
+        0,
+        Dispatch::kernel("slab", 1, move |core| {
+            let t = core.remote_load(&xk, 1, &[1, 0, 0], &[1, 3, 4])?;
+            assert_eq!(t.shape(), (3, 4));
+            core.store(&t, &o, &[0, 0])
+        })
+        .in_domain(&dom),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(
+        w.read::<i16>(&out, 0).unwrap(),
+        (12..24).collect::<Vec<i16>>()
+    );
+}
+
+#[test]
+fn tile_math_in_every_dtype_through_the_core() {
+    let mut w = simple(1);
+    let dom = all(&mut w);
+    let out = w.alloc_tensor("out", DType::F32, &[4, 6]).unwrap();
+    let o = out.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("math", 1, move |core| {
+            let mut row = 0;
+            for dt in DType::ALL {
+                let a = Tile::from_slice(1, 2, &[3.0f32, -2.0])?;
+                let b = Tile::from_slice(1, 2, &[2.0f32, 5.0])?;
+                let (a, b) = (convert(&a, dt), convert(&b, dt));
+                let r = [
+                    core.add(&a, &b)?,
+                    core.max(&a, &b)?,
+                    core.min(&a, &b)?,
+                    core.mul(&a, &b)?,
+                    core.adds(&a, 1.0)?,
+                    core.muls(&a, 2.0)?,
+                ];
+                let vals: Vec<f32> = r.iter().map(|t| t.get_f64(0, 1) as f32).collect();
+                if dt == DType::F32 || dt == DType::I32 || dt == DType::F16 || dt == DType::I8 {
+                    core.store(&Tile::from_slice(1, 6, &vals)?, &o, &[row, 0])?;
+                    row += 1;
+                }
+            }
+            Ok(())
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    // Element 1 of each result: -2 op 5 for add, max, min, mul, adds 1, muls 2.
+    let want = [3.0f32, 5.0, -2.0, -10.0, -1.0, -4.0];
+    assert_eq!(w.read::<f32>(&out, 0).unwrap(), want.repeat(4));
+}
+
+/// `t` with its values converted to `dt` (host-side helper).
+fn convert(t: &Tile, dt: DType) -> Tile {
+    let v: Vec<f64> = (0..t.len()).map(|i| t.get_f64(0, i)).collect();
+    match dt {
+        DType::F32 => {
+            Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as f32).collect::<Vec<_>>())
+        }
+        DType::F16 => Tile::from_slice(
+            1,
+            v.len(),
+            &v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>(),
+        ),
+        DType::BF16 => Tile::from_slice(
+            1,
+            v.len(),
+            &v.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>(),
+        ),
+        DType::I32 => {
+            Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i32).collect::<Vec<_>>())
+        }
+        DType::I16 => {
+            Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i16).collect::<Vec<_>>())
+        }
+        DType::I8 => Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i8).collect::<Vec<_>>()),
+    }
+    .unwrap()
+}
+
+#[test]
+fn multi_block_tasks_see_their_block_index() {
+    let mut w = a2a3();
+    let dom = all(&mut w);
+    let out = w.alloc_window(&dom, "out", DType::I32, &[48, 8]).unwrap();
+    let o = out.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("blocks", 48, move |core| {
+            let (b, n) = (core.block_idx(), core.block_num());
+            let t = Tile::from_slice(1, 8, &[(core.rank() * 1000 + b * 10 + n) as i32; 8])?;
+            core.store(&t, &o, &[b, 0])
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    for r in 0..8 {
+        let v = w.read::<i32>(&out, r).unwrap();
+        for b in 0..48 {
+            assert_eq!(v[b * 8], (r * 1000 + b * 10 + 48) as i32);
+        }
+    }
+}
+
+#[test]
+fn windows_are_32_byte_rounded_and_laid_out_in_order() {
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let a = w.alloc_window(&dom, "a", DType::I8, &[5]).unwrap();
+    let b = w.alloc_window(&dom, "b", DType::F32, &[9]).unwrap();
+    let c = w.alloc_window(&dom, "c", DType::I32, &[8]).unwrap();
+    assert_eq!(
+        (a.window_offset(), b.window_offset(), c.window_offset()),
+        (0, 32, 96)
+    );
+    assert_eq!(w.window_size(&dom), 128);
+    // The rounding is real tail storage: a view may use it.
+    assert!(a.view(DType::I8, &[32]).is_ok());
+    assert!(
+        a.view(DType::I8, &[33])
+            .unwrap_err()
+            .to_string()
+            .contains("needs 33 bytes but the buffer has 32")
+    );
+    // Fresh windows are zero.
+    assert_eq!(w.read::<f32>(&b, 1).unwrap(), vec![0.0; 9]);
+}
