@@ -520,8 +520,8 @@ impl Core {
         let atomic = self.atomic_dtype(op, o.atomic, dt)?;
         let dst_place = self.place(op, dt, dst.1, &doff, &shape)?;
         let src_place = self.place(op, st, src.1, &soff, &shape)?;
-        let d_rows = self.check(op, row_starts(dt, &doff, &shape).map_err(String::from))?;
-        let s_rows = self.check(op, row_starts(st, &soff, &shape).map_err(String::from))?;
+        let d_rows = self.check(op, row_starts(dt, &doff, &shape))?;
+        let s_rows = self.check(op, row_starts(st, &soff, &shape))?;
         let (rows, cols) = (d_rows.len(), shape[shape.len() - 1]);
         let cr = if o.chunk_rows == 0 {
             rows

@@ -141,9 +141,9 @@ impl Sub for SimTime {
 }
 
 fn fmt_ps(ps: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    if ps % 1_000_000 == 0 {
+    if ps.is_multiple_of(1_000_000) {
         write!(f, "{}us", ps / 1_000_000)
-    } else if ps % 1_000 == 0 {
+    } else if ps.is_multiple_of(1_000) {
         write!(f, "{}ns", ps / 1_000)
     } else {
         write!(f, "{}ps", ps)

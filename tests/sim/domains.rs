@@ -1,1 +1,218 @@
-// placeholder
+//! Comm domains (subsets, overlap) and window lifetimes across runs (reference §1.7, §1.8).
+
+use crate::common::simple;
+use ranksim::prelude::*;
+
+#[test]
+fn two_overlapping_domains_swap_independently() {
+    // PyPTO test_two_groups_independent_swap: domains {0,1} and {1,2}; chip 1 is in both and
+    // has two independent windows.
+    let mut w = simple(3);
+    let a = w
+        .create_domain("a", &[0, 1], DomainOptions::default())
+        .unwrap();
+    let b = w
+        .create_domain("b", &[1, 2], DomainOptions::default())
+        .unwrap();
+    let input = w.alloc_tensor("in", DType::F32, &[1, 16]).unwrap();
+    let outs = [
+        w.alloc_tensor("outs_a", DType::F32, &[1, 16]).unwrap(),
+        w.alloc_tensor("outs_b", DType::F32, &[1, 16]).unwrap(),
+    ];
+    for chip in 0..3 {
+        w.write(&input, chip, &[chip as f32 + 1.0; 16]).unwrap();
+    }
+    for (dom, out) in [(&a, &outs[0]), (&b, &outs[1])] {
+        let stage = w.alloc_window(dom, "stage", DType::F32, &[1, 16]).unwrap();
+        let sig = w.alloc_window(dom, "sig", DType::I32, &[2, 1]).unwrap();
+        let (i, o) = (input.clone(), out.clone());
+        w.dispatch_all(
+            dom,
+            Dispatch::kernel("swap", 1, move |core| {
+                let (me, peer) = (core.rank(), 1 - core.rank());
+                let t = core.load(&i, &[0, 0], &[1, 16])?;
+                core.store(&t, &stage, &[0, 0])?;
+                core.notify(&sig, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+                core.wait(&sig, &[peer, 0], 1, WaitCmp::Ge)?;
+                let got = core.remote_load(&stage, peer, &[0, 0], &[1, 16])?;
+                core.store(&got, &o, &[0, 0])
+            }),
+        )
+        .unwrap();
+    }
+    let report = w.run().unwrap();
+    assert_eq!(
+        report.of_chip(1).count(),
+        2,
+        "chip 1 runs one dispatch per domain"
+    );
+    let read = |t: &Tensor, c: usize| w.read::<f32>(t, c).unwrap()[0];
+    assert_eq!(
+        [read(&outs[0], 0), read(&outs[0], 1), read(&outs[0], 2)],
+        [2.0, 1.0, 0.0]
+    );
+    assert_eq!(
+        [read(&outs[1], 0), read(&outs[1], 1), read(&outs[1], 2)],
+        [0.0, 3.0, 2.0]
+    );
+}
+
+/// PyPTO's signal exchange, run three times on one world with `opts`; returns each run's cells.
+fn exchange_three_times(opts: DomainOptions) -> Vec<Vec<i32>> {
+    let mut w = simple(2);
+    let dom = w.create_domain("comm_d0", &[0, 1], opts).unwrap();
+    let sig = w.alloc_window(&dom, "signal", DType::I32, &[1, 1]).unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let s = sig.clone();
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("exchange", 1, move |core| {
+                let me = core.rank();
+                core.notify(&s, 1 - me, &[0, 0], me as i32 + 1, NotifyOp::AtomicAdd)?;
+                core.wait(&s, &[0, 0], 1, WaitCmp::Ge)
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        runs.push((0..2).map(|r| w.read::<i32>(&sig, r).unwrap()[0]).collect());
+    }
+    runs
+}
+
+#[test]
+fn window_lifetimes_across_runs() {
+    let fresh = vec![vec![2, 1]; 3];
+    // Non-persistent windows are fresh every run.
+    assert_eq!(exchange_three_times(DomainOptions::default()), fresh);
+    // Persistent with the default reset: zeroed before each reuse.
+    assert_eq!(exchange_three_times(DomainOptions::persistent()), fresh);
+    // Persistent without reset: the counters keep growing ([4, 2] instead of [2, 1]).
+    assert_eq!(
+        exchange_three_times(DomainOptions::persistent_no_reset()),
+        vec![vec![2, 1], vec![4, 2], vec![6, 3]]
+    );
+}
+
+#[test]
+fn self_notify_credit_reset_without_window_reset() {
+    // PyPTO test_persistent_self_notify_credit_reset_without_window_reset: the protocol clears
+    // its own credits, so reuse without reset still starts from zero.
+    let mut w = simple(2);
+    let dom = w
+        .create_domain("comm_d0", &[0, 1], DomainOptions::persistent_no_reset())
+        .unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
+    for _ in 0..3 {
+        let s = sig.clone();
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("credits", 1, move |core| {
+                for _ in 0..4 {
+                    core.notify(&s, 1 - core.rank(), &[0, 0], 1, NotifyOp::AtomicAdd)?;
+                }
+                core.wait(&s, &[0, 0], 4, WaitCmp::Ge)?;
+                core.notify(&s, core.rank(), &[0, 0], -4, NotifyOp::AtomicAdd)
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        assert_eq!(
+            (
+                w.read::<i32>(&sig, 0).unwrap(),
+                w.read::<i32>(&sig, 1).unwrap()
+            ),
+            (vec![0], vec![0])
+        );
+    }
+}
+
+#[test]
+fn host_writes_after_a_run_start_from_a_fresh_window() {
+    let mut w = simple(2);
+    let dom = w
+        .create_domain("comm_d0", &[0, 1], DomainOptions::default())
+        .unwrap();
+    let x = w.alloc_window(&dom, "x", DType::I32, &[2]).unwrap();
+    let y = w.alloc_window(&dom, "y", DType::I32, &[2]).unwrap();
+    let xk = x.clone();
+    w.dispatch(
+        0,
+        Dispatch::kernel("fill", 1, move |c| {
+            c.store(&Tile::from_slice(1, 2, &[7, 7])?, &xk, &[0])
+        })
+        .in_domain(&dom),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(
+        w.read::<i32>(&x, 0).unwrap(),
+        vec![7, 7],
+        "results stay readable after the run"
+    );
+    w.write(&y, 0, &[1, 2]).unwrap();
+    assert_eq!(
+        w.read::<i32>(&x, 0).unwrap(),
+        vec![0, 0],
+        "staging into a used, non-persistent domain starts it fresh"
+    );
+    assert_eq!(w.read::<i32>(&y, 0).unwrap(), vec![1, 2]);
+    w.run().unwrap();
+    assert_eq!(
+        w.read::<i32>(&y, 0).unwrap(),
+        vec![1, 2],
+        "data staged before a run survives into it"
+    );
+}
+
+#[test]
+fn a_dispatch_without_a_domain_sees_world_ranks() {
+    let mut w = simple(3);
+    let out = w.alloc_tensor("out", DType::I32, &[1, 2]).unwrap();
+    for chip in 0..3 {
+        let o = out.clone();
+        w.dispatch(
+            chip,
+            Dispatch::kernel("who", 1, move |c| {
+                c.store(
+                    &Tile::from_slice(1, 2, &[c.rank() as i32, c.nranks() as i32])?,
+                    &o,
+                    &[0, 0],
+                )
+            }),
+        )
+        .unwrap();
+    }
+    w.run().unwrap();
+    for chip in 0..3 {
+        assert_eq!(w.read::<i32>(&out, chip).unwrap(), vec![chip as i32, 3]);
+    }
+}
+
+#[test]
+fn a_sub_domain_uses_dense_ranks() {
+    let mut w = simple(4);
+    let dom = w
+        .create_domain("odd", &[3, 1], DomainOptions::default())
+        .unwrap();
+    let out = w.alloc_window(&dom, "out", DType::I32, &[1, 3]).unwrap();
+    let o = out.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("who", 1, move |c| {
+            c.store(
+                &Tile::from_slice(
+                    1,
+                    3,
+                    &[c.rank() as i32, c.nranks() as i32, c.world_rank() as i32],
+                )?,
+                &o,
+                &[0, 0],
+            )
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(w.read::<i32>(&out, 0).unwrap(), vec![0, 2, 3]);
+    assert_eq!(w.read::<i32>(&out, 1).unwrap(), vec![1, 2, 1]);
+}

@@ -121,7 +121,7 @@ fn remote_store_atomic_add_accumulates_every_dtype() {
         w.dispatch_all(
             &dom,
             Dispatch::kernel("accumulate", 1, move |core| {
-                let t = Tile::from_slice(1, 16, &vec![vals(core.rank()); 16])?;
+                let t = Tile::from_slice(1, 16, &[vals(core.rank()); 16])?;
                 core.remote_store(&t, &a, 0, &[0, 0], AtomicType::Add)
             }),
         )

@@ -9,6 +9,9 @@ use std::sync::Arc;
 
 const N: usize = 1024; // f32 elements = 4096 bytes
 
+/// Instants recorded by each rank's kernel.
+type Log = Arc<Mutex<Vec<(usize, Vec<u64>)>>>;
+
 /// Runs `kernel` on every rank and returns the instants each rank recorded, by rank.
 fn times(
     world: &mut World,
@@ -21,7 +24,7 @@ fn times(
     let sig = world
         .alloc_window(&dom, "signal", DType::I32, &[world.size(), 1])
         .unwrap();
-    let log: Arc<Mutex<Vec<(usize, Vec<u64>)>>> = Arc::default();
+    let log: Log = Arc::default();
     let l = log.clone();
     world
         .dispatch_all(
