@@ -69,7 +69,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10)
         .measurement_time(Duration::from_secs(5))
         .warm_up_time(Duration::from_secs(1));
-    for ranks in [8usize, 64] {
+    for ranks in [2usize, 8, 64] {
         let k = 20_000 / ranks as i32;
         g.throughput(Throughput::Elements(posted(ranks, k)));
         g.bench_with_input(BenchmarkId::new("posted_events", ranks), &ranks, |b, &r| {

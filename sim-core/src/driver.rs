@@ -46,8 +46,9 @@ pub(crate) struct Shared {
     cvs: Vec<Condvar>,
     /// `ready[actor]`: its slot was filled (read without the lock while spinning).
     ready: Vec<AtomicBool>,
-    /// Host cores this process may use; a blocked thread spins only while no more threads
-    /// are active than this, so spinning never steals a core another thread needs.
+    /// Host cores this process may use. A blocked thread spins only when every simulated core
+    /// with work could have a host core of its own (and no more threads are active than host
+    /// cores), so spinning never steals a core another thread needs.
     host_cores: usize,
     done: Condvar,
     pub(crate) chip: Arc<dyn ChipTiming>,
@@ -215,7 +216,10 @@ pub(crate) fn call(
             Slot::Start(..) => unreachable!("a running core was assigned a second block"),
             Slot::Empty => {
                 waited = true;
-                if !spun && g.active <= shared.host_cores {
+                if !spun
+                    && g.active <= shared.host_cores
+                    && g.eng.busy_actors() <= shared.host_cores
+                {
                     spun = true;
                     shared.ready[actor].store(false, Ordering::Relaxed);
                     MutexGuard::unlocked(&mut g, || spin_until(&shared.ready[actor]));

@@ -66,6 +66,8 @@ pub(crate) struct Engine {
     actors: Vec<Actor>,
     /// Lower bounds `(time, actor, seq)` of every running actor's next request.
     running: BTreeSet<(SimTime, usize, u64)>,
+    /// Actors with a block assigned (running or blocked).
+    busy: usize,
     chips: Vec<ChipSched>,
     signals: Signals,
     copies: Vec<Option<CopyJob>>,
@@ -102,6 +104,7 @@ impl Engine {
             now: SimTime::ZERO,
             actors: vec![idle; world * cores],
             running: BTreeSet::new(),
+            busy: 0,
             chips: queues
                 .into_iter()
                 .map(|q| ChipSched::new(q, cores))
@@ -129,6 +132,11 @@ impl Engine {
     /// Total number of actors (cores over all chips).
     pub(crate) fn actor_count(&self) -> usize {
         self.actors.len()
+    }
+
+    /// Number of actors that have a block assigned (running or blocked).
+    pub(crate) fn busy_actors(&self) -> usize {
+        self.busy
     }
 
     /// Whether the run has ended (finished or failed).
@@ -464,6 +472,7 @@ impl Engine {
             seq: a.next_seq,
         };
         a.job = Some((task, assignment.clone()));
+        self.busy += 1;
         self.running.insert((at, actor, a.next_seq));
         self.wakes.push(Wake::Start {
             actor,

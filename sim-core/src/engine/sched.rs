@@ -183,6 +183,9 @@ impl Engine {
     /// A block ended: free its core; complete its task if nothing else is pending.
     pub(super) fn finish_block(&mut self, t: SimTime, actor: usize, result: Result<(), SimError>) {
         let job = self.actors[actor].job.take();
+        if job.is_some() {
+            self.busy -= 1;
+        }
         if let Err(e) = result {
             if !e.is_abort() {
                 self.fail(e);
