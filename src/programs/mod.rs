@@ -9,6 +9,7 @@ mod hello_rank;
 mod put_get;
 mod remote_load_store;
 mod signal_exchange;
+mod window_round_trip;
 
 pub use common::Outcome;
 use sim_core::{SimResult, World};
@@ -32,6 +33,18 @@ pub const PROGRAMS: &[Program] = &[
         about: "y[r] = x[r] + r on every rank",
         min_ranks: 1,
         run: hello_rank::run,
+    },
+    Program {
+        name: "programming_model",
+        about: "y[r] = x[r] * (r + 1) on the vector unit",
+        min_ranks: 1,
+        run: window_round_trip::run_scale,
+    },
+    Program {
+        name: "window_buffer",
+        about: "round trip through this rank's window: y = x",
+        min_ranks: 1,
+        run: window_round_trip::run_round_trip,
     },
     Program {
         name: "signal_exchange",

@@ -1,0 +1,5 @@
+//! The `window_buffer` tutorial program: `cargo run --example window_buffer [RANKS]`.
+
+fn main() -> std::process::ExitCode {
+    ranksim::programs::example_main("window_buffer")
+}
