@@ -38,10 +38,7 @@ pub struct MachineConfig {
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     #[error("config {origin}: {message}")]
     Parse { origin: String, message: String },
     #[error("config {origin}: {message}")]
@@ -53,20 +50,16 @@ pub enum ConfigError {
 impl Config {
     /// Parses TOML text; `origin` names it in errors (a path or `preset a2a3`).
     pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            origin: origin.to_string(),
-            message: e.to_string(),
-        })?;
+        let cfg: Config = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { origin: origin.to_string(), message: e.to_string() })?;
         cfg.validate(origin)?;
         Ok(cfg)
     }
 
     /// Reads and parses a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
         Config::from_toml(&text, &path.display().to_string())
     }
 
@@ -74,10 +67,7 @@ impl Config {
     pub fn preset(name: &str) -> Result<Config, ConfigError> {
         let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
             let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-            return Err(ConfigError::UnknownPreset(
-                name.to_string(),
-                names.join(", "),
-            ));
+            return Err(ConfigError::UnknownPreset(name.to_string(), names.join(", ")));
         };
         Config::from_toml(text, &format!("preset {name}"))
     }
@@ -99,31 +89,21 @@ impl Config {
     }
 
     fn validate(&self, origin: &str) -> Result<(), ConfigError> {
-        let invalid = |message: String| ConfigError::Invalid {
-            origin: origin.to_string(),
-            message,
-        };
+        let invalid = |message: String| ConfigError::Invalid { origin: origin.to_string(), message };
         if self.machine.ranks == 0 {
-            return Err(invalid(
-                "machine.ranks = 0: a machine needs at least one rank (chip)".into(),
-            ));
+            return Err(invalid("machine.ranks = 0: a machine needs at least one rank (chip)".into()));
         }
         ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
-        interconnect::build(&self.fabric, self.machine.ranks)
-            .map_err(|e| invalid(e.to_string()))?;
+        interconnect::build(&self.fabric, self.machine.ranks).map_err(|e| invalid(e.to_string()))?;
         Ok(())
     }
 
     /// A fresh world of this machine.
     pub fn world(&self) -> Result<World, ConfigError> {
         let origin = format!("machine {}", self.machine.name);
-        let invalid = |message: String| ConfigError::Invalid {
-            origin: origin.clone(),
-            message,
-        };
+        let invalid = |message: String| ConfigError::Invalid { origin: origin.clone(), message };
         let chip = ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
-        let fabric = interconnect::build(&self.fabric, self.machine.ranks)
-            .map_err(|e| invalid(e.to_string()))?;
+        let fabric = interconnect::build(&self.fabric, self.machine.ranks).map_err(|e| invalid(e.to_string()))?;
         World::new(self.machine.ranks, Arc::new(chip), fabric).map_err(|e| invalid(e.to_string()))
     }
 

@@ -37,18 +37,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Run {
-        program: None,
-        config: None,
-        ranks: None,
-        list: false,
-    }) {
-        Command::Run {
-            program,
-            config,
-            ranks,
-            list,
-        } => run(program, config, ranks, list),
+    let result = match cli.command.unwrap_or(Command::Run { program: None, config: None, ranks: None, list: false }) {
+        Command::Run { program, config, ranks, list } => run(program, config, ranks, list),
     };
     match result {
         Ok(code) => code,
@@ -59,12 +49,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(
-    program: Option<String>,
-    config: Option<PathBuf>,
-    ranks: Option<usize>,
-    list: bool,
-) -> Result<ExitCode, String> {
+fn run(program: Option<String>, config: Option<PathBuf>, ranks: Option<usize>, list: bool) -> Result<ExitCode, String> {
     if list {
         for p in PROGRAMS {
             println!("{:<16} {}", p.name, p.about);
@@ -74,10 +59,9 @@ fn run(
     let cfg = Config::load_or_default(config.as_deref()).map_err(|e| e.to_string())?;
     let ranks = ranks.unwrap_or(cfg.machine.ranks);
     let chosen: Vec<&programs::Program> = match &program {
-        Some(name) => vec![
-            programs::find(name)
-                .ok_or_else(|| format!("no program `{name}`; `ranksim run --list` names them"))?,
-        ],
+        Some(name) => {
+            vec![programs::find(name).ok_or_else(|| format!("no program `{name}`; `ranksim run --list` names them"))?]
+        }
         None => PROGRAMS.iter().filter(|p| p.name != "deadlock").collect(),
     };
     println!(
@@ -97,12 +81,7 @@ fn run(
             Ok(out) => {
                 let status = if out.ok { "OK" } else { "FAIL" };
                 failed |= !out.ok;
-                println!(
-                    "{status:<4} {:<16} {:>10} simulated  {}",
-                    p.name,
-                    out.report.end.to_string(),
-                    out.detail
-                );
+                println!("{status:<4} {:<16} {:>10} simulated  {}", p.name, out.report.end.to_string(), out.detail);
             }
             Err(e) => {
                 failed = true;
@@ -110,9 +89,5 @@ fn run(
             }
         }
     }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -18,11 +18,7 @@ pub struct ChipConfigError {
 }
 
 fn err(key: &str, value: impl ToString, why: &str) -> ChipConfigError {
-    ChipConfigError {
-        key: key.to_string(),
-        value: value.to_string(),
-        why: why.to_string(),
-    }
+    ChipConfigError { key: key.to_string(), value: value.to_string(), why: why.to_string() }
 }
 
 #[derive(Clone, Debug)]
@@ -53,18 +49,10 @@ impl ChipModel {
     /// Validates a config and converts it to integer time.
     pub fn from_config(c: &ChipConfig) -> Result<ChipModel, ChipConfigError> {
         if c.aiv_cores == 0 {
-            return Err(err(
-                "aiv_cores",
-                c.aiv_cores,
-                "a chip needs at least one AIV core",
-            ));
+            return Err(err("aiv_cores", c.aiv_cores, "a chip needs at least one AIV core"));
         }
         if c.ub_bytes == 0 {
-            return Err(err(
-                "ub_bytes",
-                c.ub_bytes,
-                "the unified buffer must hold at least one byte",
-            ));
+            return Err(err("ub_bytes", c.ub_bytes, "the unified buffer must hold at least one byte"));
         }
         let clock = Frequency::from_ghz_f64(c.clock_ghz)
             .ok_or_else(|| err("clock_ghz", c.clock_ghz, "must be a positive number of GHz"))?;
@@ -102,17 +90,9 @@ fn ns(key: &str, v: f64) -> Result<SimDuration, ChipConfigError> {
 }
 
 fn dma_path(key: &str, p: &DmaPathConfig) -> Result<DmaPath, ChipConfigError> {
-    let rate = Bandwidth::from_gbps_f64(p.gbps).ok_or_else(|| {
-        err(
-            &format!("{key}.gbps"),
-            p.gbps,
-            "must be a positive rate in GB/s",
-        )
-    })?;
-    Ok(DmaPath {
-        rate,
-        issue: ns(&format!("{key}.issue_ns"), p.issue_ns)?,
-    })
+    let rate = Bandwidth::from_gbps_f64(p.gbps)
+        .ok_or_else(|| err(&format!("{key}.gbps"), p.gbps, "must be a positive rate in GB/s"))?;
+    Ok(DmaPath { rate, issue: ns(&format!("{key}.issue_ns"), p.issue_ns)? })
 }
 
 impl ChipTiming for ChipModel {
@@ -148,8 +128,7 @@ impl ChipTiming for ChipModel {
 
     fn vector_op(&self, dtype: DType, elems: u64) -> SimDuration {
         let bytes = elems * dtype.size() as u64;
-        self.clock
-            .cycles(self.vector_fixed + bytes.div_ceil(self.vector_bytes_per_cycle))
+        self.clock.cycles(self.vector_fixed + bytes.div_ceil(self.vector_bytes_per_cycle))
     }
 
     fn notify_issue(&self) -> SimDuration {
@@ -188,19 +167,10 @@ mod tests {
             dispatch_launch_ns: 0.0,
             task_start_ns: 0.0,
             dma: DmaConfig {
-                gm_to_ub: DmaPathConfig {
-                    gbps: 100.0,
-                    issue_ns: 5.0,
-                },
-                ub_to_gm: DmaPathConfig {
-                    gbps: 50.0,
-                    issue_ns: 0.0,
-                },
+                gm_to_ub: DmaPathConfig { gbps: 100.0, issue_ns: 5.0 },
+                ub_to_gm: DmaPathConfig { gbps: 50.0, issue_ns: 0.0 },
             },
-            vector: VectorConfig {
-                fixed_cycles: 10,
-                bytes_per_cycle: 256,
-            },
+            vector: VectorConfig { fixed_cycles: 10, bytes_per_cycle: 256 },
         }
     }
 
@@ -224,11 +194,6 @@ mod tests {
         assert_eq!(e.key, "dma.ub_to_gm.gbps");
         let mut c = config();
         c.aiv_cores = 0;
-        assert!(
-            ChipModel::from_config(&c)
-                .unwrap_err()
-                .to_string()
-                .contains("chip.aiv_cores = 0")
-        );
+        assert!(ChipModel::from_config(&c).unwrap_err().to_string().contains("chip.aiv_cores = 0"));
     }
 }

@@ -35,11 +35,7 @@ pub struct FabricConfigError {
 }
 
 fn err(key: &str, value: impl ToString, why: &str) -> FabricConfigError {
-    FabricConfigError {
-        key: key.to_string(),
-        value: value.to_string(),
-        why: why.to_string(),
-    }
+    FabricConfigError { key: key.to_string(), value: value.to_string(), why: why.to_string() }
 }
 
 /// Builds the fabric of `ranks` chips described by `cfg`.
@@ -47,26 +43,14 @@ pub fn build(cfg: &FabricConfig, ranks: usize) -> Result<Box<dyn Fabric>, Fabric
     match cfg {
         FabricConfig::FullMesh(m) => {
             if !(m.link_efficiency > 0.0 && m.link_efficiency <= 1.0) {
-                return Err(err(
-                    "link_efficiency",
-                    m.link_efficiency,
-                    "must be in (0, 1]",
-                ));
+                return Err(err("link_efficiency", m.link_efficiency, "must be in (0, 1]"));
             }
             let bw = Bandwidth::from_gbps_f64(m.link_gbps * m.link_efficiency)
                 .ok_or_else(|| err("link_gbps", m.link_gbps, "must be a positive rate in GB/s"))?;
             if !m.link_latency_ns.is_finite() || m.link_latency_ns < 0.0 {
-                return Err(err(
-                    "link_latency_ns",
-                    m.link_latency_ns,
-                    "must be a non-negative number of ns",
-                ));
+                return Err(err("link_latency_ns", m.link_latency_ns, "must be a non-negative number of ns"));
             }
-            Ok(Box::new(FullMesh::new(
-                ranks,
-                bw,
-                SimDuration::from_ns_f64(m.link_latency_ns),
-            )))
+            Ok(Box::new(FullMesh::new(ranks, bw, SimDuration::from_ns_f64(m.link_latency_ns))))
         }
     }
 }

@@ -16,12 +16,7 @@ pub struct FullMesh {
 impl FullMesh {
     /// A mesh of `ranks` chips with sustained payload rate `bw` and one-way `latency` per link.
     pub fn new(ranks: usize, bw: Bandwidth, latency: SimDuration) -> FullMesh {
-        FullMesh {
-            ranks,
-            bw,
-            latency,
-            busy: vec![SimTime::ZERO; ranks * ranks],
-        }
+        FullMesh { ranks, bw, latency, busy: vec![SimTime::ZERO; ranks * ranks] }
     }
 }
 
@@ -31,10 +26,7 @@ impl Fabric for FullMesh {
         let begin = t.start.max(*link);
         let injected = begin + self.bw.min(t.rate_cap).time_for(t.bytes);
         *link = injected;
-        TransferTiming {
-            injected,
-            arrival: injected + self.latency,
-        }
+        TransferTiming { injected, arrival: injected + self.latency }
     }
 
     fn reset(&mut self) {
@@ -61,11 +53,7 @@ mod tests {
 
     #[test]
     fn latency_plus_serialisation_and_fifo_per_direction() {
-        let mut m = FullMesh::new(
-            2,
-            Bandwidth::from_gbps_f64(10.0).unwrap(),
-            SimDuration::from_ns(500),
-        );
+        let mut m = FullMesh::new(2, Bandwidth::from_gbps_f64(10.0).unwrap(), SimDuration::from_ns(500));
         // 1000 B at 10 GB/s = 100 ns.
         let a = m.transfer(&xfer(0, 1, 1000, 0));
         assert_eq!(a.arrival.as_ps(), 600_000);

@@ -1,26 +1,31 @@
-//! The threaded driver: one OS thread per simulated core that runs kernels, all sharing one
-//! engine behind a mutex. A thread that sends a request applies whatever events are safe
-//! right away (so a request nobody else can precede costs no hand-off), and parks on its own
-//! condition variable only when it must wait for another actor.
+//! The driver: runs each placed block either on a host thread of its own (thread kernels) or
+//! as a future polled here (async kernels), all sharing one engine behind a mutex.
+//!
+//! A thread that sends a request applies whatever events are safe right away, so a request
+//! nobody else can precede costs no hand-off; it parks on its own condition variable only when
+//! it must wait for another actor. Async kernels are polled by whichever thread applies the
+//! event that answers them, so they never cost a hand-off at all.
 
-use crate::core::Core;
+use crate::core::{Core, Link, Mailbox, Ops};
 use crate::engine::Engine;
 use crate::engine::request::{Assignment, Reply, Request, Wake};
 use crate::error::SimError;
 use crate::model::ChipTiming;
+use crate::program::{Body, KernelFuture};
 use crate::stats::HostStats;
 use crate::time::SimTime;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::thread::JoinHandle;
 
 /// Busy-wait iterations before a blocked thread parks, when host cores are idle: an answer
 /// that comes within a few microseconds then costs no futex sleep and wake-up.
 const SPINS: u32 = 4000;
-use std::thread::JoinHandle;
 
-/// What is waiting for an actor's thread.
+/// What is waiting for a thread actor.
 enum Slot {
     Empty,
     Start(SimTime, Assignment),
@@ -28,15 +33,23 @@ enum Slot {
     Abort,
 }
 
+/// A block running as a future.
+struct Virtual {
+    fut: KernelFuture,
+    mailbox: Arc<Mailbox>,
+    assignment: Assignment,
+}
+
 pub(crate) struct State {
     pub(crate) eng: Engine,
     host: HostStats,
+    slots: Vec<Slot>,
+    virtuals: Vec<Option<Virtual>>,
+    threads: Vec<Option<JoinHandle<()>>>,
     /// `parked[actor]`: its thread sleeps on its condition variable.
     parked: Vec<bool>,
     /// Core threads that are not parked (running, runnable or spinning).
     active: usize,
-    slots: Vec<Slot>,
-    threads: Vec<Option<JoinHandle<()>>>,
     exit: bool,
 }
 
@@ -54,20 +67,22 @@ pub(crate) struct Shared {
     pub(crate) chip: Arc<dyn ChipTiming>,
 }
 
-/// Runs the engine's dispatches to completion on core threads and returns the engine with the
-/// host-side counters.
+/// Runs the engine's dispatches to completion and returns the engine with the host-side
+/// counters.
 pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats) {
     let n = eng.actor_count();
+    let state = State {
+        eng,
+        host: HostStats::default(),
+        slots: (0..n).map(|_| Slot::Empty).collect(),
+        virtuals: (0..n).map(|_| None).collect(),
+        threads: (0..n).map(|_| None).collect(),
+        parked: vec![false; n],
+        active: 0,
+        exit: false,
+    };
     let shared = Arc::new(Shared {
-        state: Mutex::new(State {
-            eng,
-            host: HostStats::default(),
-            parked: vec![false; n],
-            active: 0,
-            slots: (0..n).map(|_| Slot::Empty).collect(),
-            threads: (0..n).map(|_| None).collect(),
-            exit: false,
-        }),
+        state: Mutex::new(state),
         cvs: (0..n).map(|_| Condvar::new()).collect(),
         ready: (0..n).map(|_| AtomicBool::new(false)).collect(),
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -85,6 +100,7 @@ pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats)
         for cv in &shared.cvs {
             cv.notify_one();
         }
+        g.virtuals.iter_mut().for_each(|v| *v = None);
         g.threads.iter_mut().filter_map(Option::take).collect()
     };
     for h in handles {
@@ -100,52 +116,99 @@ pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats)
     }
 }
 
-/// Applies safe events and hands their releases to the threads they concern.
+/// Applies safe events and hands their releases to the threads or futures they concern,
+/// until nothing more can happen without a kernel thread's next request.
 fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
-    g.eng.pump();
     loop {
+        g.eng.pump();
         let wakes = g.eng.take_wakes();
         if wakes.is_empty() {
             break;
         }
         for w in wakes {
-            let (actor, slot) = match w {
-                Wake::Start {
-                    actor,
-                    at,
-                    assignment,
-                } => (actor, Slot::Start(at, assignment)),
-                Wake::Reply { actor, at, reply } => (actor, Slot::Reply(at, reply)),
-                Wake::Abort { actor } => (actor, Slot::Abort),
-            };
-            g.slots[actor] = slot;
-            shared.ready[actor].store(true, Ordering::Release);
-            if g.threads[actor].is_some() {
-                if g.parked[actor] {
-                    g.parked[actor] = false;
-                    g.active += 1;
-                    shared.cvs[actor].notify_one();
-                }
-                continue;
-            }
-            let s = shared.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("ranksim-core{actor}"))
-                .spawn(move || core_thread(s, actor));
-            match spawned {
-                Ok(h) => {
-                    g.threads[actor] = Some(h);
-                    g.host.threads += 1;
-                    g.active += 1;
-                }
-                Err(e) => g.eng.abort(SimError::invalid(format!(
-                    "could not start a host thread for simulated core {actor}: {e}"
-                ))),
+            match w {
+                Wake::Start { actor, at, assignment } => match &assignment.body {
+                    Body::Async(k) => {
+                        let mailbox = Arc::new(Mailbox::default());
+                        let link = Link::Mail(mailbox.clone());
+                        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block);
+                        let fut = k(ops);
+                        g.virtuals[actor] = Some(Virtual { fut, mailbox, assignment });
+                        poll_virtual(g, actor);
+                    }
+                    Body::Thread(_) => wake_thread(shared, g, actor, Slot::Start(at, assignment)),
+                },
+                Wake::Reply { actor, at, reply } => match g.virtuals[actor].as_ref() {
+                    Some(v) => {
+                        v.mailbox.0.lock().answer = Some(Ok((at, reply)));
+                        poll_virtual(g, actor);
+                    }
+                    None => wake_thread(shared, g, actor, Slot::Reply(at, reply)),
+                },
+                Wake::Abort { actor } => match g.virtuals[actor].as_ref() {
+                    Some(v) => {
+                        v.mailbox.0.lock().answer = Some(Err(SimError::Aborted));
+                        poll_virtual(g, actor);
+                    }
+                    None => wake_thread(shared, g, actor, Slot::Abort),
+                },
             }
         }
     }
     if g.eng.is_over() {
         shared.done.notify_all();
+    }
+}
+
+/// Polls an async block once and hands the requests it made to the engine; a finished block
+/// posts its result.
+fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
+    let Some(v) = g.virtuals[actor].as_mut() else { return };
+    let polled = catch_unwind(AssertUnwindSafe(|| v.fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))));
+    let mailbox = v.mailbox.clone();
+    let ctx = v.assignment.ctx.clone();
+    let block = v.assignment.block;
+    match polled {
+        Ok(Poll::Pending) => {}
+        Ok(Poll::Ready((ops, result))) => {
+            g.virtuals[actor] = None;
+            ops.finish(Ok(result));
+        }
+        Err(p) => {
+            g.virtuals[actor] = None;
+            let now = g.eng.now();
+            let err = SimError::KernelPanic { site: ctx.site(block), time: format!("{now}"), msg: panic_message(p) };
+            mailbox.0.lock().outbox.push_back((now, now, Request::Finish { result: Err(err) }));
+        }
+    }
+    let out: Vec<_> = mailbox.0.lock().outbox.drain(..).collect();
+    for (at, resume, req) in out {
+        g.eng.submit(actor, at, resume, req);
+    }
+}
+
+/// Hands `slot` to a thread actor, starting its thread if it has none yet.
+fn wake_thread(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>, actor: usize, slot: Slot) {
+    g.slots[actor] = slot;
+    shared.ready[actor].store(true, Ordering::Release);
+    if g.threads[actor].is_some() {
+        if g.parked[actor] {
+            g.parked[actor] = false;
+            g.active += 1;
+            shared.cvs[actor].notify_one();
+        }
+        return;
+    }
+    let s = shared.clone();
+    match std::thread::Builder::new().name(format!("ranksim-core{actor}")).spawn(move || core_thread(s, actor)) {
+        Ok(h) => {
+            g.threads[actor] = Some(h);
+            g.host.threads += 1;
+            g.active += 1;
+        }
+        Err(e) => {
+            g.eng.abort(SimError::invalid(format!("could not start a host thread for simulated core {actor}: {e}")))
+        }
     }
 }
 
@@ -163,16 +226,12 @@ fn core_thread(shared: Arc<Shared>, actor: usize) {
                 }
             }
         };
-        let mut core = Core::new(
-            shared.clone(),
-            actor,
-            at,
-            assignment.ctx.clone(),
-            assignment.block,
-        );
-        let kernel = assignment.kernel.clone();
+        let Body::Thread(kernel) = &assignment.body else { continue };
+        let link = Link::Thread { shared: shared.clone(), actor };
+        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block);
+        let mut core = Core::new(ops);
         let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
-        core.finish(result.map_err(panic_message));
+        core.into_ops().finish(result.map_err(panic_message));
     }
 }
 
@@ -216,10 +275,7 @@ pub(crate) fn call(
             Slot::Start(..) => unreachable!("a running core was assigned a second block"),
             Slot::Empty => {
                 waited = true;
-                if !spun
-                    && g.active <= shared.host_cores
-                    && g.eng.busy_actors() <= shared.host_cores
-                {
+                if !spun && g.active <= shared.host_cores && g.eng.busy_actors() <= shared.host_cores {
                     spun = true;
                     shared.ready[actor].store(false, Ordering::Relaxed);
                     MutexGuard::unlocked(&mut g, || spin_until(&shared.ready[actor]));

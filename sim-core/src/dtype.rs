@@ -19,14 +19,7 @@ pub enum DType {
 
 impl DType {
     /// Every supported dtype, in a fixed order.
-    pub const ALL: [DType; 6] = [
-        DType::F32,
-        DType::F16,
-        DType::BF16,
-        DType::I32,
-        DType::I16,
-        DType::I8,
-    ];
+    pub const ALL: [DType; 6] = [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I16, DType::I8];
 
     /// Bytes per element.
     pub const fn size(self) -> usize {
@@ -102,9 +95,7 @@ impl FromStr for DType {
             "i16" | "int16" => DType::I16,
             "i8" | "int8" => DType::I8,
             other => {
-                return Err(format!(
-                    "unknown dtype `{other}`: expected one of f32, f16, bf16, i32, i16, i8"
-                ));
+                return Err(format!("unknown dtype `{other}`: expected one of f32, f16, bf16, i32, i16, i8"));
             }
         })
     }
@@ -171,11 +162,7 @@ mod tests {
         assert_eq!(DType::BF16.size(), 2);
         assert_eq!(DType::I8.size(), 1);
         assert_eq!("fp16".parse::<DType>().unwrap(), DType::F16);
-        assert!(
-            "u4".parse::<DType>()
-                .unwrap_err()
-                .contains("expected one of")
-        );
+        assert!("u4".parse::<DType>().unwrap_err().contains("expected one of"));
     }
 
     #[test]

@@ -17,11 +17,7 @@ pub struct Site {
 
 impl std::fmt::Display for Site {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "rank {} block {} (task `{}`)",
-            self.chip, self.block, self.task
-        )
+        write!(f, "rank {} block {} (task `{}`)", self.chip, self.block, self.task)
     }
 }
 
@@ -30,11 +26,7 @@ impl std::fmt::Display for Site {
 pub enum SimError {
     /// A kernel passed an invalid argument to a program-API operation.
     #[error("{site}: {op}: {msg}")]
-    BadOp {
-        site: Site,
-        op: &'static str,
-        msg: String,
-    },
+    BadOp { site: Site, op: &'static str, msg: String },
 
     /// A host-side call (allocation, staging, dispatch) was invalid.
     #[error("{0}")]
@@ -46,11 +38,7 @@ pub enum SimError {
 
     /// A kernel panicked; the run was aborted.
     #[error("{site}: kernel panicked at {time}: {msg}")]
-    KernelPanic {
-        site: Site,
-        time: String,
-        msg: String,
-    },
+    KernelPanic { site: Site, time: String, msg: String },
 
     /// Returned to kernels still running when another part of the run failed.
     #[error("the run was aborted because another kernel failed")]

@@ -31,12 +31,12 @@ pub mod tile;
 pub mod time;
 pub mod world;
 
-pub use crate::core::{CopyOpts, Core, DeferCond};
+pub use crate::core::{CopyOpts, Core, DeferCond, Ops, block_on};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
 pub use model::{ChipTiming, DmaDir, Fabric, Transfer, TransferKind, TransferTiming};
-pub use program::{Dispatch, Kernel, Task, TaskId};
+pub use program::{AsyncKernel, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
 pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord};

@@ -1,14 +1,30 @@
 //! What the host hands a chip: dispatches made of tasks, each task a kernel run on one or more
 //! AIV blocks, with dependencies between the tasks of one dispatch.
 
-use crate::core::Core;
+use crate::core::{Core, Ops};
 use crate::error::SimResult;
 use crate::tensor::Domain;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-/// A kernel: a Rust closure over a core handle, run once per block.
+/// A kernel: a Rust closure over a core handle, run once per block on its own thread.
 pub type Kernel = Arc<dyn Fn(&mut Core) -> SimResult<()> + Send + Sync>;
+
+/// The future of an async kernel: it owns its core and gives it back with its result.
+pub type KernelFuture = Pin<Box<dyn Future<Output = (Ops, SimResult<()>)> + Send>>;
+
+/// An async kernel: run once per block as a future the scheduler polls, with no thread of
+/// its own. Much cheaper than a thread kernel when the kernel blocks often (collectives).
+pub type AsyncKernel = Arc<dyn Fn(Ops) -> KernelFuture + Send + Sync>;
+
+/// The body of a task.
+#[derive(Clone)]
+pub(crate) enum Body {
+    Thread(Kernel),
+    Async(AsyncKernel),
+}
 
 /// Index of a task inside its dispatch, for dependencies.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -19,33 +35,38 @@ pub struct TaskId(pub usize);
 pub struct Task {
     pub(crate) name: Arc<str>,
     pub(crate) blocks: usize,
-    pub(crate) kernel: Kernel,
+    pub(crate) body: Body,
     pub(crate) deps: Vec<TaskId>,
 }
 
 impl fmt::Debug for Task {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Task({} x{} deps {:?})",
-            self.name, self.blocks, self.deps
-        )
+        write!(f, "Task({} x{} deps {:?})", self.name, self.blocks, self.deps)
     }
 }
 
 impl Task {
     /// A task running `kernel` on `blocks` cores.
-    pub fn new(
-        name: &str,
-        blocks: usize,
-        kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static,
-    ) -> Task {
-        Task {
-            name: name.into(),
-            blocks,
-            kernel: Arc::new(kernel),
-            deps: Vec::new(),
-        }
+    pub fn new(name: &str, blocks: usize, kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static) -> Task {
+        Task { name: name.into(), blocks, body: Body::Thread(Arc::new(kernel)), deps: Vec::new() }
+    }
+
+    /// A task whose blocks run `kernel` as futures polled by the scheduler (no threads). The
+    /// closure gets the block's [`Ops`] and must return it with the result when done:
+    ///
+    /// ```ignore
+    /// Task::new_async("k", 1, |mut ops| async move {
+    ///     let r = ops.wait(&sig, &[0, 0], 1, WaitCmp::Ge).await;
+    ///     (ops, r)
+    /// })
+    /// ```
+    pub fn new_async<F, Fut>(name: &str, blocks: usize, kernel: F) -> Task
+    where
+        F: Fn(Ops) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = (Ops, SimResult<()>)> + Send + 'static,
+    {
+        let body: AsyncKernel = Arc::new(move |ops| Box::pin(kernel(ops)));
+        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new() }
     }
 
     /// The same task, started only after `deps` have completed.
@@ -72,11 +93,7 @@ pub struct Dispatch {
 impl Dispatch {
     /// An empty dispatch; add tasks with [`Dispatch::add`].
     pub fn new(name: &str) -> Dispatch {
-        Dispatch {
-            name: name.into(),
-            domain: None,
-            tasks: Vec::new(),
-        }
+        Dispatch { name: name.into(), domain: None, tasks: Vec::new() }
     }
 
     /// A dispatch of one task: `kernel` on `blocks` cores.

@@ -90,11 +90,7 @@ impl fmt::Debug for Tensor {
             Space::Gm { .. } => "gm".to_string(),
             Space::Window { domain } => format!("window@{}", domain.name),
         };
-        write!(
-            f,
-            "{}<{}>{:?} ({kind})",
-            self.0.name, self.0.dtype, self.0.shape
-        )
+        write!(f, "{}<{}>{:?} ({kind})", self.0.name, self.0.dtype, self.0.shape)
     }
 }
 
@@ -207,18 +203,10 @@ impl Region {
 
 /// Resolves `offsets`/`extent` (both of the tensor's rank) into byte runs, or explains why the
 /// region does not fit.
-pub(crate) fn resolve_region(
-    t: &Tensor,
-    offsets: &[usize],
-    extent: &[usize],
-) -> Result<Region, String> {
+pub(crate) fn resolve_region(t: &Tensor, offsets: &[usize], extent: &[usize]) -> Result<Region, String> {
     let starts = row_starts(t, offsets, extent)?;
     let cols = extent[extent.len() - 1];
-    Ok(Region {
-        runs: merge_runs(starts.iter().map(|&s| (s, cols * t.dtype().size()))),
-        rows: starts.len(),
-        cols,
-    })
+    Ok(Region { runs: merge_runs(starts.iter().map(|&s| (s, cols * t.dtype().size()))), rows: starts.len(), cols })
 }
 
 /// Merges adjacent `(offset, len)` runs.
@@ -235,11 +223,7 @@ pub(crate) fn merge_runs(runs: impl Iterator<Item = (usize, usize)>) -> Vec<(usi
 
 /// Byte offset (inside the memory) of the start of every row of a region: the region viewed
 /// as `[product of leading extents, last extent]`.
-pub(crate) fn row_starts(
-    t: &Tensor,
-    offsets: &[usize],
-    extent: &[usize],
-) -> Result<Vec<usize>, String> {
+pub(crate) fn row_starts(t: &Tensor, offsets: &[usize], extent: &[usize]) -> Result<Vec<usize>, String> {
     let shape = t.shape();
     let n = shape.len();
     if offsets.len() != n || extent.len() != n {
@@ -250,14 +234,9 @@ pub(crate) fn row_starts(
     }
     for d in 0..n {
         if extent[d] == 0 {
-            return Err(format!(
-                "shape {extent:?} has a zero dimension; every extent must be positive"
-            ));
+            return Err(format!("shape {extent:?} has a zero dimension; every extent must be positive"));
         }
-        if offsets[d]
-            .checked_add(extent[d])
-            .is_none_or(|end| end > shape[d])
-        {
+        if offsets[d].checked_add(extent[d]).is_none_or(|end| end > shape[d]) {
             return Err(format!(
                 "offsets {offsets:?} + shape {extent:?} fall outside `{}` of shape {shape:?} (dimension {d}: {} + {} > {})",
                 t.name(),
@@ -344,9 +323,6 @@ mod tests {
 
     #[test]
     fn element_offsets() {
-        assert_eq!(
-            element_offset(&tensor(&[4, 2], 32), &[3, 1]).unwrap(),
-            32 + 7 * 4
-        );
+        assert_eq!(element_offset(&tensor(&[4, 2], 32), &[3, 1]).unwrap(), 32 + 7 * 4);
     }
 }

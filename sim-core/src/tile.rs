@@ -49,9 +49,7 @@ impl std::str::FromStr for ReduceOp {
             "min" => ReduceOp::Min,
             "prod" | "mul" => ReduceOp::Prod,
             other => {
-                return Err(format!(
-                    "unknown reduce op `{other}`: expected sum, max, min or prod"
-                ));
+                return Err(format!("unknown reduce op `{other}`: expected sum, max, min or prod"));
             }
         })
     }
@@ -81,14 +79,7 @@ impl fmt::Debug for Tile {
 impl Tile {
     /// A zero-filled tile.
     pub fn zeros(dtype: DType, rows: usize, cols: usize) -> Tile {
-        Tile {
-            dtype,
-            rows,
-            cols,
-            valid_rows: rows,
-            valid_cols: cols,
-            data: vec![0; rows * cols * dtype.size()],
-        }
+        Tile { dtype, rows, cols, valid_rows: rows, valid_cols: cols, data: vec![0; rows * cols * dtype.size()] }
     }
 
     /// A tile from typed row-major data; `data.len()` must equal `rows * cols`.
@@ -106,25 +97,12 @@ impl Tile {
     /// A tile from raw little-endian bytes (`bytes.len() == rows * cols * dtype.size()`).
     pub(crate) fn from_bytes(dtype: DType, rows: usize, cols: usize, data: Vec<u8>) -> Tile {
         debug_assert_eq!(data.len(), rows * cols * dtype.size());
-        Tile {
-            dtype,
-            rows,
-            cols,
-            valid_rows: rows,
-            valid_cols: cols,
-            data,
-        }
+        Tile { dtype, rows, cols, valid_rows: rows, valid_cols: cols, data }
     }
 
     /// A tile whose physical shape is `rows x cols` but only `valid` was filled from `data`
     /// (row-major over the valid part); the rest is zero.
-    pub(crate) fn from_valid_bytes(
-        dtype: DType,
-        rows: usize,
-        cols: usize,
-        valid: (usize, usize),
-        data: &[u8],
-    ) -> Tile {
+    pub(crate) fn from_valid_bytes(dtype: DType, rows: usize, cols: usize, valid: (usize, usize), data: &[u8]) -> Tile {
         let mut t = Tile::zeros(dtype, rows, cols);
         let es = dtype.size();
         let (vr, vc) = valid;
@@ -201,10 +179,7 @@ impl Tile {
     /// Element-wise `op(self, other)`. Both tiles must have the same dtype and shapes; the
     /// result keeps `self`'s valid shape.
     pub fn combine(&self, op: ReduceOp, other: &Tile) -> Result<Tile, SimError> {
-        if self.dtype != other.dtype
-            || self.shape() != other.shape()
-            || self.valid_shape() != other.valid_shape()
-        {
+        if self.dtype != other.dtype || self.shape() != other.shape() || self.valid_shape() != other.valid_shape() {
             return Err(SimError::invalid(format!(
                 "tile {op}: operands differ ({self:?} vs {other:?}); both tiles need the same dtype, shape and valid shape"
             )));
@@ -230,12 +205,8 @@ pub fn combine_bytes(dtype: DType, op: ReduceOp, acc: &mut [u8], rhs: &[u8]) {
     debug_assert_eq!(acc.len(), rhs.len());
     match dtype {
         DType::F32 => zip_apply::<f32>(acc, rhs, |a, b| float_op(op, a, b)),
-        DType::F16 => zip_apply::<f16>(acc, rhs, |a, b| {
-            f16::from_f32(float_op(op, a.to_f32(), b.to_f32()))
-        }),
-        DType::BF16 => zip_apply::<bf16>(acc, rhs, |a, b| {
-            bf16::from_f32(float_op(op, a.to_f32(), b.to_f32()))
-        }),
+        DType::F16 => zip_apply::<f16>(acc, rhs, |a, b| f16::from_f32(float_op(op, a.to_f32(), b.to_f32()))),
+        DType::BF16 => zip_apply::<bf16>(acc, rhs, |a, b| bf16::from_f32(float_op(op, a.to_f32(), b.to_f32()))),
         DType::I32 => zip_apply::<i32>(acc, rhs, |a, b| int_op!(op, a, b)),
         DType::I16 => zip_apply::<i16>(acc, rhs, |a, b| int_op!(op, a, b)),
         DType::I8 => zip_apply::<i8>(acc, rhs, |a, b| int_op!(op, a, b)),
@@ -278,34 +249,10 @@ mod tests {
     fn add_max_min_mul_in_f32() {
         let a = Tile::from_slice(1, 3, &[1.0f32, 5.0, -2.0]).unwrap();
         let b = Tile::from_slice(1, 3, &[2.0f32, 4.0, -3.0]).unwrap();
-        assert_eq!(
-            a.combine(ReduceOp::Sum, &b)
-                .unwrap()
-                .to_vec::<f32>()
-                .unwrap(),
-            vec![3.0, 9.0, -5.0]
-        );
-        assert_eq!(
-            a.combine(ReduceOp::Max, &b)
-                .unwrap()
-                .to_vec::<f32>()
-                .unwrap(),
-            vec![2.0, 5.0, -2.0]
-        );
-        assert_eq!(
-            a.combine(ReduceOp::Min, &b)
-                .unwrap()
-                .to_vec::<f32>()
-                .unwrap(),
-            vec![1.0, 4.0, -3.0]
-        );
-        assert_eq!(
-            a.combine(ReduceOp::Prod, &b)
-                .unwrap()
-                .to_vec::<f32>()
-                .unwrap(),
-            vec![2.0, 20.0, 6.0]
-        );
+        assert_eq!(a.combine(ReduceOp::Sum, &b).unwrap().to_vec::<f32>().unwrap(), vec![3.0, 9.0, -5.0]);
+        assert_eq!(a.combine(ReduceOp::Max, &b).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 5.0, -2.0]);
+        assert_eq!(a.combine(ReduceOp::Min, &b).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 4.0, -3.0]);
+        assert_eq!(a.combine(ReduceOp::Prod, &b).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 20.0, 6.0]);
     }
 
     #[test]
@@ -313,49 +260,24 @@ mod tests {
         // 2048 + 1 is not representable in f16: the sum stays 2048 (round to nearest even).
         let a = Tile::from_slice(1, 1, &[f16::from_f32(2048.0)]).unwrap();
         let b = Tile::from_slice(1, 1, &[f16::from_f32(1.0)]).unwrap();
-        assert_eq!(
-            a.combine(ReduceOp::Sum, &b)
-                .unwrap()
-                .to_vec::<f16>()
-                .unwrap()[0]
-                .to_f32(),
-            2048.0
-        );
+        assert_eq!(a.combine(ReduceOp::Sum, &b).unwrap().to_vec::<f16>().unwrap()[0].to_f32(), 2048.0);
     }
 
     #[test]
     fn bf16_and_ints() {
         let a = Tile::from_slice(1, 2, &[bf16::from_f32(1.5), bf16::from_f32(-4.0)]).unwrap();
-        let r = a
-            .combine(ReduceOp::Prod, &a)
-            .unwrap()
-            .to_vec::<bf16>()
-            .unwrap();
+        let r = a.combine(ReduceOp::Prod, &a).unwrap().to_vec::<bf16>().unwrap();
         assert_eq!((r[0].to_f32(), r[1].to_f32()), (2.25, 16.0));
         let i = Tile::from_slice(1, 2, &[i8::MAX, -5]).unwrap();
         let one = Tile::from_slice(1, 2, &[1i8, 1]).unwrap();
-        assert_eq!(
-            i.combine(ReduceOp::Sum, &one)
-                .unwrap()
-                .to_vec::<i8>()
-                .unwrap(),
-            vec![i8::MIN, -4]
-        );
+        assert_eq!(i.combine(ReduceOp::Sum, &one).unwrap().to_vec::<i8>().unwrap(), vec![i8::MIN, -4]);
         let j = Tile::from_slice(1, 2, &[7i16, -9]).unwrap();
         assert_eq!(
-            j.combine(ReduceOp::Min, &j.combine_scalar(ReduceOp::Sum, 1.0))
-                .unwrap()
-                .to_vec::<i16>()
-                .unwrap(),
+            j.combine(ReduceOp::Min, &j.combine_scalar(ReduceOp::Sum, 1.0)).unwrap().to_vec::<i16>().unwrap(),
             vec![7, -9]
         );
         let k = Tile::from_slice(1, 1, &[i32::MAX]).unwrap();
-        assert_eq!(
-            k.combine_scalar(ReduceOp::Sum, 1.0)
-                .to_vec::<i32>()
-                .unwrap(),
-            vec![i32::MIN]
-        );
+        assert_eq!(k.combine_scalar(ReduceOp::Sum, 1.0).to_vec::<i32>().unwrap(), vec![i32::MIN]);
     }
 
     #[test]

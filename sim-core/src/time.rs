@@ -97,11 +97,7 @@ impl SimDuration {
 impl Add<SimDuration> for SimTime {
     type Output = SimTime;
     fn add(self, d: SimDuration) -> SimTime {
-        SimTime(
-            self.0
-                .checked_add(d.0)
-                .expect("simulated time overflowed u64 picoseconds"),
-        )
+        SimTime(self.0.checked_add(d.0).expect("simulated time overflowed u64 picoseconds"))
     }
 }
 
@@ -114,11 +110,7 @@ impl AddAssign<SimDuration> for SimTime {
 impl Add for SimDuration {
     type Output = SimDuration;
     fn add(self, d: SimDuration) -> SimDuration {
-        SimDuration(
-            self.0
-                .checked_add(d.0)
-                .expect("simulated duration overflowed"),
-        )
+        SimDuration(self.0.checked_add(d.0).expect("simulated duration overflowed"))
     }
 }
 
@@ -132,11 +124,7 @@ impl Sub for SimTime {
     type Output = SimDuration;
     /// Panics if `rhs` is later than `self`: a negative span is a model bug.
     fn sub(self, rhs: SimTime) -> SimDuration {
-        SimDuration(
-            self.0
-                .checked_sub(rhs.0)
-                .expect("negative simulated duration"),
-        )
+        SimDuration(self.0.checked_sub(rhs.0).expect("negative simulated duration"))
     }
 }
 
@@ -234,11 +222,7 @@ impl Bandwidth {
 
     /// The slower of two rates.
     pub fn min(self, other: Bandwidth) -> Bandwidth {
-        if other.bytes_per_s < self.bytes_per_s {
-            other
-        } else {
-            self
-        }
+        if other.bytes_per_s < self.bytes_per_s { other } else { self }
     }
 
     /// Time to serialise `bytes` bytes at this rate, rounded up to a whole picosecond.

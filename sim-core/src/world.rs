@@ -39,18 +39,12 @@ pub struct DomainOptions {
 impl DomainOptions {
     /// Persistent windows, zeroed before each reuse (PyPTO's default for `persistent=True`).
     pub fn persistent() -> DomainOptions {
-        DomainOptions {
-            persistent: true,
-            reset: None,
-        }
+        DomainOptions { persistent: true, reset: None }
     }
 
     /// Persistent windows that keep their contents across runs (epoch protocols).
     pub fn persistent_no_reset() -> DomainOptions {
-        DomainOptions {
-            persistent: true,
-            reset: Some(false),
-        }
+        DomainOptions { persistent: true, reset: Some(false) }
     }
 
     /// Whether contents survive from one run to the next.
@@ -101,20 +95,12 @@ pub struct World {
 
 impl World {
     /// A machine of `size` identical chips joined by `fabric`.
-    pub fn new(
-        size: usize,
-        chip: Arc<dyn ChipTiming>,
-        fabric: Box<dyn Fabric>,
-    ) -> SimResult<World> {
+    pub fn new(size: usize, chip: Arc<dyn ChipTiming>, fabric: Box<dyn Fabric>) -> SimResult<World> {
         if size == 0 {
-            return Err(SimError::invalid(
-                "a world needs at least one rank (chip); got 0",
-            ));
+            return Err(SimError::invalid("a world needs at least one rank (chip); got 0"));
         }
         if chip.aiv_cores() == 0 {
-            return Err(SimError::invalid(
-                "the chip model has 0 AIV cores; kernels need at least one",
-            ));
+            return Err(SimError::invalid("the chip model has 0 AIV cores; kernels need at least one"));
         }
         Ok(World {
             chip,
@@ -144,21 +130,14 @@ impl World {
     }
 
     /// A comm domain over `members` (world ranks; dense rank = position in the list).
-    pub fn create_domain(
-        &mut self,
-        name: &str,
-        members: &[usize],
-        opts: DomainOptions,
-    ) -> SimResult<Domain> {
+    pub fn create_domain(&mut self, name: &str, members: &[usize], opts: DomainOptions) -> SimResult<Domain> {
         if opts.reset == Some(true) && !opts.persistent {
             return Err(SimError::invalid(format!(
                 "domain `{name}`: reset_persistent_windows=true requires persistent=true (non-persistent windows are always fresh)"
             )));
         }
         if members.is_empty() {
-            return Err(SimError::invalid(format!(
-                "domain `{name}` has no members; list at least one rank"
-            )));
+            return Err(SimError::invalid(format!("domain `{name}` has no members; list at least one rank")));
         }
         if let Some(&bad) = members.iter().find(|&&m| m >= self.size) {
             return Err(SimError::invalid(format!(
@@ -179,44 +158,22 @@ impl World {
                 "a domain named `{name}` already exists; domain names must be unique"
             )));
         }
-        let info = Arc::new(DomainInfo {
-            id: self.domains.len(),
-            name: name.to_string(),
-            members: members.to_vec(),
-        });
+        let info = Arc::new(DomainInfo { id: self.domains.len(), name: name.to_string(), members: members.to_vec() });
         self.mem.win.push(vec![Vec::new(); members.len()]);
         let domain = Domain(info);
-        self.domains.push(DomainState {
-            domain: domain.clone(),
-            opts,
-            names: Vec::new(),
-            bytes: 0,
-            dirty: false,
-        });
+        self.domains.push(DomainState { domain: domain.clone(), opts, names: Vec::new(), bytes: 0, dirty: false });
         Ok(domain)
     }
 
     /// Allocates a zeroed window buffer of `dtype` and `shape` in every member of `domain`
     /// (`pld.alloc_window_buffer` + `pld.window`). Buffers are 32-byte rounded and laid out
     /// consecutively, so a buffer has the same window offset on every rank.
-    pub fn alloc_window(
-        &mut self,
-        domain: &Domain,
-        name: &str,
-        dtype: DType,
-        shape: &[usize],
-    ) -> SimResult<Tensor> {
+    pub fn alloc_window(&mut self, domain: &Domain, name: &str, dtype: DType, shape: &[usize]) -> SimResult<Tensor> {
         check_shape(name, shape)?;
         let id = domain.0.id;
-        let ds = self
-            .domains
-            .get_mut(id)
-            .filter(|d| d.domain == *domain)
-            .ok_or_else(|| {
-                SimError::invalid(format!(
-                    "domain `{}` does not belong to this world",
-                    domain.0.name
-                ))
+        let ds =
+            self.domains.get_mut(id).filter(|d| d.domain == *domain).ok_or_else(|| {
+                SimError::invalid(format!("domain `{}` does not belong to this world", domain.0.name))
             })?;
         if ds.names.iter().any(|n| n == name) {
             return Err(SimError::invalid(format!(
@@ -234,9 +191,7 @@ impl World {
         }
         Ok(Tensor(Arc::new(TensorMeta {
             name: name.into(),
-            space: Space::Window {
-                domain: domain.0.clone(),
-            },
+            space: Space::Window { domain: domain.0.clone() },
             base,
             capacity,
             dtype,
@@ -305,10 +260,7 @@ impl World {
             )));
         }
         if d.tasks.is_empty() {
-            return Err(SimError::invalid(format!(
-                "dispatch `{}` has no tasks; add one with Dispatch::add",
-                d.name
-            )));
+            return Err(SimError::invalid(format!("dispatch `{}` has no tasks; add one with Dispatch::add", d.name)));
         }
         let cores = self.chip.aiv_cores();
         for (i, t) in d.tasks.iter().enumerate() {
@@ -346,25 +298,16 @@ impl World {
         }
         let queues = std::mem::replace(&mut self.queues, vec![Vec::new(); self.size]);
         let mem = std::mem::take(&mut self.mem);
-        let fabric = self.fabric.take().ok_or_else(|| {
-            SimError::invalid("the fabric model was lost by an earlier failed run")
-        })?;
-        let (engine, host) = driver::run(
-            Engine::new(self.chip.clone(), fabric, mem, queues),
-            self.chip.clone(),
-        );
-        let outcome = engine
-            .outcome()
-            .cloned()
-            .unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
+        let fabric = self
+            .fabric
+            .take()
+            .ok_or_else(|| SimError::invalid("the fabric model was lost by an earlier failed run"))?;
+        let (engine, host) = driver::run(Engine::new(self.chip.clone(), fabric, mem, queues), self.chip.clone());
+        let outcome =
+            engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
         let mut dispatches = engine.records.clone();
         dispatches.sort_by_key(|d| (d.end, d.chip, d.index));
-        let report = RunReport {
-            end: engine.now(),
-            dispatches,
-            stats: engine.stats.clone(),
-            host,
-        };
+        let report = RunReport { end: engine.now(), dispatches, stats: engine.stats.clone(), host };
         let (mem, fabric) = engine.into_parts();
         self.mem = mem;
         self.fabric = Some(fabric);
@@ -372,12 +315,7 @@ impl World {
             d.dirty = true;
         }
         outcome.map(|()| RunReport {
-            end: report
-                .dispatches
-                .iter()
-                .map(|d| d.end)
-                .max()
-                .unwrap_or(SimTime::ZERO),
+            end: report.dispatches.iter().map(|d| d.end).max().unwrap_or(SimTime::ZERO),
             ..report
         })
     }
@@ -399,14 +337,7 @@ impl World {
         }
     }
 
-    fn check_host_io(
-        &self,
-        what: &str,
-        t: &Tensor,
-        rank: usize,
-        dtype: DType,
-        len: usize,
-    ) -> SimResult<()> {
+    fn check_host_io(&self, what: &str, t: &Tensor, rank: usize, dtype: DType, len: usize) -> SimResult<()> {
         if dtype != t.dtype() {
             return Err(SimError::invalid(format!(
                 "host {what} of `{}` with {dtype} data, but the tensor is {}",

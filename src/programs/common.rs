@@ -1,9 +1,7 @@
 //! Shared pieces of the built-in programs: inputs, goldens, a hand-rolled barrier, and the
 //! outcome type.
 
-use sim_core::{
-    Core, Domain, DomainOptions, NotifyOp, RunReport, SimResult, Tensor, WaitCmp, World,
-};
+use sim_core::{Core, Domain, DomainOptions, NotifyOp, RunReport, SimResult, Tensor, WaitCmp, World};
 
 /// What a program run produced.
 #[derive(Debug)]
@@ -33,19 +31,12 @@ pub fn compare(report: RunReport, what: &str, got: &[Vec<f32>], want: &[Vec<f32>
         if let Some(i) = g.iter().zip(w).position(|(a, b)| a != b) {
             return Outcome {
                 ok: false,
-                detail: format!(
-                    "{what}: rank {r} element {i} is {} but the golden is {}",
-                    g[i], w[i]
-                ),
+                detail: format!("{what}: rank {r} element {i} is {} but the golden is {}", g[i], w[i]),
                 report,
             };
         }
     }
-    Outcome {
-        ok: true,
-        detail: format!("{what}: {} ranks match the golden", got.len()),
-        report,
-    }
+    Outcome { ok: true, detail: format!("{what}: {} ranks match the golden", got.len()), report }
 }
 
 /// A one-shot hand-rolled barrier on `[NR, 1]` signal cells: +1 to every peer's cell `[me, 0]`,

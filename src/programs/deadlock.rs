@@ -17,9 +17,5 @@ pub fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         }),
     )?;
     let report = world.run()?;
-    Ok(Outcome {
-        ok: false,
-        detail: "the broken protocol unexpectedly completed".into(),
-        report,
-    })
+    Ok(Outcome { ok: false, detail: "the broken protocol unexpectedly completed".into(), report })
 }

@@ -22,11 +22,8 @@ pub fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| world.read(&y, r))
-        .collect::<SimResult<_>>()?;
-    let want: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| arange_input(r, SIZE).iter().map(|v| v + r as f32).collect())
-        .collect();
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&y, r)).collect::<SimResult<_>>()?;
+    let want: Vec<Vec<f32>> =
+        (0..ranks).map(|r| arange_input(r, SIZE).iter().map(|v| v + r as f32).collect()).collect();
     Ok(compare(report, "y[r] = x[r] + r", &got, &want))
 }

@@ -28,12 +28,7 @@ pub struct Program {
 
 /// Every built-in program, in tutorial order.
 pub const PROGRAMS: &[Program] = &[
-    Program {
-        name: "hello_rank",
-        about: "y[r] = x[r] + r on every rank",
-        min_ranks: 1,
-        run: hello_rank::run,
-    },
+    Program { name: "hello_rank", about: "y[r] = x[r] + r on every rank", min_ranks: 1, run: hello_rank::run },
     Program {
         name: "programming_model",
         about: "y[r] = x[r] * (r + 1) on the vector unit",
@@ -114,10 +109,7 @@ pub fn example_main(name: &str) -> std::process::ExitCode {
     };
     let cfg = crate::Config::default_preset();
     if ranks < p.min_ranks || ranks > cfg.machine.ranks {
-        eprintln!(
-            "{name} needs {}..={} ranks, got {ranks}",
-            p.min_ranks, cfg.machine.ranks
-        );
+        eprintln!("{name} needs {}..={} ranks, got {ranks}", p.min_ranks, cfg.machine.ranks);
         return ExitCode::from(2);
     }
     let mut world = match cfg.world() {

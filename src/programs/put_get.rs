@@ -25,23 +25,14 @@ pub fn run_put(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         &dom,
         Dispatch::kernel("put_ring", 1, move |core| {
             let (me, n) = (core.rank(), core.nranks());
-            core.put(
-                &yk,
-                (me + 1) % n,
-                &xk,
-                &CopyOpts::new().chunks(4, 64).pipeline(true),
-            )?;
+            core.put(&yk, (me + 1) % n, &xk, &CopyOpts::new().chunks(4, 64).pipeline(true))?;
             core.notify(&sk, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
             core.wait(&sk, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| world.read(&y, r))
-        .collect::<SimResult<_>>()?;
-    let want: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| arange_input((r + ranks - 1) % ranks, ROWS * COLS))
-        .collect();
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&y, r)).collect::<SimResult<_>>()?;
+    let want: Vec<Vec<f32>> = (0..ranks).map(|r| arange_input((r + ranks - 1) % ranks, ROWS * COLS)).collect();
     Ok(compare(report, "y[r] = x[(r-1)%N] by put", &got, &want))
 }
 
@@ -64,11 +55,7 @@ pub fn run_get(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| world.read(&y, r))
-        .collect::<SimResult<_>>()?;
-    let want: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| arange_input((r + 1) % ranks, ROWS * COLS))
-        .collect();
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&y, r)).collect::<SimResult<_>>()?;
+    let want: Vec<Vec<f32>> = (0..ranks).map(|r| arange_input((r + 1) % ranks, ROWS * COLS)).collect();
     Ok(compare(report, "y[r] = x[(r+1)%N] by get", &got, &want))
 }

@@ -29,18 +29,9 @@ pub fn run_load(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| world.read(&y, r))
-        .collect::<SimResult<_>>()?;
-    let want: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| arange_input((r + 1) % ranks, SIZE))
-        .collect();
-    Ok(compare(
-        report,
-        "y[r] = x[(r+1)%N] by remote_load",
-        &got,
-        &want,
-    ))
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&y, r)).collect::<SimResult<_>>()?;
+    let want: Vec<Vec<f32>> = (0..ranks).map(|r| arange_input((r + 1) % ranks, SIZE)).collect();
+    Ok(compare(report, "y[r] = x[(r+1)%N] by remote_load", &got, &want))
 }
 
 /// `remote_store(x, (r+1) % N)`, notify the receiver, wait for our own data: `y[r] = x[(r-1)%N]`.
@@ -64,16 +55,7 @@ pub fn run_store(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| world.read(&win, r))
-        .collect::<SimResult<_>>()?;
-    let want: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| arange_input((r + ranks - 1) % ranks, SIZE))
-        .collect();
-    Ok(compare(
-        report,
-        "inbox[r] = x[(r-1)%N] by remote_store",
-        &got,
-        &want,
-    ))
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&win, r)).collect::<SimResult<_>>()?;
+    let want: Vec<Vec<f32>> = (0..ranks).map(|r| arange_input((r + ranks - 1) % ranks, SIZE)).collect();
+    Ok(compare(report, "inbox[r] = x[(r-1)%N] by remote_store", &got, &want))
 }

@@ -13,25 +13,15 @@ pub fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         &dom,
         Dispatch::kernel("signal_exchange", 1, move |core| {
             let (me, n) = (core.rank(), core.nranks());
-            core.notify(
-                &s,
-                (me + 1) % n,
-                &[0, 0],
-                me as i32 + 1,
-                NotifyOp::AtomicAdd,
-            )?;
+            core.notify(&s, (me + 1) % n, &[0, 0], me as i32 + 1, NotifyOp::AtomicAdd)?;
             core.wait(&s, &[0, 0], 1, WaitCmp::Ge)?;
             let v = core.load(&s, &[0, 0], &[1, 1])?;
             core.store(&v, &o, &[0, 0])
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<i32> = (0..ranks)
-        .map(|r| world.read::<i32>(&out, r).map(|v| v[0]))
-        .collect::<SimResult<_>>()?;
-    let want: Vec<i32> = (0..ranks)
-        .map(|r| ((r + ranks - 1) % ranks) as i32 + 1)
-        .collect();
+    let got: Vec<i32> = (0..ranks).map(|r| world.read::<i32>(&out, r).map(|v| v[0])).collect::<SimResult<_>>()?;
+    let want: Vec<i32> = (0..ranks).map(|r| ((r + ranks - 1) % ranks) as i32 + 1).collect();
     let ok = got == want;
     let detail = format!("signal cells {got:?}, golden {want:?}");
     Ok(Outcome { ok, detail, report })

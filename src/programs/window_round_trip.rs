@@ -24,17 +24,9 @@ pub fn run_scale(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| world.read(&y, r))
-        .collect::<SimResult<_>>()?;
-    let want: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| {
-            arange_input(r, SIZE)
-                .iter()
-                .map(|v| v * (r + 1) as f32)
-                .collect()
-        })
-        .collect();
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&y, r)).collect::<SimResult<_>>()?;
+    let want: Vec<Vec<f32>> =
+        (0..ranks).map(|r| arange_input(r, SIZE).iter().map(|v| v * (r + 1) as f32).collect()).collect();
     Ok(compare(report, "y[r] = x[r] * (r + 1)", &got, &want))
 }
 
@@ -58,9 +50,7 @@ pub fn run_round_trip(world: &mut World, ranks: usize) -> SimResult<Outcome> {
         }),
     )?;
     let report = world.run()?;
-    let got: Vec<Vec<f32>> = (0..ranks)
-        .map(|r| world.read(&y, r))
-        .collect::<SimResult<_>>()?;
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&y, r)).collect::<SimResult<_>>()?;
     let want: Vec<Vec<f32>> = (0..ranks).map(|r| arange_input(r, SIZE)).collect();
     Ok(compare(report, "y = x through the window", &got, &want))
 }

@@ -6,9 +6,7 @@ use ranksim::prelude::*;
 
 /// Runs `kernel` on rank 0 of a 4-rank simple machine with a `[1, 256]` f32 window `x`, an
 /// f32 GM tensor `g` and a `[4, 1]` INT32 signal `sig`, and returns the run's error text.
-fn fails(
-    kernel: impl Fn(&mut Core, &Tensor, &Tensor, &Tensor) -> SimResult<()> + Send + Sync + 'static,
-) -> String {
+fn fails(kernel: impl Fn(&mut Core, &Tensor, &Tensor, &Tensor) -> SimResult<()> + Send + Sync + 'static) -> String {
     let mut w = simple(4);
     run_err(&mut w, kernel)
 }
@@ -21,16 +19,9 @@ fn run_err(
     let x = w.alloc_window(&dom, "x", DType::F32, &[1, 256]).unwrap();
     let g = w.alloc_tensor("g", DType::F32, &[1, 256]).unwrap();
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[4, 1]).unwrap();
-    w.dispatch(
-        0,
-        Dispatch::kernel("bad", 1, move |core| kernel(core, &x, &g, &sig)).in_domain(&dom),
-    )
-    .unwrap();
+    w.dispatch(0, Dispatch::kernel("bad", 1, move |core| kernel(core, &x, &g, &sig)).in_domain(&dom)).unwrap();
     let e = w.run().unwrap_err();
-    assert!(
-        matches!(e, SimError::BadOp { .. }),
-        "expected an argument error, got {e:?}"
-    );
+    assert!(matches!(e, SimError::BadOp { .. }), "expected an argument error, got {e:?}");
     e.to_string()
 }
 
@@ -43,17 +34,7 @@ fn has(msg: &str, parts: &[&str]) {
 #[test]
 fn out_of_range_peer() {
     let e = fails(|c, x, _, _| c.remote_load(x, 5, &[0, 0], &[1, 8]).map(|_| ()));
-    has(
-        &e,
-        &[
-            "rank 0 block 0",
-            "remote_load",
-            "peer 5",
-            "`x`",
-            "4 ranks",
-            "0..=3",
-        ],
-    );
+    has(&e, &["rank 0 block 0", "remote_load", "peer 5", "`x`", "4 ranks", "0..=3"]);
     let e = fails(|c, _, _, s| c.notify(s, 4, &[0, 0], 1, NotifyOp::AtomicAdd));
     has(&e, &["notify", "peer 4", "`sig`"]);
 }
@@ -61,25 +42,8 @@ fn out_of_range_peer() {
 #[test]
 fn region_outside_the_window() {
     let e = fails(|c, x, _, _| c.load(x, &[0, 250], &[1, 10]).map(|_| ()));
-    has(
-        &e,
-        &[
-            "load",
-            "offsets [0, 250]",
-            "shape [1, 10]",
-            "`x` of shape [1, 256]",
-            "dimension 1: 250 + 10 > 256",
-        ],
-    );
-    let e = fails(|c, x, _, _| {
-        c.remote_store(
-            &Tile::zeros(DType::F32, 2, 8),
-            x,
-            1,
-            &[0, 0],
-            AtomicType::None,
-        )
-    });
+    has(&e, &["load", "offsets [0, 250]", "shape [1, 10]", "`x` of shape [1, 256]", "dimension 1: 250 + 10 > 256"]);
+    let e = fails(|c, x, _, _| c.remote_store(&Tile::zeros(DType::F32, 2, 8), x, 1, &[0, 0], AtomicType::None));
     has(&e, &["remote_store", "dimension 0: 0 + 2 > 1"]);
     let e = fails(|c, x, _, _| c.load(x, &[0], &[4]).map(|_| ()));
     has(&e, &["rank 2", "offsets [0]"]);
@@ -91,46 +55,20 @@ fn region_outside_the_window() {
 fn tile_larger_than_ub() {
     let mut w = a2a3();
     let dom = all(&mut w);
-    let big = w
-        .alloc_window(&dom, "big", DType::F32, &[64, 1024])
+    let big = w.alloc_window(&dom, "big", DType::F32, &[64, 1024]).unwrap();
+    w.dispatch(0, Dispatch::kernel("big", 1, move |c| c.load(&big, &[0, 0], &[64, 1024]).map(|_| ())).in_domain(&dom))
         .unwrap();
-    w.dispatch(
-        0,
-        Dispatch::kernel("big", 1, move |c| {
-            c.load(&big, &[0, 0], &[64, 1024]).map(|_| ())
-        })
-        .in_domain(&dom),
-    )
-    .unwrap();
     let e = w.run().unwrap_err().to_string();
-    has(
-        &e,
-        &[
-            "load",
-            "64x1024 f32 tile",
-            "262144 bytes",
-            "UB holds 188416",
-        ],
-    );
+    has(&e, &["load", "64x1024 f32 tile", "262144 bytes", "UB holds 188416"]);
     // A put stages through UB: unchunked, the whole 128 KiB extent would be one tile.
     for (opts, want) in [
-        (
-            CopyOpts::new(),
-            "a 64x512 f32 tile need 131072 bytes but UB holds 65536",
-        ),
-        (
-            CopyOpts::new().chunks(32, 512).pipeline(true),
-            "2 staging tiles of 32x512 f32 need 131072 bytes",
-        ),
+        (CopyOpts::new(), "a 64x512 f32 tile need 131072 bytes but UB holds 65536"),
+        (CopyOpts::new().chunks(32, 512).pipeline(true), "2 staging tiles of 32x512 f32 need 131072 bytes"),
     ] {
         let mut w = simple(2);
         let dom = all(&mut w);
         let big = w.alloc_window(&dom, "big", DType::F32, &[64, 512]).unwrap();
-        w.dispatch(
-            0,
-            Dispatch::kernel("put", 1, move |c| c.put(&big, 1, &big, &opts)).in_domain(&dom),
-        )
-        .unwrap();
+        w.dispatch(0, Dispatch::kernel("put", 1, move |c| c.put(&big, 1, &big, &opts)).in_domain(&dom)).unwrap();
         has(&w.run().unwrap_err().to_string(), &["put", want]);
     }
     // Chunks that fit are fine, including two ping-pong tiles that exactly fill UB.
@@ -139,15 +77,8 @@ fn tile_larger_than_ub() {
     let big = w.alloc_window(&dom, "big", DType::F32, &[64, 512]).unwrap();
     w.dispatch(
         0,
-        Dispatch::kernel("put", 1, move |c| {
-            c.put(
-                &big,
-                1,
-                &big,
-                &CopyOpts::new().chunks(16, 512).pipeline(true),
-            )
-        })
-        .in_domain(&dom),
+        Dispatch::kernel("put", 1, move |c| c.put(&big, 1, &big, &CopyOpts::new().chunks(16, 512).pipeline(true)))
+            .in_domain(&dom),
     )
     .unwrap();
     w.run().unwrap();
@@ -169,39 +100,19 @@ fn atomic_add_on_an_unsupported_dtype() {
     w.dispatch(
         0,
         Dispatch::kernel("atomic", 1, move |c| {
-            c.remote_store(
-                &Tile::zeros(DType::BF16, 1, 16),
-                &h,
-                1,
-                &[0, 0],
-                AtomicType::Add,
-            )
+            c.remote_store(&Tile::zeros(DType::BF16, 1, 16), &h, 1, &[0, 0], AtomicType::Add)
         })
         .in_domain(&dom),
     )
     .unwrap();
     let e = w.run().unwrap_err().to_string();
-    has(
-        &e,
-        &[
-            "remote_store",
-            "atomic Add is not supported for bf16",
-            "`h`",
-            "supported: f32, f16, i32, i16, i8",
-        ],
-    );
+    has(&e, &["remote_store", "atomic Add is not supported for bf16", "`h`", "supported: f32, f16, i32, i16, i8"]);
 }
 
 #[test]
 fn pipeline_without_chunks() {
     let e = fails(|c, x, g, _| c.put(x, 1, g, &CopyOpts::new().chunks(4, 0).pipeline(true)));
-    has(
-        &e,
-        &[
-            "put",
-            "pipeline=true requires both chunk_rows>0 and chunk_cols>0 (got chunk_rows=4, chunk_cols=0)",
-        ],
-    );
+    has(&e, &["put", "pipeline=true requires both chunk_rows>0 and chunk_cols>0 (got chunk_rows=4, chunk_cols=0)"]);
 }
 
 #[test]
@@ -230,11 +141,7 @@ fn an_ignored_error_still_fails_the_run() {
 #[test]
 fn operations_after_defer_wait_are_rejected() {
     let e = fails(|c, _, _, s| {
-        c.defer_wait(&[DeferCond {
-            signal: s.clone(),
-            offsets: vec![0, 0],
-            expected: 0,
-        }])?;
+        c.defer_wait(&[DeferCond { signal: s.clone(), offsets: vec![0, 0], expected: 0 }])?;
         c.notify(s, 1, &[0, 0], 1, NotifyOp::AtomicAdd)
     });
     has(&e, &["notify", "continued after defer_wait"]);
@@ -266,77 +173,27 @@ fn host_side_misuse() {
     let mut w = simple(2);
     let dom = all(&mut w);
     let x = w.alloc_window(&dom, "x", DType::F32, &[4]).unwrap();
-    has(
-        &w.write(&x, 0, &[1.0f32; 3]).unwrap_err().to_string(),
-        &["3 elements given", "[4] holds 4"],
-    );
-    has(
-        &w.write(&x, 0, &[1i32; 4]).unwrap_err().to_string(),
-        &["i32 data", "tensor is f32"],
-    );
-    has(
-        &w.write(&x, 2, &[1.0f32; 4]).unwrap_err().to_string(),
-        &["rank 2", "ranks 0..=1"],
-    );
-    has(
-        &w.alloc_window(&dom, "x", DType::F32, &[4])
-            .unwrap_err()
-            .to_string(),
-        &["already has a buffer named `x`"],
-    );
-    has(
-        &w.alloc_window(&dom, "z", DType::F32, &[0, 4])
-            .unwrap_err()
-            .to_string(),
-        &["shape [0, 4]"],
-    );
-    has(
-        &w.create_domain("d", &[0, 2], DomainOptions::default())
-            .unwrap_err()
-            .to_string(),
-        &["rank 2 does not exist"],
-    );
-    has(
-        &w.create_domain("d", &[1, 1], DomainOptions::default())
-            .unwrap_err()
-            .to_string(),
-        &["lists rank 1 twice"],
-    );
-    let bad = DomainOptions {
-        persistent: false,
-        reset: Some(true),
-    };
-    has(
-        &w.create_domain("d", &[0], bad).unwrap_err().to_string(),
-        &["requires persistent=true"],
-    );
+    has(&w.write(&x, 0, &[1.0f32; 3]).unwrap_err().to_string(), &["3 elements given", "[4] holds 4"]);
+    has(&w.write(&x, 0, &[1i32; 4]).unwrap_err().to_string(), &["i32 data", "tensor is f32"]);
+    has(&w.write(&x, 2, &[1.0f32; 4]).unwrap_err().to_string(), &["rank 2", "ranks 0..=1"]);
+    has(&w.alloc_window(&dom, "x", DType::F32, &[4]).unwrap_err().to_string(), &["already has a buffer named `x`"]);
+    has(&w.alloc_window(&dom, "z", DType::F32, &[0, 4]).unwrap_err().to_string(), &["shape [0, 4]"]);
+    has(&w.create_domain("d", &[0, 2], DomainOptions::default()).unwrap_err().to_string(), &["rank 2 does not exist"]);
+    has(&w.create_domain("d", &[1, 1], DomainOptions::default()).unwrap_err().to_string(), &["lists rank 1 twice"]);
+    let bad = DomainOptions { persistent: false, reset: Some(true) };
+    has(&w.create_domain("d", &[0], bad).unwrap_err().to_string(), &["requires persistent=true"]);
     let k = || Dispatch::kernel("k", 5, |_| Ok(()));
+    has(&w.dispatch(0, k()).unwrap_err().to_string(), &["asks for 5 blocks", "4 AIV cores"]);
+    has(&w.dispatch(3, Dispatch::kernel("k", 1, |_| Ok(()))).unwrap_err().to_string(), &["rank 3", "ranks 0..=1"]);
+    let sub = w.create_domain("sub", &[1], DomainOptions::default()).unwrap();
     has(
-        &w.dispatch(0, k()).unwrap_err().to_string(),
-        &["asks for 5 blocks", "4 AIV cores"],
-    );
-    has(
-        &w.dispatch(3, Dispatch::kernel("k", 1, |_| Ok(())))
-            .unwrap_err()
-            .to_string(),
-        &["rank 3", "ranks 0..=1"],
-    );
-    let sub = w
-        .create_domain("sub", &[1], DomainOptions::default())
-        .unwrap();
-    has(
-        &w.dispatch(0, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&sub))
-            .unwrap_err()
-            .to_string(),
+        &w.dispatch(0, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&sub)).unwrap_err().to_string(),
         &["not a member of its domain `sub`"],
     );
     assert!(
         World::new(
             0,
-            std::sync::Arc::new(
-                ranksim::chip_model::ChipModel::from_config(&Config::default_preset().chip)
-                    .unwrap()
-            ),
+            std::sync::Arc::new(ranksim::chip_model::ChipModel::from_config(&Config::default_preset().chip).unwrap()),
             ranksim::interconnect::build(&Config::default_preset().fabric, 1).unwrap()
         )
         .is_err()
@@ -346,27 +203,17 @@ fn host_side_misuse() {
 #[test]
 fn config_errors_name_the_key() {
     let base = simple_toml(2);
-    let e = Config::from_toml(
-        &base.replace("aiv_cores = 4", "aiv_cores = 4\nbogus_key = 1"),
-        "t.toml",
-    )
-    .unwrap_err()
-    .to_string();
+    let e = Config::from_toml(&base.replace("aiv_cores = 4", "aiv_cores = 4\nbogus_key = 1"), "t.toml")
+        .unwrap_err()
+        .to_string();
     has(&e, &["t.toml", "unknown field `bogus_key`"]);
-    let e = Config::from_toml(&base.replace("wait_poll_ns = 0.0\n", ""), "t.toml")
-        .unwrap_err()
-        .to_string();
+    let e = Config::from_toml(&base.replace("wait_poll_ns = 0.0\n", ""), "t.toml").unwrap_err().to_string();
     has(&e, &["missing field `wait_poll_ns`"]);
-    let e = Config::from_toml(&base.replace("ranks = 2", "ranks = 0"), "t.toml")
+    let e = Config::from_toml(&base.replace("ranks = 2", "ranks = 0"), "t.toml").unwrap_err().to_string();
+    has(&e, &["machine.ranks = 0"]);
+    let e = Config::from_toml(&base.replace("link_efficiency = 1.0", "link_efficiency = 1.5"), "t.toml")
         .unwrap_err()
         .to_string();
-    has(&e, &["machine.ranks = 0"]);
-    let e = Config::from_toml(
-        &base.replace("link_efficiency = 1.0", "link_efficiency = 1.5"),
-        "t.toml",
-    )
-    .unwrap_err()
-    .to_string();
     has(&e, &["fabric.link_efficiency = 1.5", "(0, 1]"]);
     let e = Config::from_toml(
         &base.replace(
@@ -378,17 +225,12 @@ fn config_errors_name_the_key() {
     .unwrap_err()
     .to_string();
     has(&e, &["chip.dma.gm_to_ub.gbps = -1"]);
-    let e = Config::from_toml(
-        &base.replace("kind = \"full_mesh\"", "kind = \"hypercube\""),
-        "t.toml",
-    )
-    .unwrap_err()
-    .to_string();
+    let e = Config::from_toml(&base.replace("kind = \"full_mesh\"", "kind = \"hypercube\""), "t.toml")
+        .unwrap_err()
+        .to_string();
     has(&e, &["hypercube"]);
     let e = Config::preset("nope").unwrap_err().to_string();
     has(&e, &["unknown preset `nope`", "a2a3"]);
-    let e = Config::load(std::path::Path::new("/nonexistent/x.toml"))
-        .unwrap_err()
-        .to_string();
+    let e = Config::load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err().to_string();
     has(&e, &["/nonexistent/x.toml"]);
 }

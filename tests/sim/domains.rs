@@ -8,12 +8,8 @@ fn two_overlapping_domains_swap_independently() {
     // PyPTO test_two_groups_independent_swap: domains {0,1} and {1,2}; chip 1 is in both and
     // has two independent windows.
     let mut w = simple(3);
-    let a = w
-        .create_domain("a", &[0, 1], DomainOptions::default())
-        .unwrap();
-    let b = w
-        .create_domain("b", &[1, 2], DomainOptions::default())
-        .unwrap();
+    let a = w.create_domain("a", &[0, 1], DomainOptions::default()).unwrap();
+    let b = w.create_domain("b", &[1, 2], DomainOptions::default()).unwrap();
     let input = w.alloc_tensor("in", DType::F32, &[1, 16]).unwrap();
     let outs = [
         w.alloc_tensor("outs_a", DType::F32, &[1, 16]).unwrap(),
@@ -41,20 +37,10 @@ fn two_overlapping_domains_swap_independently() {
         .unwrap();
     }
     let report = w.run().unwrap();
-    assert_eq!(
-        report.of_chip(1).count(),
-        2,
-        "chip 1 runs one dispatch per domain"
-    );
+    assert_eq!(report.of_chip(1).count(), 2, "chip 1 runs one dispatch per domain");
     let read = |t: &Tensor, c: usize| w.read::<f32>(t, c).unwrap()[0];
-    assert_eq!(
-        [read(&outs[0], 0), read(&outs[0], 1), read(&outs[0], 2)],
-        [2.0, 1.0, 0.0]
-    );
-    assert_eq!(
-        [read(&outs[1], 0), read(&outs[1], 1), read(&outs[1], 2)],
-        [0.0, 3.0, 2.0]
-    );
+    assert_eq!([read(&outs[0], 0), read(&outs[0], 1), read(&outs[0], 2)], [2.0, 1.0, 0.0]);
+    assert_eq!([read(&outs[1], 0), read(&outs[1], 1), read(&outs[1], 2)], [0.0, 3.0, 2.0]);
 }
 
 /// PyPTO's signal exchange, run three times on one world with `opts`; returns each run's cells.
@@ -88,10 +74,7 @@ fn window_lifetimes_across_runs() {
     // Persistent with the default reset: zeroed before each reuse.
     assert_eq!(exchange_three_times(DomainOptions::persistent()), fresh);
     // Persistent without reset: the counters keep growing ([4, 2] instead of [2, 1]).
-    assert_eq!(
-        exchange_three_times(DomainOptions::persistent_no_reset()),
-        vec![vec![2, 1], vec![4, 2], vec![6, 3]]
-    );
+    assert_eq!(exchange_three_times(DomainOptions::persistent_no_reset()), vec![vec![2, 1], vec![4, 2], vec![6, 3]]);
 }
 
 #[test]
@@ -99,9 +82,7 @@ fn self_notify_credit_reset_without_window_reset() {
     // PyPTO test_persistent_self_notify_credit_reset_without_window_reset: the protocol clears
     // its own credits, so reuse without reset still starts from zero.
     let mut w = simple(2);
-    let dom = w
-        .create_domain("comm_d0", &[0, 1], DomainOptions::persistent_no_reset())
-        .unwrap();
+    let dom = w.create_domain("comm_d0", &[0, 1], DomainOptions::persistent_no_reset()).unwrap();
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
     for _ in 0..3 {
         let s = sig.clone();
@@ -117,52 +98,29 @@ fn self_notify_credit_reset_without_window_reset() {
         )
         .unwrap();
         w.run().unwrap();
-        assert_eq!(
-            (
-                w.read::<i32>(&sig, 0).unwrap(),
-                w.read::<i32>(&sig, 1).unwrap()
-            ),
-            (vec![0], vec![0])
-        );
+        assert_eq!((w.read::<i32>(&sig, 0).unwrap(), w.read::<i32>(&sig, 1).unwrap()), (vec![0], vec![0]));
     }
 }
 
 #[test]
 fn host_writes_after_a_run_start_from_a_fresh_window() {
     let mut w = simple(2);
-    let dom = w
-        .create_domain("comm_d0", &[0, 1], DomainOptions::default())
-        .unwrap();
+    let dom = w.create_domain("comm_d0", &[0, 1], DomainOptions::default()).unwrap();
     let x = w.alloc_window(&dom, "x", DType::I32, &[2]).unwrap();
     let y = w.alloc_window(&dom, "y", DType::I32, &[2]).unwrap();
     let xk = x.clone();
     w.dispatch(
         0,
-        Dispatch::kernel("fill", 1, move |c| {
-            c.store(&Tile::from_slice(1, 2, &[7, 7])?, &xk, &[0])
-        })
-        .in_domain(&dom),
+        Dispatch::kernel("fill", 1, move |c| c.store(&Tile::from_slice(1, 2, &[7, 7])?, &xk, &[0])).in_domain(&dom),
     )
     .unwrap();
     w.run().unwrap();
-    assert_eq!(
-        w.read::<i32>(&x, 0).unwrap(),
-        vec![7, 7],
-        "results stay readable after the run"
-    );
+    assert_eq!(w.read::<i32>(&x, 0).unwrap(), vec![7, 7], "results stay readable after the run");
     w.write(&y, 0, &[1, 2]).unwrap();
-    assert_eq!(
-        w.read::<i32>(&x, 0).unwrap(),
-        vec![0, 0],
-        "staging into a used, non-persistent domain starts it fresh"
-    );
+    assert_eq!(w.read::<i32>(&x, 0).unwrap(), vec![0, 0], "staging into a used, non-persistent domain starts it fresh");
     assert_eq!(w.read::<i32>(&y, 0).unwrap(), vec![1, 2]);
     w.run().unwrap();
-    assert_eq!(
-        w.read::<i32>(&y, 0).unwrap(),
-        vec![1, 2],
-        "data staged before a run survives into it"
-    );
+    assert_eq!(w.read::<i32>(&y, 0).unwrap(), vec![1, 2], "data staged before a run survives into it");
 }
 
 #[test]
@@ -174,11 +132,7 @@ fn a_dispatch_without_a_domain_sees_world_ranks() {
         w.dispatch(
             chip,
             Dispatch::kernel("who", 1, move |c| {
-                c.store(
-                    &Tile::from_slice(1, 2, &[c.rank() as i32, c.nranks() as i32])?,
-                    &o,
-                    &[0, 0],
-                )
+                c.store(&Tile::from_slice(1, 2, &[c.rank() as i32, c.nranks() as i32])?, &o, &[0, 0])
             }),
         )
         .unwrap();
@@ -192,23 +146,13 @@ fn a_dispatch_without_a_domain_sees_world_ranks() {
 #[test]
 fn a_sub_domain_uses_dense_ranks() {
     let mut w = simple(4);
-    let dom = w
-        .create_domain("odd", &[3, 1], DomainOptions::default())
-        .unwrap();
+    let dom = w.create_domain("odd", &[3, 1], DomainOptions::default()).unwrap();
     let out = w.alloc_window(&dom, "out", DType::I32, &[1, 3]).unwrap();
     let o = out.clone();
     w.dispatch_all(
         &dom,
         Dispatch::kernel("who", 1, move |c| {
-            c.store(
-                &Tile::from_slice(
-                    1,
-                    3,
-                    &[c.rank() as i32, c.nranks() as i32, c.world_rank() as i32],
-                )?,
-                &o,
-                &[0, 0],
-            )
+            c.store(&Tile::from_slice(1, 3, &[c.rank() as i32, c.nranks() as i32, c.world_rank() as i32])?, &o, &[0, 0])
         }),
     )
     .unwrap();

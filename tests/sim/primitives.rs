@@ -87,8 +87,7 @@ fn remote_load_valid_shape_reads_only_the_ragged_part() {
     let dom = all(&mut w);
     let x = w.alloc_window(&dom, "x", DType::F32, &[2, 8]).unwrap();
     let out = w.alloc_tensor("out", DType::F32, &[2, 8]).unwrap();
-    w.write(&x, 1, &(0..16).map(|i| i as f32).collect::<Vec<_>>())
-        .unwrap();
+    w.write(&x, 1, &(0..16).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
     let (xk, o) = (x.clone(), out.clone());
     w.dispatch(
         0,
@@ -110,10 +109,7 @@ fn remote_load_valid_shape_reads_only_the_ragged_part() {
 
 #[test]
 fn remote_store_atomic_add_accumulates_every_dtype() {
-    fn check<T: ranksim::sim_core::Element>(
-        vals: impl Fn(usize) -> T + Send + Sync + 'static,
-        want: T,
-    ) {
+    fn check<T: ranksim::sim_core::Element>(vals: impl Fn(usize) -> T + Send + Sync + 'static, want: T) {
         let mut w = simple(4);
         let dom = all(&mut w);
         let acc = w.alloc_window(&dom, "acc", T::DTYPE, &[1, 16]).unwrap();
@@ -127,12 +123,7 @@ fn remote_store_atomic_add_accumulates_every_dtype() {
         )
         .unwrap();
         w.run().unwrap();
-        assert_eq!(
-            w.read::<T>(&acc, 0).unwrap(),
-            vec![want; 16],
-            "{}",
-            T::DTYPE
-        );
+        assert_eq!(w.read::<T>(&acc, 0).unwrap(), vec![want; 16], "{}", T::DTYPE);
     }
     check(|r| (r + 1) as f32 * 0.5, 5.0f32);
     check(|r| f16::from_f32((r + 1) as f32), f16::from_f32(10.0));
@@ -156,10 +147,7 @@ fn bf16_atomic_add_works_on_a2a3() {
     )
     .unwrap();
     w.run().unwrap();
-    assert_eq!(
-        w.read::<bf16>(&acc, 0).unwrap(),
-        vec![bf16::from_f32(8.0); 16]
-    );
+    assert_eq!(w.read::<bf16>(&acc, 0).unwrap(), vec![bf16::from_f32(8.0); 16]);
 }
 
 #[test]
@@ -190,10 +178,7 @@ fn put_atomic_add_into_the_root() {
         )
         .unwrap();
         w.run().unwrap();
-        assert_eq!(
-            w.read::<i32>(&dst, 0).unwrap(),
-            vec![10 + 16 * nr as i32; 256]
-        );
+        assert_eq!(w.read::<i32>(&dst, 0).unwrap(), vec![10 + 16 * nr as i32; 256]);
     }
 }
 
@@ -207,10 +192,7 @@ fn row_put_and_row_get_move_subregions() {
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[2, 1]).unwrap();
     for r in 0..2 {
         let mut v = vec![0.0f32; 64];
-        v[..32]
-            .iter_mut()
-            .enumerate()
-            .for_each(|(i, x)| *x = (r * 100 + i) as f32);
+        v[..32].iter_mut().enumerate().for_each(|(i, x)| *x = (r * 100 + i) as f32);
         w.write(&buf, r, &v).unwrap();
     }
     let (b, g, s) = (buf.clone(), got.clone(), sig.clone());
@@ -219,19 +201,9 @@ fn row_put_and_row_get_move_subregions() {
         Dispatch::kernel("rows", 1, move |core| {
             let (me, peer) = (core.rank(), 1 - core.rank());
             // get: peer's row 0 into my local row 0 of `got`.
-            core.get(
-                &g,
-                peer,
-                &b,
-                &CopyOpts::new().region(&[0, 0], &[0, 0], &[1, 32]),
-            )?;
+            core.get(&g, peer, &b, &CopyOpts::new().region(&[0, 0], &[0, 0], &[1, 32]))?;
             // put: my row 0 into the peer's row 1.
-            core.put(
-                &b,
-                peer,
-                &b,
-                &CopyOpts::new().region(&[1, 0], &[0, 0], &[1, 32]),
-            )?;
+            core.put(&b, peer, &b, &CopyOpts::new().region(&[1, 0], &[0, 0], &[1, 32]))?;
             core.notify(&s, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
             core.wait(&s, &[peer, 0], 1, WaitCmp::Ge)
         }),
@@ -242,10 +214,7 @@ fn row_put_and_row_get_move_subregions() {
         let peer = 1 - r;
         let row0: Vec<f32> = (0..32).map(|i| (r * 100 + i) as f32).collect();
         let peer_row0: Vec<f32> = (0..32).map(|i| (peer * 100 + i) as f32).collect();
-        assert_eq!(
-            w.read::<f32>(&buf, r).unwrap(),
-            [row0, peer_row0.clone()].concat()
-        );
+        assert_eq!(w.read::<f32>(&buf, r).unwrap(), [row0, peer_row0.clone()].concat());
         assert_eq!(w.read::<f32>(&got, r).unwrap()[..32], peer_row0[..]);
     }
 }
@@ -254,36 +223,21 @@ fn row_put_and_row_get_move_subregions() {
 fn chunked_ring_shuffle_with_odd_chunks() {
     // PyPTO test_chunked_ring_shuffle: chunk_rows=2, chunk_cols=32 over an [8, 64] extent;
     // here also with chunks that do not divide the extent (3 x 40).
-    for (cr, cc, pipeline) in [
-        (2, 32, false),
-        (3, 40, false),
-        (3, 40, true),
-        (8, 64, false),
-    ] {
+    for (cr, cc, pipeline) in [(2, 32, false), (3, 40, false), (3, 40, true), (8, 64, false)] {
         let mut w = simple(4);
         let dom = all(&mut w);
         let x = w.alloc_tensor("x", DType::F32, &[8, 64]).unwrap();
         let y = w.alloc_window(&dom, "y", DType::F32, &[8, 64]).unwrap();
         let sig = w.alloc_window(&dom, "sig", DType::I32, &[4, 1]).unwrap();
         for r in 0..4 {
-            w.write(
-                &x,
-                r,
-                &(0..512).map(|i| (r * 1000 + i) as f32).collect::<Vec<_>>(),
-            )
-            .unwrap();
+            w.write(&x, r, &(0..512).map(|i| (r * 1000 + i) as f32).collect::<Vec<_>>()).unwrap();
         }
         let (xk, yk, s) = (x.clone(), y.clone(), sig.clone());
         w.dispatch_all(
             &dom,
             Dispatch::kernel("shuffle", 1, move |core| {
                 let (me, n) = (core.rank(), core.nranks());
-                core.put(
-                    &yk,
-                    (me + 1) % n,
-                    &xk,
-                    &CopyOpts::new().chunks(cr, cc).pipeline(pipeline),
-                )?;
+                core.put(&yk, (me + 1) % n, &xk, &CopyOpts::new().chunks(cr, cc).pipeline(pipeline))?;
                 core.notify(&s, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
                 core.wait(&s, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
             }),
@@ -294,9 +248,7 @@ fn chunked_ring_shuffle_with_odd_chunks() {
             let src = (r + 3) % 4;
             assert_eq!(
                 w.read::<f32>(&y, r).unwrap(),
-                (0..512)
-                    .map(|i| (src * 1000 + i) as f32)
-                    .collect::<Vec<_>>(),
+                (0..512).map(|i| (src * 1000 + i) as f32).collect::<Vec<_>>(),
                 "chunks {cr}x{cc}"
             );
         }
@@ -322,10 +274,7 @@ fn three_dimensional_windows_flatten_leading_dims() {
     )
     .unwrap();
     w.run().unwrap();
-    assert_eq!(
-        w.read::<i16>(&out, 0).unwrap(),
-        (12..24).collect::<Vec<i16>>()
-    );
+    assert_eq!(w.read::<i16>(&out, 0).unwrap(), (12..24).collect::<Vec<i16>>());
 }
 
 #[test]
@@ -370,25 +319,11 @@ fn tile_math_in_every_dtype_through_the_core() {
 fn convert(t: &Tile, dt: DType) -> Tile {
     let v: Vec<f64> = (0..t.len()).map(|i| t.get_f64(0, i)).collect();
     match dt {
-        DType::F32 => {
-            Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as f32).collect::<Vec<_>>())
-        }
-        DType::F16 => Tile::from_slice(
-            1,
-            v.len(),
-            &v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>(),
-        ),
-        DType::BF16 => Tile::from_slice(
-            1,
-            v.len(),
-            &v.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>(),
-        ),
-        DType::I32 => {
-            Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i32).collect::<Vec<_>>())
-        }
-        DType::I16 => {
-            Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i16).collect::<Vec<_>>())
-        }
+        DType::F32 => Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+        DType::F16 => Tile::from_slice(1, v.len(), &v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>()),
+        DType::BF16 => Tile::from_slice(1, v.len(), &v.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>()),
+        DType::I32 => Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i32).collect::<Vec<_>>()),
+        DType::I16 => Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i16).collect::<Vec<_>>()),
         DType::I8 => Tile::from_slice(1, v.len(), &v.iter().map(|&x| x as i8).collect::<Vec<_>>()),
     }
     .unwrap()
@@ -425,19 +360,11 @@ fn windows_are_32_byte_rounded_and_laid_out_in_order() {
     let a = w.alloc_window(&dom, "a", DType::I8, &[5]).unwrap();
     let b = w.alloc_window(&dom, "b", DType::F32, &[9]).unwrap();
     let c = w.alloc_window(&dom, "c", DType::I32, &[8]).unwrap();
-    assert_eq!(
-        (a.window_offset(), b.window_offset(), c.window_offset()),
-        (0, 32, 96)
-    );
+    assert_eq!((a.window_offset(), b.window_offset(), c.window_offset()), (0, 32, 96));
     assert_eq!(w.window_size(&dom), 128);
     // The rounding is real tail storage: a view may use it.
     assert!(a.view(DType::I8, &[32]).is_ok());
-    assert!(
-        a.view(DType::I8, &[33])
-            .unwrap_err()
-            .to_string()
-            .contains("needs 33 bytes but the buffer has 32")
-    );
+    assert!(a.view(DType::I8, &[33]).unwrap_err().to_string().contains("needs 33 bytes but the buffer has 32"));
     // Fresh windows are zero.
     assert_eq!(w.read::<f32>(&b, 1).unwrap(), vec![0.0; 9]);
 }

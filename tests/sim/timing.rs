@@ -18,12 +18,8 @@ fn times(
     kernel: impl Fn(&mut Core, &Tensor, &Tensor) -> SimResult<Vec<SimTime>> + Send + Sync + 'static,
 ) -> Vec<Vec<u64>> {
     let dom = all(world);
-    let data = world
-        .alloc_window(&dom, "data", DType::F32, &[1, N])
-        .unwrap();
-    let sig = world
-        .alloc_window(&dom, "signal", DType::I32, &[world.size(), 1])
-        .unwrap();
+    let data = world.alloc_window(&dom, "data", DType::F32, &[1, N]).unwrap();
+    let sig = world.alloc_window(&dom, "signal", DType::I32, &[world.size(), 1]).unwrap();
     let log: Log = Arc::default();
     let l = log.clone();
     world
@@ -31,8 +27,7 @@ fn times(
             &dom,
             Dispatch::kernel("timed", 1, move |core| {
                 let t = kernel(core, &data, &sig)?;
-                l.lock()
-                    .push((core.rank(), t.iter().map(|x| x.as_ps()).collect()));
+                l.lock().push((core.rank(), t.iter().map(|x| x.as_ps()).collect()));
                 Ok(())
             }),
         )
@@ -155,10 +150,7 @@ fn flows_sharing_a_link_serialise_and_separate_links_do_not() {
     )
     .unwrap();
     w.run().unwrap();
-    assert_eq!(
-        *log.lock(),
-        vec![2 * 409_600 + 400 + 1_000_000, 2 * 409_600 + 800 + 1_000_000]
-    );
+    assert_eq!(*log.lock(), vec![2 * 409_600 + 400 + 1_000_000, 2 * 409_600 + 800 + 1_000_000]);
     assert_eq!(w.read::<f32>(&data, 1).unwrap(), vec![1.5; 2 * N]);
 }
 
@@ -174,12 +166,7 @@ fn unpipelined_and_pipelined_chunked_puts_match_closed_form() {
         w.dispatch(
             0,
             Dispatch::kernel("put", 1, move |core| {
-                core.put(
-                    &dst,
-                    1,
-                    &src,
-                    &CopyOpts::new().chunks(4, 64).pipeline(pipeline),
-                )?;
+                core.put(&dst, 1, &src, &CopyOpts::new().chunks(4, 64).pipeline(pipeline))?;
                 l.lock().push(core.now().as_ps());
                 Ok(())
             })
@@ -217,10 +204,7 @@ fn local_costs_compute_vector_and_dma() {
     .unwrap();
     w.run().unwrap();
     // 1000 cycles at 1 GHz; 1 KiB at 100 GB/s = 10 240 ps; add: 10 + 1024/256 cycles = 14 ns.
-    assert_eq!(
-        *log.lock(),
-        vec![0, 1_000_000, 1_010_240, 1_024_240, 1_034_480]
-    );
+    assert_eq!(*log.lock(), vec![0, 1_000_000, 1_010_240, 1_024_240, 1_034_480]);
 }
 
 #[test]
@@ -228,10 +212,7 @@ fn dispatches_on_a_chip_run_one_after_another() {
     let toml = crate::common::simple_toml(2)
         .replace("dispatch_launch_ns = 0.0", "dispatch_launch_ns = 5000.0")
         .replace("task_start_ns = 0.0", "task_start_ns = 800.0");
-    let mut w = ranksim::Config::from_toml(&toml, "t")
-        .unwrap()
-        .world()
-        .unwrap();
+    let mut w = ranksim::Config::from_toml(&toml, "t").unwrap().world().unwrap();
     let dom = all(&mut w);
     for name in ["first", "second"] {
         w.dispatch_all(
@@ -247,14 +228,8 @@ fn dispatches_on_a_chip_run_one_after_another() {
     let d: Vec<_> = r.of_chip(0).collect();
     assert_eq!(d.len(), 2);
     // Launch 5 us, task start 0.8 us, 2 us of work; the next dispatch launches 5 us later.
-    assert_eq!(
-        (d[0].name.as_str(), d[0].start.as_ps(), d[0].end.as_ps()),
-        ("first", 5_000_000, 7_800_000)
-    );
-    assert_eq!(
-        (d[1].name.as_str(), d[1].start.as_ps(), d[1].end.as_ps()),
-        ("second", 12_800_000, 15_600_000)
-    );
+    assert_eq!((d[0].name.as_str(), d[0].start.as_ps(), d[0].end.as_ps()), ("first", 5_000_000, 7_800_000));
+    assert_eq!((d[1].name.as_str(), d[1].start.as_ps(), d[1].end.as_ps()), ("second", 12_800_000, 15_600_000));
     assert_eq!(d[0].tasks[0].start.as_ps(), 5_800_000);
     assert_eq!(r.end.as_ps(), 15_600_000);
 }

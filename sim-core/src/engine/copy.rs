@@ -28,13 +28,7 @@ impl Engine {
             self.reply(actor, key.time, Reply::Done);
             return;
         }
-        let job = CopyJob {
-            actor,
-            spec,
-            i: 0,
-            mte3_free: key.time,
-            staged: Vec::new(),
-        };
+        let job = CopyJob { actor, spec, i: 0, mte3_free: key.time, staged: Vec::new() };
         let id = match self.copies.iter().position(Option::is_none) {
             Some(id) => {
                 self.copies[id] = Some(job);
@@ -61,15 +55,7 @@ impl Engine {
             self.staged(key, id, data, end);
         } else {
             let issue = key.time + self.chip.dma_issue(DmaDir::GmToUb);
-            let tt = self.fabric_transfer(
-                me,
-                src.chip,
-                actor,
-                0,
-                issue,
-                DmaDir::GmToUb,
-                TransferKind::ReadRequest,
-            );
+            let tt = self.fabric_transfer(me, src.chip, actor, 0, issue, DmaDir::GmToUb, TransferKind::ReadRequest);
             self.push_derived(tt.arrival, key, Event::CopyRemoteRead { job: id });
         }
     }
@@ -82,15 +68,7 @@ impl Engine {
         let src = job.spec.chunks[job.i].0.clone();
         let data = self.mem.read(&src);
         let me = self.chip_of(actor);
-        let tt = self.fabric_transfer(
-            src.chip,
-            me,
-            actor,
-            data.len(),
-            key.time,
-            DmaDir::GmToUb,
-            TransferKind::Data,
-        );
+        let tt = self.fabric_transfer(src.chip, me, actor, data.len(), key.time, DmaDir::GmToUb, TransferKind::Data);
         self.staged(key, id, data, tt.arrival);
     }
 
@@ -119,28 +97,10 @@ impl Engine {
             (local_end, local_end)
         } else {
             let issue = s + self.chip.dma_issue(DmaDir::UbToGm);
-            let tt = self.fabric_transfer(
-                me,
-                dst.chip,
-                actor,
-                data.len(),
-                issue,
-                DmaDir::UbToGm,
-                TransferKind::Data,
-            );
+            let tt = self.fabric_transfer(me, dst.chip, actor, data.len(), issue, DmaDir::UbToGm, TransferKind::Data);
             (local_end.max(tt.injected), tt.arrival)
         };
-        self.push_derived(
-            land,
-            key,
-            Event::Land {
-                dst,
-                data,
-                atomic,
-                writer: actor,
-                op,
-            },
-        );
+        self.push_derived(land, key, Event::Land { dst, data, atomic, writer: actor, op });
         let Some(job) = self.copies[id].as_mut() else {
             return;
         };

@@ -17,34 +17,20 @@ impl Engine {
             };
             list.extend(self.describe(actor, w));
         }
-        waits.sort_by(|a: &BlockedWait, b| {
-            (a.chip, a.block, a.offset).cmp(&(b.chip, b.block, b.offset))
-        });
-        deferred.sort_by(|a: &BlockedWait, b| {
-            (a.chip, a.block, a.offset).cmp(&(b.chip, b.block, b.offset))
-        });
-        DeadlockReport {
-            time: self.now,
-            waits,
-            deferred,
-            stuck: self.stuck_tasks(),
-        }
+        waits.sort_by_key(|w: &BlockedWait| (w.chip, w.block, w.offset));
+        deferred.sort_by_key(|w: &BlockedWait| (w.chip, w.block, w.offset));
+        DeadlockReport { time: self.now, waits, deferred, stuck: self.stuck_tasks() }
     }
 
     /// One entry per cell of `w` whose condition is still false.
     fn describe(&self, actor: usize, w: &Waiter) -> Vec<BlockedWait> {
         let chip = self.chip_of(actor);
         let (block, task) = match (w.kind, &self.actors[actor].job) {
-            (WaiterKind::Deferred { task, block, .. }, _) => {
-                (block, self.task_name(chip, task).unwrap_or_default())
-            }
+            (WaiterKind::Deferred { task, block, .. }, _) => (block, self.task_name(chip, task).unwrap_or_default()),
             (WaiterKind::Blocking { .. }, Some((_, a))) => (a.block, a.ctx.task.to_string()),
             (WaiterKind::Blocking { .. }, None) => (self.core_of(actor), String::new()),
         };
-        let dispatch = self.chips[chip]
-            .active
-            .as_ref()
-            .map_or_else(|| "?".to_string(), |a| a.name.to_string());
+        let dispatch = self.chips[chip].active.as_ref().map_or_else(|| "?".to_string(), |a| a.name.to_string());
         let (expected, cmp) = match w.cond {
             Cond::Signed(c, e) => (e as i64, c.symbol().to_string()),
             Cond::UnsignedGe(e) => (e as i64, ">= (unsigned, deferred)".to_string()),
@@ -85,9 +71,7 @@ impl Engine {
                 continue;
             };
             let free = cs.busy.iter().filter(|b| !**b).count();
-            let waiting = (0..cs.busy.len())
-                .filter(|&c| cs.busy[c] && self.is_blocked(chip * self.cores + c))
-                .count();
+            let waiting = (0..cs.busy.len()).filter(|&c| cs.busy[c] && self.is_blocked(chip * self.cores + c)).count();
             for tr in &active.tasks {
                 let reason = match tr.state {
                     TaskState::Ready => format!(
@@ -103,10 +87,7 @@ impl Engine {
                             .filter(|d| active.tasks[d.0].state != TaskState::Done)
                             .map(|d| format!("`{}`", active.tasks[d.0].task.name))
                             .collect();
-                        format!(
-                            "never started: it depends on {} which never completed",
-                            deps.join(", ")
-                        )
+                        format!("never started: it depends on {} which never completed", deps.join(", "))
                     }
                     _ => continue,
                 };
@@ -124,10 +105,7 @@ impl Engine {
                     dispatch: d.name.to_string(),
                     task: String::from("*"),
                     blocks: d.tasks.iter().map(|t| t.blocks).sum(),
-                    reason: format!(
-                        "never started: the chip is still running dispatch `{}`",
-                        active.name
-                    ),
+                    reason: format!("never started: the chip is still running dispatch `{}`", active.name),
                 });
             }
         }

@@ -27,20 +27,9 @@ pub(crate) enum Event {
     /// The request of a remote read reached the owner: read there and send the data back.
     RemoteRead { actor: usize, src: Place },
     /// Payload bytes land in memory.
-    Land {
-        dst: Place,
-        data: Vec<u8>,
-        atomic: Option<DType>,
-        writer: usize,
-        op: &'static str,
-    },
+    Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str },
     /// A notify lands in its cell.
-    Signal {
-        cell: CellRef,
-        value: i32,
-        op: NotifyOp,
-        writer: usize,
-    },
+    Signal { cell: CellRef, value: i32, op: NotifyOp, writer: usize },
     /// Chunk load of a put/get starts.
     CopyLoad { job: usize },
     /// The read request of a get's chunk reached the owner.

@@ -88,12 +88,7 @@ impl Engine {
         fabric.reset();
         let cores = chip.aiv_cores();
         let world = queues.len();
-        let idle = Actor {
-            state: ActorState::Idle,
-            next_seq: 0,
-            job: None,
-            since: SimTime::ZERO,
-        };
+        let idle = Actor { state: ActorState::Idle, next_seq: 0, job: None, since: SimTime::ZERO };
         Engine {
             fabric,
             cores,
@@ -105,10 +100,7 @@ impl Engine {
             actors: vec![idle; world * cores],
             running: BTreeSet::new(),
             busy: 0,
-            chips: queues
-                .into_iter()
-                .map(|q| ChipSched::new(q, cores))
-                .collect(),
+            chips: queues.into_iter().map(|q| ChipSched::new(q, cores)).collect(),
             signals: Signals::default(),
             copies: Vec::new(),
             wakes: Vec::new(),
@@ -188,23 +180,13 @@ impl Engine {
                 a.since = at;
                 ActorState::Blocked
             }
-            _ => ActorState::Running {
-                at: resume.max(at),
-                seq: a.next_seq,
-            },
+            _ => ActorState::Running { at: resume.max(at), seq: a.next_seq },
         };
         if let ActorState::Running { at, seq } = a.state {
             self.running.insert((at, actor, seq));
         }
-        self.queue.push(Reverse(Entry {
-            key: Key {
-                time: at,
-                actor,
-                seq,
-                sub: 0,
-            },
-            ev: Event::Request { actor, req },
-        }));
+        self.queue
+            .push(Reverse(Entry { key: Key { time: at, actor, seq, sub: 0 }, ev: Event::Request { actor, req } }));
     }
 
     /// Applies every event that no running actor can still precede; ends the run with a
@@ -243,30 +225,12 @@ impl Engine {
             Event::RemoteRead { actor, src } => {
                 let data = self.mem.read(&src);
                 let me = self.chip_of(actor);
-                let tt = self.fabric_transfer(
-                    src.chip,
-                    me,
-                    actor,
-                    data.len(),
-                    key.time,
-                    DmaDir::GmToUb,
-                    TransferKind::Data,
-                );
+                let tt =
+                    self.fabric_transfer(src.chip, me, actor, data.len(), key.time, DmaDir::GmToUb, TransferKind::Data);
                 self.reply(actor, tt.arrival, Reply::Data(data));
             }
-            Event::Land {
-                dst,
-                data,
-                atomic,
-                writer,
-                op,
-            } => self.land(key.time, &dst, &data, atomic, writer, op),
-            Event::Signal {
-                cell,
-                value,
-                op,
-                writer,
-            } => self.signal(key.time, &cell, value, op, writer),
+            Event::Land { dst, data, atomic, writer, op } => self.land(key.time, &dst, &data, atomic, writer, op),
+            Event::Signal { cell, value, op, writer } => self.signal(key.time, &cell, value, op, writer),
             Event::CopyLoad { job } => self.copy_load(key, job),
             Event::CopyRemoteRead { job } => self.copy_remote_read(key, job),
             Event::CopyStore { job } => self.copy_store(key, job),
@@ -286,50 +250,20 @@ impl Engine {
                     self.reply(actor, done, Reply::Data(data));
                 } else {
                     let issue = t + self.chip.dma_issue(DmaDir::GmToUb);
-                    let tt = self.fabric_transfer(
-                        me,
-                        src.chip,
-                        actor,
-                        0,
-                        issue,
-                        DmaDir::GmToUb,
-                        TransferKind::ReadRequest,
-                    );
+                    let tt =
+                        self.fabric_transfer(me, src.chip, actor, 0, issue, DmaDir::GmToUb, TransferKind::ReadRequest);
                     self.push_derived(tt.arrival, key, Event::RemoteRead { actor, src });
                 }
             }
-            Request::Write {
-                dst,
-                data,
-                atomic,
-                op,
-            } => {
+            Request::Write { dst, data, atomic, op } => {
                 let land = if dst.chip == me {
                     t + self.chip.dma(DmaDir::UbToGm, data.len() as u64)
                 } else {
                     let issue = t + self.chip.dma_issue(DmaDir::UbToGm);
-                    self.fabric_transfer(
-                        me,
-                        dst.chip,
-                        actor,
-                        data.len(),
-                        issue,
-                        DmaDir::UbToGm,
-                        TransferKind::Data,
-                    )
-                    .arrival
+                    self.fabric_transfer(me, dst.chip, actor, data.len(), issue, DmaDir::UbToGm, TransferKind::Data)
+                        .arrival
                 };
-                self.push_derived(
-                    land,
-                    key,
-                    Event::Land {
-                        dst,
-                        data,
-                        atomic,
-                        writer: actor,
-                        op,
-                    },
-                );
+                self.push_derived(land, key, Event::Land { dst, data, atomic, writer: actor, op });
             }
             Request::Copy(spec) => self.start_copy(key, actor, spec),
             Request::Notify { cell, value, op } => {
@@ -337,43 +271,16 @@ impl Engine {
                 let land = if cell.chip == me {
                     issue
                 } else {
-                    self.fabric_transfer(
-                        me,
-                        cell.chip,
-                        actor,
-                        4,
-                        issue,
-                        DmaDir::UbToGm,
-                        TransferKind::Signal,
-                    )
-                    .arrival
+                    self.fabric_transfer(me, cell.chip, actor, 4, issue, DmaDir::UbToGm, TransferKind::Signal).arrival
                 };
-                self.push_derived(
-                    land,
-                    key,
-                    Event::Signal {
-                        cell,
-                        value,
-                        op,
-                        writer: actor,
-                    },
-                );
+                self.push_derived(land, key, Event::Signal { cell, value, op, writer: actor });
             }
-            Request::Wait {
-                cells,
-                expected,
-                cmp,
-            } => {
+            Request::Wait { cells, expected, cmp } => {
                 let cond = Cond::Signed(cmp, expected);
                 if Signals::satisfied(&self.mem, &cells, cond) {
                     self.reply(actor, t + self.chip.wait_poll(), Reply::Done);
                 } else {
-                    let w = Waiter {
-                        kind: WaiterKind::Blocking { actor },
-                        cells,
-                        cond,
-                        since: t,
-                    };
+                    let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t };
                     self.signals.register(w);
                 }
             }
@@ -383,26 +290,13 @@ impl Engine {
     }
 
     /// Applies payload bytes and releases waiters on any signal cell they overwrote.
-    fn land(
-        &mut self,
-        t: SimTime,
-        dst: &Place,
-        data: &[u8],
-        atomic: Option<DType>,
-        writer: usize,
-        op: &'static str,
-    ) {
+    fn land(&mut self, t: SimTime, dst: &Place, data: &[u8], atomic: Option<DType>, writer: usize, op: &'static str) {
         self.mem.write(dst, data, atomic);
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
             for off in self.signals.watched_cells(dst.mem, lo, hi) {
-                let cell = CellRef {
-                    mem: dst.mem,
-                    chip: dst.chip,
-                    offset: off,
-                    buffer: dst.buffer.clone(),
-                    coords: vec![],
-                };
+                let cell =
+                    CellRef { mem: dst.mem, chip: dst.chip, offset: off, buffer: dst.buffer.clone(), coords: vec![] };
                 let value = self.mem.cell(&cell) as i64;
                 let w = self.cell_write(writer, op, value, t);
                 self.signals.record(dst.mem, off, w);
@@ -442,23 +336,13 @@ impl Engine {
             Some((_, a)) => (a.block, a.ctx.task.to_string()),
             None => (writer % self.cores, String::from("?")),
         };
-        CellWrite {
-            chip: self.chip_of(writer),
-            block,
-            task,
-            op: op.to_string(),
-            value,
-            time,
-        }
+        CellWrite { chip: self.chip_of(writer), block, task, op: op.to_string(), value, time }
     }
 
     /// Releases a blocked actor at `at` with `reply`.
     fn reply(&mut self, actor: usize, at: SimTime, reply: Reply) {
         let a = &mut self.actors[actor];
-        a.state = ActorState::Running {
-            at,
-            seq: a.next_seq,
-        };
+        a.state = ActorState::Running { at, seq: a.next_seq };
         self.running.insert((at, actor, a.next_seq));
         self.wakes.push(Wake::Reply { actor, at, reply });
     }
@@ -467,18 +351,11 @@ impl Engine {
     fn start_actor(&mut self, actor: usize, at: SimTime, task: usize, assignment: Assignment) {
         let a = &mut self.actors[actor];
         debug_assert_eq!(a.state, ActorState::Idle);
-        a.state = ActorState::Running {
-            at,
-            seq: a.next_seq,
-        };
+        a.state = ActorState::Running { at, seq: a.next_seq };
         a.job = Some((task, assignment.clone()));
         self.busy += 1;
         self.running.insert((at, actor, a.next_seq));
-        self.wakes.push(Wake::Start {
-            actor,
-            at,
-            assignment,
-        });
+        self.wakes.push(Wake::Start { actor, at, assignment });
     }
 
     /// Ends the run with `err` from outside the model (the driver could not continue).
@@ -532,23 +409,13 @@ impl Engine {
     }
 
     fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
-        let key = Key {
-            time,
-            actor: origin.actor,
-            seq: origin.seq,
-            sub: self.next_sub,
-        };
+        let key = Key { time, actor: origin.actor, seq: origin.seq, sub: self.next_sub };
         self.next_sub += 1;
         self.queue.push(Reverse(Entry { key, ev }));
     }
 
     fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
-        let key = Key {
-            time,
-            actor: HOST,
-            seq,
-            sub: self.next_sub,
-        };
+        let key = Key { time, actor: HOST, seq, sub: self.next_sub };
         self.next_sub += 1;
         self.queue.push(Reverse(Entry { key, ev }));
     }

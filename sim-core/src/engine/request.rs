@@ -4,7 +4,7 @@
 
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
-use crate::program::Kernel;
+use crate::program::Body;
 use crate::signal::{NotifyOp, WaitCmp};
 use crate::tensor::{DomainInfo, Region};
 use crate::time::SimTime;
@@ -55,26 +55,13 @@ pub(crate) enum Request {
     /// Blocking: read a region (local or a peer's) into a tile.
     Read { src: Place },
     /// Posted: write bytes (a tile's valid part) to a region, plainly or as an atomic add.
-    Write {
-        dst: Place,
-        data: Vec<u8>,
-        atomic: Option<DType>,
-        op: &'static str,
-    },
+    Write { dst: Place, data: Vec<u8>, atomic: Option<DType>, op: &'static str },
     /// Blocking: a chunked put or get.
     Copy(CopySpec),
     /// Posted: change one signal cell.
-    Notify {
-        cell: CellRef,
-        value: i32,
-        op: NotifyOp,
-    },
+    Notify { cell: CellRef, value: i32, op: NotifyOp },
     /// Blocking: until every cell satisfies `cmp expected`.
-    Wait {
-        cells: Vec<CellRef>,
-        expected: i32,
-        cmp: WaitCmp,
-    },
+    Wait { cells: Vec<CellRef>, expected: i32, cmp: WaitCmp },
     /// Blocking (briefly): register deferred conditions `cell as u32 >= expected` for the
     /// actor's task; the kernel ends right after.
     DeferWait { conds: Vec<(CellRef, u32)> },
@@ -85,13 +72,7 @@ pub(crate) enum Request {
 impl Request {
     /// Whether the sender waits for a reply.
     pub(crate) fn is_blocking(&self) -> bool {
-        matches!(
-            self,
-            Request::Read { .. }
-                | Request::Copy(_)
-                | Request::Wait { .. }
-                | Request::DeferWait { .. }
-        )
+        matches!(self, Request::Read { .. } | Request::Copy(_) | Request::Wait { .. } | Request::DeferWait { .. })
     }
 }
 
@@ -109,7 +90,7 @@ pub(crate) enum Reply {
 /// What a core thread runs next: one block of a task.
 #[derive(Clone)]
 pub(crate) struct Assignment {
-    pub(crate) kernel: Kernel,
+    pub(crate) body: Body,
     pub(crate) ctx: Arc<TaskCtx>,
     pub(crate) block: usize,
 }
@@ -126,28 +107,16 @@ pub(crate) struct TaskCtx {
 
 impl TaskCtx {
     pub(crate) fn site(&self, block: usize) -> Site {
-        Site {
-            chip: self.chip,
-            block,
-            task: self.task.to_string(),
-        }
+        Site { chip: self.chip, block, task: self.task.to_string() }
     }
 }
 
 /// A release of an actor, produced by the scheduler and delivered by the driver.
 pub(crate) enum Wake {
     /// Start a block at `at`.
-    Start {
-        actor: usize,
-        at: SimTime,
-        assignment: Assignment,
-    },
+    Start { actor: usize, at: SimTime, assignment: Assignment },
     /// Answer a blocking request; the actor resumes at `at`.
-    Reply {
-        actor: usize,
-        at: SimTime,
-        reply: Reply,
-    },
+    Reply { actor: usize, at: SimTime, reply: Reply },
     /// The run ended early; every blocked actor gets this.
     Abort { actor: usize },
 }

@@ -65,13 +65,7 @@ pub(crate) struct ChipSched {
 
 impl ChipSched {
     pub(crate) fn new(queue: Vec<Dispatch>, cores: usize) -> ChipSched {
-        ChipSched {
-            queue: queue.into(),
-            active: None,
-            busy: vec![false; cores],
-            deferred_tasks: 0,
-            started: 0,
-        }
+        ChipSched { queue: queue.into(), active: None, busy: vec![false; cores], deferred_tasks: 0, started: 0 }
     }
 
     pub(crate) fn has_queued(&self) -> bool {
@@ -126,14 +120,7 @@ impl Engine {
             }
         }
         let left = tasks.len();
-        cs.active = Some(Active {
-            index: cs.started,
-            name: d.name.clone(),
-            start: t,
-            tasks,
-            left,
-            done: Vec::new(),
-        });
+        cs.active = Some(Active { index: cs.started, name: d.name.clone(), start: t, tasks, left, done: Vec::new() });
         cs.started += 1;
         if left == 0 {
             self.finish_dispatch(chip, t);
@@ -155,10 +142,7 @@ impl Engine {
                 if tr.state != TaskState::Ready {
                     continue;
                 }
-                let free: Vec<usize> = (0..cs.busy.len())
-                    .filter(|&c| !cs.busy[c])
-                    .take(tr.task.blocks)
-                    .collect();
+                let free: Vec<usize> = (0..cs.busy.len()).filter(|&c| !cs.busy[c]).take(tr.task.blocks).collect();
                 if free.len() < tr.task.blocks {
                     continue;
                 }
@@ -166,11 +150,7 @@ impl Engine {
                 tr.start = at;
                 for (block, &core) in free.iter().enumerate() {
                     cs.busy[core] = true;
-                    let assignment = Assignment {
-                        kernel: tr.task.kernel.clone(),
-                        ctx: tr.ctx.clone(),
-                        block,
-                    };
+                    let assignment = Assignment { body: tr.task.body.clone(), ctx: tr.ctx.clone(), block };
                     starts.push((chip * self.cores + core, ti, assignment));
                 }
             }
@@ -215,12 +195,7 @@ impl Engine {
         };
         let tr = &mut active.tasks[ti];
         tr.state = TaskState::Done;
-        let record = TaskRecord {
-            name: tr.task.name.to_string(),
-            blocks: tr.task.blocks,
-            start: tr.start,
-            end: t,
-        };
+        let record = TaskRecord { name: tr.task.name.to_string(), blocks: tr.task.blocks, start: tr.start, end: t };
         for d in tr.dependents.clone() {
             let dep = &mut active.tasks[d];
             dep.deps_left -= 1;
@@ -267,62 +242,31 @@ impl Engine {
         let (total, already_deferred, tasks_deferred) = {
             let cs = &self.chips[chip];
             let tr = cs.active.as_ref().map(|ac| &ac.tasks[ti]);
-            (
-                tr.map_or(0, |tr| tr.conds_total),
-                tr.is_some_and(|tr| tr.conds_left > 0),
-                cs.deferred_tasks,
-            )
+            (tr.map_or(0, |tr| tr.conds_total), tr.is_some_and(|tr| tr.conds_left > 0), cs.deferred_tasks)
         };
         if total + conds.len() > MAX_CONDS_PER_TASK {
             let msg = format!(
                 "task would have {} deferred conditions; at most {MAX_CONDS_PER_TASK} per task are allowed (PTO2_ERROR_ASYNC_REGISTRATION_FAILED): split the waits over more tasks",
                 total + conds.len()
             );
-            self.reply(
-                actor,
-                t,
-                Reply::Err(SimError::BadOp {
-                    site,
-                    op: "defer_wait",
-                    msg,
-                }),
-            );
+            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
             return;
         }
-        let pending: Vec<(CellRef, u32)> = conds
-            .into_iter()
-            .filter(|(c, e)| !Cond::UnsignedGe(*e).holds(self.mem.cell(c)))
-            .collect();
+        let pending: Vec<(CellRef, u32)> =
+            conds.into_iter().filter(|(c, e)| !Cond::UnsignedGe(*e).holds(self.mem.cell(c))).collect();
         if !pending.is_empty() && !already_deferred && tasks_deferred >= MAX_DEFERRED_TASKS {
             let msg = format!(
                 "chip {chip} already has {tasks_deferred} deferred tasks; at most {MAX_DEFERRED_TASKS} may be pending at once (PTO2_ERROR_ASYNC_WAIT_OVERFLOW)"
             );
-            self.reply(
-                actor,
-                t,
-                Reply::Err(SimError::BadOp {
-                    site,
-                    op: "defer_wait",
-                    msg,
-                }),
-            );
+            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
             return;
         }
         let n = pending.len();
         for (cell, e) in pending {
             let cond = Cond::UnsignedGe(e);
-            debug_assert!(!Signals::satisfied(
-                &self.mem,
-                std::slice::from_ref(&cell),
-                cond
-            ));
+            debug_assert!(!Signals::satisfied(&self.mem, std::slice::from_ref(&cell), cond));
             self.signals.register(Waiter {
-                kind: WaiterKind::Deferred {
-                    actor,
-                    chip,
-                    task: ti,
-                    block: a.block,
-                },
+                kind: WaiterKind::Deferred { actor, chip, task: ti, block: a.block },
                 cells: vec![cell],
                 cond,
                 since: t,

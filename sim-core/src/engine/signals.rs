@@ -34,12 +34,7 @@ pub(crate) enum WaiterKind {
     /// A core blocked in `wait`.
     Blocking { actor: usize },
     /// One condition of a deferred task (its block has already retired).
-    Deferred {
-        actor: usize,
-        chip: usize,
-        task: usize,
-        block: usize,
-    },
+    Deferred { actor: usize, chip: usize, task: usize, block: usize },
 }
 
 /// A registered wait.
@@ -88,33 +83,19 @@ impl Signals {
 
     /// Watched cell offsets inside `[lo, hi)`.
     pub(crate) fn watched_cells(&self, mem: MemKey, lo: usize, hi: usize) -> Vec<usize> {
-        self.by_cell
-            .range((mem, lo)..(mem, hi))
-            .map(|(k, _)| k.1)
-            .collect()
+        self.by_cell.range((mem, lo)..(mem, hi)).map(|(k, _)| k.1).collect()
     }
 
     /// Removes and returns, in registration-slot order, the waiters on cells in `[lo, hi)` of
     /// `mem` whose conditions now hold.
-    pub(crate) fn take_satisfied(
-        &mut self,
-        memory: &Memory,
-        mem: MemKey,
-        lo: usize,
-        hi: usize,
-    ) -> Vec<Waiter> {
-        let mut ids: Vec<usize> = self
-            .by_cell
-            .range((mem, lo)..(mem, hi))
-            .flat_map(|(_, v)| v.iter().copied())
-            .collect();
+    pub(crate) fn take_satisfied(&mut self, memory: &Memory, mem: MemKey, lo: usize, hi: usize) -> Vec<Waiter> {
+        let mut ids: Vec<usize> =
+            self.by_cell.range((mem, lo)..(mem, hi)).flat_map(|(_, v)| v.iter().copied()).collect();
         ids.sort_unstable();
         ids.dedup();
         let mut out = Vec::new();
         for id in ids {
-            let ok = self.waiters[id]
-                .as_ref()
-                .is_some_and(|w| Self::satisfied(memory, &w.cells, w.cond));
+            let ok = self.waiters[id].as_ref().is_some_and(|w| Self::satisfied(memory, &w.cells, w.cond));
             if !ok {
                 continue;
             }
@@ -152,9 +133,6 @@ impl Signals {
 
     /// The most recent writes to a cell, oldest first.
     pub(crate) fn last_writers(&self, mem: MemKey, offset: usize) -> Vec<CellWrite> {
-        self.history
-            .get(&(mem, offset))
-            .map(|h| h.iter().cloned().collect())
-            .unwrap_or_default()
+        self.history.get(&(mem, offset)).map(|h| h.iter().cloned().collect()).unwrap_or_default()
     }
 }

@@ -49,10 +49,7 @@ link_latency_ns = 1000.0
 
 /// A world of the simple machine.
 pub fn simple(ranks: usize) -> World {
-    Config::from_toml(&simple_toml(ranks), "simple")
-        .unwrap()
-        .world()
-        .unwrap()
+    Config::from_toml(&simple_toml(ranks), "simple").unwrap().world().unwrap()
 }
 
 /// A world of the default a2a3 preset.

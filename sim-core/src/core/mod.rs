@@ -1,0 +1,228 @@
+//! The program API: what a kernel running on one AIV core can do. Names follow PyPTO's
+//! `pld.*` / `pl.*` operations so a kernel ports line by line.
+//!
+//! [`Core`] is the handle a kernel closure gets; its operations block the kernel's thread
+//! until the scheduler has applied them. [`Ops`] is the same API with blocking operations as
+//! futures, for code (like the collectives) that must also run inside the scheduler without a
+//! thread; `core.ops()` gives a thread kernel an `Ops` whose futures are ready at once.
+
+mod copy;
+mod link;
+mod ops;
+
+pub use copy::CopyOpts;
+pub use link::block_on;
+pub(crate) use link::{Link, Mailbox};
+pub use ops::{DeferCond, Ops};
+
+use crate::error::{SimError, SimResult};
+use crate::model::ChipTiming;
+use crate::signal::{AtomicType, NotifyOp, WaitCmp};
+use crate::tensor::Tensor;
+use crate::tile::{ReduceOp, Tile};
+use crate::time::SimTime;
+use std::future::Future;
+
+/// A kernel's handle on the core it runs on (one AIV core of one chip, running one block).
+///
+/// Local work only advances this core's clock. Every memory access and every signal operation
+/// is a request to the scheduler stamped with that clock; blocking ones (`load`, `wait`,
+/// `remote_load`, `put`, `get`) return when the scheduler has applied them, posted ones
+/// (`store`, `remote_store`, `notify`) return at once.
+pub struct Core {
+    ops: Ops,
+}
+
+impl Core {
+    pub(crate) fn new(ops: Ops) -> Core {
+        Core { ops }
+    }
+
+    /// The same core with blocking operations as futures; on a kernel thread they are ready
+    /// at once, so `block_on(f(core.ops()))` runs async code written against [`Ops`].
+    pub fn ops(&mut self) -> &mut Ops {
+        &mut self.ops
+    }
+
+    /// Runs an async body written against [`Ops`] (a collective, say) on this core.
+    pub fn run<T>(&mut self, f: impl AsyncFnOnce(&mut Ops) -> SimResult<T>) -> SimResult<T> {
+        wait_ready(f(&mut self.ops))
+    }
+
+    pub(crate) fn into_ops(self) -> Ops {
+        self.ops
+    }
+
+    /// This chip's dense rank in the dispatch's comm domain (`pld.rank`).
+    pub fn rank(&self) -> usize {
+        self.ops.rank()
+    }
+
+    /// Number of ranks in the dispatch's comm domain (`pld.nranks`).
+    pub fn nranks(&self) -> usize {
+        self.ops.nranks()
+    }
+
+    /// This chip's world rank (its device index).
+    pub fn world_rank(&self) -> usize {
+        self.ops.world_rank()
+    }
+
+    /// This core's dense rank in the domain of window `t`.
+    pub fn rank_in(&self, t: &Tensor) -> Option<usize> {
+        self.ops.rank_in(t)
+    }
+
+    /// Index of this block in its task (`get_block_idx`).
+    pub fn block_idx(&self) -> usize {
+        self.ops.block_idx()
+    }
+
+    /// Number of blocks of the task (`get_block_num`).
+    pub fn block_num(&self) -> usize {
+        self.ops.block_num()
+    }
+
+    /// This core's current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.ops.now()
+    }
+
+    /// The chip's timing model.
+    pub fn chip(&self) -> &dyn ChipTiming {
+        self.ops.chip()
+    }
+
+    /// Spends `cycles` core cycles of local work.
+    pub fn compute(&mut self, cycles: u64) {
+        self.ops.compute(cycles)
+    }
+
+    /// Loads a region of a local GM tensor or of this rank's window into a tile (TLOAD).
+    pub fn load(&mut self, src: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<Tile> {
+        wait_ready(self.ops.load(src, offsets, shape))
+    }
+
+    /// Stores a tile's valid part into a local GM tensor or this rank's window (TSTORE).
+    pub fn store(&mut self, tile: &Tile, dst: &Tensor, offsets: &[usize]) -> SimResult<()> {
+        self.ops.store(tile, dst, offsets)
+    }
+
+    /// Element-wise `op(a, b)`.
+    pub fn reduce(&mut self, op: ReduceOp, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.ops.reduce(op, a, b)
+    }
+
+    /// `a + b` (TADD).
+    pub fn add(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.ops.add(a, b)
+    }
+
+    /// `max(a, b)` (TMAX).
+    pub fn max(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.ops.max(a, b)
+    }
+
+    /// `min(a, b)` (TMIN).
+    pub fn min(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.ops.min(a, b)
+    }
+
+    /// `a * b` (TMUL).
+    pub fn mul(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.ops.mul(a, b)
+    }
+
+    /// `a + s` (TADDS).
+    pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
+        self.ops.adds(a, s)
+    }
+
+    /// `a * s` (TMULS).
+    pub fn muls(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
+        self.ops.muls(a, s)
+    }
+
+    /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY). Posted.
+    pub fn notify(
+        &mut self,
+        signal: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        value: i32,
+        op: NotifyOp,
+    ) -> SimResult<()> {
+        self.ops.notify(signal, peer, offsets, value, op)
+    }
+
+    /// Blocks until cell `offsets` of this rank's `signal` satisfies `cmp expected` (TWAIT).
+    pub fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
+        wait_ready(self.ops.wait(signal, offsets, expected, cmp))
+    }
+
+    /// Blocks until every cell of a region of this rank's `signal` satisfies `cmp expected`.
+    pub fn wait_all(
+        &mut self,
+        signal: &Tensor,
+        offsets: &[usize],
+        shape: &[usize],
+        expected: i32,
+        cmp: WaitCmp,
+    ) -> SimResult<()> {
+        wait_ready(self.ops.wait_all(signal, offsets, shape, expected, cmp))
+    }
+
+    /// Registers deferred conditions for this block's task and releases the core
+    /// (`pld.system.defer_wait`); return right after it.
+    pub fn defer_wait(&mut self, conds: &[DeferCond]) -> SimResult<()> {
+        wait_ready(self.ops.defer_wait(conds))
+    }
+
+    /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM).
+    pub fn remote_load(&mut self, target: &Tensor, peer: usize, offsets: &[usize], shape: &[usize]) -> SimResult<Tile> {
+        wait_ready(self.ops.remote_load(target, peer, offsets, shape))
+    }
+
+    /// As [`Core::remote_load`], reading only `valid_shape`; the rest of the tile is zero.
+    pub fn remote_load_valid(
+        &mut self,
+        target: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        shape: &[usize],
+        valid_shape: &[usize],
+    ) -> SimResult<Tile> {
+        wait_ready(self.ops.remote_load_valid(target, peer, offsets, shape, valid_shape))
+    }
+
+    /// Stores a tile into `peer`'s copy of window `target` (TSTORE to peer GM). Posted.
+    pub fn remote_store(
+        &mut self,
+        tile: &Tile,
+        target: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        atomic: AtomicType,
+    ) -> SimResult<()> {
+        self.ops.remote_store(tile, target, peer, offsets, atomic)
+    }
+
+    /// Copies local `src` into `peer`'s window `dst` through UB (TPUT).
+    pub fn put(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &CopyOpts) -> SimResult<()> {
+        wait_ready(self.ops.put(dst, peer, src, opts))
+    }
+
+    /// Copies `peer`'s window `src` into local `dst` through UB (TGET).
+    pub fn get(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &CopyOpts) -> SimResult<()> {
+        wait_ready(self.ops.get(dst, peer, src, opts))
+    }
+}
+
+/// Drives a future of a thread-linked core, which is always ready at once.
+fn wait_ready<T>(f: impl Future<Output = SimResult<T>>) -> SimResult<T> {
+    block_on(f).unwrap_or_else(|| {
+        Err(SimError::invalid(
+            "a blocking operation was not answered at once; Core methods need a kernel thread (use Ops with .await inside the scheduler)",
+        ))
+    })
+}

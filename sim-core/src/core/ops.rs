@@ -1,0 +1,566 @@
+//! [`Ops`]: the program API with its blocking operations as `async fn`s. Collectives are
+//! written against it once and run either inside a kernel thread, where every future is ready
+//! at once (see [`Core::ops`](crate::Core::ops)), or as a future the scheduler polls.
+//!
+//! Local work (tile arithmetic, [`Ops::compute`]) only advances this core's clock. Every
+//! memory access and every signal operation is a request to the scheduler stamped with that
+//! clock; blocking ones (`load`, `wait`, `remote_load`, `put`, `get`, `defer_wait`) resolve
+//! when the scheduler has applied them, posted ones (`store`, `remote_store`, `notify`)
+//! return at once.
+
+use super::copy::{CopyOpts, chunk_places};
+use super::link::Link;
+use crate::dtype::DType;
+use crate::engine::request::{CellRef, CopySpec, MemKey, Place, Reply, Request, TaskCtx};
+use crate::error::{SimError, SimResult};
+use crate::model::{ChipTiming, DmaDir};
+use crate::signal::{AtomicType, NotifyOp, WaitCmp};
+use crate::tensor::{Region, Space, Tensor, element_offset, resolve_region};
+use crate::tile::{ReduceOp, Tile};
+use crate::time::SimTime;
+use std::sync::Arc;
+
+/// One condition of [`Ops::defer_wait`]: `signal[offsets] as u32 >= expected`.
+#[derive(Clone, Debug)]
+pub struct DeferCond {
+    pub signal: Tensor,
+    pub offsets: Vec<usize>,
+    pub expected: u32,
+}
+
+/// A kernel's handle on the core it runs on, with blocking operations as futures.
+pub struct Ops {
+    link: Link,
+    clock: SimTime,
+    ctx: Arc<TaskCtx>,
+    block: usize,
+    chip: Arc<dyn ChipTiming>,
+    error: Option<SimError>,
+    deferred: bool,
+}
+
+impl Ops {
+    pub(crate) fn new(link: Link, chip: Arc<dyn ChipTiming>, clock: SimTime, ctx: Arc<TaskCtx>, block: usize) -> Ops {
+        Ops { link, clock, ctx, block, chip, error: None, deferred: false }
+    }
+
+    /// This chip's dense rank in the dispatch's comm domain (`pld.rank`); the world rank when
+    /// the dispatch has no domain.
+    pub fn rank(&self) -> usize {
+        match &self.ctx.domain {
+            Some(d) => d.rank_of(self.ctx.chip).unwrap_or(self.ctx.chip),
+            None => self.ctx.chip,
+        }
+    }
+
+    /// Number of ranks in the dispatch's comm domain (`pld.nranks`); the world size when the
+    /// dispatch has no domain.
+    pub fn nranks(&self) -> usize {
+        self.ctx.domain.as_ref().map_or(self.ctx.world_size, |d| d.size())
+    }
+
+    /// This chip's world rank (its device index).
+    pub fn world_rank(&self) -> usize {
+        self.ctx.chip
+    }
+
+    /// This core's dense rank in the domain of window `t` (for kernels that use two domains).
+    pub fn rank_in(&self, t: &Tensor) -> Option<usize> {
+        t.domain().and_then(|d| d.rank_of(self.ctx.chip))
+    }
+
+    /// Index of this block in its task (`get_block_idx`).
+    pub fn block_idx(&self) -> usize {
+        self.block
+    }
+
+    /// Number of blocks of the task (`get_block_num`).
+    pub fn block_num(&self) -> usize {
+        self.ctx.blocks
+    }
+
+    /// This core's current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.clock
+    }
+
+    /// The chip's timing model (UB size, clock, costs).
+    pub fn chip(&self) -> &dyn ChipTiming {
+        &*self.chip
+    }
+
+    /// Spends `cycles` core cycles of local work.
+    pub fn compute(&mut self, cycles: u64) {
+        self.clock += self.chip.clock().cycles(cycles);
+    }
+
+    // ---- tiles -----------------------------------------------------------------------------
+
+    /// Loads `shape` elements at `offsets` of a local GM tensor or of this rank's copy of a
+    /// window into a tile (TLOAD).
+    pub async fn load(&mut self, src: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<Tile> {
+        self.read("load", src, None, offsets, shape, None).await
+    }
+
+    /// Stores a tile's valid part at `offsets` of a local GM tensor or this rank's window
+    /// (TSTORE). Posted: returns once the core's DMA has issued it.
+    pub fn store(&mut self, tile: &Tile, dst: &Tensor, offsets: &[usize]) -> SimResult<()> {
+        self.write("store", tile, dst, None, offsets, AtomicType::None)
+    }
+
+    /// Element-wise `op(a, b)` on the vector unit.
+    pub fn reduce(&mut self, op: ReduceOp, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.live("tile op")?;
+        let r = match a.combine(op, b) {
+            Ok(r) => r,
+            Err(e) => return self.bad("tile op", e.to_string()),
+        };
+        self.clock += self.chip.vector_op(a.dtype(), a.len() as u64);
+        Ok(r)
+    }
+
+    /// `a + b` (TADD).
+    pub fn add(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.reduce(ReduceOp::Sum, a, b)
+    }
+
+    /// `max(a, b)` (TMAX).
+    pub fn max(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.reduce(ReduceOp::Max, a, b)
+    }
+
+    /// `min(a, b)` (TMIN).
+    pub fn min(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.reduce(ReduceOp::Min, a, b)
+    }
+
+    /// `a * b` (TMUL).
+    pub fn mul(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
+        self.reduce(ReduceOp::Prod, a, b)
+    }
+
+    /// `a + s` element-wise, with `s` converted to the tile's dtype (TADDS).
+    pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
+        self.live("adds")?;
+        self.clock += self.chip.vector_op(a.dtype(), a.len() as u64);
+        Ok(a.combine_scalar(ReduceOp::Sum, s))
+    }
+
+    /// `a * s` element-wise, with `s` converted to the tile's dtype (TMULS).
+    pub fn muls(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
+        self.live("muls")?;
+        self.clock += self.chip.vector_op(a.dtype(), a.len() as u64);
+        Ok(a.combine_scalar(ReduceOp::Prod, s))
+    }
+
+    // ---- signals ---------------------------------------------------------------------------
+
+    /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY). `peer` is a dense rank
+    /// of the signal's domain; notifying yourself hits the same cell peers notify. Posted.
+    pub fn notify(
+        &mut self,
+        signal: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        value: i32,
+        op: NotifyOp,
+    ) -> SimResult<()> {
+        self.live("notify")?;
+        let cell = self.cell("notify", signal, Some(peer), offsets)?;
+        let at = self.clock;
+        self.clock += self.chip.notify_issue();
+        self.link.post(at, self.clock, Request::Notify { cell, value, op });
+        Ok(())
+    }
+
+    /// Resolves once cell `offsets` of this rank's `signal` satisfies `cmp expected` (signed;
+    /// TWAIT).
+    pub async fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
+        let ones = vec![1; signal.shape().len()];
+        self.wait_all(signal, offsets, &ones, expected, cmp).await
+    }
+
+    /// Resolves once every cell of the `shape` region at `offsets` of this rank's `signal`
+    /// satisfies `cmp expected` (TWAIT over a signal view).
+    pub async fn wait_all(
+        &mut self,
+        signal: &Tensor,
+        offsets: &[usize],
+        shape: &[usize],
+        expected: i32,
+        cmp: WaitCmp,
+    ) -> SimResult<()> {
+        self.live("wait")?;
+        let cells = self.cells("wait", signal, offsets, shape)?;
+        self.call(Request::Wait { cells, expected, cmp }).await.map(|_| ())
+    }
+
+    /// Registers `conds` (each `cell as u32 >= expected`) for this block's task and releases
+    /// the core: the task completes when all hold (`pld.system.defer_wait`). The kernel must
+    /// return right after this call; any further operation is an error.
+    pub async fn defer_wait(&mut self, conds: &[DeferCond]) -> SimResult<()> {
+        self.live("defer_wait")?;
+        let mut cells = Vec::with_capacity(conds.len());
+        for c in conds {
+            if c.expected > i32::MAX as u32 {
+                let msg = format!(
+                    "expected value {} is above INT32_MAX; deferred counters must stay in [0, INT32_MAX]",
+                    c.expected
+                );
+                return self.bad("defer_wait", msg);
+            }
+            cells.push((self.cell("defer_wait", &c.signal, None, &c.offsets)?, c.expected));
+        }
+        self.call(Request::DeferWait { conds: cells }).await?;
+        self.deferred = true;
+        Ok(())
+    }
+
+    // ---- remote memory ---------------------------------------------------------------------
+
+    /// Loads `shape` elements at `offsets` of `peer`'s copy of window `target` (TLOAD from
+    /// peer GM). Resolves when the data has arrived.
+    pub async fn remote_load(
+        &mut self,
+        target: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<Tile> {
+        self.read("remote_load", target, Some(peer), offsets, shape, None).await
+    }
+
+    /// As [`Ops::remote_load`], but only the `valid_shape` part is read; the tile keeps its
+    /// full physical `shape` and the rest is zero.
+    pub async fn remote_load_valid(
+        &mut self,
+        target: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        shape: &[usize],
+        valid_shape: &[usize],
+    ) -> SimResult<Tile> {
+        self.read("remote_load", target, Some(peer), offsets, shape, Some(valid_shape)).await
+    }
+
+    /// Stores a tile's valid part at `offsets` of `peer`'s copy of window `target` (TSTORE to
+    /// peer GM), overwriting or atomically adding. Posted.
+    pub fn remote_store(
+        &mut self,
+        tile: &Tile,
+        target: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        atomic: AtomicType,
+    ) -> SimResult<()> {
+        self.write("remote_store", tile, target, Some(peer), offsets, atomic)
+    }
+
+    /// Copies local `src` into `peer`'s window `dst`, staged through UB (TPUT). Resolves when
+    /// the last chunk has left this core; order the receiver with a notify after the put.
+    pub async fn put(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &CopyOpts) -> SimResult<()> {
+        self.copy("put", (dst, Some(peer)), (src, None), opts).await
+    }
+
+    /// Copies `peer`'s window `src` into local `dst`, staged through UB (TGET). Resolves when
+    /// the last chunk is stored.
+    pub async fn get(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &CopyOpts) -> SimResult<()> {
+        if opts.atomic != AtomicType::None {
+            return self
+                .bad("get", "atomic accumulation is only available on put; pass AtomicType::None to get".into());
+        }
+        self.copy("get", (dst, None), (src, Some(peer)), opts).await
+    }
+
+    // ---- internals -------------------------------------------------------------------------
+
+    async fn read(
+        &mut self,
+        op: &'static str,
+        src: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        shape: &[usize],
+        valid: Option<&[usize]>,
+    ) -> SimResult<Tile> {
+        self.live(op)?;
+        let full = self.region(op, src, offsets, shape)?;
+        self.fits_ub(op, src.dtype(), full.rows, full.cols, 1)?;
+        let place = match valid {
+            None => self.place(op, src, peer, offsets, shape)?,
+            Some(v) => {
+                if v.len() != shape.len() || v.iter().zip(shape).any(|(a, b)| a > b || *a == 0) {
+                    let msg = format!(
+                        "valid_shape {v:?} must have the rank of shape {shape:?}, with 0 < valid <= shape in every dimension"
+                    );
+                    return self.bad(op, msg);
+                }
+                self.place(op, src, peer, offsets, v)?
+            }
+        };
+        let (vr, vc) = (place.region.rows, place.region.cols);
+        let Reply::Data(bytes) = self.call(Request::Read { src: place }).await? else {
+            return self.bad(op, "the scheduler answered a read without data".into());
+        };
+        Ok(Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), &bytes))
+    }
+
+    fn write(
+        &mut self,
+        op: &'static str,
+        tile: &Tile,
+        dst: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        atomic: AtomicType,
+    ) -> SimResult<()> {
+        self.live(op)?;
+        if tile.dtype() != dst.dtype() {
+            let msg = format!(
+                "tile is {} but `{}` is {}; the tile and the tensor need the same dtype",
+                tile.dtype(),
+                dst.name(),
+                dst.dtype()
+            );
+            return self.bad(op, msg);
+        }
+        self.fits_ub(op, tile.dtype(), tile.shape().0, tile.shape().1, 1)?;
+        let atomic = self.atomic_dtype(op, atomic, dst)?;
+        let (vr, vc) = tile.valid_shape();
+        let n = dst.shape().len();
+        let mut extent = vec![1; n];
+        match n {
+            1 if vr == 1 => extent[0] = vc,
+            1 => {
+                let msg = format!(
+                    "a {vr}x{vc} tile cannot be stored into the 1-D tensor `{}`; use a [1, n] tile",
+                    dst.name()
+                );
+                return self.bad(op, msg);
+            }
+            _ => {
+                extent[n - 2] = vr;
+                extent[n - 1] = vc;
+            }
+        }
+        let place = self.place(op, dst, peer, offsets, &extent)?;
+        let data = tile.valid_bytes();
+        let at = self.clock;
+        self.clock += self.chip.dma(DmaDir::UbToGm, data.len() as u64);
+        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic, op });
+        Ok(())
+    }
+
+    async fn copy(
+        &mut self,
+        op: &'static str,
+        dst: (&Tensor, Option<usize>),
+        src: (&Tensor, Option<usize>),
+        o: &CopyOpts,
+    ) -> SimResult<()> {
+        self.live(op)?;
+        let atomic = self.atomic_dtype(op, o.atomic, dst.0)?;
+        let dst_loc = self.locate(op, dst.0, dst.1)?;
+        let src_loc = self.locate(op, src.0, src.1)?;
+        let ub = self.chip.ub_bytes();
+        let chunks = match chunk_places(op, (dst.0, dst_loc), (src.0, src_loc), o, ub) {
+            Ok(c) => c,
+            Err(msg) => return self.bad(op, msg),
+        };
+        self.call(Request::Copy(CopySpec { chunks, pipeline: o.pipeline, atomic, op })).await.map(|_| ())
+    }
+
+    /// Sends a blocking request; a refused one becomes this kernel's error.
+    async fn call(&mut self, req: Request) -> SimResult<Reply> {
+        let (t, reply) = self.link.call(self.clock, req).await?;
+        self.clock = t;
+        match reply {
+            Reply::Err(e) => {
+                self.error.get_or_insert(e.clone());
+                Err(e)
+            }
+            r => Ok(r),
+        }
+    }
+
+    /// Resolves a tensor region (validated) without a peer.
+    fn region(&mut self, op: &'static str, t: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<Region> {
+        match resolve_region(t, offsets, shape) {
+            Ok(r) => Ok(r),
+            Err(m) => self.bad(op, m),
+        }
+    }
+
+    /// Resolves `t[offsets, shape]` on this chip (`peer = None`) or on `peer`'s window.
+    fn place(
+        &mut self,
+        op: &'static str,
+        t: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<Place> {
+        let (mem, chip) = self.locate(op, t, peer)?;
+        let region = self.region(op, t, offsets, shape)?;
+        Ok(Place { mem, chip, region, buffer: t.0.name.clone() })
+    }
+
+    /// Which memory and chip `t` refers to, for this core or for `peer`.
+    fn locate(&mut self, op: &'static str, t: &Tensor, peer: Option<usize>) -> SimResult<(MemKey, usize)> {
+        let me = self.ctx.chip;
+        match (&t.0.space, peer) {
+            (Space::Gm { buf }, None) => Ok((MemKey::Gm { buf: *buf, chip: me }, me)),
+            (Space::Gm { .. }, Some(_)) => {
+                let msg = format!(
+                    "`{}` is a GM tensor; peers can only reach window buffers (allocate it with alloc_window)",
+                    t.name()
+                );
+                self.bad(op, msg)
+            }
+            (Space::Window { domain }, peer) => {
+                let Some(my_rank) = domain.rank_of(me) else {
+                    let msg = format!(
+                        "rank {me} is not a member of domain `{}` (members {:?}) that owns `{}`",
+                        domain.name,
+                        domain.members,
+                        t.name()
+                    );
+                    return self.bad(op, msg);
+                };
+                let member = peer.unwrap_or(my_rank);
+                if member >= domain.size() {
+                    let msg = format!(
+                        "peer {member} is out of range for `{}`: domain `{}` has {} ranks (valid peers 0..={})",
+                        t.name(),
+                        domain.name,
+                        domain.size(),
+                        domain.size() - 1
+                    );
+                    return self.bad(op, msg);
+                }
+                Ok((MemKey::Win { domain: domain.id, member }, domain.members[member]))
+            }
+        }
+    }
+
+    fn cell(
+        &mut self,
+        op: &'static str,
+        signal: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+    ) -> SimResult<CellRef> {
+        self.signal_check(op, signal)?;
+        let (mem, chip) = self.locate(op, signal, peer)?;
+        let offset = match element_offset(signal, offsets) {
+            Ok(o) => o,
+            Err(m) => return self.bad(op, m),
+        };
+        Ok(CellRef { mem, chip, offset, buffer: signal.0.name.clone(), coords: offsets.to_vec() })
+    }
+
+    fn cells(
+        &mut self,
+        op: &'static str,
+        signal: &Tensor,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<Vec<CellRef>> {
+        self.signal_check(op, signal)?;
+        let (mem, chip) = self.locate(op, signal, None)?;
+        let region = self.region(op, signal, offsets, shape)?;
+        let mut cells = Vec::new();
+        let mut coords = offsets.to_vec();
+        for &(start, len) in &region.runs {
+            for off in (start..start + len).step_by(4) {
+                cells.push(CellRef { mem, chip, offset: off, buffer: signal.0.name.clone(), coords: coords.clone() });
+                bump(&mut coords, offsets, shape);
+            }
+        }
+        Ok(cells)
+    }
+
+    fn signal_check(&mut self, op: &'static str, signal: &Tensor) -> SimResult<()> {
+        if !signal.is_window() {
+            let msg = format!("signal `{}` is a GM tensor; signals must be INT32 window buffers", signal.name());
+            return self.bad(op, msg);
+        }
+        if signal.dtype() != DType::I32 {
+            let msg = format!(
+                "signal `{}` is {}; signals must be INT32 window buffers (allocate it with DType::I32)",
+                signal.name(),
+                signal.dtype()
+            );
+            return self.bad(op, msg);
+        }
+        Ok(())
+    }
+
+    fn atomic_dtype(&mut self, op: &'static str, atomic: AtomicType, dst: &Tensor) -> SimResult<Option<DType>> {
+        match atomic {
+            AtomicType::None => Ok(None),
+            AtomicType::Add if self.chip.atomic_add_supported(dst.dtype()) => Ok(Some(dst.dtype())),
+            AtomicType::Add => {
+                let supported: Vec<&str> =
+                    DType::ALL.iter().filter(|d| self.chip.atomic_add_supported(**d)).map(|d| d.name()).collect();
+                let msg = format!(
+                    "atomic Add is not supported for {} destinations on this chip (`{}`); supported: {}",
+                    dst.dtype(),
+                    dst.name(),
+                    supported.join(", ")
+                );
+                self.bad(op, msg)
+            }
+        }
+    }
+
+    fn fits_ub(&mut self, op: &'static str, dtype: DType, rows: usize, cols: usize, tiles: usize) -> SimResult<()> {
+        match super::copy::ub_check(dtype, rows, cols, tiles, self.chip.ub_bytes()) {
+            Ok(()) => Ok(()),
+            Err(msg) => self.bad(op, msg),
+        }
+    }
+
+    fn live(&mut self, op: &'static str) -> SimResult<()> {
+        if self.deferred {
+            let msg = "the kernel continued after defer_wait; defer_wait releases the core, so return right after it";
+            return self.bad(op, msg.into());
+        }
+        Ok(())
+    }
+
+    /// Records and returns an argument error; the run fails with it even if the kernel
+    /// ignores it.
+    fn bad<T>(&mut self, op: &'static str, msg: String) -> SimResult<T> {
+        let e = SimError::BadOp { site: self.ctx.site(self.block), op, msg };
+        self.error.get_or_insert(e.clone());
+        Err(e)
+    }
+
+    /// Ends the block: reports the kernel's result (or its first recorded error).
+    pub(crate) fn finish(self, result: Result<SimResult<()>, String>) {
+        let result = match result {
+            Err(msg) => {
+                Err(SimError::KernelPanic { site: self.ctx.site(self.block), time: format!("{}", self.clock), msg })
+            }
+            Ok(r) => match (r, self.error.clone()) {
+                (Ok(()), None) => Ok(()),
+                (Ok(()), Some(e)) => Err(e),
+                (Err(e), sticky) if e.is_abort() => sticky.map_or(Err(e), Err),
+                (Err(e), _) => Err(e),
+            },
+        };
+        self.link.post(self.clock, self.clock, Request::Finish { result });
+    }
+}
+
+/// Advances row-major coordinates inside the region `offsets .. offsets + shape`.
+fn bump(coords: &mut [usize], offsets: &[usize], shape: &[usize]) {
+    for d in (0..coords.len()).rev() {
+        coords[d] += 1;
+        if coords[d] < offsets[d] + shape[d] {
+            return;
+        }
+        coords[d] = offsets[d];
+    }
+}
