@@ -1,1 +1,34 @@
-//! placeholder
+//! # collectives: PyPTO's collectives, on ranksim's public program API
+//!
+//! Every collective of PyPTO's L3 model, moving the same bytes in the same order with the same
+//! signals as the real kernels (reference `pypto-semantics.md` §3):
+//!
+//! - **HOST builtins** (`Path::Host`): one chip dispatch per rank running the builtin kernel
+//!   (`builtin.tensor.allreduce__sum__fp32`, ...), exactly as §3.3-3.11 describe them.
+//! - **InCore composites** (`Path::InCore`): the lowerings of §3.12 (16 KiB chunks, `[NR, 1]`
+//!   signals), callable from a user's own kernel through [`incore`], or dispatched on their own.
+//! - **two-shot** allreduce ([`Mode::TwoShot`]): the vendor library's large-message algorithm
+//!   (direct reduce-scatter then direct allgather, split across AIV blocks), for comparison
+//!   with measured hardware tables.
+//!
+//! Kernels are written once against [`sim_core::Ops`] and run as async tasks inside the
+//! scheduler (no host threads), or on a user's kernel thread via `core.run(..)`. This crate
+//! uses nothing but sim-core's public API.
+//!
+//! Every `pld.tensor.*` collective ends with the self-clearing credit barrier (§3.2): signals
+//! are all zero after a call and can be reused back to back.
+
+mod all_to_all;
+mod allgather;
+mod allreduce;
+mod barrier;
+mod broadcast;
+mod check;
+mod host;
+pub mod incore;
+mod lanes;
+mod reduce_scatter;
+mod spec;
+
+pub use host::{all_to_all, all_to_all_v, allgather, allreduce, barrier, broadcast, reduce_scatter};
+pub use spec::{AllReduce, Kind, Mode, Path, signal_shape};

@@ -39,7 +39,7 @@ pub use model::{ChipTiming, DmaDir, Fabric, Transfer, TransferKind, TransferTimi
 pub use program::{AsyncKernel, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
-pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord};
+pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord, Traffic};
 pub use tensor::{Domain, Tensor};
 pub use tile::{ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};

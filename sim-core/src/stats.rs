@@ -56,3 +56,43 @@ pub struct HostStats {
     /// Host threads started for simulated cores.
     pub threads: u64,
 }
+
+/// What one chip moved during a run. "Remote" counts only transfers to or from another chip;
+/// a chip addressing its own window is local.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Bytes this chip read from peers (remote_load, get chunks).
+    pub remote_read_bytes: u64,
+    /// Bytes this chip wrote to peers (remote_store, put chunks).
+    pub remote_write_bytes: u64,
+    /// Bytes read from this chip's own GM and window.
+    pub local_read_bytes: u64,
+    /// Bytes written to this chip's own GM and window.
+    pub local_write_bytes: u64,
+    /// Notifies sent to another chip's cells.
+    pub remote_notifies: u64,
+    /// Notifies to this chip's own cells.
+    pub local_notifies: u64,
+    /// Blocking waits issued.
+    pub waits: u64,
+}
+
+impl Traffic {
+    /// Counts a read of `bytes`, remote or local.
+    pub(crate) fn read(&mut self, remote: bool, bytes: usize) {
+        if remote {
+            self.remote_read_bytes += bytes as u64;
+        } else {
+            self.local_read_bytes += bytes as u64;
+        }
+    }
+
+    /// Counts a write of `bytes`, remote or local.
+    pub(crate) fn write(&mut self, remote: bool, bytes: usize) {
+        if remote {
+            self.remote_write_bytes += bytes as u64;
+        } else {
+            self.local_write_bytes += bytes as u64;
+        }
+    }
+}

@@ -120,6 +120,12 @@ impl Tensor {
         self.numel() * self.0.dtype.size()
     }
 
+    /// Bytes allocated for the underlying buffer (32-byte rounded for windows). Views may
+    /// reach up to here, e.g. for 32-byte-rounded tail reads.
+    pub fn capacity_bytes(&self) -> usize {
+        self.0.capacity
+    }
+
     /// Whether this is a window buffer (reachable by peers).
     pub fn is_window(&self) -> bool {
         matches!(self.0.space, Space::Window { .. })
@@ -129,6 +135,14 @@ impl Tensor {
     pub fn domain(&self) -> Option<&DomainInfo> {
         match &self.0.space {
             Space::Window { domain } => Some(domain),
+            Space::Gm { .. } => None,
+        }
+    }
+
+    /// The comm domain of a window buffer, as a handle (to dispatch on its members).
+    pub fn domain_handle(&self) -> Option<Domain> {
+        match &self.0.space {
+            Space::Window { domain } => Some(Domain(domain.clone())),
             Space::Gm { .. } => None,
         }
     }

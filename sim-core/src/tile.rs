@@ -115,6 +115,21 @@ impl Tile {
         t
     }
 
+    /// The same tile with a smaller valid part (what a store writes back): `rows x cols` must
+    /// fit inside the current valid shape.
+    pub fn narrow(&self, rows: usize, cols: usize) -> Result<Tile, SimError> {
+        if rows == 0 || cols == 0 || rows > self.valid_rows || cols > self.valid_cols {
+            return Err(SimError::invalid(format!(
+                "Tile::narrow to {rows}x{cols}: the valid part must stay non-empty and within {}x{}",
+                self.valid_rows, self.valid_cols
+            )));
+        }
+        let mut t = self.clone();
+        t.valid_rows = rows;
+        t.valid_cols = cols;
+        Ok(t)
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DType {
         self.dtype

@@ -18,7 +18,7 @@ use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
 use crate::model::{ChipTiming, Fabric};
 use crate::program::Dispatch;
-use crate::stats::{DispatchRecord, EngineStats, HostStats};
+use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
 use crate::time::SimTime;
 use std::sync::Arc;
@@ -73,6 +73,10 @@ pub struct RunReport {
     pub stats: EngineStats,
     /// How the host ran it (thread hand-offs; not deterministic).
     pub host: HostStats,
+    /// What each chip (world rank) moved.
+    pub traffic: Vec<Traffic>,
+    /// Warnings raised while the run was set up (e.g. a builtin that silently does nothing).
+    pub warnings: Vec<String>,
 }
 
 impl RunReport {
@@ -91,6 +95,7 @@ pub struct World {
     gm_names: Vec<String>,
     mem: Memory,
     queues: Vec<Vec<Dispatch>>,
+    warnings: Vec<String>,
 }
 
 impl World {
@@ -110,6 +115,7 @@ impl World {
             gm_names: Vec::new(),
             mem: Memory::default(),
             queues: vec![Vec::new(); size],
+            warnings: Vec::new(),
         })
     }
 
@@ -242,6 +248,17 @@ impl World {
         Ok(from_bytes(&mem[t.0.base..t.0.base + t.nbytes()]))
     }
 
+    /// Records a warning about the next run (a builtin that will silently do nothing, say);
+    /// it is returned in that run's [`RunReport::warnings`].
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        self.warnings.push(msg.into());
+    }
+
+    /// Warnings recorded for the next run so far.
+    pub fn pending_warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Queues a dispatch on chip `chip`. Chips run their dispatches one at a time, in order.
     pub fn dispatch(&mut self, chip: usize, d: Dispatch) -> SimResult<()> {
         if chip >= self.size {
@@ -307,7 +324,14 @@ impl World {
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
         let mut dispatches = engine.records.clone();
         dispatches.sort_by_key(|d| (d.end, d.chip, d.index));
-        let report = RunReport { end: engine.now(), dispatches, stats: engine.stats.clone(), host };
+        let report = RunReport {
+            end: engine.now(),
+            dispatches,
+            stats: engine.stats.clone(),
+            host,
+            traffic: engine.traffic.clone(),
+            warnings: std::mem::take(&mut self.warnings),
+        };
         let (mem, fabric) = engine.into_parts();
         self.mem = mem;
         self.fabric = Some(fabric);

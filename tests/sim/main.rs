@@ -2,7 +2,9 @@
 
 mod bad_input;
 mod cli;
+mod coll_common;
 mod common;
+mod conformance;
 mod deferred;
 mod determinism;
 mod domains;

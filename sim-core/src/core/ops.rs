@@ -89,6 +89,19 @@ impl Ops {
         &*self.chip
     }
 
+    /// Where this kernel runs (rank, block, task), as error messages name it.
+    pub fn site(&self) -> crate::error::Site {
+        self.ctx.site(self.block)
+    }
+
+    /// An argument error of operation `op` at this core; like a refused primitive, it fails
+    /// the run even if the kernel drops it. For library code built on `Ops` (collectives).
+    pub fn error(&mut self, op: &'static str, msg: impl Into<String>) -> SimError {
+        let e = SimError::BadOp { site: self.site(), op, msg: msg.into() };
+        self.error.get_or_insert(e.clone());
+        e
+    }
+
     /// Spends `cycles` core cycles of local work.
     pub fn compute(&mut self, cycles: u64) {
         self.clock += self.chip.clock().cycles(cycles);
@@ -532,9 +545,7 @@ impl Ops {
     /// Records and returns an argument error; the run fails with it even if the kernel
     /// ignores it.
     fn bad<T>(&mut self, op: &'static str, msg: String) -> SimResult<T> {
-        let e = SimError::BadOp { site: self.ctx.site(self.block), op, msg };
-        self.error.get_or_insert(e.clone());
-        Err(e)
+        Err(self.error(op, msg))
     }
 
     /// Ends the block: reports the kernel's result (or its first recorded error).

@@ -49,6 +49,7 @@ impl Engine {
         let actor = job.actor;
         let src = job.spec.chunks[job.i].0.clone();
         let me = self.chip_of(actor);
+        self.traffic[me].read(src.chip != me, src.region.bytes());
         if src.chip == me {
             let data = self.mem.read(&src);
             let end = key.time + self.chip.dma(DmaDir::GmToUb, data.len() as u64);
@@ -91,6 +92,7 @@ impl Engine {
         let dst = job.spec.chunks[job.i].1.clone();
         let (atomic, op, pipeline) = (job.spec.atomic, job.spec.op, job.spec.pipeline);
         let me = self.chip_of(actor);
+        self.traffic[me].write(dst.chip != me, data.len());
         let s = key.time;
         let local_end = s + self.chip.dma(DmaDir::UbToGm, data.len() as u64);
         let (end, land) = if dst.chip == me {

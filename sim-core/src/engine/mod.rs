@@ -21,7 +21,7 @@ use crate::model::{ChipTiming, DmaDir, Fabric, Transfer, TransferKind, TransferT
 use crate::program::Dispatch;
 use crate::report::CellWrite;
 use crate::signal::{NotifyOp, apply_notify};
-use crate::stats::{DispatchRecord, EngineStats};
+use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::SimTime;
 use copy::CopyJob;
 use event::{Entry, Event, HOST, Key};
@@ -75,6 +75,8 @@ pub(crate) struct Engine {
     outcome: Option<Result<(), SimError>>,
     pub(crate) stats: EngineStats,
     pub(crate) records: Vec<DispatchRecord>,
+    /// What each chip moved.
+    pub(crate) traffic: Vec<Traffic>,
 }
 
 impl Engine {
@@ -107,6 +109,7 @@ impl Engine {
             outcome: None,
             stats: EngineStats::default(),
             records: Vec::new(),
+            traffic: vec![Traffic::default(); world],
             chip,
         }
     }
@@ -244,6 +247,7 @@ impl Engine {
         let me = self.chip_of(actor);
         match req {
             Request::Read { src } => {
+                self.traffic[me].read(src.chip != me, src.region.bytes());
                 if src.chip == me {
                     let data = self.mem.read(&src);
                     let done = t + self.chip.dma(DmaDir::GmToUb, data.len() as u64);
@@ -256,6 +260,7 @@ impl Engine {
                 }
             }
             Request::Write { dst, data, atomic, op } => {
+                self.traffic[me].write(dst.chip != me, data.len());
                 let land = if dst.chip == me {
                     t + self.chip.dma(DmaDir::UbToGm, data.len() as u64)
                 } else {
@@ -267,6 +272,11 @@ impl Engine {
             }
             Request::Copy(spec) => self.start_copy(key, actor, spec),
             Request::Notify { cell, value, op } => {
+                if cell.chip == me {
+                    self.traffic[me].local_notifies += 1;
+                } else {
+                    self.traffic[me].remote_notifies += 1;
+                }
                 let issue = t + self.chip.notify_issue();
                 let land = if cell.chip == me {
                     issue
@@ -276,6 +286,7 @@ impl Engine {
                 self.push_derived(land, key, Event::Signal { cell, value, op, writer: actor });
             }
             Request::Wait { cells, expected, cmp } => {
+                self.traffic[me].waits += 1;
                 let cond = Cond::Signed(cmp, expected);
                 if Signals::satisfied(&self.mem, &cells, cond) {
                     self.reply(actor, t + self.chip.wait_poll(), Reply::Done);

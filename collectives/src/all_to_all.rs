@@ -1,0 +1,89 @@
+//! all_to_all and all_to_all_v: rank `me` pushes row block `dest` of its input into row block
+//! `me` of `dest`'s target, itself included (reference §3.10, §3.11, §3.12).
+
+use crate::lanes::{Lanes, TILE, ranks, rows_view};
+use sim_core::{CopyOpts, NotifyOp, Ops, SimResult, Tensor};
+
+const WHAT: &str = "all_to_all";
+
+/// The operands of one all_to_all call.
+#[derive(Clone, Debug)]
+pub(crate) struct Args {
+    pub(crate) input: Tensor,
+    pub(crate) target: Tensor,
+    pub(crate) sig: Tensor,
+}
+
+/// The operands of one all_to_all_v call.
+#[derive(Clone, Debug)]
+pub(crate) struct ArgsV {
+    pub(crate) input: Tensor,
+    pub(crate) target: Tensor,
+    pub(crate) send_counts: Tensor,
+    pub(crate) recv_counts: Tensor,
+    pub(crate) sig: Tensor,
+}
+
+/// Pushes `[rows, R]` blocks to every destination, then one credit barrier and its epilogue.
+async fn exchange(ops: &mut Ops, input: &Tensor, target: &Tensor, sig: &Tensor, cols: Option<usize>) -> SimResult<()> {
+    let (me, n) = ranks(ops, target, WHAT)?;
+    let tv = rows_view(ops, target, n, WHAT)?;
+    let iv = rows_view(ops, input, n, WHAT)?;
+    let r = tv.shape()[1];
+    for dest in 0..n {
+        let opts = CopyOpts::new().region(&[me, 0], &[dest, 0], &[1, r]).chunks(1, cols.unwrap_or(0));
+        ops.put(&tv, dest, &iv, &opts).await?;
+    }
+    let lanes = Lanes::per_rank(sig);
+    lanes.barrier(ops, me, n, 1).await?;
+    lanes.epilogue(ops, me, n, 1)
+}
+
+/// The HOST builtin: 256-element tiles.
+pub(crate) async fn host(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let r = a.target.numel() / a.target.shape()[0];
+    exchange(ops, &a.input, &a.target, &a.sig, Some(r.min(TILE))).await
+}
+
+/// The InCore composite: one put per destination.
+pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    exchange(ops, &a.input, &a.target, &a.sig, None).await
+}
+
+/// all_to_all_v: `max_recv = target rows / NR`; per destination, `Set` its `recv_counts[me]`
+/// to `min(send_counts[dest], max_recv)` (no floor at 0) and push the full `max_recv x R`
+/// block (rows beyond the count still cross the wire); then one credit barrier. The HOST
+/// builtin pushes 256-element tiles, the InCore composite whole blocks.
+async fn exchange_v(ops: &mut Ops, a: &ArgsV, host: bool) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.target, WHAT)?;
+    let rows = a.target.shape()[0];
+    let max_recv = rows / n;
+    let r = a.target.numel() / rows;
+    let tv = rows_view(ops, &a.target, rows, WHAT)?;
+    let iv = rows_view(ops, &a.input, rows, WHAT)?;
+    let counts = a.send_counts.view(a.send_counts.dtype(), &[1, n]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    let recv_counts = a.recv_counts.view(a.recv_counts.dtype(), &[n, 1]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    let cols = if host { r.min(TILE) } else { 0 };
+    for dest in 0..n {
+        let c = ops.load(&counts, &[0, dest], &[1, 1]).await?;
+        let rows_sent = (c.get_f64(0, 0) as i64).min(max_recv as i64) as i32;
+        ops.notify(&recv_counts, dest, &[me, 0], rows_sent, NotifyOp::Set)?;
+        let opts = CopyOpts::new()
+            .region(&[me * max_recv, 0], &[dest * max_recv, 0], &[max_recv, r])
+            .chunks(if host { 1 } else { 0 }, cols);
+        ops.put(&tv, dest, &iv, &opts).await?;
+    }
+    let lanes = Lanes::per_rank(&a.sig);
+    lanes.barrier(ops, me, n, 1).await?;
+    lanes.epilogue(ops, me, n, 1)
+}
+
+/// The HOST builtin of all_to_all_v.
+pub(crate) async fn host_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
+    exchange_v(ops, a, true).await
+}
+
+/// The InCore composite of all_to_all_v.
+pub(crate) async fn incore_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
+    exchange_v(ops, a, false).await
+}

@@ -1,0 +1,15 @@
+//! allreduce: PyPTO's mesh (one-shot pull) and ring, and the two-shot algorithm.
+
+pub(crate) mod mesh;
+pub(crate) mod ring;
+pub(crate) mod two_shot;
+
+use sim_core::{ReduceOp, Tensor};
+
+/// The operands of one allreduce call.
+#[derive(Clone, Debug)]
+pub(crate) struct Args {
+    pub(crate) data: Tensor,
+    pub(crate) sig: Tensor,
+    pub(crate) op: ReduceOp,
+}

@@ -1,0 +1,80 @@
+//! Two-shot allreduce, the algorithm the vendor library runs on a full mesh above 256 KB:
+//! a direct reduce-scatter (each rank pulls its `1/NR` slice from every peer and reduces it)
+//! then a direct allgather (each rank pulls every other slice from its owner). Slices are dealt
+//! to the `min(core_num, stride)` blocks in 256-element tiles, block-cyclically.
+//!
+//! Barriers on the block's lane: ready (`>= 1`), reduce-scatter done (`>= 2`), allgather reads
+//! done (`>= 3`, so a next call cannot overwrite a slice a peer is still reading); epilogue `-3`.
+
+use super::Args;
+use crate::lanes::{CellMap, Lanes, TILE, ranks};
+use sim_core::{Ops, SimResult};
+
+const WHAT: &str = "allreduce two-shot";
+
+/// Slice `i` of `numel` elements over `n` ranks: `[floor(i*numel/n), floor((i+1)*numel/n))`.
+fn slice(i: usize, numel: usize, n: usize) -> (usize, usize) {
+    (i * numel / n, (i + 1) * numel / n)
+}
+
+/// This block's tiles of `[lo, hi)`: `(start, len)`.
+fn tiles(lo: usize, hi: usize, block: usize, blocks: usize) -> impl Iterator<Item = (usize, usize)> {
+    (lo + block * TILE..hi).step_by(blocks * TILE).map(move |s| (s, TILE.min(hi - s)))
+}
+
+/// One block of a two-shot allreduce (HOST path: `[NR, stride]` lanes; InCore: one block on a
+/// `[NR, 1]` signal).
+pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.data, WHAT)?;
+    let (b, c) = (ops.block_idx(), ops.block_num());
+    let flat_sig = a.sig.shape().len() == 1;
+    let stride = if flat_sig { 1 } else { a.sig.shape()[1] };
+    let active = c.min(stride);
+    if b >= active {
+        return Ok(());
+    }
+    let lanes = Lanes::new(&a.sig, if flat_sig { CellMap::Flat } else { CellMap::Lane(b) });
+    let numel = a.data.numel();
+    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    lanes.barrier(ops, me, n, 1).await?;
+    let (lo, hi) = slice(me, numel, n);
+    for (base, w) in tiles(lo, hi, b, active) {
+        let mut acc = ops.load(&flat, &[0, base], &[1, w]).await?;
+        for peer in (0..n).filter(|&p| p != me) {
+            let recv = ops.remote_load(&flat, peer, &[0, base], &[1, w]).await?;
+            acc = ops.reduce(a.op, &acc, &recv)?;
+        }
+        ops.store(&acc, &flat, &[0, base])?;
+    }
+    lanes.barrier(ops, me, n, 2).await?;
+    for owner in (0..n).filter(|&p| p != me) {
+        let (lo, hi) = slice(owner, numel, n);
+        for (base, w) in tiles(lo, hi, b, active) {
+            let t = ops.remote_load(&flat, owner, &[0, base], &[1, w]).await?;
+            ops.store(&t, &flat, &[0, base])?;
+        }
+    }
+    lanes.barrier(ops, me, n, 3).await?;
+    lanes.epilogue(ops, me, n, 3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_everything_once() {
+        for (numel, n) in [(1, 4), (17, 4), (1000, 8), (4097, 3)] {
+            let mut covered = vec![0; numel];
+            for i in 0..n {
+                let (lo, hi) = slice(i, numel, n);
+                for blk in 0..3 {
+                    for (s, w) in tiles(lo, hi, blk, 3) {
+                        covered[s..s + w].iter_mut().for_each(|c| *c += 1);
+                    }
+                }
+            }
+            assert!(covered.iter().all(|&c| c == 1), "numel {numel} n {n}");
+        }
+    }
+}

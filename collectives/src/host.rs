@@ -1,0 +1,323 @@
+//! The host API: each call validates its operands (reference §3.1) and queues the collective
+//! on every rank of the operands' comm domain, as one chip dispatch per rank. `Path::Host`
+//! runs the builtin kernel (named like PyPTO's variant, `builtin.tensor.allreduce__sum__fp32`);
+//! `Path::InCore` runs the composite lowering as a one-block kernel.
+
+use crate::allreduce::{self, mesh, ring, two_shot};
+use crate::check::{self, MAX_BUILTIN_RANKS, fail};
+use crate::spec::{AllReduce, Kind, Mode, Path, signal_shape, variant};
+use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
+use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
+
+/// Builds an async task running `$body(&mut ops, &args)` on `$blocks` blocks.
+macro_rules! task {
+    ($name:expr, $blocks:expr, $args:expr, $body:path) => {{
+        let args = $args;
+        Task::new_async($name, $blocks, move |mut ops| {
+            let a = args.clone();
+            async move {
+                let r = $body(&mut ops, &a).await;
+                (ops, r)
+            }
+        })
+    }};
+}
+
+/// Queues `task` as its own dispatch on every member of `t`'s domain.
+fn launch(world: &mut World, t: &Tensor, name: &str, task: Task) -> SimResult<()> {
+    let domain = domain_of(t)?;
+    let mut d = Dispatch::new(name);
+    d.add(task);
+    world.dispatch_all(&domain, d)
+}
+
+fn domain_of(t: &Tensor) -> SimResult<Domain> {
+    t.domain_handle().ok_or_else(|| sim_core::SimError::invalid(format!("`{}` is not a window buffer", t.name())))
+}
+
+/// Warns (and returns true) when a HOST builtin would silently do nothing on `n` ranks.
+fn too_many_ranks(world: &mut World, what: &str, n: usize, path: Path) -> bool {
+    if path == Path::Host && n > MAX_BUILTIN_RANKS {
+        world.warn(format!(
+            "{what}: the HOST builtin kernels return at once for more than {MAX_BUILTIN_RANKS} ranks (kMaxSupportedRanks); with {n} ranks this call moves no data and runs no barrier"
+        ));
+        return true;
+    }
+    false
+}
+
+/// Queues a dispatch per rank that does nothing (a builtin's silent early return).
+fn no_op(world: &mut World, t: &Tensor, name: &str) -> SimResult<()> {
+    launch(world, t, name, Task::new_async(name, 1, |ops| async move { (ops, Ok(())) }))
+}
+
+const FP: [DType; 2] = [DType::F32, DType::F16];
+
+/// `pld.tensor.allreduce(data, signal, op, mode, core_num)`: every rank's `data` becomes the
+/// element-wise `op` over all ranks. Mesh reduces peers in ascending order skipping self (so
+/// ranks may differ bitwise); ring and two-shot reduce each element once (bit-identical).
+pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllReduce) -> SimResult<()> {
+    let what = format!("allreduce ({} {})", spec.mode, spec.path);
+    check::windows(&what, &[("data", data), ("signal", signal)])?;
+    let n = domain_of(data)?.size();
+    let aiv = world.chip().aiv_cores();
+    if spec.core_num == 0 || spec.core_num > aiv {
+        return fail(&what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
+    }
+    if spec.path == Path::InCore && spec.core_num != 1 {
+        return fail(&what, format!("the InCore path runs on one block; core_num must be 1, got {}", spec.core_num));
+    }
+    match spec.mode {
+        Mode::Ring => {
+            check::op(&what, spec.op, if spec.path == Path::Host { &[ReduceOp::Sum] } else { &ReduceOp::ALL })?;
+            check::dtype(&what, data, if spec.path == Path::Host { &[DType::F32] } else { &FP })?;
+            if spec.path == Path::Host && spec.core_num != 1 {
+                return fail(
+                    &what,
+                    format!("the HOST ring runs on one block; core_num must be 1, got {}", spec.core_num),
+                );
+            }
+            if n > 1 {
+                check::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Ring, spec.path, n, 1))?;
+            }
+        }
+        Mode::Mesh => {
+            check::op(&what, spec.op, &ReduceOp::ALL)?;
+            check::dtype(&what, data, &FP)?;
+            mesh_signal(&what, signal, n, spec)?;
+        }
+        Mode::TwoShot => {
+            check::op(&what, spec.op, &ReduceOp::ALL)?;
+            check::dtype(&what, data, &DType::ALL)?;
+            mesh_signal(&what, signal, n, spec)?;
+        }
+    }
+    let name = variant(Kind::AllReduce, spec.mode, spec.op, data.dtype(), 0);
+    if too_many_ranks(world, &what, n, spec.path) {
+        return no_op(world, data, &name);
+    }
+    if spec.mode == Mode::Ring && spec.path == Path::Host && n > 1 && !data.numel().is_multiple_of(n) {
+        world.warn(format!(
+            "{what}: the HOST ring kernel returns at once when numel ({}) is not a multiple of the rank count ({n}); this call moves no data",
+            data.numel()
+        ));
+    }
+    let args = allreduce::Args { data: data.clone(), sig: signal.clone(), op: spec.op };
+    let task = match (spec.mode, spec.path) {
+        (Mode::Mesh, Path::Host) => task!(&name, spec.core_num, args, mesh::host_block),
+        (Mode::Mesh, Path::InCore) => task!(&name, 1, args, mesh::incore),
+        (Mode::Ring, Path::Host) => task!(&name, 1, args, ring::host),
+        (Mode::Ring, Path::InCore) => task!(&name, 1, args, ring::incore),
+        (Mode::TwoShot, _) => task!(&name, spec.core_num, args, two_shot::block),
+    };
+    launch(world, data, &name, task)
+}
+
+/// Mesh and two-shot signals: HOST `[NR]` (one block) or `[NR, stride >= core_num]`; InCore
+/// `[NR, 1]`.
+fn mesh_signal(what: &str, sig: &Tensor, n: usize, spec: AllReduce) -> SimResult<()> {
+    if spec.path == Path::InCore {
+        return check::rank_signal(what, sig, n, false);
+    }
+    let s = sig.shape();
+    let ok = match s.len() {
+        1 => s[0] == n && spec.core_num == 1,
+        2 => s[0] == n && s[1] >= spec.core_num,
+        _ => false,
+    };
+    if sig.dtype() != DType::I32 || !ok {
+        return fail(
+            what,
+            format!(
+                "signal `{}` is {}{s:?}; with core_num {} it must be INT32 [{n}] (core_num 1 only) or [{n}, stride >= {}]",
+                sig.name(),
+                sig.dtype(),
+                spec.core_num,
+                spec.core_num
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `pld.tensor.barrier(signal)`: no rank leaves before every rank has arrived.
+pub fn barrier(world: &mut World, signal: &Tensor, path: Path) -> SimResult<()> {
+    let what = format!("barrier ({path})");
+    check::windows(&what, &[("signal", signal)])?;
+    let n = domain_of(signal)?.size();
+    check::rank_signal(&what, signal, n, path == Path::Host)?;
+    let name = variant(Kind::Barrier, Mode::Mesh, ReduceOp::Sum, DType::F32, 0);
+    if too_many_ranks(world, &what, n, path) {
+        return no_op(world, signal, &name);
+    }
+    let sig = signal.clone();
+    launch(world, signal, &name, task!(&name, 1, sig, bar::kernel))
+}
+
+/// `pld.tensor.broadcast(data, signal, root)`: every rank's `data` becomes the root's.
+pub fn broadcast(world: &mut World, data: &Tensor, signal: &Tensor, root: usize, path: Path) -> SimResult<()> {
+    let what = format!("broadcast ({path})");
+    check::windows(&what, &[("data", data), ("signal", signal)])?;
+    check::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let n = domain_of(data)?.size();
+    check::rank_signal(&what, signal, n, path == Path::Host)?;
+    let name = variant(Kind::Broadcast, Mode::Mesh, ReduceOp::Sum, data.dtype(), root);
+    if too_many_ranks(world, &what, n, path) {
+        return no_op(world, data, &name);
+    }
+    if root >= n {
+        if path == Path::InCore {
+            return fail(&what, format!("root {root} is out of range for {n} ranks"));
+        }
+        world.warn(format!(
+            "{what}: root {root} is out of range for {n} ranks; the HOST kernel returns at once and moves no data"
+        ));
+    }
+    let args = bc::Args { data: data.clone(), sig: signal.clone(), root };
+    let task = match path {
+        Path::Host => task!(&name, 1, args, bc::host),
+        Path::InCore => task!(&name, 1, args, bc::incore),
+    };
+    launch(world, data, &name, task)
+}
+
+/// `pld.tensor.allgather(stage, target, signal)`: row r of every rank's `[NR, R]` target
+/// becomes rank r's `[1, R]` stage.
+pub fn allgather(world: &mut World, stage: &Tensor, target: &Tensor, signal: &Tensor, path: Path) -> SimResult<()> {
+    let what = format!("allgather ({path})");
+    check::windows(&what, &[("stage", stage), ("target", target), ("signal", signal)])?;
+    check::dtype(&what, target, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let n = domain_of(target)?.size();
+    let r = check::leading(&what, target, n)?;
+    if stage.numel() != r || stage.dtype() != target.dtype() {
+        return fail(
+            &what,
+            format!(
+                "stage `{}` must hold one target row: {} x {r}, got {} x {}",
+                stage.name(),
+                target.dtype(),
+                stage.dtype(),
+                stage.numel()
+            ),
+        );
+    }
+    check::rank_signal(&what, signal, n, false)?;
+    let name = variant(Kind::AllGather, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
+    if too_many_ranks(world, &what, n, path) {
+        return no_op(world, target, &name);
+    }
+    let args = ag::Args { stage: stage.clone(), target: target.clone(), sig: signal.clone() };
+    let task = match path {
+        Path::Host => task!(&name, 1, args, ag::host),
+        Path::InCore => task!(&name, 1, args, ag::incore),
+    };
+    launch(world, target, &name, task)
+}
+
+/// `pld.tensor.reduce_scatter(data, signal, op)`: row r of rank r's `[NR, R]` data becomes the
+/// sum of row r over all ranks (Sum only, as in PyPTO).
+pub fn reduce_scatter(world: &mut World, data: &Tensor, signal: &Tensor, op: ReduceOp, path: Path) -> SimResult<()> {
+    let what = format!("reduce_scatter ({path})");
+    check::windows(&what, &[("data", data), ("signal", signal)])?;
+    check::op(&what, op, &[ReduceOp::Sum])?;
+    check::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
+    let n = domain_of(data)?.size();
+    check::leading(&what, data, n)?;
+    check::rank_signal(&what, signal, n, false)?;
+    let name = variant(Kind::ReduceScatter, Mode::Mesh, op, data.dtype(), 0);
+    if too_many_ranks(world, &what, n, path) {
+        return no_op(world, data, &name);
+    }
+    let args = rs::Args { data: data.clone(), sig: signal.clone(), op };
+    let task = match path {
+        Path::Host => task!(&name, 1, args, rs::host),
+        Path::InCore => task!(&name, 1, args, rs::incore),
+    };
+    launch(world, data, &name, task)
+}
+
+/// `pld.tensor.all_to_all(input, target, signal)`: row `me` of rank d's target becomes row d
+/// of rank `me`'s input.
+pub fn all_to_all(world: &mut World, input: &Tensor, target: &Tensor, signal: &Tensor, path: Path) -> SimResult<()> {
+    let what = format!("all_to_all ({path})");
+    check::windows(&what, &[("input", input), ("target", target), ("signal", signal)])?;
+    check::dtype(&what, target, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let n = domain_of(target)?.size();
+    let r = check::leading(&what, target, n)?;
+    if input.numel() != n * r || input.dtype() != target.dtype() {
+        return fail(
+            &what,
+            format!("input `{}` must match target `{}` ({} x {n} x {r})", input.name(), target.name(), target.dtype()),
+        );
+    }
+    check::rank_signal(&what, signal, n, false)?;
+    let name = variant(Kind::AllToAll, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
+    if too_many_ranks(world, &what, n, path) {
+        return no_op(world, target, &name);
+    }
+    let args = a2a::Args { input: input.clone(), target: target.clone(), sig: signal.clone() };
+    let task = match path {
+        Path::Host => task!(&name, 1, args, a2a::host),
+        Path::InCore => task!(&name, 1, args, a2a::incore),
+    };
+    launch(world, target, &name, task)
+}
+
+/// `pld.tensor.all_to_all_v(input, target, send_counts, recv_counts, signal)`: like all_to_all
+/// over `[NR * MAX_RECV, R]` blocks, with rank `me` telling rank d (by `Set` into
+/// `recv_counts[me]`) how many of the `MAX_RECV` rows it sent are valid.
+pub fn all_to_all_v(
+    world: &mut World,
+    input: &Tensor,
+    target: &Tensor,
+    send_counts: &Tensor,
+    recv_counts: &Tensor,
+    signal: &Tensor,
+    path: Path,
+) -> SimResult<()> {
+    let what = format!("all_to_all_v ({path})");
+    let ops = [
+        ("input", input),
+        ("target", target),
+        ("send_counts", send_counts),
+        ("recv_counts", recv_counts),
+        ("signal", signal),
+    ];
+    check::windows(&what, &ops)?;
+    check::dtype(&what, target, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let n = domain_of(target)?.size();
+    let rows = target.shape()[0];
+    if target.shape().len() < 2 || rows % n != 0 || input.shape() != target.shape() || input.dtype() != target.dtype() {
+        return fail(
+            &what,
+            format!(
+                "target `{}` {:?} must be [NR * MAX_RECV, ...] with NR = {n}, and input `{}` {:?} the same",
+                target.name(),
+                target.shape(),
+                input.name(),
+                input.shape()
+            ),
+        );
+    }
+    if send_counts.dtype() != DType::I32 || send_counts.numel() != n {
+        return fail(&what, format!("send_counts `{}` must be INT32 with {n} elements", send_counts.name()));
+    }
+    check::rank_signal(&what, recv_counts, n, false)?;
+    check::rank_signal(&what, signal, n, false)?;
+    let name = variant(Kind::AllToAllV, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
+    if too_many_ranks(world, &what, n, path) {
+        return no_op(world, target, &name);
+    }
+    let args = a2a::ArgsV {
+        input: input.clone(),
+        target: target.clone(),
+        send_counts: send_counts.clone(),
+        recv_counts: recv_counts.clone(),
+        sig: signal.clone(),
+    };
+    let task = match path {
+        Path::Host => task!(&name, 1, args, a2a::host_v),
+        Path::InCore => task!(&name, 1, args, a2a::incore_v),
+    };
+    launch(world, target, &name, task)
+}

@@ -1,0 +1,108 @@
+//! Signal cells and the self-clearing credit barrier every `pld.tensor.*` collective uses
+//! (reference §3.2): `+1` into every peer's cell of this rank, wait for every local cell of a
+//! peer to reach the call's generation `g` (`>=`, since a fast peer may already have added its
+//! next credit), and at the end take the call's whole tally back out of the local cells.
+
+use sim_core::{NotifyOp, Ops, SimResult, Tensor, WaitCmp};
+
+/// Where rank `r`'s cell sits in a signal.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CellMap {
+    /// `[r]` of a rank-1 `[NR]` signal.
+    Flat,
+    /// `[r, lane]` of a `[NR, stride]` signal (a block's lane; `[NR, 1]` signals use lane 0).
+    Lane(usize),
+    /// `[row, r]` of a ring signal `[rows, NR]`.
+    Row(usize),
+}
+
+/// A signal and the cell map one barrier sequence uses.
+#[derive(Clone, Debug)]
+pub(crate) struct Lanes {
+    pub(crate) sig: Tensor,
+    pub(crate) map: CellMap,
+}
+
+impl Lanes {
+    pub(crate) fn new(sig: &Tensor, map: CellMap) -> Lanes {
+        Lanes { sig: sig.clone(), map }
+    }
+
+    /// The signal of rank-1 `[NR]` or `[NR, 1]` shape, addressed per rank.
+    pub(crate) fn per_rank(sig: &Tensor) -> Lanes {
+        Lanes::new(sig, if sig.shape().len() == 1 { CellMap::Flat } else { CellMap::Lane(0) })
+    }
+
+    /// The same signal, another row (ring rounds).
+    pub(crate) fn row(&self, row: usize) -> Lanes {
+        Lanes::new(&self.sig, CellMap::Row(row))
+    }
+
+    /// Coordinates of rank `r`'s cell.
+    pub(crate) fn cell(&self, r: usize) -> Vec<usize> {
+        match self.map {
+            CellMap::Flat => vec![r],
+            CellMap::Lane(lane) => vec![r, lane],
+            CellMap::Row(row) => vec![row, r],
+        }
+    }
+
+    /// One barrier of generation `g`: credit every peer, then wait for every peer's credit.
+    pub(crate) async fn barrier(&self, ops: &mut Ops, me: usize, n: usize, g: i32) -> SimResult<()> {
+        for peer in peers(me, n) {
+            ops.notify(&self.sig, peer, &self.cell(me), 1, NotifyOp::AtomicAdd)?;
+        }
+        for src in peers(me, n) {
+            ops.wait(&self.sig, &self.cell(src), g, WaitCmp::Ge).await?;
+        }
+        Ok(())
+    }
+
+    /// Takes `total` credits back out of every local peer cell (self-notify).
+    pub(crate) fn epilogue(&self, ops: &mut Ops, me: usize, n: usize, total: i32) -> SimResult<()> {
+        for src in peers(me, n) {
+            ops.notify(&self.sig, me, &self.cell(src), -total, NotifyOp::AtomicAdd)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every rank but `me`, ascending.
+pub(crate) fn peers(me: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n).filter(move |&p| p != me)
+}
+
+/// This core's dense rank in the domain of window `t`, and the domain's size.
+pub(crate) fn ranks(ops: &mut Ops, t: &Tensor, what: &'static str) -> SimResult<(usize, usize)> {
+    match (t.domain(), ops.rank_in(t)) {
+        (Some(d), Some(me)) => Ok((me, d.size())),
+        _ => Err(ops.error(what, format!("`{}` must be a window buffer of a domain this rank belongs to", t.name()))),
+    }
+}
+
+/// `t` viewed as `[1, n]` over its whole allocation, so 32-byte-rounded tail reads fit.
+pub(crate) fn padded(ops: &mut Ops, t: &Tensor, what: &'static str) -> SimResult<Tensor> {
+    let n = t.capacity_bytes() / t.dtype().size();
+    t.view(t.dtype(), &[1, n]).map_err(|e| ops.error(what, e.to_string()))
+}
+
+/// `t` viewed as `[rows, numel / rows]`.
+pub(crate) fn rows_view(ops: &mut Ops, t: &Tensor, rows: usize, what: &'static str) -> SimResult<Tensor> {
+    t.view(t.dtype(), &[rows, t.numel() / rows]).map_err(|e| ops.error(what, e.to_string()))
+}
+
+/// A tile whose valid part is its first `cols` columns.
+pub(crate) fn first_cols(
+    ops: &mut Ops,
+    t: &sim_core::Tile,
+    cols: usize,
+    what: &'static str,
+) -> SimResult<sim_core::Tile> {
+    t.narrow(1, cols).map_err(|e| ops.error(what, e.to_string()))
+}
+
+/// Elements per tile of the HOST builtins (`kTileCount`).
+pub(crate) const TILE: usize = 256;
+
+/// Bytes per chunk of the InCore composites (`kAllReduceChunkBytes`).
+pub(crate) const INCORE_CHUNK_BYTES: usize = 16 * 1024;

@@ -1,0 +1,55 @@
+//! reduce_scatter: rank r ends with row r of `[NR, R]` reduced over all ranks (reference §3.9
+//! and §3.12). Peers read row r from every rank; each rank writes only its own row.
+
+use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, peers, ranks, rows_view};
+use sim_core::{Ops, ReduceOp, SimResult, Tensor};
+
+const WHAT: &str = "reduce_scatter";
+
+/// The operands of one reduce_scatter call.
+#[derive(Clone, Debug)]
+pub(crate) struct Args {
+    pub(crate) data: Tensor,
+    pub(crate) sig: Tensor,
+    pub(crate) op: ReduceOp,
+}
+
+/// Ready barrier, then for each `cols`-element tile of row `me`: own tile plus every peer's
+/// (ascending, skipping self), stored back into row `me` after the read-complete barrier
+/// (InCore) or right away (HOST, whose readers only read other rows); epilogue `-2`.
+async fn reduce(ops: &mut Ops, a: &Args, cols: usize, store_after_barrier: bool) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.data, WHAT)?;
+    let data = rows_view(ops, &a.data, n, WHAT)?;
+    let r = data.shape()[1];
+    let lanes = Lanes::per_rank(&a.sig);
+    lanes.barrier(ops, me, n, 1).await?;
+    let mut out = Vec::new();
+    for base in (0..r).step_by(cols) {
+        let w = cols.min(r - base);
+        let mut acc = ops.load(&data, &[me, base], &[1, w]).await?;
+        for peer in peers(me, n) {
+            let recv = ops.remote_load(&data, peer, &[me, base], &[1, w]).await?;
+            acc = ops.reduce(a.op, &acc, &recv)?;
+        }
+        if store_after_barrier {
+            out.push((base, acc));
+        } else {
+            ops.store(&acc, &data, &[me, base])?;
+        }
+    }
+    lanes.barrier(ops, me, n, 2).await?;
+    for (base, acc) in out {
+        ops.store(&acc, &data, &[me, base])?;
+    }
+    lanes.epilogue(ops, me, n, 2)
+}
+
+/// The HOST builtin: 256-element tiles.
+pub(crate) async fn host(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    reduce(ops, a, TILE, false).await
+}
+
+/// The InCore composite: 16 KiB chunks, results stored after the post-reduce barrier.
+pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    reduce(ops, a, INCORE_CHUNK_BYTES / a.data.dtype().size(), true).await
+}

@@ -1,0 +1,222 @@
+//! Names and shapes shared by the API, the CLI and outputs: which collective, which algorithm,
+//! which lowering, and the signal each needs.
+
+use sim_core::{DType, ReduceOp};
+use std::fmt;
+use std::str::FromStr;
+
+/// A collective operation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    AllToAll,
+    AllToAllV,
+    Barrier,
+}
+
+impl Kind {
+    /// Every collective, in the CLI's order.
+    pub const ALL: [Kind; 7] = [
+        Kind::AllReduce,
+        Kind::AllGather,
+        Kind::ReduceScatter,
+        Kind::Broadcast,
+        Kind::AllToAll,
+        Kind::AllToAllV,
+        Kind::Barrier,
+    ];
+
+    /// The snake_case name used by the CLI and JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::AllReduce => "allreduce",
+            Kind::AllGather => "allgather",
+            Kind::ReduceScatter => "reduce_scatter",
+            Kind::Broadcast => "broadcast",
+            Kind::AllToAll => "all_to_all",
+            Kind::AllToAllV => "all_to_all_v",
+            Kind::Barrier => "barrier",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Kind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Kind, String> {
+        Kind::ALL.into_iter().find(|k| k.name() == s.replace('-', "_")).ok_or_else(|| {
+            let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown collective `{s}`: expected one of {}", names.join(", "))
+        })
+    }
+}
+
+/// The allreduce algorithm.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// PyPTO's one-shot pull: every rank reads every peer's chunk and reduces it.
+    #[default]
+    Mesh,
+    /// Reduce-scatter then allgather around the ring, pulling from the left neighbour.
+    Ring,
+    /// Direct reduce-scatter then direct allgather (the vendor library's large-message
+    /// full-mesh allreduce).
+    TwoShot,
+}
+
+impl Mode {
+    /// Every mode.
+    pub const ALL: [Mode; 3] = [Mode::Mesh, Mode::Ring, Mode::TwoShot];
+
+    /// `mesh`, `ring` or `two-shot`, everywhere (API, CLI, JSON).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Mesh => "mesh",
+            Mode::Ring => "ring",
+            Mode::TwoShot => "two-shot",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "mesh" => Ok(Mode::Mesh),
+            "ring" => Ok(Mode::Ring),
+            "two-shot" | "two_shot" | "twoshot" => Ok(Mode::TwoShot),
+            _ => Err(format!("unknown mode `{s}`: expected mesh, ring or two-shot")),
+        }
+    }
+}
+
+/// Which lowering runs a collective.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Path {
+    /// The HOST builtin kernel: its own chip dispatch per rank (reference §3.3-3.11).
+    #[default]
+    Host,
+    /// The InCore composite lowering (reference §3.12), one block, `[NR, 1]` signals.
+    InCore,
+}
+
+impl Path {
+    /// `host` or `incore`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Path::Host => "host",
+            Path::InCore => "incore",
+        }
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Path {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Path, String> {
+        match s {
+            "host" => Ok(Path::Host),
+            "incore" | "in-core" | "in_core" => Ok(Path::InCore),
+            _ => Err(format!("unknown path `{s}`: expected host or incore")),
+        }
+    }
+}
+
+/// How an allreduce runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AllReduce {
+    pub op: ReduceOp,
+    pub mode: Mode,
+    pub path: Path,
+    /// AIV blocks per rank (HOST mesh and two-shot only; 1 elsewhere).
+    pub core_num: usize,
+}
+
+impl Default for AllReduce {
+    fn default() -> AllReduce {
+        AllReduce { op: ReduceOp::Sum, mode: Mode::Mesh, path: Path::Host, core_num: 1 }
+    }
+}
+
+/// The signal shape a collective call needs on `nranks` ranks (the shape PyPTO synthesizes or
+/// validates): HOST mesh and two-shot `[NR]` for one block or `[NR, core_num]`; HOST ring
+/// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; HOST barrier `[NR]`; everything else `[NR, 1]`.
+pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num: usize) -> Vec<usize> {
+    let rounds = 2 * nranks.saturating_sub(1);
+    match (kind, mode, path) {
+        (Kind::AllReduce, Mode::Ring, Path::Host) => vec![rounds + 1, nranks],
+        (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
+        (Kind::AllReduce, _, Path::Host) if core_num > 1 => vec![nranks, core_num],
+        (Kind::AllReduce, _, Path::Host) | (Kind::Barrier, _, Path::Host) => vec![nranks],
+        _ => vec![nranks, 1],
+    }
+}
+
+/// The PyPTO builtin variant name of a HOST collective call (`builtin.tensor.allreduce__sum__fp32`).
+pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: usize) -> String {
+    let dt = match dtype {
+        DType::F32 => "fp32".to_string(),
+        DType::F16 => "fp16".to_string(),
+        d => d.name().to_string(),
+    };
+    match (kind, mode) {
+        (Kind::AllReduce, Mode::Mesh) => format!("builtin.tensor.allreduce__{op}__{dt}"),
+        (Kind::AllReduce, Mode::Ring) => format!("builtin.tensor.allreduce_ring__{op}__{dt}"),
+        (Kind::AllReduce, Mode::TwoShot) => format!("builtin.tensor.allreduce_two_shot__{op}__{dt}"),
+        (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
+        (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
+        (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in Kind::ALL {
+            assert_eq!(k.name().parse::<Kind>().unwrap(), k);
+        }
+        for m in Mode::ALL {
+            assert_eq!(m.name().parse::<Mode>().unwrap(), m);
+        }
+        assert!("allgatherv".parse::<Kind>().unwrap_err().contains("all_to_all_v"));
+    }
+
+    #[test]
+    fn signal_shapes_follow_pypto() {
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::Host, 4, 1), vec![7, 4]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::InCore, 4, 1), vec![6, 4]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 6), vec![4, 6]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 1), vec![4]);
+        assert_eq!(signal_shape(Kind::Barrier, Mode::Mesh, Path::InCore, 4, 1), vec![4, 1]);
+        assert_eq!(
+            variant(Kind::AllReduce, Mode::Ring, ReduceOp::Sum, DType::F32, 0),
+            "builtin.tensor.allreduce_ring__sum__fp32"
+        );
+        assert_eq!(
+            variant(Kind::Broadcast, Mode::Mesh, ReduceOp::Sum, DType::F32, 2),
+            "builtin.tensor.broadcast__root2__fp32"
+        );
+    }
+}

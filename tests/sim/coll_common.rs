@@ -1,0 +1,92 @@
+//! Helpers for the collective tests: worlds of any rank count, PyPTO's input recipes, and
+//! numpy-style `allclose`.
+
+use ranksim::Config;
+use ranksim::prelude::*;
+
+/// A world of the a2a3 machine with at least `p` ranks, and the domain of its first `p`.
+pub fn setup(p: usize) -> (World, Domain) {
+    let cfg = Config::default_preset();
+    let cfg = if p > cfg.machine.ranks { cfg.with_ranks(p).unwrap() } else { cfg };
+    let mut w = cfg.world().unwrap();
+    let members: Vec<usize> = (0..p).collect();
+    let dom = w.create_domain("comm_d0", &members, DomainOptions::default()).unwrap();
+    (w, dom)
+}
+
+/// PyPTO's recipe: rank r holds `r*100 .. r*100 + size`.
+pub fn arange(r: usize, size: usize) -> Vec<f32> {
+    (0..size).map(|i| (r * 100 + i) as f32).collect()
+}
+
+/// numpy's `allclose(got, want, rtol, atol)`: `|got - want| <= atol + rtol * |want|`.
+pub fn allclose(got: &[f64], want: &[f64], rtol: f64, atol: f64) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("length {} != {}", got.len(), want.len()));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let ok = (g - w).abs() <= atol + rtol * w.abs() || (g == w);
+        if !ok {
+            return Err(format!("element {i}: got {g}, want {w}"));
+        }
+    }
+    Ok(())
+}
+
+/// Float tolerance of a dtype as PyPTO's tests use it: f32 numpy defaults, f16 / bf16 2e-2.
+pub fn tolerance(dt: DType) -> (f64, f64) {
+    match dt {
+        DType::F32 => (1e-5, 1e-8),
+        DType::F16 | DType::BF16 => (2e-2, 2e-2),
+        _ => (0.0, 0.0),
+    }
+}
+
+/// Writes `vals` (as f64) into rank `r`'s copy of `t`, converted to its dtype.
+pub fn write_f64(w: &mut World, t: &Tensor, r: usize, vals: &[f64]) {
+    match t.dtype() {
+        DType::F32 => w.write(t, r, &vals.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        DType::F16 => w.write(t, r, &vals.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
+        DType::BF16 => w.write(t, r, &vals.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
+        DType::I32 => w.write(t, r, &vals.iter().map(|&v| v as i32).collect::<Vec<_>>()),
+        DType::I16 => w.write(t, r, &vals.iter().map(|&v| v as i16).collect::<Vec<_>>()),
+        DType::I8 => w.write(t, r, &vals.iter().map(|&v| v as i8).collect::<Vec<_>>()),
+    }
+    .unwrap()
+}
+
+/// Rank `r`'s copy of `t`, as f64.
+pub fn read_f64(w: &World, t: &Tensor, r: usize) -> Vec<f64> {
+    match t.dtype() {
+        DType::F32 => w.read::<f32>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
+        DType::F16 => w.read::<f16>(t, r).unwrap().iter().map(|v| v.to_f64()).collect(),
+        DType::BF16 => w.read::<bf16>(t, r).unwrap().iter().map(|v| v.to_f64()).collect(),
+        DType::I32 => w.read::<i32>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
+        DType::I16 => w.read::<i16>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
+        DType::I8 => w.read::<i8>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
+    }
+}
+
+/// Asserts every cell of `sig` is zero on each of the `p` ranks.
+pub fn assert_signal_clear(w: &World, sig: &Tensor, p: usize) {
+    for r in 0..p {
+        let v = w.read::<i32>(sig, r).unwrap();
+        assert!(v.iter().all(|&x| x == 0), "signal `{}` on rank {r} is not clear: {v:?}", sig.name());
+    }
+}
+
+/// Element-wise `op` over ranks, folded in ascending rank order in f64.
+pub fn fold(op: ReduceOp, per_rank: &[Vec<f64>]) -> Vec<f64> {
+    let mut acc = per_rank[0].clone();
+    for v in &per_rank[1..] {
+        for (a, b) in acc.iter_mut().zip(v) {
+            *a = match op {
+                ReduceOp::Sum => *a + b,
+                ReduceOp::Max => a.max(*b),
+                ReduceOp::Min => a.min(*b),
+                ReduceOp::Prod => *a * b,
+            };
+        }
+    }
+    acc
+}
