@@ -287,7 +287,11 @@ pub fn all_to_all_v(
     check::dtype(&what, target, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let rows = target.shape()[0];
-    if target.shape().len() < 2 || rows % n != 0 || input.shape() != target.shape() || input.dtype() != target.dtype() {
+    if target.shape().len() < 2
+        || !rows.is_multiple_of(n)
+        || input.shape() != target.shape()
+        || input.dtype() != target.dtype()
+    {
         return fail(
             &what,
             format!(

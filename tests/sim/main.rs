@@ -3,6 +3,8 @@
 mod bad_input;
 mod cli;
 mod coll_common;
+mod coll_errors;
+mod coll_props;
 mod common;
 mod conformance;
 mod deferred;

@@ -146,7 +146,7 @@ mod tests {
         let b: Vec<usize> = (0..=4).map(|i| bound(i, 8193, 4, DType::F16)).collect();
         assert_eq!(b, vec![0, 2048, 4096, 6144, 8193]);
         let b: Vec<usize> = (0..=4).map(|i| bound(i, 17, 4, DType::F16)).collect();
-        assert_eq!(b, vec![0, 16, 16, 17, 17]);
+        assert_eq!(b, vec![0, 16, 16, 16, 17]);
         let b: Vec<usize> = (0..=4).map(|i| bound(i, 17, 4, DType::F32)).collect();
         assert_eq!(b, vec![0, 4, 8, 12, 17]);
     }

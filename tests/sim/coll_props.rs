@@ -1,0 +1,204 @@
+//! Property tests of the collectives: for random rank counts (1..=16), sizes, dtypes, ops,
+//! modes and paths, every collective gives the reference result, leaves its signal all zero,
+//! (ring and two-shot) gives bit-identical results on every rank, and moves exactly the bytes,
+//! notifies and waits per rank that reference §3.13 lists for the HOST builtins.
+
+use crate::coll_common::{allclose, assert_signal_clear, fold, read_f64, setup, tolerance, write_f64};
+use collectives::{AllReduce, Kind, Mode, Path};
+use proptest::prelude::*;
+use ranksim::collectives;
+use ranksim::prelude::*;
+use ranksim::sim_core::Traffic;
+
+/// Values that keep every op and dtype well inside range and precision: near 1 for
+/// products, small multiples of 1/8 otherwise.
+fn value(op: ReduceOp, dt: DType, r: usize, i: usize) -> f64 {
+    match (op, dt.is_float()) {
+        (ReduceOp::Prod, true) => 1.0 + (((r + i) % 3) as f64 - 1.0) * 0.0078125,
+        (ReduceOp::Prod, false) => [1.0, 1.0, -1.0][(r + i) % 3],
+        (_, true) => ((r * 7 + i) % 13) as f64 * 0.125 - 0.5,
+        (_, false) => ((r * 7 + i) % 13) as f64 - 6.0,
+    }
+}
+
+/// What §3.13 says one rank of a HOST allreduce moves (and the two-shot's own pattern).
+fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: usize, stride: usize) -> Traffic {
+    let peers = (nr - 1) as u64;
+    let mut t = Traffic::default();
+    if nr == 1 {
+        return t;
+    }
+    let active = spec.core_num.min(stride);
+    match spec.mode {
+        Mode::Mesh => {
+            for b in 0..active {
+                let bases: Vec<usize> = (b * 256..numel).step_by(active * 256).collect();
+                for &base in &bases {
+                    let chunk = 256.min(numel - base);
+                    t.remote_read_bytes += peers * ((chunk * es).div_ceil(32) * 32) as u64;
+                }
+                t.remote_notifies += peers * (bases.len() as u64 + 1);
+                t.local_notifies += peers;
+            }
+            t.waits = t.remote_notifies;
+        }
+        Mode::Ring => {
+            t.remote_read_bytes = 2 * peers * (numel / nr * 4) as u64;
+            t.remote_notifies = peers * (2 * nr as u64 - 1);
+            t.waits = t.remote_notifies;
+            t.local_notifies = t.remote_notifies;
+        }
+        Mode::TwoShot => {
+            let slice = |i: usize| (i + 1) * numel / nr - i * numel / nr;
+            t.remote_read_bytes = (peers * slice(me) as u64 + (numel - slice(me)) as u64) * es as u64;
+            t.remote_notifies = 3 * peers * active as u64;
+            t.waits = t.remote_notifies;
+            t.local_notifies = peers * active as u64;
+        }
+    }
+    t
+}
+
+/// The counters §3.13 covers (local bytes are not part of the table).
+fn table_view(t: &Traffic) -> (u64, u64, u64, u64, u64) {
+    (t.remote_read_bytes, t.remote_write_bytes, t.remote_notifies, t.waits, t.local_notifies)
+}
+
+fn allreduce_strategy() -> impl Strategy<Value = (usize, usize, DType, ReduceOp, Mode, Path, usize)> {
+    (1usize..=16, 1usize..=2500, 0usize..2, 0usize..4, 0usize..3, 0usize..2, 1usize..=3).prop_map(
+        |(p, size, dt, op, mode, path, c)| {
+            let mode = Mode::ALL[mode];
+            let path = [Path::Host, Path::InCore][path];
+            let mut dt = [DType::F32, DType::F16][dt];
+            let mut op = ReduceOp::ALL[op];
+            let mut size = size;
+            if mode == Mode::Ring && path == Path::Host {
+                // The HOST ring is Sum x f32 and needs numel % NR == 0.
+                dt = DType::F32;
+                op = ReduceOp::Sum;
+                size = size.div_ceil(p) * p;
+            }
+            if mode == Mode::TwoShot && c == 3 {
+                dt = [DType::I32, DType::BF16][size % 2];
+            }
+            let core_num = if path == Path::Host && mode != Mode::Ring { c } else { 1 };
+            (p, size, dt, op, mode, path, core_num)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    #[test]
+    fn allreduce_matches_the_reference((p, size, dt, op, mode, path, core_num) in allreduce_strategy()) {
+        let spec = AllReduce { op, mode, path, core_num };
+        let (mut w, dom) = setup(p);
+        let data = w.alloc_window(&dom, "data", dt, &[size]).unwrap();
+        let shape = collectives::signal_shape(Kind::AllReduce, mode, path, p, core_num);
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &shape).unwrap();
+        for r in 0..p {
+            write_f64(&mut w, &data, r, &(0..size).map(|i| value(op, dt, r, i)).collect::<Vec<_>>());
+        }
+        let stored: Vec<Vec<f64>> = (0..p).map(|r| read_f64(&w, &data, r)).collect();
+        let want = fold(op, &stored);
+        collectives::allreduce(&mut w, &data, &sig, spec).unwrap();
+        let report = w.run().unwrap();
+        let (rtol, atol) = tolerance(dt);
+        let results: Vec<Vec<f64>> = (0..p).map(|r| read_f64(&w, &data, r)).collect();
+        for (r, got) in results.iter().enumerate() {
+            prop_assert!(allclose(got, &want, rtol, atol).is_ok(), "rank {}: {:?}", r, allclose(got, &want, rtol, atol));
+        }
+        assert_signal_clear(&w, &sig, p);
+        if mode != Mode::Mesh {
+            for r in 1..p {
+                prop_assert!(results[r] == results[0], "{} results differ between rank 0 and rank {}", mode, r);
+            }
+        }
+        if path == Path::Host {
+            let stride = if shape.len() == 2 && mode != Mode::Ring { shape[1] } else { 1 };
+            for (me, t) in report.traffic.iter().enumerate().take(p) {
+                let want = allreduce_traffic(spec, p, me, size, dt.size(), stride);
+                prop_assert_eq!(table_view(t), table_view(&want), "rank {}", me);
+            }
+        }
+    }
+
+    #[test]
+    fn data_movement_collectives_match_the_reference(p in 1usize..=16, r in 1usize..=700, path in 0usize..2, root in 0usize..16, which in 0usize..5) {
+        let path = [Path::Host, Path::InCore][path];
+        let root = root % p;
+        let (mut w, dom) = setup(p);
+        let es = 4u64;
+        let peers = (p - 1) as u64;
+        let sig_shape: &[usize] = &[p, 1];
+        let sig = w.alloc_window(&dom, "sig", DType::I32, sig_shape).unwrap();
+        let v = |rank: usize, i: usize| (rank * 10_000 + i) as f32;
+        // (per-rank check, expected §3.13 traffic of rank `me`).
+        let report;
+        let expect: Box<dyn Fn(usize) -> Traffic>;
+        match which {
+            0 => {
+                let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, r]).unwrap();
+                let target = w.alloc_window(&dom, "target", DType::F32, &[p, r]).unwrap();
+                for k in 0..p { w.write(&stage, k, &(0..r).map(|i| v(k, i)).collect::<Vec<_>>()).unwrap(); }
+                collectives::allgather(&mut w, &stage, &target, &sig, path).unwrap();
+                report = w.run().unwrap();
+                let want: Vec<f32> = (0..p).flat_map(|k| (0..r).map(move |i| v(k, i))).collect();
+                for k in 0..p { prop_assert_eq!(w.read::<f32>(&target, k).unwrap(), want.clone()); }
+                expect = Box::new(move |_| Traffic { remote_write_bytes: peers * r as u64 * es, remote_notifies: peers, waits: peers, local_notifies: peers, ..Traffic::default() });
+            }
+            1 => {
+                let data = w.alloc_window(&dom, "data", DType::F32, &[p, r]).unwrap();
+                for k in 0..p { w.write(&data, k, &(0..p * r).map(|i| v(k, i)).collect::<Vec<_>>()).unwrap(); }
+                collectives::reduce_scatter(&mut w, &data, &sig, ReduceOp::Sum, path).unwrap();
+                report = w.run().unwrap();
+                for k in 0..p {
+                    let got = &w.read::<f32>(&data, k).unwrap()[k * r..(k + 1) * r];
+                    let want: Vec<f64> = (0..r).map(|i| (0..p).map(|q| v(q, k * r + i) as f64).sum()).collect();
+                    let got: Vec<f64> = got.iter().map(|&x| x as f64).collect();
+                    prop_assert!(allclose(&got, &want, 1e-5, 1e-8).is_ok());
+                }
+                expect = Box::new(move |_| Traffic { remote_read_bytes: peers * r as u64 * es, remote_notifies: 2 * peers, waits: 2 * peers, local_notifies: peers, ..Traffic::default() });
+            }
+            2 => {
+                let input = w.alloc_window(&dom, "input", DType::F32, &[p, r]).unwrap();
+                let target = w.alloc_window(&dom, "target", DType::F32, &[p, r]).unwrap();
+                for k in 0..p { w.write(&input, k, &(0..p * r).map(|i| v(k, i)).collect::<Vec<_>>()).unwrap(); }
+                collectives::all_to_all(&mut w, &input, &target, &sig, path).unwrap();
+                report = w.run().unwrap();
+                for k in 0..p {
+                    let want: Vec<f32> = (0..p).flat_map(|src| (0..r).map(move |i| v(src, k * r + i))).collect();
+                    prop_assert_eq!(w.read::<f32>(&target, k).unwrap(), want);
+                }
+                expect = Box::new(move |_| Traffic { remote_write_bytes: peers * r as u64 * es, remote_notifies: peers, waits: peers, local_notifies: peers, ..Traffic::default() });
+            }
+            3 => {
+                let data = w.alloc_window(&dom, "data", DType::F32, &[1, r]).unwrap();
+                for k in 0..p { w.write(&data, k, &(0..r).map(|i| v(k, i)).collect::<Vec<_>>()).unwrap(); }
+                collectives::broadcast(&mut w, &data, &sig, root, path).unwrap();
+                report = w.run().unwrap();
+                for k in 0..p { prop_assert_eq!(w.read::<f32>(&data, k).unwrap(), (0..r).map(|i| v(root, i)).collect::<Vec<_>>()); }
+                let tiles = r.div_ceil(256) as u64;
+                expect = Box::new(move |me| Traffic {
+                    remote_read_bytes: if me == root { 0 } else { r as u64 * es },
+                    remote_notifies: peers * tiles,
+                    waits: peers * tiles,
+                    local_notifies: peers,
+                    ..Traffic::default()
+                });
+            }
+            _ => {
+                collectives::barrier(&mut w, &sig, path).unwrap();
+                report = w.run().unwrap();
+                expect = Box::new(move |_| Traffic { remote_notifies: peers, waits: peers, local_notifies: peers, ..Traffic::default() });
+            }
+        }
+        assert_signal_clear(&w, &sig, p);
+        if path == Path::Host {
+            for me in 0..p {
+                prop_assert_eq!(table_view(&report.traffic[me]), table_view(&expect(me)), "collective {} rank {}", which, me);
+            }
+        }
+    }
+}
