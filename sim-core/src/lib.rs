@@ -15,6 +15,7 @@
 //! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
 //! on another passes through the scheduler, which applies it in `(time, actor, seq)` order.
 
+pub mod bench;
 pub mod core;
 mod driver;
 pub mod dtype;
