@@ -23,13 +23,13 @@ pub(crate) struct Key {
 #[derive(Debug)]
 pub(crate) enum Event {
     /// An actor's request, applied at its issue time.
-    Request { actor: usize, req: Request },
+    Request { actor: usize, req: Request, resume: SimTime },
     /// The request of a remote read reached the owner: read there and send the data back.
     RemoteRead { actor: usize, src: Place },
     /// Payload bytes land in memory.
     Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str },
     /// A notify lands in its cell.
-    Signal { cell: CellRef, value: i32, op: NotifyOp, writer: usize },
+    Signal { cell: CellRef, value: i32, op: NotifyOp, writer: usize, trace_id: u64 },
     /// Chunk load of a put/get starts.
     CopyLoad { job: usize },
     /// The read request of a get's chunk reached the owner.
