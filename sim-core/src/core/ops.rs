@@ -328,7 +328,7 @@ impl Ops {
         let Reply::Data(bytes) = self.call(Request::Read { src: place }).await? else {
             return self.bad(op, "the scheduler answered a read without data".into());
         };
-        Ok(Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), &bytes))
+        Ok(Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), bytes))
     }
 
     fn write(

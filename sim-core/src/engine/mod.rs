@@ -27,7 +27,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::{DispatchSpan, LinkBusy, Trace};
 use crate::world::{Jitter, RunOptions};
 use copy::CopyJob;
-use event::{Entry, Event, HOST, Key};
+use event::{Entry, Event, HOST, Key, Slots};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use request::{Assignment, CellRef, Place, Reply, Request, Wake};
@@ -66,7 +66,9 @@ pub(crate) struct Engine {
     cores: usize,
     world: usize,
     pub(crate) mem: Memory,
+    /// Keys of pending events, smallest first; the events themselves sit in `slots`.
     queue: BinaryHeap<Reverse<Entry>>,
+    slots: Slots,
     next_sub: u64,
     now: SimTime,
     actors: Vec<Actor>,
@@ -108,6 +110,7 @@ impl Engine {
             world,
             mem,
             queue: BinaryHeap::new(),
+            slots: Slots::default(),
             next_sub: 1,
             now: SimTime::ZERO,
             actors: vec![idle; world * cores],
@@ -218,10 +221,7 @@ impl Engine {
         if let ActorState::Running { at, seq } = a.state {
             self.running.insert((at, actor, seq));
         }
-        self.queue.push(Reverse(Entry {
-            key: Key { time: at, actor, seq, sub: 0 },
-            ev: Event::Request { actor, req, resume },
-        }));
+        self.push(Key { time: at, actor, seq, sub: 0 }, Event::Request { actor, req, resume });
     }
 
     /// Applies every event that no running actor can still precede; ends the run with a
@@ -236,9 +236,10 @@ impl Engine {
             {
                 return;
             }
-            let Some(Reverse(Entry { key, ev })) = self.queue.pop() else {
+            let Some(Reverse(Entry { key, slot })) = self.queue.pop() else {
                 break;
             };
+            let ev = self.slots.take(slot);
             self.now = key.time;
             self.stats.events += 1;
             self.apply(key, ev);
@@ -538,12 +539,18 @@ impl Engine {
     fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
         let key = Key { time, actor: origin.actor, seq: origin.seq, sub: self.next_sub };
         self.next_sub += 1;
-        self.queue.push(Reverse(Entry { key, ev }));
+        self.push(key, ev);
     }
 
     fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
         let key = Key { time, actor: HOST, seq, sub: self.next_sub };
         self.next_sub += 1;
-        self.queue.push(Reverse(Entry { key, ev }));
+        self.push(key, ev);
+    }
+
+    /// Queues `ev` under `key`: the heap moves small keys, the event stays put.
+    fn push(&mut self, key: Key, ev: Event) {
+        let slot = self.slots.put(ev);
+        self.queue.push(Reverse(Entry { key, slot }));
     }
 }
