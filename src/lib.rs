@@ -26,6 +26,7 @@
 
 pub mod config;
 pub mod programs;
+pub mod report;
 
 pub use chip_model;
 pub use collectives;

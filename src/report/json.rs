@@ -1,0 +1,109 @@
+//! The JSON record of a sweep: the configuration, one object per size, and the average bus
+//! bandwidth (the field names follow nccl-tests' `-J` output where it has one).
+
+use super::busbw::average_busbw;
+use super::record::{ResultRow, SweepConfig};
+use serde::{Deserialize, Serialize};
+
+/// A whole sweep as written to a `.json` file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepJson {
+    /// What was run.
+    pub config: SweepConfig,
+    /// One entry per size, in sweep order.
+    pub results: Vec<ResultRow>,
+    /// Mean of the rows' `busbw_gbps`, as the table footer prints it.
+    pub average_bus_bandwidth: f64,
+}
+
+impl SweepJson {
+    /// Bundles a sweep, computing `average_bus_bandwidth` from the rows.
+    pub fn new(config: SweepConfig, results: Vec<ResultRow>) -> SweepJson {
+        let busbw: Vec<f64> = results.iter().map(|r| r.busbw_gbps).collect();
+        SweepJson { config, average_bus_bandwidth: average_busbw(&busbw), results }
+    }
+}
+
+/// Pretty-printed JSON of a sweep. Non-finite numbers become `null`.
+pub fn to_json_string(sweep: &SweepJson) -> String {
+    // Plain structs with string keys: serde_json cannot fail on them.
+    serde_json::to_string_pretty(sweep).expect("a SweepJson always serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn config() -> SweepConfig {
+        SweepConfig {
+            machine: "a2a3-8".to_string(),
+            ranks: 8,
+            collective: "allreduce".to_string(),
+            mode: "mesh".to_string(),
+            path: "host".to_string(),
+            dtype: "float".to_string(),
+            redop: "sum".to_string(),
+            root: -1,
+            min_bytes: 1024,
+            max_bytes: 2048,
+            step_factor: 2.0,
+            warmup: 5,
+            iters: 20,
+            seed: 7,
+            timing_only: false,
+        }
+    }
+
+    fn row(size: u64, busbw: f64, nwrong: Option<u64>) -> ResultRow {
+        ResultRow {
+            size,
+            count: size / 4,
+            type_name: "float".to_string(),
+            redop: "sum".to_string(),
+            root: -1,
+            time_us: 10.0,
+            algbw_gbps: busbw / 1.75,
+            busbw_gbps: busbw,
+            nwrong,
+        }
+    }
+
+    #[test]
+    fn json_has_exact_field_names_and_round_trips() {
+        let sweep = SweepJson::new(config(), vec![row(1024, 0.25, Some(0)), row(2048, 0.5, None)]);
+        assert_eq!(sweep.average_bus_bandwidth, 0.375);
+        let text = to_json_string(&sweep);
+        let value: Value = serde_json::from_str(&text).expect("valid JSON");
+
+        let first = &value["results"][0];
+        let keys: Vec<&str> = first.as_object().expect("object").keys().map(String::as_str).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ["algbw_gbps", "busbw_gbps", "count", "nwrong", "redop", "root", "size", "time_us", "type"]);
+        assert_eq!(first["size"], json!(1024));
+        assert_eq!(first["count"], json!(256));
+        assert_eq!(first["type"], json!("float"));
+        assert_eq!(first["redop"], json!("sum"));
+        assert_eq!(first["root"], json!(-1));
+        assert_eq!(first["time_us"], json!(10.0));
+        assert_eq!(first["busbw_gbps"], json!(0.25));
+        assert_eq!(first["nwrong"], json!(0));
+        assert_eq!(value["results"][1]["nwrong"], Value::Null);
+        assert_eq!(value["average_bus_bandwidth"], json!(0.375));
+        assert_eq!(value["config"]["ranks"], json!(8));
+        assert_eq!(value["config"]["collective"], json!("allreduce"));
+        assert_eq!(value["config"]["timing_only"], json!(false));
+
+        let back: SweepJson = serde_json::from_value(value).expect("deserializes");
+        assert_eq!(back, sweep);
+    }
+
+    #[test]
+    fn empty_sweep_averages_to_zero() {
+        let sweep = SweepJson::new(config(), Vec::new());
+        let value: Value = serde_json::from_str(&to_json_string(&sweep)).expect("valid JSON");
+        assert_eq!(value["results"], json!([]));
+        assert_eq!(value["average_bus_bandwidth"], json!(0.0));
+    }
+}

@@ -1,0 +1,64 @@
+//! The data of a sweep, shared by the text table, the JSON and the plot: what was run
+//! ([`SweepConfig`]) and one measured size ([`ResultRow`]).
+
+use serde::{Deserialize, Serialize};
+
+/// What a sweep ran. Names are the CLI spellings, kept as strings so reports stay decoupled
+/// from the simulator's types.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepConfig {
+    /// Machine preset or config name.
+    pub machine: String,
+    /// Number of ranks taking part.
+    pub ranks: usize,
+    /// Collective name (`allreduce`, `all_to_all`, ...).
+    pub collective: String,
+    /// Algorithm (`mesh`, `ring`, `two-shot`).
+    pub mode: String,
+    /// Lowering (`host`, `incore`).
+    pub path: String,
+    /// Element type as printed in the `type` column (`float`, `half`, ...).
+    pub dtype: String,
+    /// Reduction operator, `none` for non-reducing collectives.
+    pub redop: String,
+    /// Root rank, -1 for unrooted collectives.
+    pub root: i64,
+    /// Smallest requested size in bytes (`-b`).
+    pub min_bytes: u64,
+    /// Largest requested size in bytes (`-e`).
+    pub max_bytes: u64,
+    /// Multiplicative step between sizes (`-f`).
+    pub step_factor: f64,
+    /// Untimed iterations before measuring (`-w`).
+    pub warmup: u32,
+    /// Timed iterations averaged per size (`-n`).
+    pub iters: u32,
+    /// Seed of the input data.
+    pub seed: u64,
+    /// True when results were not checked (the `#wrong` column then reads `N/A`).
+    pub timing_only: bool,
+}
+
+/// One line of the table: a size and its out-of-place measurement, in nccl-tests' columns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// The `size` column `S` in bytes (see [`bytes_for`](super::bytes_for)).
+    pub size: u64,
+    /// The `count` column in elements (see [`count_for`](super::count_for)).
+    pub count: u64,
+    /// The `type` column (`float`, ...); serialized as `type`.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// The `redop` column, `none` for non-reducing collectives.
+    pub redop: String,
+    /// The `root` column, -1 for unrooted collectives.
+    pub root: i64,
+    /// Average time of one operation in microseconds.
+    pub time_us: f64,
+    /// Algorithm bandwidth in GB/s (1e9 bytes).
+    pub algbw_gbps: f64,
+    /// Bus bandwidth in GB/s (1e9 bytes).
+    pub busbw_gbps: f64,
+    /// Wrong elements, or `None` when validation was off (`N/A`, JSON `null`).
+    pub nwrong: Option<u64>,
+}

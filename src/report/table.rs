@@ -1,0 +1,218 @@
+//! The nccl-tests text table (`src/util.cu`: `writeResultHeader`, `writeBenchmarkLinePreamble`,
+//! `writeBenchmarkLineBody`, `writeResultFooter`), out-of-place half only. Trailing blanks that
+//! the C format strings leave are trimmed. Every function returns text without a final newline.
+
+use super::cfmt::{fmt_e, fmt_g, nonfinite};
+use super::record::{ResultRow, SweepConfig};
+
+/// Width of the `time` column.
+const TIME_WIDTH: usize = 7;
+/// Width of the `algbw` and `busbw` columns.
+const BW_WIDTH: usize = 6;
+
+/// A number squeezed right-aligned into `width` characters, as nccl-tests' `getFloatStr` does:
+/// two decimals if the integer part leaves room, else one, else none, else exponent form
+/// (`1.2e+08` for widths of 7 and more, `1e+08` below). Like the original, rounding can carry
+/// into one more character (`9999.99` at width 6).
+pub fn float_str(value: f64, width: usize) -> String {
+    let text = if value.is_finite() { squeeze(value, width) } else { nonfinite(value) };
+    format!("{text:>width$}")
+}
+
+/// The unpadded text of [`float_str`] for a finite value.
+fn squeeze(value: f64, width: usize) -> String {
+    let digits = integer_digits(value);
+    if digits + 2 < width {
+        format!("{value:.2}")
+    } else if digits + 1 < width {
+        format!("{value:.1}")
+    } else if digits < width + 1 {
+        format!("{value:.0}")
+    } else if width >= 7 {
+        fmt_e(value, 1)
+    } else {
+        fmt_e(value, 0)
+    }
+}
+
+/// Digits before the decimal point (0 below 1, including negatives), as `getFloatStr` counts.
+fn integer_digits(value: f64) -> usize {
+    let (mut digits, mut bound) = (0, 1.0);
+    while value >= bound && digits < 400 {
+        digits += 1;
+        bound *= 10.0;
+    }
+    digits
+}
+
+/// The two column-header lines (names, then units).
+pub fn header() -> String {
+    let names = header_line(["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong"]);
+    let units = header_line(["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", ""]);
+    format!("{names}\n{units}")
+}
+
+/// One header line: nccl-tests' `"# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s"`.
+fn header_line(c: [&str; 9]) -> String {
+    let line = format!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}",
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
+    );
+    line.trim_end().to_string()
+}
+
+/// One data line: `"%12li  %12li  %8s  %6s  %6i"` then `"  %7s  %6s  %6s  %6g"` (or `N/A`
+/// when `nwrong` is `None`), with time and bandwidths squeezed by [`float_str`].
+pub fn row(r: &ResultRow) -> String {
+    let wrong = match r.nwrong {
+        Some(n) => format!("{:>6}", fmt_g(n as f64)),
+        // util.cu prints `"    N/A"`: one column narrower than `"  %6g"`.
+        None => "  N/A".to_string(),
+    };
+    format!(
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {}  {}  {wrong}",
+        r.size,
+        r.count,
+        r.type_name,
+        r.redop,
+        r.root,
+        float_str(r.time_us, TIME_WIDTH),
+        float_str(r.algbw_gbps, BW_WIDTH),
+        float_str(r.busbw_gbps, BW_WIDTH),
+    )
+}
+
+/// The run-description line that opens the output, in the spirit of nccl-tests'
+/// `# nThread .. minBytes .. maxBytes .. step: .. warmup iters: .. iters: .. validation: ..`.
+pub fn preamble(version: &str, cfg: &SweepConfig) -> String {
+    let validation = if cfg.timing_only { "off (timing-only)" } else { "on" };
+    format!(
+        "# ranksim {version} sweep: collective {} mode {} path {} dtype {} redop {} root {} ranks {} \
+         machine {} minBytes {} maxBytes {} step: {}(factor) warmup iters: {} iters: {} seed: {} \
+         validation: {validation}",
+        cfg.collective,
+        cfg.mode,
+        cfg.path,
+        cfg.dtype,
+        cfg.redop,
+        cfg.root,
+        cfg.ranks,
+        cfg.machine,
+        cfg.min_bytes,
+        cfg.max_bytes,
+        fmt_g(cfg.step_factor),
+        cfg.warmup,
+        cfg.iters,
+        cfg.seed,
+    )
+}
+
+/// The closing lines: out-of-bounds status, the average bus bandwidth (`%g`) and a lone `#`.
+pub fn footer(avg_busbw: f64) -> String {
+    format!("# {:<20} : 0 OK\n# {:<20} : {}\n#", "Out of bounds values", "Avg bus bandwidth", fmt_g(avg_busbw))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(size: u64, count: u64, redop: &str, time_us: f64, bw: (f64, f64), nwrong: Option<u64>) -> ResultRow {
+        ResultRow {
+            size,
+            count,
+            type_name: "float".to_string(),
+            redop: redop.to_string(),
+            root: -1,
+            time_us,
+            algbw_gbps: bw.0,
+            busbw_gbps: bw.1,
+            nwrong,
+        }
+    }
+
+    #[test]
+    fn float_str_squeezes_into_width_7() {
+        assert_eq!(float_str(0.04, 7), "   0.04");
+        assert_eq!(float_str(93.73, 7), "  93.73");
+        assert_eq!(float_str(1234.5678, 7), "1234.57");
+        assert_eq!(float_str(12345.6, 7), "12345.6");
+        assert_eq!(float_str(1234567.0, 7), "1234567");
+        assert_eq!(float_str(123456789.0, 7), "1.2e+08");
+        assert_eq!(float_str(0.0, 7), "   0.00");
+        assert_eq!(float_str(f64::NAN, 7), "    nan");
+        assert_eq!(float_str(f64::INFINITY, 7), "    inf");
+    }
+
+    #[test]
+    fn float_str_squeezes_into_width_6() {
+        assert_eq!(float_str(0.04, 6), "  0.04");
+        assert_eq!(float_str(999.5, 6), "999.50");
+        assert_eq!(float_str(1234.56, 6), "1234.6");
+        assert_eq!(float_str(12345.6, 6), " 12346");
+        assert_eq!(float_str(1234567.0, 6), " 1e+06");
+    }
+
+    #[test]
+    fn header_lines_match_nccl_tests() {
+        let expected = "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n\
+                        #        (B)    (elements)                               (us)  (GB/s)  (GB/s)";
+        assert_eq!(header(), expected);
+    }
+
+    #[test]
+    fn row_matches_nccl_tests_example() {
+        // The first row of nccl-tests issue #176 as util.cu prints it.
+        let r = result(4096, 1024, "sum", 93.73, (0.04, 0.09), Some(0));
+        assert_eq!(row(&r), "        4096          1024     float     sum      -1    93.73    0.04    0.09       0");
+    }
+
+    #[test]
+    fn row_for_unchecked_allgather() {
+        // 1 MiB AllGather of f32 on 8 ranks in 1234.5678 us: algbw 0.849, busbw 0.743.
+        let r = result(1 << 20, 32768, "none", 1234.5678, (0.8493466296464236, 0.7431783009406207), None);
+        assert_eq!(row(&r), "     1048576         32768     float    none      -1  1234.57    0.85    0.74    N/A");
+        let wrong = result(8, 2, "sum", 5.0, (0.0, 0.0), Some(1234567));
+        assert_eq!(
+            row(&wrong),
+            "           8             2     float     sum      -1     5.00    0.00    0.00  1.23457e+06"
+        );
+    }
+
+    #[test]
+    fn preamble_describes_the_run() {
+        let cfg = SweepConfig {
+            machine: "a2a3-8".to_string(),
+            ranks: 8,
+            collective: "allreduce".to_string(),
+            mode: "ring".to_string(),
+            path: "host".to_string(),
+            dtype: "float".to_string(),
+            redop: "sum".to_string(),
+            root: -1,
+            min_bytes: 1024,
+            max_bytes: 64 << 20,
+            step_factor: 2.0,
+            warmup: 5,
+            iters: 20,
+            seed: 42,
+            timing_only: true,
+        };
+        assert_eq!(
+            preamble("0.1.0", &cfg),
+            "# ranksim 0.1.0 sweep: collective allreduce mode ring path host dtype float redop sum root -1 \
+             ranks 8 machine a2a3-8 minBytes 1024 maxBytes 67108864 step: 2(factor) warmup iters: 5 \
+             iters: 20 seed: 42 validation: off (timing-only)"
+        );
+        let checked = SweepConfig { timing_only: false, step_factor: 1.5, ..cfg };
+        assert!(
+            preamble("0.1.0", &checked)
+                .ends_with("step: 1.5(factor) warmup iters: 5 iters: 20 seed: 42 validation: on")
+        );
+    }
+
+    #[test]
+    fn footer_uses_nccl_tests_spacing() {
+        assert_eq!(footer(0.874326), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.874326\n#");
+        assert_eq!(footer(123.4567891), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 123.457\n#");
+    }
+}
