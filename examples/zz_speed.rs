@@ -9,15 +9,27 @@ fn main() {
     let payload = args.get(4).map(|s| s == "data").unwrap_or(false);
     let cfg = ranksim::Config::default_preset();
     let mut w = cfg.world().unwrap();
-    if !payload { w.set_timing_only().unwrap(); }
+    if !payload {
+        w.set_timing_only().unwrap();
+    }
     let dom = w.world_domain("d").unwrap();
     let n = mib * 1024 * 1024 / 4;
     let data = w.alloc_window(&dom, "data", DType::F32, &[n]).unwrap();
     let cn = if mode == Mode::Ring { 1 } else { core_num };
-    let sig = w.alloc_window(&dom, "sig", DType::I32, &collectives::signal_shape(Kind::AllReduce, mode, Path::Host, 8, cn)).unwrap();
-    collectives::allreduce(&mut w, &data, &sig, AllReduce { op: ReduceOp::Sum, mode, path: Path::Host, core_num: cn }).unwrap();
+    let sig = w
+        .alloc_window(&dom, "sig", DType::I32, &collectives::signal_shape(Kind::AllReduce, mode, Path::Host, 8, cn))
+        .unwrap();
+    collectives::allreduce(&mut w, &data, &sig, AllReduce { op: ReduceOp::Sum, mode, path: Path::Host, core_num: cn })
+        .unwrap();
     let t0 = std::time::Instant::now();
     let r = w.run().unwrap();
     let el = t0.elapsed();
-    println!("{mib} MiB {mode} c={cn} payload={payload}: wall {:?}, sim {}, events {}, requests {}, {:.2} Mev/s", el, r.end, r.stats.events, r.stats.requests, r.stats.events as f64 / el.as_secs_f64() / 1e6);
+    println!(
+        "{mib} MiB {mode} c={cn} payload={payload}: wall {:?}, sim {}, events {}, requests {}, {:.2} Mev/s",
+        el,
+        r.end,
+        r.stats.events,
+        r.stats.requests,
+        r.stats.events as f64 / el.as_secs_f64() / 1e6
+    );
 }

@@ -102,7 +102,13 @@ impl Tile {
 
     /// A tile whose physical shape is `rows x cols` but only `valid` was filled from `data`
     /// (row-major over the valid part); the rest is zero.
-    pub(crate) fn from_valid_bytes(dtype: DType, rows: usize, cols: usize, valid: (usize, usize), data: Vec<u8>) -> Tile {
+    pub(crate) fn from_valid_bytes(
+        dtype: DType,
+        rows: usize,
+        cols: usize,
+        valid: (usize, usize),
+        data: Vec<u8>,
+    ) -> Tile {
         if valid == (rows, cols) {
             return Tile::from_bytes(dtype, rows, cols, data);
         }
