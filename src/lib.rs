@@ -24,9 +24,11 @@
 //! `interconnect` (the fabric), `collectives` (collectives on the public API). This facade
 //! adds configs and presets ([`Config`]), the tutorial programs ([`programs`]) and the CLI.
 
+pub mod commands;
 pub mod config;
 pub mod programs;
 pub mod report;
+pub mod sweep;
 
 pub use chip_model;
 pub use collectives;

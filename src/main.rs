@@ -1,14 +1,21 @@
-//! The `ranksim` command line.
+//! The `ranksim` command line: argument parsing only; the commands live in
+//! `ranksim::commands`.
 
 use clap::{Parser, Subcommand};
-use ranksim::Config;
-use ranksim::programs::{self, PROGRAMS};
+use collectives::{Kind, Mode, Path};
+use ranksim::collectives;
+use ranksim::commands::{self, Status, sweep::SweepArgs};
+use ranksim::report::parse_size;
+use ranksim::sim_core::{DType, ReduceOp};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// ranksim: a cycle-approximate multi-chip simulator for PyPTO L3 collectives.
+///
+/// Every command takes `--config FILE` (a machine TOML, see configs/); without it the embedded
+/// a2a3 preset (8 x Ascend 910B, HCCS full mesh) is used.
 #[derive(Parser)]
-#[command(version, about, long_about = None)]
+#[command(version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -16,17 +23,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run built-in programs (the PyPTO distributed tutorial examples) and check their goldens.
-    ///
-    /// With no program name, runs every correct program. `ranksim run deadlock` shows the
-    /// report of a deliberately broken protocol (and exits non-zero).
+    /// Bandwidth sweep over message sizes, printed like nccl-tests (size, count, type, redop,
+    /// root, time, algbw, busbw, #wrong) with an average-busbw footer. Exits 1 when an element
+    /// is wrong or the average busbw is below --min-busbw.
+    Sweep(Box<SweepCli>),
+    /// Run the built-in tutorial programs and check their goldens (`run --list` names them).
     Run {
-        /// Program to run; `ranksim run --list` names them.
+        /// Program to run (default: every correct program).
         program: Option<String>,
-        /// Machine config (TOML); default: the embedded a2a3 preset.
+        /// Machine config (TOML).
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Ranks taking part (default: every rank of the machine).
+        /// Ranks taking part (default: all).
         #[arg(long)]
         ranks: Option<usize>,
         /// List the programs and exit.
@@ -35,13 +43,93 @@ enum Command {
     },
 }
 
+#[derive(clap::Args)]
+struct SweepCli {
+    /// Machine config (TOML); default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
+    /// all_to_all, all_to_all_v, barrier.
+    #[arg(long, default_value = "allreduce", value_delimiter = ',')]
+    collective: Vec<Kind>,
+    /// Allreduce algorithm(s), comma separated: mesh, ring, two-shot.
+    #[arg(long, default_value = "mesh", value_delimiter = ',')]
+    mode: Vec<Mode>,
+    /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
+    #[arg(long, default_value = "host")]
+    path: Path,
+    /// Smallest size in bytes (K/M/G suffixes).
+    #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
+    min_bytes: u64,
+    /// Largest size in bytes (K/M/G suffixes).
+    #[arg(short = 'e', long = "maxbytes", default_value = "64M", value_parser = parse_size)]
+    max_bytes: u64,
+    /// Size multiplier between steps.
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0)]
+    factor: f64,
+    /// Element type: f32, f16, bf16, i32, i16, i8.
+    #[arg(short = 'd', long = "datatype", default_value = "f32")]
+    dtype: DType,
+    /// Reduction: sum, max, min, prod.
+    #[arg(short = 'o', long = "op", default_value = "sum")]
+    op: ReduceOp,
+    /// Root rank of broadcast.
+    #[arg(short = 'r', long = "root", default_value_t = 0)]
+    root: usize,
+    /// Timed calls per size (runs are deterministic: more only matter with --seed).
+    #[arg(short = 'n', long = "iters", default_value_t = 1)]
+    iters: u32,
+    /// Untimed calls before the timed ones.
+    #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
+    warmup: u32,
+    /// Ranks taking part (default: every rank of the machine).
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// AIV blocks per rank for the HOST mesh and two-shot allreduce.
+    #[arg(long, default_value_t = 1)]
+    core_num: usize,
+    /// Write the results as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write an SVG plot of time and busbw against size.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Write [STRACE] v=1 lines (one pid per rank, one inv per dispatch) of every run.
+    #[arg(long)]
+    strace: Option<PathBuf>,
+    /// Write a Chrome trace (Perfetto) of the first size's run.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Exit 1 when the average bus bandwidth (GB/s) is below this.
+    #[arg(long)]
+    min_busbw: Option<f64>,
+    /// Turn on seeded timing jitter (the same seed gives the same run).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Largest jitter added to a transfer or memory access, ns (with --seed).
+    #[arg(long, default_value_t = 20)]
+    jitter_op_ns: u64,
+    /// Largest jitter added to a dispatch start, ns (with --seed).
+    #[arg(long, default_value_t = 1000)]
+    jitter_dispatch_ns: u64,
+    /// Timing-only: store no payload bytes (same times, no validation, far less memory).
+    #[arg(long)]
+    no_data: bool,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Run { program: None, config: None, ranks: None, list: false }) {
-        Command::Run { program, config, ranks, list } => run(program, config, ranks, list),
+    let mut out = std::io::stdout().lock();
+    let result = match cli.command {
+        None => commands::run::run(&mut out, None, None, None, false),
+        Some(Command::Run { program, config, ranks, list }) => {
+            commands::run::run(&mut out, program.as_deref(), config.as_deref(), ranks, list)
+        }
+        Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &sweep_args(*s)),
     };
     match result {
-        Ok(code) => code,
+        Ok(Status::Ok) => ExitCode::SUCCESS,
+        Ok(Status::Failed) => ExitCode::FAILURE,
         Err(msg) => {
             eprintln!("error: {msg}");
             ExitCode::from(2)
@@ -49,45 +137,30 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(program: Option<String>, config: Option<PathBuf>, ranks: Option<usize>, list: bool) -> Result<ExitCode, String> {
-    if list {
-        for p in PROGRAMS {
-            println!("{:<16} {}", p.name, p.about);
-        }
-        return Ok(ExitCode::SUCCESS);
+fn sweep_args(s: SweepCli) -> SweepArgs {
+    SweepArgs {
+        config: s.config,
+        collectives: s.collective,
+        modes: s.mode,
+        path: s.path,
+        min_bytes: s.min_bytes,
+        max_bytes: s.max_bytes,
+        factor: s.factor,
+        dtype: s.dtype,
+        op: s.op,
+        root: s.root,
+        iters: s.iters,
+        warmup: s.warmup,
+        ranks: s.ranks,
+        core_num: s.core_num,
+        json: s.json,
+        plot: s.plot,
+        strace: s.strace,
+        trace: s.trace,
+        min_busbw: s.min_busbw,
+        seed: s.seed,
+        jitter_op_ns: s.jitter_op_ns,
+        jitter_dispatch_ns: s.jitter_dispatch_ns,
+        no_data: s.no_data,
     }
-    let cfg = Config::load_or_default(config.as_deref()).map_err(|e| e.to_string())?;
-    let ranks = ranks.unwrap_or(cfg.machine.ranks);
-    let chosen: Vec<&programs::Program> = match &program {
-        Some(name) => {
-            vec![programs::find(name).ok_or_else(|| format!("no program `{name}`; `ranksim run --list` names them"))?]
-        }
-        None => PROGRAMS.iter().filter(|p| p.name != "deadlock").collect(),
-    };
-    println!(
-        "# ranksim: machine `{}` ({} ranks available), running on {ranks} ranks",
-        cfg.machine.name, cfg.machine.ranks
-    );
-    let mut failed = false;
-    for p in chosen {
-        if ranks < p.min_ranks || ranks > cfg.machine.ranks {
-            return Err(format!(
-                "program `{}` needs {}..={} ranks on this machine; got --ranks {ranks}",
-                p.name, p.min_ranks, cfg.machine.ranks
-            ));
-        }
-        let mut world = cfg.world().map_err(|e| e.to_string())?;
-        match (p.run)(&mut world, ranks) {
-            Ok(out) => {
-                let status = if out.ok { "OK" } else { "FAIL" };
-                failed |= !out.ok;
-                println!("{status:<4} {:<16} {:>10} simulated  {}", p.name, out.report.end.to_string(), out.detail);
-            }
-            Err(e) => {
-                failed = true;
-                println!("FAIL {:<16} {e}", p.name);
-            }
-        }
-    }
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -26,7 +26,7 @@ impl Fabric for FullMesh {
         let begin = t.start.max(*link);
         let injected = begin + self.bw.min(t.rate_cap).time_for(t.bytes);
         *link = injected;
-        TransferTiming { injected, arrival: injected + self.latency }
+        TransferTiming { begin, injected, arrival: injected + self.latency }
     }
 
     fn reset(&mut self) {

@@ -30,6 +30,7 @@ pub mod stats;
 pub mod tensor;
 pub mod tile;
 pub mod time;
+pub mod trace;
 pub mod world;
 
 pub use crate::core::{CopyOpts, Core, DeferCond, Ops, block_on};
@@ -44,4 +45,5 @@ pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord, Traffic};
 pub use tensor::{Domain, Tensor};
 pub use tile::{ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
-pub use world::{DomainOptions, RunReport, World};
+pub use trace::Trace;
+pub use world::{DomainOptions, Jitter, RunOptions, RunReport, World};

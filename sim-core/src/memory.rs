@@ -1,33 +1,101 @@
-//! Simulated memory with real bytes: per-chip GM buffers and per-member domain windows.
+//! Simulated memory: per-chip GM buffers and per-member domain windows, with real bytes.
+//!
+//! In timing-only mode (`payload = false`) no payload byte is stored: reads return zeros and
+//! writes are dropped, so a sweep to 1 GiB fits in memory. Signal cells are still real (kept
+//! sparsely), because protocols branch on them; times are identical to a run with payload.
 
 use crate::dtype::DType;
 use crate::engine::request::{CellRef, MemKey, Place};
 use crate::tile::{ReduceOp, combine_bytes};
+use std::collections::BTreeMap;
 
 /// Every byte array of a world: `gm[buf][chip]` and `win[domain][member]`.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Memory {
-    pub(crate) gm: Vec<Vec<Vec<u8>>>,
-    pub(crate) win: Vec<Vec<Vec<u8>>>,
+    payload: bool,
+    gm: Vec<Vec<Vec<u8>>>,
+    win: Vec<Vec<Vec<u8>>>,
+    /// Signal cells in timing-only mode.
+    cells: BTreeMap<(MemKey, usize), i32>,
+}
+
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory::new(true)
+    }
 }
 
 impl Memory {
-    pub(crate) fn bytes(&self, k: MemKey) -> &[u8] {
+    /// Empty memory; `payload = false` stores no payload bytes.
+    pub(crate) fn new(payload: bool) -> Memory {
+        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: BTreeMap::new() }
+    }
+
+    /// Whether payload bytes are stored.
+    pub(crate) fn has_payload(&self) -> bool {
+        self.payload
+    }
+
+    /// Adds a GM buffer of `nbytes` on each of `chips` chips; returns its id.
+    pub(crate) fn add_gm(&mut self, nbytes: usize, chips: usize) -> usize {
+        let len = if self.payload { nbytes } else { 0 };
+        self.gm.push(vec![vec![0; len]; chips]);
+        self.gm.len() - 1
+    }
+
+    /// Adds the (empty) windows of a domain of `members` members; returns its id.
+    pub(crate) fn add_domain(&mut self, members: usize) -> usize {
+        self.win.push(vec![Vec::new(); members]);
+        self.win.len() - 1
+    }
+
+    /// Grows every window of `domain` to `len` bytes (new bytes are zero).
+    pub(crate) fn grow_window(&mut self, domain: usize, len: usize) {
+        if self.payload {
+            self.win[domain].iter_mut().for_each(|w| w.resize(len, 0));
+        }
+    }
+
+    /// Zeroes every window of `domain`.
+    pub(crate) fn zero_window(&mut self, domain: usize) {
+        self.win[domain].iter_mut().for_each(|w| w.fill(0));
+        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d == domain));
+    }
+
+    /// `len` bytes at `off` of memory `k` (zeros in timing-only mode).
+    pub(crate) fn host_read(&self, k: MemKey, off: usize, len: usize) -> Vec<u8> {
+        if !self.payload {
+            return vec![0; len];
+        }
+        self.bytes(k)[off..off + len].to_vec()
+    }
+
+    /// Writes `data` at `off` of memory `k` (dropped in timing-only mode).
+    pub(crate) fn host_write(&mut self, k: MemKey, off: usize, data: &[u8]) {
+        if self.payload {
+            self.bytes_mut(k)[off..off + data.len()].copy_from_slice(data);
+        }
+    }
+
+    fn bytes(&self, k: MemKey) -> &[u8] {
         match k {
             MemKey::Gm { buf, chip } => &self.gm[buf][chip],
             MemKey::Win { domain, member } => &self.win[domain][member],
         }
     }
 
-    pub(crate) fn bytes_mut(&mut self, k: MemKey) -> &mut [u8] {
+    fn bytes_mut(&mut self, k: MemKey) -> &mut [u8] {
         match k {
             MemKey::Gm { buf, chip } => &mut self.gm[buf][chip],
             MemKey::Win { domain, member } => &mut self.win[domain][member],
         }
     }
 
-    /// The region's bytes, runs concatenated.
+    /// The region's bytes, runs concatenated (zeros in timing-only mode).
     pub(crate) fn read(&self, p: &Place) -> Vec<u8> {
+        if !self.payload {
+            return vec![0; p.region.bytes()];
+        }
         let mem = self.bytes(p.mem);
         let mut out = Vec::with_capacity(p.region.bytes());
         for &(off, len) in &p.region.runs {
@@ -38,6 +106,9 @@ impl Memory {
 
     /// Writes `data` over the region's runs, or adds it element-wise when `atomic` is set.
     pub(crate) fn write(&mut self, p: &Place, data: &[u8], atomic: Option<DType>) {
+        if !self.payload {
+            return;
+        }
         let mem = self.bytes_mut(p.mem);
         let mut pos = 0;
         for &(off, len) in &p.region.runs {
@@ -52,12 +123,19 @@ impl Memory {
 
     /// The current value of a signal cell.
     pub(crate) fn cell(&self, c: &CellRef) -> i32 {
+        if !self.payload {
+            return self.cells.get(&(c.mem, c.offset)).copied().unwrap_or(0);
+        }
         let b = &self.bytes(c.mem)[c.offset..c.offset + 4];
         i32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 
     /// Overwrites a signal cell.
     pub(crate) fn set_cell(&mut self, c: &CellRef, v: i32) {
+        if !self.payload {
+            self.cells.insert((c.mem, c.offset), v);
+            return;
+        }
         self.bytes_mut(c.mem)[c.offset..c.offset + 4].copy_from_slice(&v.to_le_bytes());
     }
 }

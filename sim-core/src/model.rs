@@ -74,6 +74,8 @@ pub struct Transfer {
 /// When a transfer left its source and when its last byte arrived.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TransferTiming {
+    /// The first byte left the source (the path was free and the transfer began).
+    pub begin: SimTime,
     /// The last byte has left the source: the sender's engine is free again.
     pub injected: SimTime,
     /// The last byte has arrived at the destination memory.

@@ -29,9 +29,15 @@ pub struct DispatchRecord {
 }
 
 impl DispatchRecord {
-    /// Device wall time: first start to last end.
+    /// When the first block of the dispatch started running (its device-wall origin).
+    pub fn first_start(&self) -> SimTime {
+        self.tasks.iter().map(|t| t.start).min().unwrap_or(self.start)
+    }
+
+    /// Device wall time: the first block's start to the last task's end (PyPTO's
+    /// `device_wall`, without the launch gap before the first block).
     pub fn device_wall(&self) -> SimDuration {
-        self.end.saturating_since(self.start)
+        self.end.saturating_since(self.first_start())
     }
 }
 

@@ -102,7 +102,16 @@ impl Tile {
 
     /// A tile whose physical shape is `rows x cols` but only `valid` was filled from `data`
     /// (row-major over the valid part); the rest is zero.
-    pub(crate) fn from_valid_bytes(dtype: DType, rows: usize, cols: usize, valid: (usize, usize), data: &[u8]) -> Tile {
+    pub(crate) fn from_valid_bytes(
+        dtype: DType,
+        rows: usize,
+        cols: usize,
+        valid: (usize, usize),
+        data: Vec<u8>,
+    ) -> Tile {
+        if valid == (rows, cols) {
+            return Tile::from_bytes(dtype, rows, cols, data);
+        }
         let mut t = Tile::zeros(dtype, rows, cols);
         let es = dtype.size();
         let (vr, vc) = valid;
@@ -305,7 +314,7 @@ mod tests {
 
     #[test]
     fn valid_part_is_what_is_stored() {
-        let t = Tile::from_valid_bytes(DType::I32, 2, 3, (1, 2), &to_bytes(&[7i32, 8]));
+        let t = Tile::from_valid_bytes(DType::I32, 2, 3, (1, 2), to_bytes(&[7i32, 8]));
         assert_eq!(t.to_vec::<i32>().unwrap(), vec![7, 8, 0, 0, 0, 0]);
         assert_eq!(from_bytes::<i32>(&t.valid_bytes()), vec![7, 8]);
     }

@@ -14,13 +14,15 @@
 use crate::driver;
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::engine::Engine;
+use crate::engine::request::MemKey;
 use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
 use crate::model::{ChipTiming, Fabric};
 use crate::program::Dispatch;
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
+use crate::trace::Trace;
 use std::sync::Arc;
 
 /// Window-buffer sizes are rounded up to this many bytes (`kCommBufferAlignmentBytes`).
@@ -62,6 +64,25 @@ struct DomainState {
     dirty: bool,
 }
 
+/// Seeded perturbation of a run's timing: every transfer and memory access completes up to
+/// `op` later, every dispatch starts up to `dispatch` later, drawn from one RNG seeded with
+/// `seed`. The same seed gives the same run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Jitter {
+    pub seed: u64,
+    pub op: SimDuration,
+    pub dispatch: SimDuration,
+}
+
+/// How runs are executed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Record every operation, notify-to-wait flow and link occupancy (for Chrome traces).
+    pub trace: bool,
+    /// Seeded timing jitter (off by default).
+    pub jitter: Option<Jitter>,
+}
+
 /// What one run did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunReport {
@@ -77,6 +98,8 @@ pub struct RunReport {
     pub traffic: Vec<Traffic>,
     /// Warnings raised while the run was set up (e.g. a builtin that silently does nothing).
     pub warnings: Vec<String>,
+    /// The timeline, when [`RunOptions::trace`] was on.
+    pub trace: Option<Trace>,
 }
 
 impl RunReport {
@@ -96,6 +119,7 @@ pub struct World {
     mem: Memory,
     queues: Vec<Vec<Dispatch>>,
     warnings: Vec<String>,
+    options: RunOptions,
 }
 
 impl World {
@@ -116,7 +140,29 @@ impl World {
             mem: Memory::default(),
             queues: vec![Vec::new(); size],
             warnings: Vec::new(),
+            options: RunOptions::default(),
         })
+    }
+
+    /// Stops storing payload bytes (timing-only mode): reads give zeros, writes are dropped,
+    /// signal cells stay real, and times are unchanged. Must be called before anything is
+    /// allocated.
+    pub fn set_timing_only(&mut self) -> SimResult<()> {
+        if !self.domains.is_empty() || !self.gm_names.is_empty() {
+            return Err(SimError::invalid("set_timing_only must be called before any domain or buffer is created"));
+        }
+        self.mem = Memory::new(false);
+        Ok(())
+    }
+
+    /// Whether payload bytes are stored (false in timing-only mode).
+    pub fn has_payload(&self) -> bool {
+        self.mem.has_payload()
+    }
+
+    /// How the next runs are executed (tracing, jitter).
+    pub fn options_mut(&mut self) -> &mut RunOptions {
+        &mut self.options
     }
 
     /// Number of chips (world ranks).
@@ -165,7 +211,7 @@ impl World {
             )));
         }
         let info = Arc::new(DomainInfo { id: self.domains.len(), name: name.to_string(), members: members.to_vec() });
-        self.mem.win.push(vec![Vec::new(); members.len()]);
+        self.mem.add_domain(members.len());
         let domain = Domain(info);
         self.domains.push(DomainState { domain: domain.clone(), opts, names: Vec::new(), bytes: 0, dirty: false });
         Ok(domain)
@@ -192,9 +238,7 @@ impl World {
         let base = ds.bytes;
         ds.bytes += capacity;
         ds.names.push(name.to_string());
-        for w in &mut self.mem.win[id] {
-            w.resize(base + capacity, 0);
-        }
+        self.mem.grow_window(id, base + capacity);
         Ok(Tensor(Arc::new(TensorMeta {
             name: name.into(),
             space: Space::Window { domain: domain.0.clone() },
@@ -216,7 +260,7 @@ impl World {
         let nbytes = shape.iter().product::<usize>() * dtype.size();
         let buf = self.gm_names.len();
         self.gm_names.push(name.to_string());
-        self.mem.gm.push(vec![vec![0; nbytes]; self.size]);
+        self.mem.add_gm(nbytes, self.size);
         Ok(Tensor(Arc::new(TensorMeta {
             name: name.into(),
             space: Space::Gm { buf },
@@ -233,19 +277,14 @@ impl World {
         self.check_host_io("write", t, rank, T::DTYPE, data.len())?;
         self.prepare(t);
         let bytes = to_bytes(data);
-        let mem = self.host_bytes_mut(t, rank);
-        mem[t.0.base..t.0.base + bytes.len()].copy_from_slice(&bytes);
+        self.mem.host_write(mem_key(t, rank), t.0.base, &bytes);
         Ok(())
     }
 
     /// Copies rank `rank`'s copy of `t` back to the host.
     pub fn read<T: Element>(&self, t: &Tensor, rank: usize) -> SimResult<Vec<T>> {
         self.check_host_io("read", t, rank, T::DTYPE, t.numel())?;
-        let mem = match &t.0.space {
-            Space::Gm { buf } => &self.mem.gm[*buf][rank],
-            Space::Window { domain } => &self.mem.win[domain.id][rank],
-        };
-        Ok(from_bytes(&mem[t.0.base..t.0.base + t.nbytes()]))
+        Ok(from_bytes(&self.mem.host_read(mem_key(t, rank), t.0.base, t.nbytes())))
     }
 
     /// Records a warning about the next run (a builtin that will silently do nothing, say);
@@ -319,7 +358,8 @@ impl World {
             .fabric
             .take()
             .ok_or_else(|| SimError::invalid("the fabric model was lost by an earlier failed run"))?;
-        let (engine, host) = driver::run(Engine::new(self.chip.clone(), fabric, mem, queues), self.chip.clone());
+        let engine = Engine::new(self.chip.clone(), fabric, mem, queues, &self.options);
+        let (mut engine, host) = driver::run(engine, self.chip.clone());
         let outcome =
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
         let mut dispatches = engine.records.clone();
@@ -330,6 +370,7 @@ impl World {
             stats: engine.stats.clone(),
             host,
             traffic: engine.traffic.clone(),
+            trace: engine.take_trace(),
             warnings: std::mem::take(&mut self.warnings),
         };
         let (mem, fabric) = engine.into_parts();
@@ -348,9 +389,7 @@ impl World {
     fn prepare_domain(&mut self, i: usize) {
         let ds = &mut self.domains[i];
         if ds.dirty && !ds.opts.keeps_contents() {
-            for w in &mut self.mem.win[i] {
-                w.fill(0);
-            }
+            self.mem.zero_window(i);
         }
         ds.dirty = false;
     }
@@ -390,12 +429,13 @@ impl World {
         }
         Ok(())
     }
+}
 
-    fn host_bytes_mut(&mut self, t: &Tensor, rank: usize) -> &mut Vec<u8> {
-        match &t.0.space {
-            Space::Gm { buf } => &mut self.mem.gm[*buf][rank],
-            Space::Window { domain } => &mut self.mem.win[domain.id][rank],
-        }
+/// The memory holding rank `rank`'s copy of `t`.
+fn mem_key(t: &Tensor, rank: usize) -> MemKey {
+    match &t.0.space {
+        Space::Gm { buf } => MemKey::Gm { buf: *buf, chip: rank },
+        Space::Window { domain } => MemKey::Win { domain: domain.id, member: rank },
     }
 }
 

@@ -66,6 +66,7 @@ mod tests {
             algbw_gbps: busbw / 1.75,
             busbw_gbps: busbw,
             nwrong,
+            series: None,
         }
     }
 

@@ -61,4 +61,7 @@ pub struct ResultRow {
     pub busbw_gbps: f64,
     /// Wrong elements, or `None` when validation was off (`N/A`, JSON `null`).
     pub nwrong: Option<u64>,
+    /// The collective and algorithm of the row, when one sweep covers several (JSON only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
 }

@@ -127,6 +127,7 @@ mod tests {
             algbw_gbps: bw.0,
             busbw_gbps: bw.1,
             nwrong,
+            series: None,
         }
     }
 

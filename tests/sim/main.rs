@@ -12,4 +12,5 @@ mod determinism;
 mod domains;
 mod primitives;
 mod programs;
+mod run_options;
 mod timing;

@@ -104,7 +104,17 @@ impl Ops {
 
     /// Spends `cycles` core cycles of local work.
     pub fn compute(&mut self, cycles: u64) {
-        self.clock += self.chip.clock().cycles(cycles);
+        let d = self.chip.clock().cycles(cycles);
+        self.local("compute", d);
+    }
+
+    /// Advances the clock by local work `d`, reporting it when the run is traced.
+    fn local(&mut self, name: &'static str, d: crate::time::SimDuration) {
+        let start = self.clock;
+        self.clock += d;
+        if self.ctx.trace {
+            self.link.post(start, self.clock, Request::Note { name, end: self.clock });
+        }
     }
 
     // ---- tiles -----------------------------------------------------------------------------
@@ -128,7 +138,8 @@ impl Ops {
             Ok(r) => r,
             Err(e) => return self.bad("tile op", e.to_string()),
         };
-        self.clock += self.chip.vector_op(a.dtype(), a.len() as u64);
+        let d = self.chip.vector_op(a.dtype(), a.len() as u64);
+        self.local("vector", d);
         Ok(r)
     }
 
@@ -155,14 +166,16 @@ impl Ops {
     /// `a + s` element-wise, with `s` converted to the tile's dtype (TADDS).
     pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
         self.live("adds")?;
-        self.clock += self.chip.vector_op(a.dtype(), a.len() as u64);
+        let d = self.chip.vector_op(a.dtype(), a.len() as u64);
+        self.local("vector", d);
         Ok(a.combine_scalar(ReduceOp::Sum, s))
     }
 
     /// `a * s` element-wise, with `s` converted to the tile's dtype (TMULS).
     pub fn muls(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
         self.live("muls")?;
-        self.clock += self.chip.vector_op(a.dtype(), a.len() as u64);
+        let d = self.chip.vector_op(a.dtype(), a.len() as u64);
+        self.local("vector", d);
         Ok(a.combine_scalar(ReduceOp::Prod, s))
     }
 
@@ -315,7 +328,7 @@ impl Ops {
         let Reply::Data(bytes) = self.call(Request::Read { src: place }).await? else {
             return self.bad(op, "the scheduler answered a read without data".into());
         };
-        Ok(Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), &bytes))
+        Ok(Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), bytes))
     }
 
     fn write(

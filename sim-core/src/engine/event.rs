@@ -23,13 +23,13 @@ pub(crate) struct Key {
 #[derive(Debug)]
 pub(crate) enum Event {
     /// An actor's request, applied at its issue time.
-    Request { actor: usize, req: Request },
+    Request { actor: usize, req: Request, resume: SimTime },
     /// The request of a remote read reached the owner: read there and send the data back.
     RemoteRead { actor: usize, src: Place },
     /// Payload bytes land in memory.
     Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str },
     /// A notify lands in its cell.
-    Signal { cell: CellRef, value: i32, op: NotifyOp, writer: usize },
+    Signal { cell: CellRef, value: i32, op: NotifyOp, writer: usize, trace_id: u64 },
     /// Chunk load of a put/get starts.
     CopyLoad { job: usize },
     /// The read request of a get's chunk reached the owner.
@@ -42,11 +42,43 @@ pub(crate) enum Event {
     DeferredReady { chip: usize, task: usize },
 }
 
-/// A queue entry, ordered by key only.
+/// A queue entry: an event's key and where the event is stored, ordered by key only.
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub(crate) key: Key,
-    pub(crate) ev: Event,
+    pub(crate) slot: u32,
+}
+
+/// Storage for pending events, so the priority queue only moves small entries.
+#[derive(Debug, Default)]
+pub(crate) struct Slots {
+    events: Vec<Option<Event>>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    /// Stores `ev`; returns its slot.
+    pub(crate) fn put(&mut self, ev: Event) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.events[i as usize] = Some(ev);
+                i
+            }
+            None => {
+                self.events.push(Some(ev));
+                (self.events.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Removes and returns the event in `slot`.
+    pub(crate) fn take(&mut self, slot: u32) -> Event {
+        self.free.push(slot);
+        match self.events[slot as usize].take() {
+            Some(ev) => ev,
+            None => unreachable!("event slot {slot} taken twice"),
+        }
+    }
 }
 
 impl PartialEq for Entry {

@@ -13,6 +13,7 @@ pub(crate) mod event;
 pub(crate) mod request;
 mod sched;
 mod signals;
+mod tracer;
 
 use crate::dtype::DType;
 use crate::error::SimError;
@@ -22,15 +23,20 @@ use crate::program::Dispatch;
 use crate::report::CellWrite;
 use crate::signal::{NotifyOp, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
+use crate::trace::{DispatchSpan, LinkBusy, Trace};
+use crate::world::{Jitter, RunOptions};
 use copy::CopyJob;
-use event::{Entry, Event, HOST, Key};
+use event::{Entry, Event, HOST, Key, Slots};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
 use request::{Assignment, CellRef, Place, Reply, Request, Wake};
 use sched::ChipSched;
 use signals::{Cond, Signals, Waiter, WaiterKind};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::Arc;
+use tracer::Tracer;
 
 /// What an actor (one AIV core of one chip) is doing, as far as the engine knows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -60,7 +66,9 @@ pub(crate) struct Engine {
     cores: usize,
     world: usize,
     pub(crate) mem: Memory,
+    /// Keys of pending events, smallest first; the events themselves sit in `slots`.
     queue: BinaryHeap<Reverse<Entry>>,
+    slots: Slots,
     next_sub: u64,
     now: SimTime,
     actors: Vec<Actor>,
@@ -77,6 +85,10 @@ pub(crate) struct Engine {
     pub(crate) records: Vec<DispatchRecord>,
     /// What each chip moved.
     pub(crate) traffic: Vec<Traffic>,
+    /// The timeline recorder of a traced run.
+    tracer: Option<Tracer>,
+    /// The seeded RNG and magnitudes of a jittered run.
+    jitter: Option<(Xoshiro256PlusPlus, Jitter)>,
 }
 
 impl Engine {
@@ -86,6 +98,7 @@ impl Engine {
         mut fabric: Box<dyn Fabric>,
         mem: Memory,
         queues: Vec<Vec<Dispatch>>,
+        options: &RunOptions,
     ) -> Engine {
         fabric.reset();
         let cores = chip.aiv_cores();
@@ -97,6 +110,7 @@ impl Engine {
             world,
             mem,
             queue: BinaryHeap::new(),
+            slots: Slots::default(),
             next_sub: 1,
             now: SimTime::ZERO,
             actors: vec![idle; world * cores],
@@ -110,6 +124,8 @@ impl Engine {
             stats: EngineStats::default(),
             records: Vec::new(),
             traffic: vec![Traffic::default(); world],
+            tracer: options.trace.then(|| Tracer::new(world * cores, cores)),
+            jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
             chip,
         }
     }
@@ -119,7 +135,8 @@ impl Engine {
         let first = SimTime::ZERO + self.chip.dispatch_launch();
         for c in 0..self.world {
             if self.chips[c].has_queued() {
-                self.push_host(first, c as u64, Event::DispatchStart { chip: c });
+                let at = first + self.dispatch_jitter();
+                self.push_host(at, c as u64, Event::DispatchStart { chip: c });
             }
         }
     }
@@ -152,6 +169,22 @@ impl Engine {
     /// Releases produced since the last call.
     pub(crate) fn take_wakes(&mut self) -> Vec<Wake> {
         std::mem::take(&mut self.wakes)
+    }
+
+    /// Whether local work is to be reported (the run is traced).
+    pub(crate) fn traced(&self) -> bool {
+        self.tracer.is_some()
+    }
+
+    /// The recorded timeline of a traced run.
+    pub(crate) fn take_trace(&mut self) -> Option<Trace> {
+        let mut trace = self.tracer.take()?.finish();
+        trace.dispatches = self
+            .records
+            .iter()
+            .map(|d| DispatchSpan { chip: d.chip, name: d.name.clone(), start: d.start, end: d.end })
+            .collect();
+        Some(trace)
     }
 
     /// Returns the fabric model (for reuse by the next run).
@@ -188,8 +221,7 @@ impl Engine {
         if let ActorState::Running { at, seq } = a.state {
             self.running.insert((at, actor, seq));
         }
-        self.queue
-            .push(Reverse(Entry { key: Key { time: at, actor, seq, sub: 0 }, ev: Event::Request { actor, req } }));
+        self.push(Key { time: at, actor, seq, sub: 0 }, Event::Request { actor, req, resume });
     }
 
     /// Applies every event that no running actor can still precede; ends the run with a
@@ -204,9 +236,10 @@ impl Engine {
             {
                 return;
             }
-            let Some(Reverse(Entry { key, ev })) = self.queue.pop() else {
+            let Some(Reverse(Entry { key, slot })) = self.queue.pop() else {
                 break;
             };
+            let ev = self.slots.take(slot);
             self.now = key.time;
             self.stats.events += 1;
             self.apply(key, ev);
@@ -224,7 +257,7 @@ impl Engine {
 
     fn apply(&mut self, key: Key, ev: Event) {
         match ev {
-            Event::Request { actor, req } => self.apply_request(key, actor, req),
+            Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
             Event::RemoteRead { actor, src } => {
                 let data = self.mem.read(&src);
                 let me = self.chip_of(actor);
@@ -233,7 +266,9 @@ impl Engine {
                 self.reply(actor, tt.arrival, Reply::Data(data));
             }
             Event::Land { dst, data, atomic, writer, op } => self.land(key.time, &dst, &data, atomic, writer, op),
-            Event::Signal { cell, value, op, writer } => self.signal(key.time, &cell, value, op, writer),
+            Event::Signal { cell, value, op, writer, trace_id } => {
+                self.signal(key.time, &cell, value, op, writer, trace_id)
+            }
             Event::CopyLoad { job } => self.copy_load(key, job),
             Event::CopyRemoteRead { job } => self.copy_remote_read(key, job),
             Event::CopyStore { job } => self.copy_store(key, job),
@@ -242,15 +277,23 @@ impl Engine {
         }
     }
 
-    fn apply_request(&mut self, key: Key, actor: usize, req: Request) {
+    fn apply_request(&mut self, key: Key, actor: usize, req: Request, resume: SimTime) {
         let t = key.time;
         let me = self.chip_of(actor);
         match req {
             Request::Read { src } => {
-                self.traffic[me].read(src.chip != me, src.region.bytes());
+                let remote = src.chip != me;
+                self.traffic[me].read(remote, src.region.bytes());
+                self.open_op(
+                    actor,
+                    if remote { "remote_load" } else { "load" },
+                    t,
+                    src.region.bytes(),
+                    remote.then_some(src.chip),
+                );
                 if src.chip == me {
                     let data = self.mem.read(&src);
-                    let done = t + self.chip.dma(DmaDir::GmToUb, data.len() as u64);
+                    let done = t + self.chip.dma(DmaDir::GmToUb, data.len() as u64) + self.op_jitter();
                     self.reply(actor, done, Reply::Data(data));
                 } else {
                     let issue = t + self.chip.dma_issue(DmaDir::GmToUb);
@@ -260,7 +303,14 @@ impl Engine {
                 }
             }
             Request::Write { dst, data, atomic, op } => {
-                self.traffic[me].write(dst.chip != me, data.len());
+                let remote = dst.chip != me;
+                self.traffic[me].write(remote, data.len());
+                if let Some(tr) = self.tracer.as_mut() {
+                    let id = tr.span(actor, op, t, resume, data.len() as u64, remote.then_some(dst.chip));
+                    if remote {
+                        tr.remote_write(actor, id);
+                    }
+                }
                 let land = if dst.chip == me {
                     t + self.chip.dma(DmaDir::UbToGm, data.len() as u64)
                 } else {
@@ -270,33 +320,85 @@ impl Engine {
                 };
                 self.push_derived(land, key, Event::Land { dst, data, atomic, writer: actor, op });
             }
-            Request::Copy(spec) => self.start_copy(key, actor, spec),
-            Request::Notify { cell, value, op } => {
-                if cell.chip == me {
-                    self.traffic[me].local_notifies += 1;
-                } else {
-                    self.traffic[me].remote_notifies += 1;
+            Request::Copy(spec) => {
+                if self.tracer.is_some() {
+                    let bytes: usize = spec.chunks.iter().map(|c| c.0.region.bytes()).sum();
+                    let peer = spec.chunks.first().map(|c| if c.0.chip != me { c.0.chip } else { c.1.chip });
+                    let id = self.open_op(actor, spec.op, t, bytes, peer.filter(|&p| p != me));
+                    if let (Some(tr), Some(p)) = (self.tracer.as_mut(), peer)
+                        && p != me
+                        && spec.op == "put"
+                    {
+                        tr.remote_write(actor, id);
+                    }
                 }
+                self.start_copy(key, actor, spec)
+            }
+            Request::Notify { cell, value, op } => {
+                let remote = cell.chip != me;
+                if remote {
+                    self.traffic[me].remote_notifies += 1;
+                } else {
+                    self.traffic[me].local_notifies += 1;
+                }
+                let trace_id = match self.tracer.as_mut() {
+                    Some(tr) => {
+                        let id = tr.span(actor, "notify", t, resume, 0, remote.then_some(cell.chip));
+                        tr.notified(actor, id);
+                        id
+                    }
+                    None => 0,
+                };
                 let issue = t + self.chip.notify_issue();
                 let land = if cell.chip == me {
                     issue
                 } else {
                     self.fabric_transfer(me, cell.chip, actor, 4, issue, DmaDir::UbToGm, TransferKind::Signal).arrival
                 };
-                self.push_derived(land, key, Event::Signal { cell, value, op, writer: actor });
+                self.push_derived(land, key, Event::Signal { cell, value, op, writer: actor, trace_id });
             }
             Request::Wait { cells, expected, cmp } => {
                 self.traffic[me].waits += 1;
+                let trace_id = self.open_op(actor, "wait", t, 0, None);
                 let cond = Cond::Signed(cmp, expected);
                 if Signals::satisfied(&self.mem, &cells, cond) {
                     self.reply(actor, t + self.chip.wait_poll(), Reply::Done);
                 } else {
-                    let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t };
+                    let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t, trace_id };
                     self.signals.register(w);
                 }
             }
-            Request::DeferWait { conds } => self.defer_wait(t, actor, conds),
+            Request::DeferWait { conds } => {
+                self.open_op(actor, "defer_wait", t, 0, None);
+                self.defer_wait(t, actor, conds)
+            }
+            Request::Note { name, end } => {
+                if let Some(tr) = self.tracer.as_mut() {
+                    tr.span(actor, name, t, end, 0, None);
+                }
+            }
             Request::Finish { result } => self.finish_block(t, actor, result),
+        }
+    }
+
+    /// Starts a traced blocking operation; returns its id (0 when not tracing).
+    fn open_op(&mut self, actor: usize, name: &'static str, t: SimTime, bytes: usize, peer: Option<usize>) -> u64 {
+        self.tracer.as_mut().map_or(0, |tr| tr.open(actor, name, t, bytes as u64, peer))
+    }
+
+    /// A random extra delay for one operation of a jittered run.
+    fn op_jitter(&mut self) -> SimDuration {
+        match self.jitter.as_mut() {
+            Some((rng, j)) if j.op.as_ps() > 0 => SimDuration::from_ps(rng.random_range(0..=j.op.as_ps())),
+            _ => SimDuration::ZERO,
+        }
+    }
+
+    /// A random delay of a dispatch start in a jittered run.
+    fn dispatch_jitter(&mut self) -> SimDuration {
+        match self.jitter.as_mut() {
+            Some((rng, j)) if j.dispatch.as_ps() > 0 => SimDuration::from_ps(rng.random_range(0..=j.dispatch.as_ps())),
+            _ => SimDuration::ZERO,
         }
     }
 
@@ -312,12 +414,12 @@ impl Engine {
                 let w = self.cell_write(writer, op, value, t);
                 self.signals.record(dst.mem, off, w);
             }
-            self.release(t, dst.mem, lo, hi);
+            self.release(t, dst.mem, lo, hi, 0);
         }
     }
 
     /// Applies a notify to its cell and releases the waiters it satisfies.
-    fn signal(&mut self, t: SimTime, cell: &CellRef, value: i32, op: NotifyOp, writer: usize) {
+    fn signal(&mut self, t: SimTime, cell: &CellRef, value: i32, op: NotifyOp, writer: usize, trace_id: u64) {
         let old = self.mem.cell(cell);
         self.mem.set_cell(cell, apply_notify(old, op, value));
         let name = match op {
@@ -326,15 +428,22 @@ impl Engine {
         };
         let w = self.cell_write(writer, name, value as i64, t);
         self.signals.record(cell.mem, cell.offset, w);
-        self.release(t, cell.mem, cell.offset, cell.offset + 4);
+        self.release(t, cell.mem, cell.offset, cell.offset + 4, trace_id);
     }
 
-    fn release(&mut self, t: SimTime, mem: request::MemKey, lo: usize, hi: usize) {
+    /// Releases the waiters on cells in `[lo, hi)` of `mem` whose conditions now hold; `from`
+    /// is the traced notify that wrote (0 for data writes or untraced runs).
+    fn release(&mut self, t: SimTime, mem: request::MemKey, lo: usize, hi: usize, from: u64) {
         let woken = self.signals.take_satisfied(&self.mem, mem, lo, hi);
         let at = t + self.chip.wait_poll();
         for w in woken {
             match w.kind {
-                WaiterKind::Blocking { actor } => self.reply(actor, at, Reply::Done),
+                WaiterKind::Blocking { actor } => {
+                    if let Some(tr) = self.tracer.as_mut() {
+                        tr.released(from, w.trace_id);
+                    }
+                    self.reply(actor, at, Reply::Done)
+                }
                 WaiterKind::Deferred { chip, task, .. } => {
                     self.push_host(at, chip as u64, Event::DeferredReady { chip, task });
                 }
@@ -352,6 +461,9 @@ impl Engine {
 
     /// Releases a blocked actor at `at` with `reply`.
     fn reply(&mut self, actor: usize, at: SimTime, reply: Reply) {
+        if let Some(tr) = self.tracer.as_mut() {
+            tr.close(actor, at);
+        }
         let a = &mut self.actors[actor];
         a.state = ActorState::Running { at, seq: a.next_seq };
         self.running.insert((at, actor, a.next_seq));
@@ -407,6 +519,7 @@ impl Engine {
         kind: TransferKind,
     ) -> TransferTiming {
         self.stats.transfers += 1;
+        let start = start + self.op_jitter();
         let t = Transfer {
             src,
             dst,
@@ -416,18 +529,28 @@ impl Engine {
             rate_cap: self.chip.dma_rate(dir),
             kind,
         };
-        self.fabric.transfer(&t)
+        let tt = self.fabric.transfer(&t);
+        if let Some(tr) = self.tracer.as_mut() {
+            tr.link(LinkBusy { src, dst, start: tt.begin, end: tt.injected, bytes: bytes as u64 });
+        }
+        tt
     }
 
     fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
         let key = Key { time, actor: origin.actor, seq: origin.seq, sub: self.next_sub };
         self.next_sub += 1;
-        self.queue.push(Reverse(Entry { key, ev }));
+        self.push(key, ev);
     }
 
     fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
         let key = Key { time, actor: HOST, seq, sub: self.next_sub };
         self.next_sub += 1;
-        self.queue.push(Reverse(Entry { key, ev }));
+        self.push(key, ev);
+    }
+
+    /// Queues `ev` under `key`: the heap moves small keys, the event stays put.
+    fn push(&mut self, key: Key, ev: Event) {
+        let slot = self.slots.put(ev);
+        self.queue.push(Reverse(Entry { key, slot }));
     }
 }

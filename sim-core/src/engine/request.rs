@@ -65,6 +65,9 @@ pub(crate) enum Request {
     /// Blocking (briefly): register deferred conditions `cell as u32 >= expected` for the
     /// actor's task; the kernel ends right after.
     DeferWait { conds: Vec<(CellRef, u32)> },
+    /// Posted, traced runs only: the core did local work (compute, vector math) from the
+    /// request's time until `end`.
+    Note { name: &'static str, end: SimTime },
     /// Posted: the actor's block has finished (or failed).
     Finish { result: Result<(), SimError> },
 }
@@ -103,6 +106,8 @@ pub(crate) struct TaskCtx {
     pub(crate) blocks: usize,
     pub(crate) world_size: usize,
     pub(crate) domain: Option<Arc<DomainInfo>>,
+    /// The run records a timeline: local work is reported with `Request::Note`.
+    pub(crate) trace: bool,
 }
 
 impl TaskCtx {

@@ -85,6 +85,7 @@ impl Engine {
     /// Starts the chip's next dispatch at `t`.
     pub(super) fn start_dispatch(&mut self, chip: usize, t: SimTime) {
         let world = self.world;
+        let trace = self.traced();
         let cs = &mut self.chips[chip];
         let Some(d) = cs.queue.pop_front() else {
             return;
@@ -100,6 +101,7 @@ impl Engine {
                     blocks: task.blocks,
                     world_size: world,
                     domain: domain.clone(),
+                    trace,
                 }),
                 task: task.clone(),
                 state: TaskState::Waiting,
@@ -227,7 +229,7 @@ impl Engine {
         };
         self.records.push(record);
         if self.chips[chip].has_queued() {
-            let next = t + self.chip.dispatch_launch();
+            let next = t + self.chip.dispatch_launch() + self.dispatch_jitter();
             self.push_host(next, chip as u64, Event::DispatchStart { chip });
         }
     }
@@ -270,6 +272,7 @@ impl Engine {
                 cells: vec![cell],
                 cond,
                 since: t,
+                trace_id: 0,
             });
         }
         let cs = &mut self.chips[chip];

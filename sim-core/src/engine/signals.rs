@@ -44,6 +44,8 @@ pub(crate) struct Waiter {
     pub(crate) cells: Vec<CellRef>,
     pub(crate) cond: Cond,
     pub(crate) since: SimTime,
+    /// The traced wait operation (0 when not tracing).
+    pub(crate) trace_id: u64,
 }
 
 /// The registry of waiters and the write history of cells.

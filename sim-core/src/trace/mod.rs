@@ -1,0 +1,72 @@
+//! A run's timeline, recorded when [`RunOptions::trace`](crate::RunOptions) is on: one span per
+//! operation of every core, the notify-to-wait and write-to-notify causality between them,
+//! the busy intervals of every fabric link, and each dispatch. [`chrome`] renders it as
+//! Chrome trace-event JSON that Perfetto opens.
+
+pub mod chrome;
+
+use crate::time::SimTime;
+
+/// One operation of one core.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpSpan {
+    /// Unique within the run; flows refer to it.
+    pub id: u64,
+    /// World rank of the chip.
+    pub chip: usize,
+    /// AIV core index on the chip.
+    pub core: usize,
+    /// `load`, `store`, `remote_load`, `notify`, `wait`, `put`, `compute`, `vector`, ...
+    pub name: &'static str,
+    pub start: SimTime,
+    pub end: SimTime,
+    /// Payload bytes moved (0 for signals and compute).
+    pub bytes: u64,
+    /// The chip on the other side, for remote operations.
+    pub peer: Option<usize>,
+}
+
+/// Why two operations are linked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    /// A remote write (store or put) followed by the writer's notify.
+    WriteThenNotify,
+    /// A notify whose landing released a wait.
+    NotifyToWait,
+}
+
+/// A causal arrow from one operation to another.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Flow {
+    pub from: u64,
+    pub to: u64,
+    pub kind: FlowKind,
+}
+
+/// A directed link busy serialising one transfer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LinkBusy {
+    pub src: usize,
+    pub dst: usize,
+    pub start: SimTime,
+    pub end: SimTime,
+    pub bytes: u64,
+}
+
+/// A dispatch on a chip, for the timeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DispatchSpan {
+    pub chip: usize,
+    pub name: String,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
+/// Everything recorded about one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    pub ops: Vec<OpSpan>,
+    pub flows: Vec<Flow>,
+    pub links: Vec<LinkBusy>,
+    pub dispatches: Vec<DispatchSpan>,
+}

@@ -1,0 +1,61 @@
+//! `ranksim run`: the built-in tutorial programs, checked against their goldens.
+
+use super::{CmdResult, Status};
+use crate::Config;
+use crate::programs::{self, PROGRAMS};
+use std::io::Write;
+use std::path::Path;
+
+/// Runs `program` (or every correct program) on `ranks` ranks of the machine.
+pub fn run(
+    out: &mut dyn Write,
+    program: Option<&str>,
+    config: Option<&Path>,
+    ranks: Option<usize>,
+    list: bool,
+) -> CmdResult {
+    let w = |e: std::io::Error| e.to_string();
+    if list {
+        for p in PROGRAMS {
+            writeln!(out, "{:<18} {}", p.name, p.about).map_err(w)?;
+        }
+        return Ok(Status::Ok);
+    }
+    let cfg = Config::load_or_default(config).map_err(|e| e.to_string())?;
+    let ranks = ranks.unwrap_or(cfg.machine.ranks);
+    let chosen: Vec<&programs::Program> = match program {
+        Some(name) => {
+            vec![programs::find(name).ok_or_else(|| format!("no program `{name}`; `ranksim run --list` names them"))?]
+        }
+        None => PROGRAMS.iter().filter(|p| p.name != "deadlock").collect(),
+    };
+    writeln!(
+        out,
+        "# ranksim: machine `{}` ({} ranks available), running on {ranks} ranks",
+        cfg.machine.name, cfg.machine.ranks
+    )
+    .map_err(w)?;
+    let mut failed = false;
+    for p in chosen {
+        if ranks < p.min_ranks || ranks > cfg.machine.ranks {
+            return Err(format!(
+                "program `{}` needs {}..={} ranks on this machine; got --ranks {ranks}",
+                p.name, p.min_ranks, cfg.machine.ranks
+            ));
+        }
+        let mut world = cfg.world().map_err(|e| e.to_string())?;
+        match (p.run)(&mut world, ranks) {
+            Ok(o) => {
+                let status = if o.ok { "OK" } else { "FAIL" };
+                failed |= !o.ok;
+                writeln!(out, "{status:<4} {:<18} {:>10} simulated  {}", p.name, o.report.end.to_string(), o.detail)
+                    .map_err(w)?;
+            }
+            Err(e) => {
+                failed = true;
+                writeln!(out, "FAIL {:<18} {e}", p.name).map_err(w)?;
+            }
+        }
+    }
+    Ok(if failed { Status::Failed } else { Status::Ok })
+}

@@ -1,0 +1,210 @@
+//! `ranksim sweep`: an nccl-tests style bandwidth sweep of one or more collectives (and, for
+//! allreduce, algorithms) over message sizes, with JSON, SVG, [STRACE] and Chrome trace
+//! outputs and CI gates on wrong elements and average bus bandwidth.
+
+use super::{CmdResult, Status};
+use crate::Config;
+use crate::report::{self, ResultRow, Series, SweepConfig, SweepJson};
+use crate::sweep::{Point, SweepSpec, nccl_type, run_point};
+use collectives::{Kind, Mode, Path};
+use sim_core::{DType, Jitter, ReduceOp, SimDuration};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+/// Everything `sweep` is told.
+#[derive(Clone, Debug)]
+pub struct SweepArgs {
+    pub config: Option<PathBuf>,
+    pub collectives: Vec<Kind>,
+    pub modes: Vec<Mode>,
+    pub path: Path,
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    pub factor: f64,
+    pub dtype: DType,
+    pub op: ReduceOp,
+    pub root: usize,
+    pub iters: u32,
+    pub warmup: u32,
+    pub ranks: Option<usize>,
+    pub core_num: usize,
+    pub json: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
+    pub strace: Option<PathBuf>,
+    pub trace: Option<PathBuf>,
+    pub min_busbw: Option<f64>,
+    pub seed: Option<u64>,
+    pub jitter_op_ns: u64,
+    pub jitter_dispatch_ns: u64,
+    pub no_data: bool,
+}
+
+/// One (collective, mode) series of the sweep.
+struct Combo {
+    kind: Kind,
+    mode: Mode,
+}
+
+impl Combo {
+    fn label(&self) -> String {
+        if self.kind == Kind::AllReduce { format!("{} {}", self.kind, self.mode) } else { self.kind.to_string() }
+    }
+}
+
+/// Runs the sweep, printing the table to `out` and progress to stderr when it is a terminal.
+pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
+    let io = |e: std::io::Error| e.to_string();
+    let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
+    let ranks = a.ranks.unwrap_or(cfg.machine.ranks);
+    if ranks == 0 || ranks > cfg.machine.ranks {
+        return Err(format!(
+            "--ranks {ranks}: machine `{}` has {} ranks; use 1..={}",
+            cfg.machine.name, cfg.machine.ranks, cfg.machine.ranks
+        ));
+    }
+    let sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)?;
+    let combos = combos(a);
+    let progress = std::io::stderr().is_terminal();
+    let (mut all_rows, mut series, mut failed) = (Vec::new(), Vec::new(), false);
+    let mut traced = a.trace.is_none();
+    let mut strace_text = String::new();
+    for combo in &combos {
+        let spec = spec(a, combo, ranks);
+        let sc = sweep_config(a, &cfg, &spec, combo);
+        writeln!(out, "{}", report::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
+        writeln!(out, "{}", report::header()).map_err(io)?;
+        let mut rows: Vec<ResultRow> = Vec::new();
+        for (i, &size) in sizes.iter().enumerate() {
+            if progress {
+                eprint!("\r[{}/{}] {} {:>8}  ", i + 1, sizes.len(), combo.label(), report::size_label(size));
+            }
+            let Some(point) = run_point(&cfg, &spec, size, !traced)? else { continue };
+            if !traced {
+                write_trace(a, &point, ranks)?;
+                traced = true;
+            }
+            if a.strace.is_some() {
+                strace_text.push_str(&String::new() /* STRACE: wired below */);
+            }
+            writeln!(out, "{}", report::row(&point.row)).map_err(io)?;
+            failed |= point.row.nwrong.is_some_and(|w| w > 0);
+            rows.push(ResultRow { series: (combos.len() > 1).then(|| combo.label()), ..point.row });
+        }
+        if progress {
+            eprint!("\r{:60}\r", "");
+        }
+        let avg = report::average_busbw(&rows.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
+        writeln!(out, "{}", report::footer(avg)).map_err(io)?;
+        if let Some(min) = a.min_busbw
+            && avg < min
+        {
+            writeln!(out, "# FAILED: average bus bandwidth {avg:.2} GB/s is below --min-busbw {min}").map_err(io)?;
+            failed = true;
+        }
+        if rows.iter().any(|r| r.nwrong.is_some_and(|w| w > 0)) {
+            writeln!(out, "# FAILED: {} wrong element(s)", rows.iter().filter_map(|r| r.nwrong).sum::<u64>())
+                .map_err(io)?;
+        }
+        series.push(Series {
+            label: combo.label(),
+            points: rows.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect(),
+        });
+        all_rows.extend(rows);
+    }
+    write_outputs(a, &cfg, ranks, &combos, all_rows, &series, &strace_text)?;
+    Ok(if failed { Status::Failed } else { Status::Ok })
+}
+
+fn combos(a: &SweepArgs) -> Vec<Combo> {
+    let mut out = Vec::new();
+    for &kind in &a.collectives {
+        if kind == Kind::AllReduce {
+            out.extend(a.modes.iter().map(|&mode| Combo { kind, mode }));
+        } else {
+            out.push(Combo { kind, mode: Mode::Mesh });
+        }
+    }
+    out
+}
+
+fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
+    let jitter = a.seed.map(|seed| Jitter {
+        seed,
+        op: SimDuration::from_ns(a.jitter_op_ns),
+        dispatch: SimDuration::from_ns(a.jitter_dispatch_ns),
+    });
+    SweepSpec {
+        kind: c.kind,
+        mode: c.mode,
+        path: a.path,
+        dtype: a.dtype,
+        op: a.op,
+        root: a.root,
+        iters: a.iters,
+        warmup: a.warmup,
+        ranks,
+        core_num: a.core_num,
+        jitter,
+        timing_only: a.no_data,
+    }
+}
+
+fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, c: &Combo) -> SweepConfig {
+    SweepConfig {
+        machine: cfg.machine.name.clone(),
+        ranks: s.ranks,
+        collective: c.kind.to_string(),
+        mode: if c.kind == Kind::AllReduce { c.mode.to_string() } else { "-".into() },
+        path: s.path.to_string(),
+        dtype: nccl_type(s.dtype).to_string(),
+        redop: s.op.to_string(),
+        root: s.root as i64,
+        min_bytes: a.min_bytes,
+        max_bytes: a.max_bytes,
+        step_factor: a.factor,
+        warmup: a.warmup,
+        iters: a.iters,
+        seed: a.seed.unwrap_or(0),
+        timing_only: a.no_data,
+    }
+}
+
+fn write_trace(a: &SweepArgs, point: &Point, ranks: usize) -> Result<(), String> {
+    let (Some(path), Some(trace)) = (&a.trace, &point.report.trace) else { return Ok(()) };
+    let json = sim_core::trace::chrome::to_chrome_json(trace, ranks);
+    std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    eprintln!("# trace of size {} B written to {}", point.row.size, path.display());
+    Ok(())
+}
+
+fn write_outputs(
+    a: &SweepArgs,
+    cfg: &Config,
+    ranks: usize,
+    combos: &[Combo],
+    rows: Vec<ResultRow>,
+    series: &[Series],
+    strace: &str,
+) -> Result<(), String> {
+    let write = |path: &PathBuf, text: &str| {
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    if let Some(p) = &a.json {
+        let first = combos.first().map(|c| spec(a, c, ranks));
+        let mut sc = match (&first, combos.first()) {
+            (Some(s), Some(c)) => sweep_config(a, cfg, s, c),
+            _ => return Err("nothing to sweep".into()),
+        };
+        sc.collective = a.collectives.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+        sc.mode = a.modes.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(",");
+        write(p, &report::to_json_string(&SweepJson::new(sc, rows)))?;
+    }
+    if let Some(p) = &a.plot {
+        let title = format!("ranksim sweep on {} ({} ranks)", cfg.machine.name, ranks);
+        write(p, &report::plot_svg(&title, series))?;
+    }
+    if let Some(p) = &a.strace {
+        write(p, strace)?;
+    }
+    Ok(())
+}

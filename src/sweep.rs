@@ -1,0 +1,309 @@
+//! One point of a `sweep`: run a collective at one message size on a fresh world, time it the
+//! way PyPTO's benchmark does (per call, the slowest rank's device wall), and check every
+//! element against an exact golden.
+//!
+//! Inputs are small integers, so every reduction is exact in every dtype and `#wrong` counts
+//! real errors, never rounding. With `--iters`/`--warmup` above one call the data would be
+//! reduced again and again, so results are checked on a one-call run and timed on a
+//! timing-only run of all calls (times do not depend on payload).
+
+use crate::Config;
+use crate::report::{self, ResultRow};
+use collectives::{AllReduce, Kind, Mode, Path};
+use sim_core::{DType, Domain, Jitter, ReduceOp, RunReport, SimDuration, Tensor, World};
+
+/// What a sweep runs.
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    pub kind: Kind,
+    pub mode: Mode,
+    pub path: Path,
+    pub dtype: DType,
+    pub op: ReduceOp,
+    pub root: usize,
+    /// Measured calls per size.
+    pub iters: u32,
+    /// Calls before the measured ones.
+    pub warmup: u32,
+    /// Ranks taking part (the first `ranks` chips).
+    pub ranks: usize,
+    /// AIV blocks per rank (HOST mesh and two-shot allreduce).
+    pub core_num: usize,
+    pub jitter: Option<Jitter>,
+    /// Skip payload bytes (no validation).
+    pub timing_only: bool,
+}
+
+/// One measured size.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub row: ResultRow,
+    /// The run the time was read from (all calls).
+    pub report: RunReport,
+}
+
+/// The nccl-tests name of a dtype (`float`, `half`, `bfloat16`, `int32`, ...).
+pub fn nccl_type(dt: DType) -> &'static str {
+    match dt {
+        DType::F32 => "float",
+        DType::F16 => "half",
+        DType::BF16 => "bfloat16",
+        DType::I32 => "int32",
+        DType::I16 => "int16",
+        DType::I8 => "int8",
+    }
+}
+
+/// Whether the collective reduces (prints its op) or not (`none`).
+fn reduces(kind: Kind) -> bool {
+    matches!(kind, Kind::AllReduce | Kind::ReduceScatter)
+}
+
+/// The input of rank `r`, element `i`: small integers that keep every op exact.
+fn value(op: ReduceOp, r: usize, i: usize) -> f64 {
+    match op {
+        ReduceOp::Prod => {
+            if (r + i).is_multiple_of(3) {
+                -1.0
+            } else {
+                1.0
+            }
+        }
+        _ => ((r * 3 + i) % 9) as f64 - 4.0,
+    }
+}
+
+/// Runs one size; `None` when the size gives no element per rank.
+pub fn run_point(cfg: &Config, spec: &SweepSpec, size: u64, trace: bool) -> Result<Option<Point>, String> {
+    let n = spec.ranks;
+    let es = spec.dtype.size() as u64;
+    let count = report::count_for(spec.kind, size, es, n) as usize;
+    if count == 0 && spec.kind != Kind::Barrier {
+        return Ok(None);
+    }
+    let calls = (spec.iters + spec.warmup).max(1) as usize;
+    let checked = !spec.timing_only;
+    let check_run = if checked { Some(run(cfg, spec, count, 1, false, trace && calls == 1)?) } else { None };
+    let timed = match (&check_run, calls) {
+        (Some(r), 1) => r.report.clone(),
+        _ => run(cfg, spec, count, calls, true, trace)?.report,
+    };
+    let time_us = time_per_call(&timed, n, spec.warmup as usize, calls);
+    let bytes = report::bytes_for(spec.kind, count as u64, es, n);
+    let row = ResultRow {
+        size: bytes,
+        count: count as u64,
+        type_name: nccl_type(spec.dtype).to_string(),
+        redop: if reduces(spec.kind) { spec.op.name().to_string() } else { "none".into() },
+        root: if spec.kind == Kind::Broadcast { spec.root as i64 } else { -1 },
+        time_us,
+        algbw_gbps: report::algbw_gbps(bytes, time_us),
+        busbw_gbps: report::busbw_gbps(spec.kind, bytes, time_us, n),
+        nwrong: check_run.map(|r| r.wrong),
+        series: None,
+    };
+    Ok(Some(Point { row, report: timed }))
+}
+
+/// Mean over the measured calls of the slowest rank's device wall, in microseconds.
+fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
+    let mut per_call = vec![SimDuration::ZERO; calls];
+    for chip in 0..n {
+        for d in r.of_chip(chip) {
+            if d.index < calls {
+                per_call[d.index] = per_call[d.index].max(d.device_wall());
+            }
+        }
+    }
+    let measured = &per_call[warmup.min(calls - 1)..];
+    measured.iter().map(|d| d.as_us_f64()).sum::<f64>() / measured.len() as f64
+}
+
+/// A finished run and how many elements were wrong.
+struct Ran {
+    report: RunReport,
+    wrong: u64,
+}
+
+/// Builds a world, queues `calls` calls of the collective and runs them.
+fn run(
+    cfg: &Config,
+    spec: &SweepSpec,
+    count: usize,
+    calls: usize,
+    timing_only: bool,
+    trace: bool,
+) -> Result<Ran, String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let mut w = cfg.world().map_err(|e| e.to_string())?;
+    if timing_only || spec.timing_only {
+        w.set_timing_only().map_err(e)?;
+    }
+    w.options_mut().trace = trace;
+    w.options_mut().jitter = spec.jitter;
+    let members: Vec<usize> = (0..spec.ranks).collect();
+    let dom = w.create_domain("comm_d0", &members, sim_core::DomainOptions::default()).map_err(e)?;
+    let bufs = Buffers::new(&mut w, &dom, spec, count).map_err(e)?;
+    if w.has_payload() {
+        bufs.fill(&mut w, spec).map_err(e)?;
+    }
+    for _ in 0..calls {
+        bufs.call(&mut w, spec).map_err(e)?;
+    }
+    let report = w.run().map_err(e)?;
+    let wrong = if w.has_payload() { bufs.wrong(&w, spec, count).map_err(e)? } else { 0 };
+    Ok(Ran { report, wrong })
+}
+
+/// The window buffers of one collective call.
+struct Buffers {
+    main: Option<Tensor>,
+    second: Option<Tensor>,
+    counts: Option<(Tensor, Tensor)>,
+    sig: Tensor,
+}
+
+impl Buffers {
+    fn new(w: &mut World, dom: &Domain, spec: &SweepSpec, count: usize) -> sim_core::SimResult<Buffers> {
+        let n = spec.ranks;
+        let cn = if spec.kind == Kind::AllReduce && spec.path == Path::Host && spec.mode != Mode::Ring {
+            spec.core_num
+        } else {
+            1
+        };
+        let sig = w.alloc_window(
+            dom,
+            "signal",
+            DType::I32,
+            &collectives::signal_shape(spec.kind, spec.mode, spec.path, n, cn),
+        )?;
+        let dt = spec.dtype;
+        let mut b = Buffers { main: None, second: None, counts: None, sig };
+        match spec.kind {
+            Kind::AllReduce | Kind::Broadcast => b.main = Some(w.alloc_window(dom, "data", dt, &[count])?),
+            Kind::ReduceScatter => b.main = Some(w.alloc_window(dom, "data", dt, &[n, count])?),
+            Kind::AllGather => {
+                b.main = Some(w.alloc_window(dom, "stage", dt, &[1, count])?);
+                b.second = Some(w.alloc_window(dom, "target", dt, &[n, count])?);
+            }
+            Kind::AllToAll | Kind::AllToAllV => {
+                b.main = Some(w.alloc_window(dom, "input", dt, &[n, count])?);
+                b.second = Some(w.alloc_window(dom, "target", dt, &[n, count])?);
+                if spec.kind == Kind::AllToAllV {
+                    let send = w.alloc_window(dom, "send_counts", DType::I32, &[n])?;
+                    let recv = w.alloc_window(dom, "recv_counts", DType::I32, &[n, 1])?;
+                    b.counts = Some((send, recv));
+                }
+            }
+            Kind::Barrier => {}
+        }
+        Ok(b)
+    }
+
+    /// Stages every rank's input.
+    fn fill(&self, w: &mut World, spec: &SweepSpec) -> sim_core::SimResult<()> {
+        for r in 0..spec.ranks {
+            if let Some(t) = &self.main {
+                let vals: Vec<f64> = (0..t.numel()).map(|i| value(spec.op, r, i)).collect();
+                write(w, t, r, &vals)?;
+            }
+            if let Some((send, _)) = &self.counts {
+                w.write(send, r, &vec![1i32; spec.ranks])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues one call of the collective on every rank.
+    fn call(&self, w: &mut World, spec: &SweepSpec) -> sim_core::SimResult<()> {
+        let main = || self.main.clone().ok_or_else(|| sim_core::SimError::invalid("no data buffer"));
+        let second = || self.second.clone().ok_or_else(|| sim_core::SimError::invalid("no target buffer"));
+        match spec.kind {
+            Kind::AllReduce => {
+                let cn = if spec.path == Path::Host && spec.mode != Mode::Ring { spec.core_num } else { 1 };
+                collectives::allreduce(
+                    w,
+                    &main()?,
+                    &self.sig,
+                    AllReduce { op: spec.op, mode: spec.mode, path: spec.path, core_num: cn },
+                )
+            }
+            Kind::AllGather => collectives::allgather(w, &main()?, &second()?, &self.sig, spec.path),
+            Kind::ReduceScatter => collectives::reduce_scatter(w, &main()?, &self.sig, spec.op, spec.path),
+            Kind::Broadcast => collectives::broadcast(w, &main()?, &self.sig, spec.root, spec.path),
+            Kind::AllToAll => collectives::all_to_all(w, &main()?, &second()?, &self.sig, spec.path),
+            Kind::AllToAllV => {
+                let (send, recv) =
+                    self.counts.clone().ok_or_else(|| sim_core::SimError::invalid("no count buffers"))?;
+                collectives::all_to_all_v(w, &main()?, &second()?, &send, &recv, &self.sig, spec.path)
+            }
+            Kind::Barrier => collectives::barrier(w, &self.sig, spec.path),
+        }
+    }
+
+    /// Elements that differ from the golden, over every rank.
+    fn wrong(&self, w: &World, spec: &SweepSpec, count: usize) -> sim_core::SimResult<u64> {
+        let n = spec.ranks;
+        let v = |r: usize, i: usize| value(spec.op, r, i);
+        let fold = |i: usize| (1..n).fold(v(0, i), |a, r| combine(spec.op, a, v(r, i)));
+        let mut wrong = 0;
+        for me in 0..n {
+            let (got, want): (Vec<f64>, Vec<f64>) = match spec.kind {
+                Kind::AllReduce => (read(w, self.main.as_ref(), me)?, (0..count).map(fold).collect()),
+                Kind::Broadcast => (read(w, self.main.as_ref(), me)?, (0..count).map(|i| v(spec.root, i)).collect()),
+                Kind::ReduceScatter => {
+                    let all = read(w, self.main.as_ref(), me)?;
+                    (all[me * count..(me + 1) * count].to_vec(), (me * count..(me + 1) * count).map(fold).collect())
+                }
+                Kind::AllGather => (
+                    read(w, self.second.as_ref(), me)?,
+                    (0..n).flat_map(|r| (0..count).map(move |i| v(r, i))).collect(),
+                ),
+                Kind::AllToAll | Kind::AllToAllV => (
+                    read(w, self.second.as_ref(), me)?,
+                    (0..n).flat_map(|src| (0..count).map(move |i| v(src, me * count + i))).collect(),
+                ),
+                Kind::Barrier => (Vec::new(), Vec::new()),
+            };
+            wrong += got.iter().zip(&want).filter(|(g, w)| g != w).count() as u64;
+            wrong += got.len().abs_diff(want.len()) as u64;
+        }
+        Ok(wrong)
+    }
+}
+
+fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
+    match op {
+        ReduceOp::Sum => a + b,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+        ReduceOp::Prod => a * b,
+    }
+}
+
+/// Writes f64 values into rank `r`'s copy of `t`, converted to its dtype.
+fn write(w: &mut World, t: &Tensor, r: usize, vals: &[f64]) -> sim_core::SimResult<()> {
+    use sim_core::{bf16, f16};
+    match t.dtype() {
+        DType::F32 => w.write(t, r, &vals.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        DType::F16 => w.write(t, r, &vals.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
+        DType::BF16 => w.write(t, r, &vals.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
+        DType::I32 => w.write(t, r, &vals.iter().map(|&v| v as i32).collect::<Vec<_>>()),
+        DType::I16 => w.write(t, r, &vals.iter().map(|&v| v as i16).collect::<Vec<_>>()),
+        DType::I8 => w.write(t, r, &vals.iter().map(|&v| v as i8).collect::<Vec<_>>()),
+    }
+}
+
+/// Rank `r`'s copy of `t` as f64.
+fn read(w: &World, t: Option<&Tensor>, r: usize) -> sim_core::SimResult<Vec<f64>> {
+    use sim_core::{bf16, f16};
+    let Some(t) = t else { return Ok(Vec::new()) };
+    Ok(match t.dtype() {
+        DType::F32 => w.read::<f32>(t, r)?.iter().map(|&v| v as f64).collect(),
+        DType::F16 => w.read::<f16>(t, r)?.iter().map(|v| v.to_f64()).collect(),
+        DType::BF16 => w.read::<bf16>(t, r)?.iter().map(|v| v.to_f64()).collect(),
+        DType::I32 => w.read::<i32>(t, r)?.iter().map(|&v| v as f64).collect(),
+        DType::I16 => w.read::<i16>(t, r)?.iter().map(|&v| v as f64).collect(),
+        DType::I8 => w.read::<i8>(t, r)?.iter().map(|&v| v as f64).collect(),
+    })
+}
