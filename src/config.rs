@@ -21,7 +21,19 @@ pub const DEFAULT_PRESET: &str = "a2a3";
 pub struct Config {
     pub machine: MachineConfig,
     pub chip: ChipConfig,
+    pub host: HostConfig,
     pub fabric: FabricConfig,
+}
+
+/// The `[host]` table: host-side costs of a dispatch, which widen its `chip.run` host span
+/// around the device wall (device timing is unaffected).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// Host time before the device starts (argument staging, enqueue), in us.
+    pub bind_us: f64,
+    /// Host time after the device ends (completion drain, cleanup), in us.
+    pub finalize_us: f64,
 }
 
 /// The `[machine]` table.
@@ -94,6 +106,11 @@ impl Config {
             return Err(invalid("machine.ranks = 0: a machine needs at least one rank (chip)".into()));
         }
         ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
+        for (key, v) in [("host.bind_us", self.host.bind_us), ("host.finalize_us", self.host.finalize_us)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(invalid(format!("{key} = {v}: must be a non-negative number of microseconds")));
+            }
+        }
         interconnect::build(&self.fabric, self.machine.ranks).map_err(|e| invalid(e.to_string()))?;
         Ok(())
     }

@@ -28,6 +28,7 @@ pub mod commands;
 pub mod config;
 pub mod programs;
 pub mod report;
+pub mod strace;
 pub mod sweep;
 
 pub use chip_model;

@@ -4,9 +4,10 @@
 use clap::{Parser, Subcommand};
 use collectives::{Kind, Mode, Path};
 use ranksim::collectives;
-use ranksim::commands::{self, Status, sweep::SweepArgs};
+use ranksim::commands::{self, Status, bench::BenchArgs, sweep::SweepArgs};
 use ranksim::report::parse_size;
-use ranksim::sim_core::{DType, ReduceOp};
+use ranksim::sim_core::{DType, Jitter, ReduceOp, SimDuration};
+use ranksim::sweep::SweepSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,6 +28,10 @@ enum Command {
     /// root, time, algbw, busbw, #wrong) with an average-busbw footer. Exits 1 when an element
     /// is wrong or the average busbw is below --min-busbw.
     Sweep(Box<SweepCli>),
+    /// PyPTO's benchmark(): run WARMUP + ROUNDS calls of a collective, build BenchmarkStats
+    /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
+    /// per-rank table and the mean span tree.
+    Bench(Box<BenchCli>),
     /// Run the built-in tutorial programs and check their goldens (`run --list` names them).
     Run {
         /// Program to run (default: every correct program).
@@ -117,7 +122,68 @@ struct SweepCli {
     no_data: bool,
 }
 
+#[derive(clap::Args)]
+struct BenchCli {
+    /// Machine config (TOML); default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Collective: allreduce, allgather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier.
+    #[arg(long, default_value = "allreduce")]
+    collective: Kind,
+    /// Allreduce algorithm: mesh, ring, two-shot.
+    #[arg(long, default_value = "mesh")]
+    mode: Mode,
+    /// host or incore.
+    #[arg(long, default_value = "host")]
+    path: Path,
+    /// Message size in bytes (K/M/G suffixes), nccl-tests convention.
+    #[arg(short = 'b', long, default_value = "256K", value_parser = parse_size)]
+    size: u64,
+    /// Element type.
+    #[arg(short = 'd', long = "datatype", default_value = "f32")]
+    dtype: DType,
+    /// Reduction.
+    #[arg(short = 'o', long = "op", default_value = "sum")]
+    op: ReduceOp,
+    /// Root rank of broadcast.
+    #[arg(short = 'r', long = "root", default_value_t = 0)]
+    root: usize,
+    /// Measured rounds.
+    #[arg(short = 'n', long = "rounds", default_value_t = 20)]
+    rounds: u32,
+    /// Warmup rounds (dropped).
+    #[arg(short = 'w', long = "warmup", default_value_t = 3)]
+    warmup: u32,
+    /// Ranks taking part (default: all).
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// AIV blocks per rank for the HOST mesh and two-shot allreduce.
+    #[arg(long, default_value_t = 1)]
+    core_num: usize,
+    /// Write the run's [STRACE] lines (PyPTO's parser rebuilds the same stats from them).
+    #[arg(long)]
+    strace: Option<PathBuf>,
+    /// Turn on seeded timing jitter (rounds then differ; the same seed gives the same run).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Largest jitter per transfer or memory access, ns (with --seed).
+    #[arg(long, default_value_t = 20)]
+    jitter_op_ns: u64,
+    /// Largest jitter per dispatch start, ns (with --seed).
+    #[arg(long, default_value_t = 1000)]
+    jitter_dispatch_ns: u64,
+    /// Timing-only: store no payload bytes.
+    #[arg(long)]
+    no_data: bool,
+}
+
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`).
+    // SAFETY: restoring the default SIGPIPE disposition before any thread starts.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let mut out = std::io::stdout().lock();
     let result = match cli.command {
@@ -126,6 +192,7 @@ fn main() -> ExitCode {
             commands::run::run(&mut out, program.as_deref(), config.as_deref(), ranks, list)
         }
         Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &sweep_args(*s)),
+        Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
     };
     match result {
         Ok(Status::Ok) => ExitCode::SUCCESS,
@@ -163,4 +230,28 @@ fn sweep_args(s: SweepCli) -> SweepArgs {
         jitter_dispatch_ns: s.jitter_dispatch_ns,
         no_data: s.no_data,
     }
+}
+
+fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
+    let cfg = ranksim::Config::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
+    let jitter = b.seed.map(|seed| Jitter {
+        seed,
+        op: SimDuration::from_ns(b.jitter_op_ns),
+        dispatch: SimDuration::from_ns(b.jitter_dispatch_ns),
+    });
+    let spec = SweepSpec {
+        kind: b.collective,
+        mode: b.mode,
+        path: b.path,
+        dtype: b.dtype,
+        op: b.op,
+        root: b.root,
+        iters: b.rounds,
+        warmup: b.warmup,
+        ranks: b.ranks.unwrap_or(cfg.machine.ranks),
+        core_num: b.core_num,
+        jitter,
+        timing_only: b.no_data,
+    };
+    Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace })
 }

@@ -105,6 +105,22 @@ pub fn run_point(cfg: &Config, spec: &SweepSpec, size: u64, trace: bool) -> Resu
     Ok(Some(Point { row, report: timed }))
 }
 
+/// Runs `calls` calls of the collective at `size` bytes (timing-only when the spec says so)
+/// and returns the run; `None` when the size gives no element per rank.
+pub fn run_calls(
+    cfg: &Config,
+    spec: &SweepSpec,
+    size: u64,
+    calls: usize,
+    trace: bool,
+) -> Result<Option<RunReport>, String> {
+    let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) as usize;
+    if count == 0 && spec.kind != Kind::Barrier {
+        return Ok(None);
+    }
+    Ok(Some(run(cfg, spec, count, calls.max(1), spec.timing_only, trace)?.report))
+}
+
 /// Mean over the measured calls of the slowest rank's device wall, in microseconds.
 fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
     let mut per_call = vec![SimDuration::ZERO; calls];

@@ -1,6 +1,7 @@
 //! The subcommands of the `ranksim` binary, as library code so they can be tested: each takes
 //! its parsed arguments, writes its output to a `Write`, and returns the exit status.
 
+pub mod bench;
 pub mod run;
 pub mod sweep;
 

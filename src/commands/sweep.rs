@@ -67,7 +67,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let progress = std::io::stderr().is_terminal();
     let (mut all_rows, mut series, mut failed) = (Vec::new(), Vec::new(), false);
     let mut traced = a.trace.is_none();
-    let mut strace_text = String::new();
+    let mut strace = crate::strace::StraceLog::new(&cfg.host);
     for combo in &combos {
         let spec = spec(a, combo, ranks);
         let sc = sweep_config(a, &cfg, &spec, combo);
@@ -84,7 +84,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                 traced = true;
             }
             if a.strace.is_some() {
-                strace_text.push_str(&String::new() /* STRACE: wired below */);
+                strace.add_run(&point.report);
             }
             writeln!(out, "{}", report::row(&point.row)).map_err(io)?;
             failed |= point.row.nwrong.is_some_and(|w| w > 0);
@@ -111,7 +111,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         });
         all_rows.extend(rows);
     }
-    write_outputs(a, &cfg, ranks, &combos, all_rows, &series, &strace_text)?;
+    write_outputs(a, &cfg, ranks, &combos, all_rows, &series, &strace.text())?;
     Ok(if failed { Status::Failed } else { Status::Ok })
 }
 

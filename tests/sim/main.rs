@@ -10,6 +10,7 @@ mod conformance;
 mod deferred;
 mod determinism;
 mod domains;
+mod outputs;
 mod primitives;
 mod programs;
 mod run_options;

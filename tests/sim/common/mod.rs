@@ -38,6 +38,10 @@ issue_ns = 0.0
 fixed_cycles = 10
 bytes_per_cycle = 256
 
+[host]
+bind_us = 1.0
+finalize_us = 2.0
+
 [fabric]
 kind = "full_mesh"
 link_gbps = 10.0

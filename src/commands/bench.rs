@@ -1,0 +1,78 @@
+//! `ranksim bench`: PyPTO's `benchmark()` on the simulator. It runs `warmup + rounds` calls
+//! of a collective (each call one dispatch per rank), emits the `[STRACE]` spans of every
+//! dispatch, folds them with PyPTO's L3 rule into `BenchmarkStats`, and prints its line (as
+//! `str(stats)` does), a per-rank table and the mean span tree.
+
+use super::{CmdResult, Status};
+use crate::Config;
+use crate::strace::StraceLog;
+use crate::sweep::{SweepSpec, run_calls};
+use sim_core::bench::{BenchmarkStats, Metric, Spread};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Everything `bench` is told.
+#[derive(Clone, Debug)]
+pub struct BenchArgs {
+    pub config: Option<PathBuf>,
+    /// What to run; `iters` and `warmup` are the rounds and warmup launches.
+    pub spec: SweepSpec,
+    /// Message size in bytes (nccl-tests convention for the collective).
+    pub size: u64,
+    pub strace: Option<PathBuf>,
+}
+
+/// Runs the benchmark and prints its statistics.
+pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
+    let io = |e: std::io::Error| e.to_string();
+    let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
+    if a.spec.ranks == 0 || a.spec.ranks > cfg.machine.ranks {
+        return Err(format!(
+            "--ranks {}: machine `{}` has {} ranks",
+            a.spec.ranks, cfg.machine.name, cfg.machine.ranks
+        ));
+    }
+    if a.spec.iters == 0 {
+        return Err("-n (rounds) must be positive".into());
+    }
+    let (rounds, warmup) = (a.spec.iters as usize, a.spec.warmup as usize);
+    let Some(report) = run_calls(&cfg, &a.spec, a.size, rounds + warmup, false)? else {
+        return Err(format!("a size of {} bytes gives no element per rank; use a larger --size", a.size));
+    };
+    let mut log = StraceLog::new(&cfg.host);
+    log.add_run(&report);
+    let stats = BenchmarkStats::from_l3(log.invocations().to_vec(), rounds, warmup).with_names(log.names().clone());
+    writeln!(out, "{stats}").map_err(io)?;
+    writeln!(out).map_err(io)?;
+    per_rank_table(out, &stats).map_err(io)?;
+    writeln!(out).map_err(io)?;
+    writeln!(out, "{}", stats.format_mean_tree(true, Spread::Stdev, None, None)).map_err(io)?;
+    if let Some(p) = &a.strace {
+        std::fs::write(p, log.text()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    }
+    for w in &report.warnings {
+        writeln!(out, "# warning: {w}").map_err(io)?;
+    }
+    Ok(Status::Ok)
+}
+
+/// One line per rank: mean, min and max over the rounds of its summed dispatch device walls,
+/// and its mean host wall.
+fn per_rank_table(out: &mut dyn Write, stats: &BenchmarkStats) -> std::io::Result<()> {
+    let device = stats.per_rank(Metric::Device).unwrap_or_default();
+    let host = stats.per_rank(Metric::Host).unwrap_or_default();
+    writeln!(out, "# per rank, over {} rounds (us)", stats.rounds)?;
+    writeln!(
+        out,
+        "{:>6} {:>8} {:>12} {:>12} {:>12} {:>12}",
+        "rank", "pid", "device mean", "device min", "device max", "host mean"
+    )?;
+    for (i, (pid, d)) in device.iter().enumerate() {
+        let h = host.get(pid).cloned().unwrap_or_default();
+        let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
+        let min = d.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = d.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        writeln!(out, "{i:>6} {pid:>8} {:>12.1} {min:>12.1} {max:>12.1} {:>12.1}", mean(d), mean(&h))?;
+    }
+    Ok(())
+}
