@@ -37,7 +37,10 @@ pub use crate::core::{CopyOpts, Core, DeferCond, Ops, block_on};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use model::{ChipTiming, DmaDir, Fabric, Transfer, TransferKind, TransferTiming};
+pub use model::{
+    Busy, ChipTiming, DmaDir, Fabric, Network, PacketTiming, PathId, PathKind, Route, Transfer, TransferKind,
+    TransferTiming,
+};
 pub use program::{AsyncKernel, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};

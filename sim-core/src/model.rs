@@ -90,3 +90,86 @@ pub trait Fabric: Send + Debug {
     /// Forgets all occupancy: called at the start of every run.
     fn reset(&mut self);
 }
+
+/// What a flow of bytes carries, which decides the resources it crosses (see [`Network`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PathKind {
+    /// GM -> UB on the core's own chip (TLOAD): the chip's HBM, then the core's MTE2.
+    Load,
+    /// UB -> GM on the core's own chip (TSTORE): the core's MTE3, then the chip's HBM.
+    Store,
+    /// UB -> a peer's GM (remote_store, put chunk): MTE3, the links of the route, the peer's
+    /// ingress port, the peer's HBM.
+    RemoteWrite,
+    /// The request packet of a remote read (0 bytes): the links of the route to the peer.
+    ReadRequest,
+    /// A peer's GM -> this core's UB (remote_load, get chunk): the peer's HBM, the links of the
+    /// route back, this chip's ingress port, this core's MTE2.
+    RemoteRead,
+    /// A notify to a peer (a 4-byte atomic): the links of the route, the peer's ingress port.
+    Signal,
+}
+
+/// The endpoints of a flow: core `core` of chip `chip` talks to chip `peer` (`peer == chip`
+/// for the local kinds).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Route {
+    pub kind: PathKind,
+    pub chip: usize,
+    pub core: usize,
+    pub peer: usize,
+}
+
+/// A resolved path (an ordered list of resources), as a [`Network`] names it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PathId(pub u32);
+
+/// When one packet crossed its path.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PacketTiming {
+    /// It entered the first resource.
+    pub begin: SimTime,
+    /// The earliest instant the next packet of the same flow may enter the first resource
+    /// without queueing anywhere: `max_j(end_j - L_j)`, where `end_j` is when this packet
+    /// finished on resource j and `L_j` the latency in front of j. The sender of the last
+    /// packet is free from here on.
+    pub cleared: SimTime,
+    /// Its last byte reached the destination (after the last resource and its latency).
+    pub arrival: SimTime,
+}
+
+/// One resource busy with one packet (for link-utilisation traces).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Busy {
+    pub resource: u32,
+    pub start: SimTime,
+    pub end: SimTime,
+    pub bytes: u64,
+}
+
+/// The machine's data paths: per-core DMA engines (MTE2 in, MTE3 out), per-chip HBM, the
+/// chip-to-chip links of a topology, per-chip ingress ports. Bytes move in packets; a packet
+/// holds each resource of its path in order, cut-through: on resource j it starts at
+/// `max(start_{j-1} + latency_{j-1}, free_j)` and ends at
+/// `max(start_j + bytes / rate_j, end_{j-1} + latency_{j-1})`, and the resource is busy until
+/// then. Concurrent flows therefore interleave packet by packet and contention (incast,
+/// shared links, HBM) falls out of the model.
+///
+/// The scheduler calls [`Network::send`] in nondecreasing time order of its events, so a
+/// model may keep occupancy state and stay deterministic.
+pub trait Network: Send + Debug {
+    /// The path of `route` (resolved once, then cached by id).
+    fn path(&mut self, route: &Route) -> PathId;
+    /// Bytes per packet.
+    fn packet_bytes(&self) -> u64;
+    /// Moves one packet of `bytes` (at most `packet_bytes`; 0 for a request) along `path`,
+    /// entering no earlier than `at`, and reserves what it crossed. With `busy`, also appends
+    /// each resource's busy interval.
+    fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming;
+    /// A resource's display name (`link 0->1`, `hbm 3`, `port 5`, `mte3 2.7`).
+    fn resource_name(&self, resource: u32) -> String;
+    /// The chip whose timeline shows a resource.
+    fn resource_chip(&self, resource: u32) -> usize;
+    /// Forgets all occupancy: called at the start of every run.
+    fn reset(&mut self);
+}
