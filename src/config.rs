@@ -4,7 +4,8 @@
 use chip_model::{ChipConfig, ChipModel};
 use interconnect::FabricConfig;
 use serde::Deserialize;
-use sim_core::World;
+use interconnect::ChipPaths;
+use sim_core::{ChipTiming, DmaDir, Network, World};
 use std::path::Path;
 use std::sync::Arc;
 use thiserror::Error;
@@ -111,7 +112,7 @@ impl Config {
                 return Err(invalid(format!("{key} = {v}: must be a non-negative number of microseconds")));
             }
         }
-        interconnect::build(&self.fabric, self.machine.ranks).map_err(|e| invalid(e.to_string()))?;
+        self.network().map_err(invalid)?;
         Ok(())
     }
 
@@ -120,8 +121,24 @@ impl Config {
         let origin = format!("machine {}", self.machine.name);
         let invalid = |message: String| ConfigError::Invalid { origin: origin.clone(), message };
         let chip = ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
-        let fabric = interconnect::build(&self.fabric, self.machine.ranks).map_err(|e| invalid(e.to_string()))?;
-        World::new(self.machine.ranks, Arc::new(chip), fabric).map_err(|e| invalid(e.to_string()))
+        let net = self.network().map_err(invalid)?;
+        World::new(self.machine.ranks, Arc::new(chip), net).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// The chip-side data paths (DMA engines, HBM) the network needs.
+    pub fn chip_paths(&self) -> Result<ChipPaths, String> {
+        let chip = ChipModel::from_config(&self.chip).map_err(|e| e.to_string())?;
+        Ok(ChipPaths {
+            cores: chip.aiv_cores(),
+            mte2: chip.dma_rate(DmaDir::GmToUb),
+            mte3: chip.dma_rate(DmaDir::UbToGm),
+            hbm: chip.hbm_rate(),
+        })
+    }
+
+    /// The machine's network model.
+    pub fn network(&self) -> Result<Box<dyn Network>, String> {
+        interconnect::build_network(&self.fabric, self.machine.ranks, &self.chip_paths()?).map_err(|e| e.to_string())
     }
 
     /// The same machine with a different number of ranks (for `--ranks`).

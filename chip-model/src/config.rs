@@ -1,5 +1,5 @@
 //! The `[chip]` table of a machine config. Units are in the key names; every number in a
-//! preset carries its source in a comment there.
+//! preset carries its source in a comment there. A rate of `inf` means unlimited.
 
 use serde::Deserialize;
 
@@ -19,6 +19,10 @@ pub struct ChipConfig {
     pub ub_bytes: usize,
     /// L1 bytes per AIC core; informational.
     pub l1_bytes: usize,
+    /// HBM bandwidth of the chip in GB/s, shared by all its cores (`inf`: unlimited).
+    pub hbm_gbps: f64,
+    /// Fraction of the HBM rate sustained, (0, 1].
+    pub hbm_efficiency: f64,
     /// Whether remote atomic Add supports bf16 destinations.
     pub bf16_atomic_add: bool,
     /// Cost of one notify on the issuing core, in ns.
@@ -45,22 +49,45 @@ pub struct DmaConfig {
     pub ub_to_gm: DmaPathConfig,
 }
 
-/// One DMA direction: `time(B) = issue_ns + B / (gbps * 1e9)`.
+/// One DMA direction's cost curve.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct DmaPathConfig {
-    /// Sustained rate in GB/s (1 GB = 1e9 B).
-    pub gbps: f64,
-    /// Fixed cost per transfer, in ns.
-    pub issue_ns: f64,
+#[serde(tag = "curve", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DmaPathConfig {
+    /// `time(B) = issue_ns + B / gbps`.
+    Flat {
+        /// Sustained rate in GB/s (`inf`: unlimited).
+        gbps: f64,
+        /// Fixed cost per transfer, in ns.
+        issue_ns: f64,
+    },
+    /// The fitted Hill curve `bw(B) = peak * B / (half_bytes + B)`, which is exactly
+    /// `time(B) = half_bytes / peak + B / peak`.
+    Hill {
+        /// Asymptotic rate in GB/s.
+        peak_gbps: f64,
+        /// Size at which half the peak is reached, in bytes.
+        half_bytes: f64,
+    },
 }
 
-/// Element-wise vector op cost: `fixed_cycles + ceil(bytes / bytes_per_cycle)` cycles.
+/// Element-wise vector op cost: `fixed_cycles + ceil(elements / elems_per_cycle[dtype])`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct VectorConfig {
     /// Start-up plus completion latency of one op, in cycles.
     pub fixed_cycles: u64,
-    /// Bytes of operand processed per cycle.
-    pub bytes_per_cycle: u64,
+    /// Elements processed per cycle, per dtype.
+    pub elems_per_cycle: ElemsPerCycle,
+}
+
+/// Vector lanes per dtype.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ElemsPerCycle {
+    pub f32: u64,
+    pub f16: u64,
+    pub bf16: u64,
+    pub i32: u64,
+    pub i16: u64,
+    pub i8: u64,
 }

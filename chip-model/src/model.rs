@@ -1,7 +1,7 @@
 //! The validated chip model: configured floats are converted once to integer picoseconds and
 //! bytes per second.
 
-use crate::config::{ChipConfig, DmaPathConfig};
+use crate::config::{ChipConfig, DmaPathConfig, ElemsPerCycle};
 use sim_core::{Bandwidth, ChipTiming, DType, DmaDir, Frequency, SimDuration};
 use thiserror::Error;
 
@@ -23,7 +23,7 @@ fn err(key: &str, value: impl ToString, why: &str) -> ChipConfigError {
 
 #[derive(Clone, Debug)]
 struct DmaPath {
-    rate: Bandwidth,
+    rate: Option<Bandwidth>,
     issue: SimDuration,
 }
 
@@ -34,10 +34,11 @@ pub struct ChipModel {
     aiv_cores: usize,
     ub_bytes: usize,
     clock: Frequency,
+    hbm: Option<Bandwidth>,
     gm_to_ub: DmaPath,
     ub_to_gm: DmaPath,
     vector_fixed: u64,
-    vector_bytes_per_cycle: u64,
+    lanes: ElemsPerCycle,
     notify_issue: SimDuration,
     wait_poll: SimDuration,
     dispatch_launch: SimDuration,
@@ -54,20 +55,26 @@ impl ChipModel {
         if c.ub_bytes == 0 {
             return Err(err("ub_bytes", c.ub_bytes, "the unified buffer must hold at least one byte"));
         }
-        let clock = Frequency::from_ghz_f64(c.clock_ghz)
-            .ok_or_else(|| err("clock_ghz", c.clock_ghz, "must be a positive number of GHz"))?;
-        if c.vector.bytes_per_cycle == 0 {
-            return Err(err("vector.bytes_per_cycle", 0, "must be positive"));
+        let clock = Frequency::from_ghz_f64(c.clock_ghz).ok_or_else(|| err("clock_ghz", c.clock_ghz, "must be a positive number of GHz"))?;
+        let l = &c.vector.elems_per_cycle;
+        for (dt, v) in [("f32", l.f32), ("f16", l.f16), ("bf16", l.bf16), ("i32", l.i32), ("i16", l.i16), ("i8", l.i8)] {
+            if v == 0 {
+                return Err(err(&format!("vector.elems_per_cycle.{dt}"), v, "must be positive"));
+            }
+        }
+        if !(c.hbm_efficiency > 0.0 && c.hbm_efficiency <= 1.0) {
+            return Err(err("hbm_efficiency", c.hbm_efficiency, "must be in (0, 1]"));
         }
         Ok(ChipModel {
             name: c.name.clone(),
             aiv_cores: c.aiv_cores,
             ub_bytes: c.ub_bytes,
             clock,
+            hbm: rate("hbm_gbps", c.hbm_gbps * c.hbm_efficiency)?,
             gm_to_ub: dma_path("dma.gm_to_ub", &c.dma.gm_to_ub)?,
             ub_to_gm: dma_path("dma.ub_to_gm", &c.dma.ub_to_gm)?,
             vector_fixed: c.vector.fixed_cycles,
-            vector_bytes_per_cycle: c.vector.bytes_per_cycle,
+            lanes: c.vector.elems_per_cycle.clone(),
             notify_issue: ns("notify_issue_ns", c.notify_issue_ns)?,
             wait_poll: ns("wait_poll_ns", c.wait_poll_ns)?,
             dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
@@ -89,10 +96,29 @@ fn ns(key: &str, v: f64) -> Result<SimDuration, ChipConfigError> {
     Ok(SimDuration::from_ns_f64(v))
 }
 
+/// A GB/s figure: positive, or `inf` for unlimited (`None`).
+fn rate(key: &str, gbps: f64) -> Result<Option<Bandwidth>, ChipConfigError> {
+    if gbps == f64::INFINITY {
+        return Ok(None);
+    }
+    Bandwidth::from_gbps_f64(gbps).map(Some).ok_or_else(|| err(key, gbps, "must be a positive rate in GB/s, or inf"))
+}
+
 fn dma_path(key: &str, p: &DmaPathConfig) -> Result<DmaPath, ChipConfigError> {
-    let rate = Bandwidth::from_gbps_f64(p.gbps)
-        .ok_or_else(|| err(&format!("{key}.gbps"), p.gbps, "must be a positive rate in GB/s"))?;
-    Ok(DmaPath { rate, issue: ns(&format!("{key}.issue_ns"), p.issue_ns)? })
+    match *p {
+        DmaPathConfig::Flat { gbps, issue_ns } => {
+            Ok(DmaPath { rate: rate(&format!("{key}.gbps"), gbps)?, issue: ns(&format!("{key}.issue_ns"), issue_ns)? })
+        }
+        DmaPathConfig::Hill { peak_gbps, half_bytes } => {
+            let r = rate(&format!("{key}.peak_gbps"), peak_gbps)?.ok_or_else(|| err(&format!("{key}.peak_gbps"), peak_gbps, "a Hill curve needs a finite peak"))?;
+            if !half_bytes.is_finite() || half_bytes < 0.0 {
+                return Err(err(&format!("{key}.half_bytes"), half_bytes, "must be a non-negative byte count"));
+            }
+            // time(B) = K / peak + B / peak: the issue cost is K bytes at the peak rate.
+            let issue = SimDuration::from_ns_f64(half_bytes / (peak_gbps * 1e9) * 1e9);
+            Ok(DmaPath { rate: Some(r), issue })
+        }
+    }
 }
 
 impl ChipTiming for ChipModel {
@@ -115,11 +141,15 @@ impl ChipTiming for ChipModel {
         }
     }
 
-    fn dma_rate(&self, dir: DmaDir) -> Bandwidth {
+    fn dma_rate(&self, dir: DmaDir) -> Option<Bandwidth> {
         match dir {
             DmaDir::GmToUb => self.gm_to_ub.rate,
             DmaDir::UbToGm => self.ub_to_gm.rate,
         }
+    }
+
+    fn hbm_rate(&self) -> Option<Bandwidth> {
+        self.hbm
     }
 
     fn atomic_add_supported(&self, dtype: DType) -> bool {
@@ -127,8 +157,15 @@ impl ChipTiming for ChipModel {
     }
 
     fn vector_op(&self, dtype: DType, elems: u64) -> SimDuration {
-        let bytes = elems * dtype.size() as u64;
-        self.clock.cycles(self.vector_fixed + bytes.div_ceil(self.vector_bytes_per_cycle))
+        let lanes = match dtype {
+            DType::F32 => self.lanes.f32,
+            DType::F16 => self.lanes.f16,
+            DType::BF16 => self.lanes.bf16,
+            DType::I32 => self.lanes.i32,
+            DType::I16 => self.lanes.i16,
+            DType::I8 => self.lanes.i8,
+        };
+        self.clock.cycles(self.vector_fixed + elems.div_ceil(lanes))
     }
 
     fn notify_issue(&self) -> SimDuration {
@@ -161,16 +198,18 @@ mod tests {
             clock_ghz: 1.0,
             ub_bytes: 1024,
             l1_bytes: 0,
+            hbm_gbps: 1000.0,
+            hbm_efficiency: 0.5,
             bf16_atomic_add: false,
             notify_issue_ns: 10.0,
             wait_poll_ns: 20.0,
             dispatch_launch_ns: 0.0,
             task_start_ns: 0.0,
             dma: DmaConfig {
-                gm_to_ub: DmaPathConfig { gbps: 100.0, issue_ns: 5.0 },
-                ub_to_gm: DmaPathConfig { gbps: 50.0, issue_ns: 0.0 },
+                gm_to_ub: DmaPathConfig::Flat { gbps: 100.0, issue_ns: 5.0 },
+                ub_to_gm: DmaPathConfig::Hill { peak_gbps: 50.0, half_bytes: 500.0 },
             },
-            vector: VectorConfig { fixed_cycles: 10, bytes_per_cycle: 256 },
+            vector: VectorConfig { fixed_cycles: 10, elems_per_cycle: ElemsPerCycle { f32: 64, f16: 128, bf16: 128, i32: 64, i16: 128, i8: 256 } },
         }
     }
 
@@ -179,21 +218,36 @@ mod tests {
         let m = ChipModel::from_config(&config()).unwrap();
         // 1000 bytes at 100 GB/s = 10 ns, plus 5 ns issue.
         assert_eq!(m.dma(DmaDir::GmToUb, 1000), SimDuration::from_ns(15));
-        assert_eq!(m.dma(DmaDir::UbToGm, 1000), SimDuration::from_ns(20));
-        // 256 f32 = 1024 bytes = 4 cycles + 10 fixed at 1 GHz.
+        // Hill: K/peak = 500 B / 50 GB/s = 10 ns, plus 1000 B / 50 GB/s = 20 ns.
+        assert_eq!(m.dma(DmaDir::UbToGm, 1000), SimDuration::from_ns(30));
+        // 256 f32 = 4 cycles + 10 fixed; 256 i8 = 1 cycle + 10 at 1 GHz.
         assert_eq!(m.vector_op(DType::F32, 256), SimDuration::from_ns(14));
+        assert_eq!(m.vector_op(DType::I8, 256), SimDuration::from_ns(11));
+        assert_eq!(m.hbm_rate(), Bandwidth::from_gbps_f64(500.0));
         assert!(!m.atomic_add_supported(DType::BF16));
         assert!(m.atomic_add_supported(DType::I8));
     }
 
     #[test]
+    fn inf_means_unlimited() {
+        let mut c = config();
+        c.hbm_gbps = f64::INFINITY;
+        c.dma.gm_to_ub = DmaPathConfig::Flat { gbps: f64::INFINITY, issue_ns: 0.0 };
+        let m = ChipModel::from_config(&c).unwrap();
+        assert_eq!(m.hbm_rate(), None);
+        assert_eq!(m.dma(DmaDir::GmToUb, 1 << 20), SimDuration::ZERO);
+    }
+
+    #[test]
     fn bad_values_name_their_key() {
         let mut c = config();
-        c.dma.ub_to_gm.gbps = 0.0;
-        let e = ChipModel::from_config(&c).unwrap_err();
-        assert_eq!(e.key, "dma.ub_to_gm.gbps");
+        c.dma.ub_to_gm = DmaPathConfig::Flat { gbps: 0.0, issue_ns: 1.0 };
+        assert_eq!(ChipModel::from_config(&c).unwrap_err().key, "dma.ub_to_gm.gbps");
         let mut c = config();
         c.aiv_cores = 0;
         assert!(ChipModel::from_config(&c).unwrap_err().to_string().contains("chip.aiv_cores = 0"));
+        let mut c = config();
+        c.vector.elems_per_cycle.bf16 = 0;
+        assert_eq!(ChipModel::from_config(&c).unwrap_err().key, "vector.elems_per_cycle.bf16");
     }
 }

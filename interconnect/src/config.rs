@@ -1,8 +1,8 @@
 //! The `[fabric]` table of a machine config.
 
-use crate::full_mesh::FullMesh;
+use crate::stopgap::{ChipPaths, MeshNet};
 use serde::Deserialize;
-use sim_core::{Bandwidth, Fabric, SimDuration};
+use sim_core::{Bandwidth, Network, SimDuration};
 use thiserror::Error;
 
 /// A fabric as written in a config; `kind` selects the topology.
@@ -38,8 +38,8 @@ fn err(key: &str, value: impl ToString, why: &str) -> FabricConfigError {
     FabricConfigError { key: key.to_string(), value: value.to_string(), why: why.to_string() }
 }
 
-/// Builds the fabric of `ranks` chips described by `cfg`.
-pub fn build(cfg: &FabricConfig, ranks: usize) -> Result<Box<dyn Fabric>, FabricConfigError> {
+/// Builds the network of `ranks` chips described by `cfg`, with the chip-side paths `chip`.
+pub fn build_network(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<Box<dyn Network>, FabricConfigError> {
     match cfg {
         FabricConfig::FullMesh(m) => {
             if !(m.link_efficiency > 0.0 && m.link_efficiency <= 1.0) {
@@ -50,7 +50,8 @@ pub fn build(cfg: &FabricConfig, ranks: usize) -> Result<Box<dyn Fabric>, Fabric
             if !m.link_latency_ns.is_finite() || m.link_latency_ns < 0.0 {
                 return Err(err("link_latency_ns", m.link_latency_ns, "must be a non-negative number of ns"));
             }
-            Ok(Box::new(FullMesh::new(ranks, bw, SimDuration::from_ns_f64(m.link_latency_ns))))
+            let lat = SimDuration::from_ns_f64(m.link_latency_ns);
+            Ok(Box::new(MeshNet::new(ranks, chip, Some(bw), lat, None, 4096)))
         }
     }
 }

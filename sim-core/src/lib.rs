@@ -9,7 +9,7 @@
 //! - [`signal`]: notify / wait semantics;
 //! - [`program`] and [`core`]: dispatches, tasks, and the program API a kernel calls;
 //! - [`world`]: the host side (domains, buffers, staging, dispatch, run);
-//! - [`model`]: the traits `chip-model` and `interconnect` implement;
+//! - [`model`]: the traits `chip-model` and `interconnect` implement (`ChipTiming`, `Network`);
 //! - the scheduler (`engine`) and the thread driver (`driver`), which are private.
 //!
 //! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
@@ -37,10 +37,7 @@ pub use crate::core::{CopyOpts, Core, DeferCond, Ops, block_on};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use model::{
-    Busy, ChipTiming, DmaDir, Fabric, Network, PacketTiming, PathId, PathKind, Route, Transfer, TransferKind,
-    TransferTiming,
-};
+pub use model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, PathKind, Route};
 pub use program::{AsyncKernel, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};

@@ -49,8 +49,8 @@ pub struct EngineStats {
     pub requests: u64,
     /// Events applied (requests and the events they caused).
     pub events: u64,
-    /// Fabric transfers timed.
-    pub transfers: u64,
+    /// Packets moved through the network (every flow sends at least one).
+    pub packets: u64,
 }
 
 /// Counters of how the host ran the simulation; they depend on OS scheduling and are not

@@ -17,7 +17,7 @@ use crate::engine::Engine;
 use crate::engine::request::MemKey;
 use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
-use crate::model::{ChipTiming, Fabric};
+use crate::model::{ChipTiming, Network};
 use crate::program::Dispatch;
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
@@ -112,7 +112,7 @@ impl RunReport {
 /// A simulated machine and everything the host has set up on it.
 pub struct World {
     chip: Arc<dyn ChipTiming>,
-    fabric: Option<Box<dyn Fabric>>,
+    net: Option<Box<dyn Network>>,
     size: usize,
     domains: Vec<DomainState>,
     gm_names: Vec<String>,
@@ -123,8 +123,8 @@ pub struct World {
 }
 
 impl World {
-    /// A machine of `size` identical chips joined by `fabric`.
-    pub fn new(size: usize, chip: Arc<dyn ChipTiming>, fabric: Box<dyn Fabric>) -> SimResult<World> {
+    /// A machine of `size` identical chips joined by `net`.
+    pub fn new(size: usize, chip: Arc<dyn ChipTiming>, net: Box<dyn Network>) -> SimResult<World> {
         if size == 0 {
             return Err(SimError::invalid("a world needs at least one rank (chip); got 0"));
         }
@@ -133,7 +133,7 @@ impl World {
         }
         Ok(World {
             chip,
-            fabric: Some(fabric),
+            net: Some(net),
             size,
             domains: Vec::new(),
             gm_names: Vec::new(),
@@ -354,11 +354,11 @@ impl World {
         }
         let queues = std::mem::replace(&mut self.queues, vec![Vec::new(); self.size]);
         let mem = std::mem::take(&mut self.mem);
-        let fabric = self
-            .fabric
+        let net = self
+            .net
             .take()
-            .ok_or_else(|| SimError::invalid("the fabric model was lost by an earlier failed run"))?;
-        let engine = Engine::new(self.chip.clone(), fabric, mem, queues, &self.options);
+            .ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
+        let engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
         let (mut engine, host) = driver::run(engine, self.chip.clone());
         let outcome =
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
@@ -373,9 +373,9 @@ impl World {
             trace: engine.take_trace(),
             warnings: std::mem::take(&mut self.warnings),
         };
-        let (mem, fabric) = engine.into_parts();
+        let (mem, net) = engine.into_parts();
         self.mem = mem;
-        self.fabric = Some(fabric);
+        self.net = Some(net);
         for d in &mut self.domains {
             d.dirty = true;
         }

@@ -194,7 +194,7 @@ fn host_side_misuse() {
         World::new(
             0,
             std::sync::Arc::new(ranksim::chip_model::ChipModel::from_config(&Config::default_preset().chip).unwrap()),
-            ranksim::interconnect::build(&Config::default_preset().fabric, 1).unwrap()
+            Config::default_preset().network().unwrap()
         )
         .is_err()
     );

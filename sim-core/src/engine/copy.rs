@@ -1,25 +1,29 @@
 //! put / get: a transfer staged through UB in chunks. Each chunk is loaded (MTE2, from local
-//! GM or a peer) and then stored (MTE3, to local GM or a peer). Without `pipeline` a chunk's
-//! load waits for the previous store to finish (one staging tile); with `pipeline` two tiles
-//! ping-pong, so the load of chunk i+1 overlaps the store of chunk i.
+//! GM or a peer) and then stored (MTE3, to local GM or a peer). Without `pipeline` one staging
+//! tile is used: a chunk's load starts when the previous chunk's store has cleared. With
+//! `pipeline` two tiles ping-pong: the load of chunk i+1 starts as the store of chunk i does.
+//! Stores start when their chunk is loaded and the previous store has cleared (MTE3 is one
+//! engine); the put or get returns when the last store has cleared.
 
 use super::Engine;
 use super::event::{Event, Key};
+use super::flow::FlowEnd;
 use super::request::{CopySpec, Reply};
-use crate::model::{DmaDir, TransferKind};
-use crate::time::SimTime;
+use crate::model::{DmaDir, PathKind, Route};
 
 /// The progress of one put/get.
 #[derive(Debug)]
 pub(crate) struct CopyJob {
     actor: usize,
     spec: CopySpec,
-    /// Chunk being moved.
-    i: usize,
-    /// When the MTE3 (store) engine is free again.
-    mte3_free: SimTime,
-    /// The loaded chunk waiting for its store.
-    staged: Vec<u8>,
+    /// Next chunk to load.
+    next_load: usize,
+    /// Chunks whose store has cleared.
+    stored: usize,
+    /// A loaded chunk waiting for MTE3: (index, bytes).
+    staged: Option<(usize, Vec<u8>)>,
+    /// A store is in flight (MTE3 busy).
+    storing: bool,
 }
 
 impl Engine {
@@ -28,7 +32,7 @@ impl Engine {
             self.reply(actor, key.time, Reply::Done);
             return;
         }
-        let job = CopyJob { actor, spec, i: 0, mte3_free: key.time, staged: Vec::new() };
+        let job = CopyJob { actor, spec, next_load: 0, stored: 0, staged: None, storing: false };
         let id = match self.copies.iter().position(Option::is_none) {
             Some(id) => {
                 self.copies[id] = Some(job);
@@ -39,81 +43,87 @@ impl Engine {
                 self.copies.len() - 1
             }
         };
-        self.push_derived(key.time, key, Event::CopyLoad { job: id });
+        self.copy_load(key, id);
     }
 
+    /// Starts loading the next chunk into UB.
     pub(super) fn copy_load(&mut self, key: Key, id: usize) {
-        let Some(job) = self.copies[id].as_ref() else {
-            return;
-        };
+        let Some(job) = self.copies[id].as_mut() else { return };
+        let chunk = job.next_load;
+        job.next_load += 1;
         let actor = job.actor;
-        let src = job.spec.chunks[job.i].0.clone();
-        let me = self.chip_of(actor);
+        let src = job.spec.chunks[chunk].0.clone();
+        let (me, core) = (self.chip_of(actor), self.core_of(actor));
         self.traffic[me].read(src.chip != me, src.region.bytes());
+        let at = key.time + self.chip.dma_issue(DmaDir::GmToUb);
         if src.chip == me {
             let data = self.mem.read(&src);
-            let end = key.time + self.chip.dma(DmaDir::GmToUb, data.len() as u64);
-            self.staged(key, id, data, end);
+            let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
+            let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
+            self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
         } else {
-            let issue = key.time + self.chip.dma_issue(DmaDir::GmToUb);
-            let tt = self.fabric_transfer(me, src.chip, actor, 0, issue, DmaDir::GmToUb, TransferKind::ReadRequest);
-            self.push_derived(tt.arrival, key, Event::CopyRemoteRead { job: id });
+            let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
+            self.start_flow(key, route, 0, at, None, FlowEnd::Event(Event::CopyRemoteRead { job: id, chunk }));
         }
     }
 
-    pub(super) fn copy_remote_read(&mut self, key: Key, id: usize) {
-        let Some(job) = self.copies[id].as_ref() else {
-            return;
-        };
+    /// The read request of a get's chunk reached the owner: read there, send the data back.
+    pub(super) fn copy_remote_read(&mut self, key: Key, id: usize, chunk: usize) {
+        let Some(job) = self.copies[id].as_ref() else { return };
         let actor = job.actor;
-        let src = job.spec.chunks[job.i].0.clone();
+        let src = job.spec.chunks[chunk].0.clone();
         let data = self.mem.read(&src);
-        let me = self.chip_of(actor);
-        let tt = self.fabric_transfer(src.chip, me, actor, data.len(), key.time, DmaDir::GmToUb, TransferKind::Data);
-        self.staged(key, id, data, tt.arrival);
+        let route = Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
+        let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
+        self.start_flow(key, route, src.region.bytes() as u64, key.time, None, end);
     }
 
-    /// A chunk is in UB at `loaded`: its store starts once MTE3 is free.
-    fn staged(&mut self, key: Key, id: usize, data: Vec<u8>, loaded: SimTime) {
-        let Some(job) = self.copies[id].as_mut() else {
-            return;
-        };
-        job.staged = data;
-        let start = loaded.max(job.mte3_free);
-        self.push_derived(start, key, Event::CopyStore { job: id });
+    /// A chunk is in UB: store it once MTE3 is free.
+    pub(super) fn copy_loaded(&mut self, key: Key, id: usize, chunk: usize, data: Vec<u8>) {
+        let Some(job) = self.copies[id].as_mut() else { return };
+        job.staged = Some((chunk, data));
+        self.copy_try_store(key, id);
     }
 
-    pub(super) fn copy_store(&mut self, key: Key, id: usize) {
-        let Some(job) = self.copies[id].as_mut() else {
+    /// Starts the staged chunk's store if MTE3 is free; with `pipeline`, the next load too.
+    fn copy_try_store(&mut self, key: Key, id: usize) {
+        let Some(job) = self.copies[id].as_mut() else { return };
+        if job.storing {
             return;
-        };
-        let actor = job.actor;
-        let data = std::mem::take(&mut job.staged);
-        let dst = job.spec.chunks[job.i].1.clone();
-        let (atomic, op, pipeline) = (job.spec.atomic, job.spec.op, job.spec.pipeline);
-        let me = self.chip_of(actor);
-        self.traffic[me].write(dst.chip != me, data.len());
-        let s = key.time;
-        let local_end = s + self.chip.dma(DmaDir::UbToGm, data.len() as u64);
-        let (end, land) = if dst.chip == me {
-            (local_end, local_end)
-        } else {
-            let issue = s + self.chip.dma_issue(DmaDir::UbToGm);
-            let tt = self.fabric_transfer(me, dst.chip, actor, data.len(), issue, DmaDir::UbToGm, TransferKind::Data);
-            (local_end.max(tt.injected), tt.arrival)
-        };
-        self.push_derived(land, key, Event::Land { dst, data, atomic, writer: actor, op });
-        let Some(job) = self.copies[id].as_mut() else {
-            return;
-        };
-        job.mte3_free = end;
-        job.i += 1;
-        if job.i < job.spec.chunks.len() {
-            let next = if pipeline { s } else { end };
-            self.push_derived(next, key, Event::CopyLoad { job: id });
-        } else {
-            self.copies[id] = None;
-            self.reply(actor, end, Reply::Done);
         }
+        let Some((chunk, data)) = job.staged.take() else { return };
+        job.storing = true;
+        let (actor, pipeline, more) = (job.actor, job.spec.pipeline, job.next_load < job.spec.chunks.len());
+        let (atomic, op) = (job.spec.atomic, job.spec.op);
+        let dst = job.spec.chunks[chunk].1.clone();
+        let (me, core) = (self.chip_of(actor), self.core_of(actor));
+        self.traffic[me].write(dst.chip != me, data.len());
+        let kind = if dst.chip == me { PathKind::Store } else { PathKind::RemoteWrite };
+        let route = Route { kind, chip: me, core, peer: dst.chip };
+        let bytes = data.len() as u64;
+        let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
+        let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op });
+        self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);
+        if pipeline && more {
+            self.copy_load(key, id);
+        }
+    }
+
+    /// A store has cleared: MTE3 is free; finish, or go on with the next chunk.
+    pub(super) fn copy_stored(&mut self, key: Key, id: usize) {
+        let Some(job) = self.copies[id].as_mut() else { return };
+        job.storing = false;
+        job.stored += 1;
+        let (actor, pipeline) = (job.actor, job.spec.pipeline);
+        if job.stored == job.spec.chunks.len() {
+            self.copies[id] = None;
+            self.reply(actor, key.time, Reply::Done);
+            return;
+        }
+        let more = job.next_load < job.spec.chunks.len();
+        if !pipeline && more {
+            self.copy_load(key, id);
+        }
+        self.copy_try_store(key, id);
     }
 }

@@ -30,12 +30,14 @@ pub(crate) enum Event {
     Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str },
     /// A notify lands in its cell.
     Signal { cell: CellRef, value: i32, op: NotifyOp, writer: usize, trace_id: u64 },
-    /// Chunk load of a put/get starts.
-    CopyLoad { job: usize },
+    /// The next packet of a flow enters its path.
+    FlowStep { flow: usize },
     /// The read request of a get's chunk reached the owner.
-    CopyRemoteRead { job: usize },
-    /// Chunk store of a put/get starts.
-    CopyStore { job: usize },
+    CopyRemoteRead { job: usize, chunk: usize },
+    /// A chunk of a put/get is in UB.
+    CopyLoaded { job: usize, chunk: usize, data: Vec<u8> },
+    /// The store of a put/get chunk has cleared MTE3.
+    CopyStored { job: usize },
     /// A chip starts its next queued dispatch.
     DispatchStart { chip: usize },
     /// A deferred condition of a task became true (after the scheduler's poll).

@@ -9,6 +9,7 @@
 
 mod copy;
 mod deadlock;
+mod flow;
 pub(crate) mod event;
 pub(crate) mod request;
 mod sched;
@@ -18,15 +19,16 @@ mod tracer;
 use crate::dtype::DType;
 use crate::error::SimError;
 use crate::memory::Memory;
-use crate::model::{ChipTiming, DmaDir, Fabric, Transfer, TransferKind, TransferTiming};
+use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
 use crate::program::Dispatch;
 use crate::report::CellWrite;
 use crate::signal::{NotifyOp, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{DispatchSpan, LinkBusy, Trace};
+use crate::trace::{DispatchSpan, Trace};
 use crate::world::{Jitter, RunOptions};
 use copy::CopyJob;
+use flow::FlowEnd;
 use event::{Entry, Event, HOST, Key, Slots};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -62,7 +64,8 @@ struct Actor {
 /// The scheduler state of one run.
 pub(crate) struct Engine {
     chip: Arc<dyn ChipTiming>,
-    fabric: Box<dyn Fabric>,
+    net: Box<dyn Network>,
+    flows: flow::Flows,
     cores: usize,
     world: usize,
     pub(crate) mem: Memory,
@@ -95,17 +98,18 @@ impl Engine {
     /// An engine over `mem` that will run `queues[chip]` in order on each chip.
     pub(crate) fn new(
         chip: Arc<dyn ChipTiming>,
-        mut fabric: Box<dyn Fabric>,
+        mut net: Box<dyn Network>,
         mem: Memory,
         queues: Vec<Vec<Dispatch>>,
         options: &RunOptions,
     ) -> Engine {
-        fabric.reset();
+        net.reset();
         let cores = chip.aiv_cores();
         let world = queues.len();
         let idle = Actor { state: ActorState::Idle, next_seq: 0, job: None, since: SimTime::ZERO };
         Engine {
-            fabric,
+            net,
+            flows: flow::Flows::default(),
             cores,
             world,
             mem,
@@ -187,9 +191,9 @@ impl Engine {
         Some(trace)
     }
 
-    /// Returns the fabric model (for reuse by the next run).
-    pub(crate) fn into_parts(self) -> (Memory, Box<dyn Fabric>) {
-        (self.mem, self.fabric)
+    /// Returns the network model (for reuse by the next run).
+    pub(crate) fn into_parts(self) -> (Memory, Box<dyn Network>) {
+        (self.mem, self.net)
     }
 
     /// Takes a request from `actor`, issued at its local time `at`. `resume` is the actor's
@@ -260,18 +264,18 @@ impl Engine {
             Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
             Event::RemoteRead { actor, src } => {
                 let data = self.mem.read(&src);
-                let me = self.chip_of(actor);
-                let tt =
-                    self.fabric_transfer(src.chip, me, actor, data.len(), key.time, DmaDir::GmToUb, TransferKind::Data);
-                self.reply(actor, tt.arrival, Reply::Data(data));
+                let route = Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
+                let bytes = data.len() as u64;
+                self.start_flow(key, route, bytes, key.time, None, FlowEnd::Reply { actor, reply: Reply::Data(data) });
             }
             Event::Land { dst, data, atomic, writer, op } => self.land(key.time, &dst, &data, atomic, writer, op),
             Event::Signal { cell, value, op, writer, trace_id } => {
                 self.signal(key.time, &cell, value, op, writer, trace_id)
             }
-            Event::CopyLoad { job } => self.copy_load(key, job),
-            Event::CopyRemoteRead { job } => self.copy_remote_read(key, job),
-            Event::CopyStore { job } => self.copy_store(key, job),
+            Event::FlowStep { flow } => self.flow_step(key, flow),
+            Event::CopyRemoteRead { job, chunk } => self.copy_remote_read(key, job, chunk),
+            Event::CopyLoaded { job, chunk, data } => self.copy_loaded(key, job, chunk, data),
+            Event::CopyStored { job } => self.copy_stored(key, job),
             Event::DispatchStart { chip } => self.start_dispatch(chip, key.time),
             Event::DeferredReady { chip, task } => self.deferred_ready(chip, task, key.time),
         }
@@ -291,15 +295,16 @@ impl Engine {
                     src.region.bytes(),
                     remote.then_some(src.chip),
                 );
+                let core = self.core_of(actor);
+                let at = t + self.chip.dma_issue(DmaDir::GmToUb);
                 if src.chip == me {
                     let data = self.mem.read(&src);
-                    let done = t + self.chip.dma(DmaDir::GmToUb, data.len() as u64) + self.op_jitter();
-                    self.reply(actor, done, Reply::Data(data));
+                    let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
+                    let bytes = data.len() as u64;
+                    self.start_flow(key, route, bytes, at, None, FlowEnd::Reply { actor, reply: Reply::Data(data) });
                 } else {
-                    let issue = t + self.chip.dma_issue(DmaDir::GmToUb);
-                    let tt =
-                        self.fabric_transfer(me, src.chip, actor, 0, issue, DmaDir::GmToUb, TransferKind::ReadRequest);
-                    self.push_derived(tt.arrival, key, Event::RemoteRead { actor, src });
+                    let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
+                    self.start_flow(key, route, 0, at, None, FlowEnd::Event(Event::RemoteRead { actor, src }));
                 }
             }
             Request::Write { dst, data, atomic, op } => {
@@ -311,14 +316,11 @@ impl Engine {
                         tr.remote_write(actor, id);
                     }
                 }
-                let land = if dst.chip == me {
-                    t + self.chip.dma(DmaDir::UbToGm, data.len() as u64)
-                } else {
-                    let issue = t + self.chip.dma_issue(DmaDir::UbToGm);
-                    self.fabric_transfer(me, dst.chip, actor, data.len(), issue, DmaDir::UbToGm, TransferKind::Data)
-                        .arrival
-                };
-                self.push_derived(land, key, Event::Land { dst, data, atomic, writer: actor, op });
+                let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
+                let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip };
+                let (bytes, at) = (data.len() as u64, t + self.chip.dma_issue(DmaDir::UbToGm));
+                let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op });
+                self.start_flow(key, route, bytes, at, None, land);
             }
             Request::Copy(spec) => {
                 if self.tracer.is_some() {
@@ -349,13 +351,11 @@ impl Engine {
                     }
                     None => 0,
                 };
-                let issue = t + self.chip.notify_issue();
-                let land = if cell.chip == me {
-                    issue
-                } else {
-                    self.fabric_transfer(me, cell.chip, actor, 4, issue, DmaDir::UbToGm, TransferKind::Signal).arrival
-                };
-                self.push_derived(land, key, Event::Signal { cell, value, op, writer: actor, trace_id });
+                let at = t + self.chip.notify_issue();
+                let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
+                let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip };
+                let land = FlowEnd::Event(Event::Signal { cell, value, op, writer: actor, trace_id });
+                self.start_flow(key, route, 4, at, None, land);
             }
             Request::Wait { cells, expected, cmp } => {
                 self.traffic[me].waits += 1;
@@ -505,35 +505,6 @@ impl Engine {
 
     fn core_of(&self, actor: usize) -> usize {
         actor % self.cores
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn fabric_transfer(
-        &mut self,
-        src: usize,
-        dst: usize,
-        actor: usize,
-        bytes: usize,
-        start: SimTime,
-        dir: DmaDir,
-        kind: TransferKind,
-    ) -> TransferTiming {
-        self.stats.transfers += 1;
-        let start = start + self.op_jitter();
-        let t = Transfer {
-            src,
-            dst,
-            core: self.core_of(actor),
-            bytes: bytes as u64,
-            start,
-            rate_cap: self.chip.dma_rate(dir),
-            kind,
-        };
-        let tt = self.fabric.transfer(&t);
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.link(LinkBusy { src, dst, start: tt.begin, end: tt.injected, bytes: bytes as u64 });
-        }
-        tt
     }
 
     fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {

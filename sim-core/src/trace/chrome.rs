@@ -105,17 +105,16 @@ fn flows(trace: &Trace, ev: &mut Vec<String>) {
     }
 }
 
-/// One counter track per directed link: its throughput (GB/s) while a transfer serialises,
+/// One counter track per network resource: its throughput (GB/s) while a packet serialises,
 /// 0 in between.
 fn links(trace: &Trace, ev: &mut Vec<String>) {
-    let mut by_link: std::collections::BTreeMap<(usize, usize), Vec<&super::LinkBusy>> =
-        std::collections::BTreeMap::new();
+    let mut by_link: std::collections::BTreeMap<(usize, &str), Vec<&super::LinkBusy>> = std::collections::BTreeMap::new();
     for l in &trace.links {
-        by_link.entry((l.src, l.dst)).or_default().push(l);
+        by_link.entry((l.chip, l.resource.as_str())).or_default().push(l);
     }
-    for ((src, dst), mut busy) in by_link {
+    for ((src, resource), mut busy) in by_link {
         busy.sort_by_key(|l| (l.start, l.end));
-        let name = format!("link {src}->{dst} GB/s");
+        let name = format!("{} GB/s", esc(resource));
         for l in busy {
             let ps = l.end.as_ps().saturating_sub(l.start.as_ps());
             let gbps = if ps == 0 { 0.0 } else { l.bytes as f64 * 1000.0 / ps as f64 };
@@ -155,7 +154,13 @@ mod tests {
         let trace = Trace {
             ops: vec![op(1, 0, "notify", 0, 100), op(2, 1, "wait", 50, 900)],
             flows: vec![Flow { from: 1, to: 2, kind: FlowKind::NotifyToWait }],
-            links: vec![LinkBusy { src: 0, dst: 1, start: SimTime::from_ps(0), end: SimTime::from_ps(1000), bytes: 8 }],
+            links: vec![LinkBusy {
+                resource: "link 0->1".into(),
+                chip: 0,
+                start: SimTime::from_ps(0),
+                end: SimTime::from_ps(1000),
+                bytes: 8,
+            }],
             dispatches: vec![],
         };
         let j = to_chrome_json(&trace, 2);

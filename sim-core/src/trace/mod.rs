@@ -43,11 +43,13 @@ pub struct Flow {
     pub kind: FlowKind,
 }
 
-/// A directed link busy serialising one transfer.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// A network resource (link, port, HBM, DMA engine) busy serialising one packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkBusy {
-    pub src: usize,
-    pub dst: usize,
+    /// The resource's name (`link 0->1`, `hbm 3`, ...).
+    pub resource: String,
+    /// The rank whose timeline shows it.
+    pub chip: usize,
     pub start: SimTime,
     pub end: SimTime,
     pub bytes: u64,

@@ -20,6 +20,8 @@ aic_cores = 2
 clock_ghz = 1.0
 ub_bytes = 65536
 l1_bytes = 0
+hbm_gbps = inf
+hbm_efficiency = 1.0
 bf16_atomic_add = false
 notify_issue_ns = 10.0
 wait_poll_ns = 0.0
@@ -27,16 +29,25 @@ dispatch_launch_ns = 0.0
 task_start_ns = 0.0
 
 [chip.dma.gm_to_ub]
+curve = "flat"
 gbps = 100.0
 issue_ns = 0.0
 
 [chip.dma.ub_to_gm]
+curve = "flat"
 gbps = 100.0
 issue_ns = 0.0
 
 [chip.vector]
 fixed_cycles = 10
-bytes_per_cycle = 256
+
+[chip.vector.elems_per_cycle]
+f32 = 64
+f16 = 128
+bf16 = 128
+i32 = 64
+i16 = 128
+i8 = 256
 
 [host]
 bind_us = 1.0

@@ -1,0 +1,148 @@
+//! Flows: bytes moving along a path of the [`Network`](crate::model::Network), packet by
+//! packet. Each packet is an event, so packets of concurrent flows interleave on shared
+//! resources in time order. Flows on one path are served first in, first out: a flow sends
+//! its first packet only after the previous flow on that path has sent its last, so a notify
+//! never overtakes the payload sent before it on the same path.
+
+use super::Engine;
+use super::event::{Event, Key};
+use super::request::Reply;
+use crate::model::{PathId, Route};
+use crate::time::SimTime;
+use crate::trace::LinkBusy;
+use std::collections::{BTreeMap, VecDeque};
+
+/// What happens when a flow's last byte has arrived.
+#[derive(Debug)]
+pub(crate) enum FlowEnd {
+    /// Apply this event at the arrival time.
+    Event(Event),
+    /// Release `actor` with `reply` at the arrival time.
+    Reply { actor: usize, reply: Reply },
+}
+
+/// One flow in progress.
+#[derive(Debug)]
+pub(crate) struct Flow {
+    path: PathId,
+    /// When its first packet may enter the path.
+    at: SimTime,
+    /// Bytes not yet sent (a request flow sends one empty packet).
+    left: u64,
+    origin: Key,
+    /// Applied at the time the sender is free again.
+    cleared: Option<Event>,
+    end: Option<FlowEnd>,
+}
+
+/// Flows in progress and the per-path FIFO queues.
+#[derive(Debug, Default)]
+pub(crate) struct Flows {
+    slots: Vec<Option<Flow>>,
+    free: Vec<usize>,
+    /// Per path, the flows not finished sending; the front one is sending.
+    queues: BTreeMap<PathId, VecDeque<usize>>,
+}
+
+impl Flows {
+    fn put(&mut self, f: Flow) -> usize {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(f);
+                i
+            }
+            None => {
+                self.slots.push(Some(f));
+                self.slots.len() - 1
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Starts moving `bytes` along `route` no earlier than `at`. `cleared` is applied when the
+    /// sender is free again, `end` when the last byte has arrived.
+    pub(super) fn start_flow(
+        &mut self,
+        origin: Key,
+        route: Route,
+        bytes: u64,
+        at: SimTime,
+        cleared: Option<Event>,
+        end: FlowEnd,
+    ) {
+        let at = at + self.op_jitter();
+        let path = self.net.path(&route);
+        let id = self.flows.put(Flow { path, at, left: bytes, origin, cleared, end: Some(end) });
+        let q = self.flows.queues.entry(path).or_default();
+        q.push_back(id);
+        if q.len() == 1 {
+            self.push_derived(at, origin, Event::FlowStep { flow: id });
+        }
+    }
+
+    /// Sends the next packet of flow `id` at the current time.
+    pub(super) fn flow_step(&mut self, key: Key, id: usize) {
+        let Some(f) = self.flows.slots[id].as_mut() else { return };
+        let pkt = f.left.min(self.net.packet_bytes());
+        f.left -= pkt;
+        let (path, origin, more) = (f.path, f.origin, f.left > 0);
+        self.stats.packets += 1;
+        let timing = match self.tracer.is_some() {
+            true => {
+                let mut busy = Vec::new();
+                let t = self.net.send(path, pkt, key.time, Some(&mut busy));
+                self.trace_busy(&busy);
+                t
+            }
+            false => self.net.send(path, pkt, key.time, None),
+        };
+        if more {
+            self.push_derived(timing.cleared, origin, Event::FlowStep { flow: id });
+            return;
+        }
+        let Some(mut f) = self.flows.slots[id].take() else { return };
+        self.flows.free.push(id);
+        if let Some(ev) = f.cleared.take() {
+            self.push_derived(timing.cleared, origin, ev);
+        }
+        match f.end.take() {
+            Some(FlowEnd::Event(ev)) => self.push_derived(timing.arrival, origin, ev),
+            Some(FlowEnd::Reply { actor, reply }) => self.reply(actor, timing.arrival, reply),
+            None => {}
+        }
+        self.next_on_path(path, timing.cleared);
+    }
+
+    /// The flow after a finished one on `path` starts once the path has cleared.
+    fn next_on_path(&mut self, path: PathId, cleared: SimTime) {
+        let Some(q) = self.flows.queues.get_mut(&path) else { return };
+        q.pop_front();
+        let Some(&next) = q.front() else {
+            self.flows.queues.remove(&path);
+            return;
+        };
+        let Some(f) = self.flows.slots[next].as_ref() else { return };
+        let (at, origin) = (f.at.max(cleared), f.origin);
+        self.push_derived(at, origin, Event::FlowStep { flow: next });
+    }
+
+    fn trace_busy(&mut self, busy: &[crate::model::Busy]) {
+        let recs: Vec<LinkBusy> = busy
+            .iter()
+            .filter(|b| b.end > b.start)
+            .map(|b| LinkBusy {
+                resource: self.net.resource_name(b.resource),
+                chip: self.net.resource_chip(b.resource),
+                start: b.start,
+                end: b.end,
+                bytes: b.bytes,
+            })
+            .collect();
+        if let Some(tr) = self.tracer.as_mut() {
+            for r in recs {
+                tr.link(r);
+            }
+        }
+    }
+}
