@@ -1,7 +1,27 @@
-//! A full mesh: one full-duplex link per chip pair, each direction served first come, first
-//! served.
+//! The retiring [`Fabric`] model: a full mesh of full-duplex links, each direction served first
+//! come, first served, whole transfers at a time. Kept until sim-core moves to [`sim_core::Network`];
+//! [`build`] reads the new `[fabric]` schema so presets stay loadable meanwhile.
 
+use crate::config::{FabricConfig, FabricConfigError, TopologyConfig, err};
+use crate::topology::Topology;
 use sim_core::{Bandwidth, Fabric, SimDuration, SimTime, Transfer, TransferTiming};
+
+/// Builds the legacy fabric of `ranks` chips: only `full_mesh` topologies (links at their
+/// effective rate); the whole config is validated first.
+pub fn build(cfg: &FabricConfig, ranks: usize) -> Result<Box<dyn Fabric>, FabricConfigError> {
+    cfg.validate(ranks)?;
+    let topo = Topology::new(cfg, ranks)?;
+    let TopologyConfig::FullMesh(_) = &cfg.topology else {
+        let why = "the legacy Fabric model only has full_mesh; use build_network for the other kinds";
+        return Err(err("topology.kind", cfg.topology.kind(), why));
+    };
+    let (rate, latency) = topo.links().first().map_or((None, SimDuration::ZERO), |l| (l.params.rate, l.params.latency));
+    // An unlimited link becomes the fastest representable one.
+    match rate.or_else(|| Bandwidth::from_bytes_per_s(u64::MAX)) {
+        Some(bw) => Ok(Box::new(FullMesh::new(ranks, bw, latency))),
+        None => Err(err("topology.link_gbps", "inf", "cannot be represented")),
+    }
+}
 
 /// Every chip pair joined by its own link; each direction is an independent FIFO resource.
 #[derive(Clone, Debug)]
