@@ -1,6 +1,6 @@
 //! Text for a `topo` command: the links, ports and chip paths of a fabric, and the
-//! remote-write path between two chips with its latency and bottleneck. Integer arithmetic
-//! only, so the text is the same on every machine.
+//! remote-write path between two chips with its latency and bottleneck. Rates and times are
+//! printed from their integer forms, so the text is the same on every machine.
 
 use crate::config::{FabricConfig, FabricConfigError, err};
 use crate::network::{ChipPaths, NetworkModel};
@@ -96,20 +96,17 @@ fn remote_write(
 
 /// Appends rows, columns aligned (name left, numbers right), blank trailing columns dropped.
 fn table(out: &mut String, rows: &[[String; 4]]) {
-    let width = |i: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0);
-    let w = [width(0), width(1), width(2), width(3)];
-    for r in rows {
-        let line = format!(
-            "  {:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}",
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2],
-            w3 = w[3]
-        );
+    let mut width = [0; 4];
+    for row in rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    for row in rows {
+        let mut line = format!("  {:<w$}", row[0], w = width[0]);
+        for (cell, w) in row.iter().zip(width).skip(1) {
+            let _ = write!(line, "  {cell:>w$}");
+        }
         let _ = writeln!(out, "{}", line.trim_end());
     }
 }

@@ -195,7 +195,9 @@ impl Network for NetworkModel {
 
     /// Cut-through along the path: on resource j the packet starts at
     /// `max(prev_start + prev_latency, busy_j)` (`at` for the first) and ends at
-    /// `max(start + ser_j, prev_end + prev_latency)`; `cleared = max_j(end_j - L_j)`.
+    /// `max(start + ser_j, prev_end + prev_latency)`; `cleared = max_j(end_j - L_j)`. With
+    /// `busy`, appends one entry per resource (zero-length ones included). An unknown or empty
+    /// path takes no time.
     fn send(&mut self, path: PathId, bytes: u64, at: SimTime, mut busy: Option<&mut Vec<Busy>>) -> PacketTiming {
         let Some(ids) = self.paths.get(path.0 as usize) else {
             return PacketTiming { begin: at, cleared: at, arrival: at };

@@ -73,7 +73,9 @@ fn every_preset_parses_and_builds() {
 fn every_preset_has_the_same_tables() {
     let shapes: BTreeMap<String, Vec<String>> =
         presets().into_iter().map(|(stem, text)| (stem, shape(&toml::from_str(&text).unwrap(), ""))).collect();
-    for key in ["machine", "chip", "chip.dma", "chip.dma.gm_to_ub", "chip.dma.ub_to_gm", "chip.vector", "host", "fabric"] {
+    for key in
+        ["machine", "chip", "chip.dma", "chip.dma.gm_to_ub", "chip.dma.ub_to_gm", "chip.vector", "host", "fabric"]
+    {
         for (stem, keys) in &shapes {
             assert!(keys.iter().any(|k| k == key), "{stem} has no [{key}]");
         }
