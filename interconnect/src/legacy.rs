@@ -6,10 +6,11 @@ use crate::config::{FabricConfig, FabricConfigError, TopologyConfig, err};
 use crate::topology::Topology;
 use sim_core::{Bandwidth, Fabric, SimDuration, SimTime, Transfer, TransferTiming};
 
-/// Builds the legacy fabric of `ranks` chips: only `full_mesh` topologies (links at their
-/// effective rate); the whole config is validated first.
+/// Builds the legacy fabric of `ranks` chips: only `full_mesh` topologies, links at their
+/// effective rate (ports are not modelled); the whole config is validated first.
 pub fn build(cfg: &FabricConfig, ranks: usize) -> Result<Box<dyn Fabric>, FabricConfigError> {
-    cfg.validate(ranks)?;
+    cfg.checked_packet_bytes()?;
+    cfg.port()?;
     let topo = Topology::new(cfg, ranks)?;
     let TopologyConfig::FullMesh(_) = &cfg.topology else {
         let why = "the legacy Fabric model only has full_mesh; use build_network for the other kinds";
@@ -69,6 +70,21 @@ mod tests {
             rate_cap: Bandwidth::from_gbps_f64(1000.0).unwrap(),
             kind: TransferKind::Data,
         }
+    }
+
+    fn mesh_config(topology: TopologyConfig) -> FabricConfig {
+        FabricConfig { packet_bytes: 4096, efficiency: 0.5, port_gbps: 196.0, topology }
+    }
+
+    #[test]
+    fn build_reads_the_new_schema() {
+        let mesh = crate::FullMeshConfig { ranks: None, link_gbps: 20.0, link_latency_ns: 500.0 };
+        let mut m = build(&mesh_config(TopologyConfig::FullMesh(mesh)), 2).unwrap();
+        // 1000 B at 20 GB/s x 0.5 = 100 ns, plus 500 ns.
+        assert_eq!(m.transfer(&xfer(0, 1, 1000, 0)).arrival.as_ps(), 600_000);
+        let ring = crate::RingConfig { ranks: None, bidirectional: true, link_gbps: 20.0, link_latency_ns: 500.0 };
+        let e = build(&mesh_config(TopologyConfig::Ring(ring)), 4).unwrap_err().to_string();
+        assert!(e.starts_with("fabric.topology.kind = ring: the legacy Fabric model only has full_mesh"), "{e}");
     }
 
     #[test]
