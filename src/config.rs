@@ -2,9 +2,9 @@
 //! and the construction of a [`World`] from a config.
 
 use chip_model::{ChipConfig, ChipModel};
+use interconnect::ChipPaths;
 use interconnect::FabricConfig;
 use serde::Deserialize;
-use interconnect::ChipPaths;
 use sim_core::{ChipTiming, DmaDir, Network, World};
 use std::path::Path;
 use std::sync::Arc;

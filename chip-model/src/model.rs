@@ -55,9 +55,11 @@ impl ChipModel {
         if c.ub_bytes == 0 {
             return Err(err("ub_bytes", c.ub_bytes, "the unified buffer must hold at least one byte"));
         }
-        let clock = Frequency::from_ghz_f64(c.clock_ghz).ok_or_else(|| err("clock_ghz", c.clock_ghz, "must be a positive number of GHz"))?;
+        let clock = Frequency::from_ghz_f64(c.clock_ghz)
+            .ok_or_else(|| err("clock_ghz", c.clock_ghz, "must be a positive number of GHz"))?;
         let l = &c.vector.elems_per_cycle;
-        for (dt, v) in [("f32", l.f32), ("f16", l.f16), ("bf16", l.bf16), ("i32", l.i32), ("i16", l.i16), ("i8", l.i8)] {
+        for (dt, v) in [("f32", l.f32), ("f16", l.f16), ("bf16", l.bf16), ("i32", l.i32), ("i16", l.i16), ("i8", l.i8)]
+        {
             if v == 0 {
                 return Err(err(&format!("vector.elems_per_cycle.{dt}"), v, "must be positive"));
             }
@@ -110,7 +112,8 @@ fn dma_path(key: &str, p: &DmaPathConfig) -> Result<DmaPath, ChipConfigError> {
             Ok(DmaPath { rate: rate(&format!("{key}.gbps"), gbps)?, issue: ns(&format!("{key}.issue_ns"), issue_ns)? })
         }
         DmaPathConfig::Hill { peak_gbps, half_bytes } => {
-            let r = rate(&format!("{key}.peak_gbps"), peak_gbps)?.ok_or_else(|| err(&format!("{key}.peak_gbps"), peak_gbps, "a Hill curve needs a finite peak"))?;
+            let r = rate(&format!("{key}.peak_gbps"), peak_gbps)?
+                .ok_or_else(|| err(&format!("{key}.peak_gbps"), peak_gbps, "a Hill curve needs a finite peak"))?;
             if !half_bytes.is_finite() || half_bytes < 0.0 {
                 return Err(err(&format!("{key}.half_bytes"), half_bytes, "must be a non-negative byte count"));
             }
@@ -209,7 +212,10 @@ mod tests {
                 gm_to_ub: DmaPathConfig::Flat { gbps: 100.0, issue_ns: 5.0 },
                 ub_to_gm: DmaPathConfig::Hill { peak_gbps: 50.0, half_bytes: 500.0 },
             },
-            vector: VectorConfig { fixed_cycles: 10, elems_per_cycle: ElemsPerCycle { f32: 64, f16: 128, bf16: 128, i32: 64, i16: 128, i8: 256 } },
+            vector: VectorConfig {
+                fixed_cycles: 10,
+                elems_per_cycle: ElemsPerCycle { f32: 64, f16: 128, bf16: 128, i32: 64, i16: 128, i8: 256 },
+            },
         }
     }
 

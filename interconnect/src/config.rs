@@ -1,31 +1,136 @@
-//! The `[fabric]` table of a machine config.
+//! The `[fabric]` table of a machine config (serde schema) and the checks that turn its floats
+//! into integer rates and latencies.
+//!
+//! Units: rates in GB/s (1 GB = 1e9 B), raw, per direction; the TOML float `inf` means
+//! unlimited. Latencies in ns, per resource (one link, one NIC). `efficiency` scales every link,
+//! NIC and port rate to the rate payload sustains. See the crate docs for an example per kind.
 
-use crate::stopgap::{ChipPaths, MeshNet};
 use serde::Deserialize;
-use sim_core::{Bandwidth, Network, SimDuration};
+use sim_core::{Bandwidth, SimDuration};
 use thiserror::Error;
 
-/// A fabric as written in a config; `kind` selects the topology.
+/// The longest latency a config may give one resource: 1 s (guards the u64-picosecond clock).
+const MAX_LATENCY_NS: f64 = 1e9;
+
+/// The `[fabric]` table: packetisation, efficiency, ingress ports and the topology.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum FabricConfig {
-    /// Every pair of chips has its own full-duplex link (an 8-card HCCS server).
-    FullMesh(FullMeshConfig),
+#[serde(deny_unknown_fields)]
+pub struct FabricConfig {
+    /// Payload bytes per packet; transfers are split into packets of at most this size.
+    pub packet_bytes: u64,
+    /// Fraction of every raw link, NIC and port rate that payload sustains, in (0, 1].
+    pub efficiency: f64,
+    /// Raw rate of each chip's ingress port, which all incoming remote traffic crosses.
+    pub port_gbps: f64,
+    /// How the chips are joined.
+    pub topology: TopologyConfig,
 }
 
-/// Link parameters of a full mesh.
+/// `[fabric.topology]`: `kind` selects the topology.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// Every chip pair has its own full-duplex link.
+    FullMesh(FullMeshConfig),
+    /// Chips on a ring; each link joins neighbours.
+    Ring(RingConfig),
+    /// A 2-D torus with wraparound links.
+    Torus2d(TorusConfig),
+    /// A star through one non-blocking switch (the Clos abstraction).
+    Switch(SwitchConfig),
+    /// Nodes of a flat topology joined by levels of switches through per-chip NICs.
+    Hierarchical(HierarchicalConfig),
+}
+
+/// `[fabric.topology.node]` of a hierarchical topology: one of the flat kinds.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum NodeConfig {
+    FullMesh(FullMeshConfig),
+    Ring(RingConfig),
+    Torus2d(TorusConfig),
+    Switch(SwitchConfig),
+}
+
+/// `kind = "full_mesh"`: one full-duplex link per chip pair (two directed links).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FullMeshConfig {
-    /// Raw link rate per direction, GB/s.
+    /// Chips joined: required in a hierarchical node; optional at the top, where it must equal
+    /// `machine.ranks`.
+    pub ranks: Option<usize>,
+    /// Raw rate of each directed link, GB/s (`inf` = unlimited).
     pub link_gbps: f64,
-    /// Fraction of the raw rate sustained by payload (0 < e <= 1).
-    pub link_efficiency: f64,
-    /// One-way latency of a link, ns.
+    /// One-way latency of each link, ns.
     pub link_latency_ns: f64,
 }
 
-/// A `[fabric]` value that cannot describe a fabric.
+/// `kind = "ring"`: chip i links to i+1 (and to i-1 when bidirectional).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RingConfig {
+    /// As [`FullMeshConfig::ranks`].
+    pub ranks: Option<usize>,
+    /// Links in both directions (route = the shorter way, ties forward) or only forward.
+    pub bidirectional: bool,
+    /// Raw rate of each directed link, GB/s (`inf` = unlimited).
+    pub link_gbps: f64,
+    /// One-way latency of each link, ns.
+    pub link_latency_ns: f64,
+}
+
+/// `kind = "torus2d"`: chip `c` sits at column `c % x`, row `c / x`, and links to its ±x and
+/// ±y neighbours with wraparound. Its size is `x * y`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TorusConfig {
+    /// Columns.
+    pub x: usize,
+    /// Rows.
+    pub y: usize,
+    /// Raw rate of each directed link, GB/s (`inf` = unlimited).
+    pub link_gbps: f64,
+    /// One-way latency of each link, ns.
+    pub link_latency_ns: f64,
+}
+
+/// `kind = "switch"`: each chip has an uplink into and a downlink out of one non-blocking
+/// switch; a route is `[up src, down dst]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// As [`FullMeshConfig::ranks`].
+    pub ranks: Option<usize>,
+    /// Raw rate of each uplink and each downlink, GB/s (`inf` = unlimited).
+    pub link_gbps: f64,
+    /// Latency of each uplink and each downlink, ns (a chip-to-chip crossing pays it twice).
+    pub link_latency_ns: f64,
+}
+
+/// `kind = "hierarchical"`: level 0 is `node`, a flat topology; each further level joins
+/// `groups` groups of the level below through per-chip NICs into non-blocking switches.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchicalConfig {
+    /// The topology inside one node (its `ranks` is required, except for a torus).
+    pub node: NodeConfig,
+    /// Levels 1, 2, ... from the innermost out (`[[fabric.topology.levels]]`).
+    pub levels: Vec<LevelConfig>,
+}
+
+/// One `[[fabric.topology.levels]]` entry.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LevelConfig {
+    /// How many groups of the level below one group of this level joins.
+    pub groups: usize,
+    /// Raw rate of each chip's NIC uplink and downlink at this level, GB/s (`inf` = unlimited).
+    pub nic_gbps: f64,
+    /// Latency of each NIC uplink and downlink, ns (a crossing of this level pays it twice).
+    pub nic_latency_ns: f64,
+}
+
+/// A `[fabric]` value that cannot describe a fabric; `key` is dotted below `fabric`.
 #[derive(Debug, Error, Clone, PartialEq)]
 #[error("fabric.{key} = {value}: {why}")]
 pub struct FabricConfigError {
@@ -34,24 +139,182 @@ pub struct FabricConfigError {
     pub why: String,
 }
 
-fn err(key: &str, value: impl ToString, why: &str) -> FabricConfigError {
+/// Builds a [`FabricConfigError`].
+pub(crate) fn err(key: &str, value: impl ToString, why: impl ToString) -> FabricConfigError {
     FabricConfigError { key: key.to_string(), value: value.to_string(), why: why.to_string() }
 }
 
-/// Builds the network of `ranks` chips described by `cfg`, with the chip-side paths `chip`.
-pub fn build_network(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<Box<dyn Network>, FabricConfigError> {
-    match cfg {
-        FabricConfig::FullMesh(m) => {
-            if !(m.link_efficiency > 0.0 && m.link_efficiency <= 1.0) {
-                return Err(err("link_efficiency", m.link_efficiency, "must be in (0, 1]"));
-            }
-            let bw = Bandwidth::from_gbps_f64(m.link_gbps * m.link_efficiency)
-                .ok_or_else(|| err("link_gbps", m.link_gbps, "must be a positive rate in GB/s"))?;
-            if !m.link_latency_ns.is_finite() || m.link_latency_ns < 0.0 {
-                return Err(err("link_latency_ns", m.link_latency_ns, "must be a non-negative number of ns"));
-            }
-            let lat = SimDuration::from_ns_f64(m.link_latency_ns);
-            Ok(Box::new(MeshNet::new(ranks, chip, Some(bw), lat, None, 4096)))
+/// A resource's validated timing: raw and effective rate (`None` = unlimited) and latency.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LinkParams {
+    /// The configured rate, for display.
+    pub raw: Option<Bandwidth>,
+    /// The rate payload sustains (`raw * efficiency`), used for timing.
+    pub rate: Option<Bandwidth>,
+    /// One-way latency.
+    pub latency: SimDuration,
+}
+
+impl LinkParams {
+    /// Checks `gbps` (under `rate_key`) and `latency_ns` (under `latency_key`).
+    pub(crate) fn new(
+        rate_key: &str,
+        gbps: f64,
+        latency_key: &str,
+        latency_ns: f64,
+        efficiency: f64,
+    ) -> Result<LinkParams, FabricConfigError> {
+        let (raw, rate) = rates(rate_key, gbps, efficiency)?;
+        Ok(LinkParams { raw, rate, latency: latency(latency_key, latency_ns)? })
+    }
+}
+
+/// Raw and effective rate of a configured GB/s figure; `inf` gives unlimited (`None`).
+fn rates(key: &str, gbps: f64, efficiency: f64) -> Result<(Option<Bandwidth>, Option<Bandwidth>), FabricConfigError> {
+    if gbps == f64::INFINITY {
+        return Ok((None, None));
+    }
+    if !(gbps.is_finite() && gbps > 0.0) {
+        return Err(err(key, gbps, "must be a positive rate in GB/s, or inf for unlimited"));
+    }
+    let slow = || err(key, gbps, "is below 1 byte per second once scaled by fabric.efficiency");
+    let raw = Bandwidth::from_gbps_f64(gbps).ok_or_else(slow)?;
+    let rate = Bandwidth::from_gbps_f64(gbps * efficiency).ok_or_else(slow)?;
+    Ok((Some(raw), Some(rate)))
+}
+
+/// A configured ns figure as an integer duration.
+fn latency(key: &str, ns: f64) -> Result<SimDuration, FabricConfigError> {
+    if !(ns.is_finite() && (0.0..=MAX_LATENCY_NS).contains(&ns)) {
+        return Err(err(key, ns, "must be a number of ns from 0 to 1e9 (1 s)"));
+    }
+    Ok(SimDuration::from_ns_f64(ns))
+}
+
+impl FabricConfig {
+    /// `efficiency`, checked to lie in (0, 1].
+    pub(crate) fn checked_efficiency(&self) -> Result<f64, FabricConfigError> {
+        let e = self.efficiency;
+        if !(e > 0.0 && e <= 1.0) {
+            return Err(err("efficiency", e, "must be in (0, 1]: the fraction of raw rate payload sustains"));
         }
+        Ok(e)
+    }
+
+    /// `packet_bytes`, checked to be at least 1.
+    pub(crate) fn checked_packet_bytes(&self) -> Result<u64, FabricConfigError> {
+        match self.packet_bytes {
+            0 => Err(err("packet_bytes", 0, "must be at least 1 byte")),
+            n => Ok(n),
+        }
+    }
+
+    /// The ingress port of every chip (no latency of its own).
+    pub(crate) fn port(&self) -> Result<LinkParams, FabricConfigError> {
+        let (raw, rate) = rates("port_gbps", self.port_gbps, self.checked_efficiency()?)?;
+        Ok(LinkParams { raw, rate, latency: SimDuration::ZERO })
+    }
+
+    /// Checks every value for a machine of `ranks` chips (the same checks [`crate::build_network`]
+    /// makes).
+    pub fn validate(&self, ranks: usize) -> Result<(), FabricConfigError> {
+        self.checked_packet_bytes()?;
+        self.port()?;
+        crate::Topology::new(self, ranks).map(|_| ())
+    }
+}
+
+impl TopologyConfig {
+    /// The `kind` as written in TOML.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TopologyConfig::FullMesh(_) => "full_mesh",
+            TopologyConfig::Ring(_) => "ring",
+            TopologyConfig::Torus2d(_) => "torus2d",
+            TopologyConfig::Switch(_) => "switch",
+            TopologyConfig::Hierarchical(_) => "hierarchical",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<FabricConfig, String> {
+        #[derive(Deserialize)]
+        struct File {
+            fabric: FabricConfig,
+        }
+        toml::from_str::<File>(text).map(|f| f.fabric).map_err(|e| e.to_string())
+    }
+
+    const MESH: &str = r#"
+[fabric]
+packet_bytes = 4096
+efficiency = 0.7
+port_gbps = inf
+[fabric.topology]
+kind = "full_mesh"
+link_gbps = 28.0
+link_latency_ns = 500.0
+"#;
+
+    #[test]
+    fn parses_inf_as_unlimited() {
+        let cfg = parse(MESH).unwrap();
+        assert_eq!(cfg.port_gbps, f64::INFINITY);
+        assert_eq!(cfg.port().unwrap(), LinkParams { raw: None, rate: None, latency: SimDuration::ZERO });
+        let TopologyConfig::FullMesh(m) = &cfg.topology else { panic!("not a mesh") };
+        let p = LinkParams::new("l", m.link_gbps, "t", m.link_latency_ns, 0.7).unwrap();
+        assert_eq!(p.raw.map(|b| b.bytes_per_s()), Some(28_000_000_000));
+        assert_eq!(p.rate.map(|b| b.bytes_per_s()), Some(19_600_000_000));
+        assert_eq!(p.latency.as_ps(), 500_000);
+    }
+
+    #[test]
+    fn unknown_keys_and_kinds_are_named() {
+        let e = parse(&MESH.replace("link_gbps", "link_gbs")).unwrap_err();
+        assert!(e.contains("unknown field `link_gbs`"), "{e}");
+        let e = parse(&MESH.replace("\"full_mesh\"", "\"mesh\"")).unwrap_err();
+        assert!(e.contains("unknown variant `mesh`"), "{e}");
+        let e = parse(&MESH.replace("efficiency = 0.7\n", "efficiency = 0.7\nbogus = 1\n")).unwrap_err();
+        assert!(e.contains("unknown field `bogus`"), "{e}");
+        let e = parse(&MESH.replace("packet_bytes = 4096\n", "")).unwrap_err();
+        assert!(e.contains("missing field `packet_bytes`"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let cfg = |f: &dyn Fn(&mut FabricConfig)| {
+            let mut c = parse(MESH).unwrap();
+            f(&mut c);
+            c.validate(4).unwrap_err().to_string()
+        };
+        assert_eq!(
+            cfg(&|c| c.efficiency = 1.5),
+            "fabric.efficiency = 1.5: must be in (0, 1]: the fraction of raw rate payload sustains"
+        );
+        assert_eq!(cfg(&|c| c.packet_bytes = 0), "fabric.packet_bytes = 0: must be at least 1 byte");
+        assert_eq!(
+            cfg(&|c| c.port_gbps = -1.0),
+            "fabric.port_gbps = -1: must be a positive rate in GB/s, or inf for unlimited"
+        );
+        assert!(cfg(&|c| c.port_gbps = f64::NAN).starts_with("fabric.port_gbps = NaN"));
+        assert!(cfg(&|c| c.port_gbps = 1e-12).contains("below 1 byte per second"));
+        let set = |f: fn(&mut FullMeshConfig)| {
+            move |c: &mut FabricConfig| {
+                if let TopologyConfig::FullMesh(m) = &mut c.topology {
+                    f(m)
+                }
+            }
+        };
+        assert!(cfg(&set(|m| m.link_gbps = 0.0)).starts_with("fabric.topology.link_gbps = 0: "));
+        assert!(cfg(&set(|m| m.link_latency_ns = -1.0)).starts_with("fabric.topology.link_latency_ns = -1: "));
+        assert!(cfg(&set(|m| m.link_latency_ns = 1e300)).starts_with("fabric.topology.link_latency_ns = "));
+        assert_eq!(
+            cfg(&set(|m| m.ranks = Some(3))),
+            "fabric.topology.ranks = 3: must equal machine.ranks = 4 (or be left out)"
+        );
     }
 }

@@ -1,7 +1,90 @@
-//! # interconnect: the chip-to-chip fabric (stopgap while topologies are built)
+//! # interconnect: the machine's data paths
+//!
+//! Topologies, routing and the packet-level timing of every byte that moves between a core's
+//! unified buffer, HBM and other chips. [`FabricConfig`] is the serde form of a preset's
+//! `[fabric]` table; [`build_network`] turns it, with the chip-side [`ChipPaths`], into a
+//! [`sim_core::Network`] ([`NetworkModel`]); [`describe`], [`route`] and [`route_line`] print it
+//! for a `topo` command.
+//!
+//! ## The model
+//!
+//! A table of resources, each serving one packet at a time at its rate and handing it on after
+//! its latency: per chip `hbm {c}` and the ingress `port {c}`, per core `mte2 {c}.{k}` and
+//! `mte3 {c}.{k}`, and the topology's directed links (`link {a}->{b}`, `up {c}`/`down {c}`,
+//! `nic{k}-up {c}`/`nic{k}-down {c}`). A path lists the resources a [`sim_core::PathKind`]
+//! crosses; a packet holds them cut-through (see [`sim_core::Network`]), so flows sharing a
+//! resource interleave packet by packet and incast, shared links and HBM contention emerge.
+//!
+//! ## The `[fabric]` table
+//!
+//! Rates are raw GB/s (1e9 B/s) per direction, `inf` meaning unlimited; `efficiency` scales
+//! every link, NIC and port rate to what payload sustains. Latencies are ns per resource (per
+//! link, per NIC): a route's one-way latency is the sum over its links. Every table rejects
+//! unknown keys.
+//!
+//! ```toml
+//! [fabric]
+//! packet_bytes = 4096      # payload bytes per packet
+//! efficiency = 0.7         # (0, 1]
+//! port_gbps = 196.0        # each chip's ingress port (all incoming remote traffic)
+//!
+//! [fabric.topology]
+//! kind = "full_mesh"       # one full-duplex link per chip pair
+//! link_gbps = 28.0
+//! link_latency_ns = 500.0
+//! ```
+//!
+//! The other kinds replace `[fabric.topology]`:
+//!
+//! ```toml
+//! [fabric.topology]        # route: the shorter way round, ties forward; forward only
+//! kind = "ring"            # when bidirectional = false
+//! bidirectional = true
+//! link_gbps = 28.0
+//! link_latency_ns = 500.0
+//!
+//! [fabric.topology]        # chip c at column c % x, row c / x; x * y = machine.ranks;
+//! kind = "torus2d"         # route: x first, then y, each the shorter way (ties forward)
+//! x = 4
+//! y = 4
+//! link_gbps = 28.0
+//! link_latency_ns = 500.0
+//!
+//! [fabric.topology]        # a star through one non-blocking switch (the Clos abstraction):
+//! kind = "switch"          # route = [up src, down dst]; each link pays link_latency_ns
+//! link_gbps = 50.0
+//! link_latency_ns = 450.0
+//!
+//! [fabric.topology]        # nodes of a flat kind, joined by levels of switches
+//! kind = "hierarchical"
+//! [fabric.topology.node]   # level 0: any flat kind plus `ranks` (a torus has x * y)
+//! kind = "full_mesh"
+//! ranks = 8
+//! link_gbps = 28.0
+//! link_latency_ns = 500.0
+//! [[fabric.topology.levels]]   # level 1: joins `groups` nodes; each chip has its own NIC
+//! groups = 2                   # uplink and downlink at this level
+//! nic_gbps = 25.0
+//! nic_latency_ns = 750.0       # per NIC: a crossing pays it twice
+//! ```
+//!
+//! In a hierarchical topology, chips of one node talk over the node's topology; otherwise a
+//! packet goes up the sender's NIC and down the receiver's NIC at the lowest level whose group
+//! holds both. `machine.ranks` must equal `node.ranks * groups * ...`. The flat kinds accept an
+//! optional `ranks`, which must then equal `machine.ranks` (and is required inside `node`).
 
 mod config;
-mod stopgap;
+mod describe;
+mod network;
+mod topology;
 
-pub use config::{FabricConfig, FabricConfigError, FullMeshConfig, build_network};
-pub use stopgap::{ChipPaths, MeshNet};
+pub use config::{
+    FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkParams, NodeConfig,
+    RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
+};
+pub use describe::{describe, route, route_line};
+pub use network::{ChipPaths, NetworkModel, build_network};
+pub use topology::{Link, LinkKind, Node, Topology};
+
+#[cfg(test)]
+mod presets;

@@ -354,10 +354,8 @@ impl World {
         }
         let queues = std::mem::replace(&mut self.queues, vec![Vec::new(); self.size]);
         let mem = std::mem::take(&mut self.mem);
-        let net = self
-            .net
-            .take()
-            .ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
+        let net =
+            self.net.take().ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
         let engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
         let (mut engine, host) = driver::run(engine, self.chip.clone());
         let outcome =

@@ -211,10 +211,10 @@ fn config_errors_name_the_key() {
     has(&e, &["missing field `wait_poll_ns`"]);
     let e = Config::from_toml(&base.replace("ranks = 2", "ranks = 0"), "t.toml").unwrap_err().to_string();
     has(&e, &["machine.ranks = 0"]);
-    let e = Config::from_toml(&base.replace("link_efficiency = 1.0", "link_efficiency = 1.5"), "t.toml")
+    let e = Config::from_toml(&base.replace("efficiency = 1.0\nport", "efficiency = 1.5\nport"), "t.toml")
         .unwrap_err()
         .to_string();
-    has(&e, &["fabric.link_efficiency = 1.5", "(0, 1]"]);
+    has(&e, &["fabric.efficiency = 1.5", "(0, 1]"]);
     let e = Config::from_toml(
         &base.replace(
             "gbps = 100.0\nissue_ns = 0.0\n\n[chip.dma.ub_to_gm]",

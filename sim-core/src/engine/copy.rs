@@ -73,7 +73,8 @@ impl Engine {
         let actor = job.actor;
         let src = job.spec.chunks[chunk].0.clone();
         let data = self.mem.read(&src);
-        let route = Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
+        let route =
+            Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
         let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
         self.start_flow(key, route, src.region.bytes() as u64, key.time, None, end);
     }

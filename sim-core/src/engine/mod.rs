@@ -9,8 +9,8 @@
 
 mod copy;
 mod deadlock;
-mod flow;
 pub(crate) mod event;
+mod flow;
 pub(crate) mod request;
 mod sched;
 mod signals;
@@ -28,8 +28,8 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::{DispatchSpan, Trace};
 use crate::world::{Jitter, RunOptions};
 use copy::CopyJob;
-use flow::FlowEnd;
 use event::{Entry, Event, HOST, Key, Slots};
+use flow::FlowEnd;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use request::{Assignment, CellRef, Place, Reply, Request, Wake};
@@ -264,7 +264,12 @@ impl Engine {
             Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
             Event::RemoteRead { actor, src } => {
                 let data = self.mem.read(&src);
-                let route = Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
+                let route = Route {
+                    kind: PathKind::RemoteRead,
+                    chip: self.chip_of(actor),
+                    core: self.core_of(actor),
+                    peer: src.chip,
+                };
                 let bytes = data.len() as u64;
                 self.start_flow(key, route, bytes, key.time, None, FlowEnd::Reply { actor, reply: Reply::Data(data) });
             }

@@ -108,7 +108,8 @@ fn flows(trace: &Trace, ev: &mut Vec<String>) {
 /// One counter track per network resource: its throughput (GB/s) while a packet serialises,
 /// 0 in between.
 fn links(trace: &Trace, ev: &mut Vec<String>) {
-    let mut by_link: std::collections::BTreeMap<(usize, &str), Vec<&super::LinkBusy>> = std::collections::BTreeMap::new();
+    let mut by_link: std::collections::BTreeMap<(usize, &str), Vec<&super::LinkBusy>> =
+        std::collections::BTreeMap::new();
     for l in &trace.links {
         by_link.entry((l.chip, l.resource.as_str())).or_default().push(l);
     }

@@ -4,8 +4,8 @@ use ranksim::Config;
 use ranksim::prelude::*;
 
 /// A machine whose costs make hand arithmetic easy: 1 GHz, DMA 100 GB/s both ways with no
-/// issue cost, notify 10 ns, no poll / launch / task-start cost, a full mesh of 10 GB/s links
-/// with 1 us latency, 4 AIV cores, 64 KiB of UB.
+/// issue cost, unlimited HBM and ports, notify 10 ns, no poll / launch / task-start cost, a full
+/// mesh of 10 GB/s links with 1 us latency, 4 KiB packets, 4 AIV cores, 64 KiB of UB.
 pub fn simple_toml(ranks: usize) -> String {
     format!(
         r#"
@@ -54,9 +54,13 @@ bind_us = 1.0
 finalize_us = 2.0
 
 [fabric]
+packet_bytes = 4096
+efficiency = 1.0
+port_gbps = inf
+
+[fabric.topology]
 kind = "full_mesh"
 link_gbps = 10.0
-link_efficiency = 1.0
 link_latency_ns = 1000.0
 "#
     )

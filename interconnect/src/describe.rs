@@ -1,0 +1,131 @@
+//! Text for a `topo` command: the links, ports and chip paths of a fabric, and the
+//! remote-write path between two chips with its latency and bottleneck. Rates and times are
+//! printed from their integer forms, so the text is the same on every machine.
+
+use crate::config::{FabricConfig, FabricConfigError, err};
+use crate::network::{ChipPaths, NetworkModel};
+use sim_core::{Bandwidth, Network, PathKind, Route, SimDuration};
+use std::fmt::Write;
+
+/// Every directed link (raw and effective rate, latency), every ingress port and the chip-side
+/// paths of the fabric `cfg` for `ranks` chips.
+pub fn describe(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<String, FabricConfigError> {
+    let model = NetworkModel::new(cfg, ranks, chip)?;
+    let topo = model.topology();
+    let port = cfg.port()?;
+    let mut out = String::new();
+    let _ = writeln!(out, "topology: {}, {ranks} chips, diameter {}", topo.label(), topo.diameter());
+    let _ = writeln!(out, "packet: {} B; efficiency {} (links, NICs, ports)", cfg.packet_bytes, cfg.efficiency);
+    let links: Vec<[String; 4]> = topo
+        .links()
+        .iter()
+        .map(|l| [l.name(), gbps(l.params.raw), gbps(l.params.rate), ns(l.params.latency)])
+        .collect();
+    let _ = writeln!(out, "links: {} directed (raw rate, effective rate, latency)", links.len());
+    table(&mut out, &links);
+    let ports: Vec<[String; 4]> =
+        (0..ranks).map(|c| [format!("port {c}"), gbps(port.raw), gbps(port.rate), String::new()]).collect();
+    let _ = writeln!(out, "ports: {ranks} ingress (raw rate, effective rate)");
+    table(&mut out, &ports);
+    let _ = writeln!(
+        out,
+        "chip paths: {} cores per chip; mte2 {}, mte3 {} per core; hbm {} per chip",
+        chip.cores,
+        gbps(chip.mte2),
+        gbps(chip.mte3),
+        gbps(chip.hbm)
+    );
+    Ok(out)
+}
+
+/// Resource names of the remote-write path from core 0 of chip `a` to chip `b`:
+/// `["mte3 0.0", "link 0->1", "port 1", "hbm 1"]`.
+pub fn route(cfg: &FabricConfig, ranks: usize, a: usize, b: usize) -> Result<Vec<String>, FabricConfigError> {
+    let (model, path) = remote_write(cfg, ranks, &ChipPaths::unlimited(1), a, b)?;
+    Ok(path.iter().map(|&r| model.resource_name(r)).collect())
+}
+
+/// The remote-write path from core 0 of chip `a` to chip `b` on one line, with its one-way
+/// latency and its bottleneck: `0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns,
+/// bottleneck 19.600 GB/s at link 0->1)`. The first hop (`mte3 a.0`) is written as `a`.
+pub fn route_line(
+    cfg: &FabricConfig,
+    ranks: usize,
+    chip: &ChipPaths,
+    a: usize,
+    b: usize,
+) -> Result<String, FabricConfigError> {
+    let (model, path) = remote_write(cfg, ranks, chip, a, b)?;
+    let mut latency = SimDuration::ZERO;
+    let mut slowest: Option<(Bandwidth, u32)> = None;
+    for &r in &path {
+        let Some((rate, lat)) = model.resource_timing(r) else { continue };
+        latency += lat;
+        if let Some(rate) = rate.filter(|&x| slowest.is_none_or(|(s, _)| x < s)) {
+            slowest = Some((rate, r));
+        }
+    }
+    let hops: Vec<String> = path.iter().skip(1).map(|&r| model.resource_name(r)).collect();
+    let bottleneck = match slowest {
+        Some((rate, r)) => format!("{} at {}", gbps(Some(rate)), model.resource_name(r)),
+        None => "unlimited".to_string(),
+    };
+    Ok(format!("{a} -> {} (latency {}, bottleneck {bottleneck})", hops.join(" -> "), ns(latency)))
+}
+
+/// A model of `cfg` with the remote-write path from core 0 of `a` to `b` resolved.
+fn remote_write(
+    cfg: &FabricConfig,
+    ranks: usize,
+    chip: &ChipPaths,
+    a: usize,
+    b: usize,
+) -> Result<(NetworkModel, Vec<u32>), FabricConfigError> {
+    for c in [a, b] {
+        if c >= ranks {
+            let why = format!("chip {c} is not one of the {ranks} chips (0..{ranks})");
+            return Err(err("route", format!("{a} -> {b}"), why));
+        }
+    }
+    let chip = ChipPaths { cores: chip.cores.max(1), ..*chip };
+    let mut model = NetworkModel::new(cfg, ranks, &chip)?;
+    let id = model.path(&Route { kind: PathKind::RemoteWrite, chip: a, core: 0, peer: b });
+    let path = model.path_resources(id).to_vec();
+    Ok((model, path))
+}
+
+/// Appends rows, columns aligned (name left, numbers right), blank trailing columns dropped.
+fn table(out: &mut String, rows: &[[String; 4]]) {
+    let mut width = [0; 4];
+    for row in rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    for row in rows {
+        let mut line = format!("  {:<w$}", row[0], w = width[0]);
+        for (cell, w) in row.iter().zip(width).skip(1) {
+            let _ = write!(line, "  {cell:>w$}");
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// `19.600 GB/s` (rounded to MB/s), or `unlimited`.
+fn gbps(rate: Option<Bandwidth>) -> String {
+    match rate {
+        Some(b) => {
+            let mb = b.bytes_per_s().saturating_add(500_000) / 1_000_000;
+            format!("{}.{:03} GB/s", mb / 1000, mb % 1000)
+        }
+        None => "unlimited".to_string(),
+    }
+}
+
+/// `500.000 ns` (exact to the picosecond).
+fn ns(d: SimDuration) -> String {
+    format!("{}.{:03} ns", d.as_ps() / 1000, d.as_ps() % 1000)
+}
+
+#[cfg(test)]
+mod tests;

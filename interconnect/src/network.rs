@@ -1,0 +1,248 @@
+//! The packet-level machine model: a table of resources (per-core DMA engines, per-chip HBM and
+//! ingress port, the topology's links), paths through them by [`PathKind`], and the
+//! cut-through timing of one packet along a path.
+
+use crate::config::{FabricConfig, FabricConfigError, err};
+use crate::topology::Topology;
+use sim_core::{Bandwidth, Busy, Network, PacketTiming, PathId, PathKind, Route, SimDuration, SimTime};
+use std::collections::BTreeMap;
+
+/// The chip-side data paths the fabric config does not hold (they come from the chip model).
+/// Rates are effective already (no fabric efficiency applied); `None` = unlimited.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ChipPaths {
+    /// Cores per chip, each with its own MTE2 (GM -> UB) and MTE3 (UB -> GM) engine.
+    pub cores: usize,
+    /// Rate of each core's MTE2 engine.
+    pub mte2: Option<Bandwidth>,
+    /// Rate of each core's MTE3 engine.
+    pub mte3: Option<Bandwidth>,
+    /// Rate of each chip's HBM (shared by all its cores and all incoming traffic).
+    pub hbm: Option<Bandwidth>,
+}
+
+impl ChipPaths {
+    /// `cores` cores whose engines and HBM never limit the rate.
+    pub fn unlimited(cores: usize) -> ChipPaths {
+        ChipPaths { cores, mte2: None, mte3: None, hbm: None }
+    }
+}
+
+/// One resource: it serves one packet at a time, then hands it on after its latency.
+#[derive(Clone, Debug)]
+struct Resource {
+    name: String,
+    chip: usize,
+    rate: Option<Bandwidth>,
+    latency: SimDuration,
+    busy_until: SimTime,
+}
+
+impl Resource {
+    fn new(name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration) -> Resource {
+        Resource { name, chip, rate, latency, busy_until: SimTime::ZERO }
+    }
+
+    /// Time to serialise `bytes` here (zero when unlimited).
+    fn ser(&self, bytes: u64) -> SimDuration {
+        self.rate.map_or(SimDuration::ZERO, |r| r.time_for(bytes))
+    }
+}
+
+/// The machine's data paths, implementing [`Network`]. Resources are numbered chip by chip
+/// (`hbm c`, `port c`, `mte2 c.0..`, `mte3 c.0..`), then the topology's links in its order.
+#[derive(Debug)]
+pub struct NetworkModel {
+    packet_bytes: u64,
+    ranks: usize,
+    cores: usize,
+    topology: Topology,
+    resources: Vec<Resource>,
+    paths: Vec<Vec<u32>>,
+    ids: BTreeMap<Route, PathId>,
+}
+
+/// Builds the [`Network`] of `ranks` chips described by `cfg`, with chip-side paths `chip`.
+pub fn build_network(
+    cfg: &FabricConfig,
+    ranks: usize,
+    chip: &ChipPaths,
+) -> Result<Box<dyn Network>, FabricConfigError> {
+    Ok(Box::new(NetworkModel::new(cfg, ranks, chip)?))
+}
+
+impl NetworkModel {
+    /// The model of `cfg` for `ranks` chips; fails on any invalid value (naming its key).
+    pub fn new(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<NetworkModel, FabricConfigError> {
+        let packet_bytes = cfg.checked_packet_bytes()?;
+        let port = cfg.port()?;
+        let topology = Topology::new(cfg, ranks)?;
+        let count = ranks
+            .checked_mul(chip.cores.saturating_mul(2).saturating_add(2))
+            .and_then(|n| n.checked_add(topology.links().len()))
+            .filter(|&n| u32::try_from(n).is_ok());
+        if count.is_none() {
+            let value = format!("{ranks} chips x {} cores", chip.cores);
+            return Err(err("topology", value, "needs more than 2^32 resources"));
+        }
+        let mut resources = Vec::new();
+        for c in 0..ranks {
+            resources.push(Resource::new(format!("hbm {c}"), c, chip.hbm, SimDuration::ZERO));
+            resources.push(Resource::new(format!("port {c}"), c, port.rate, SimDuration::ZERO));
+            for k in 0..chip.cores {
+                resources.push(Resource::new(format!("mte2 {c}.{k}"), c, chip.mte2, SimDuration::ZERO));
+            }
+            for k in 0..chip.cores {
+                resources.push(Resource::new(format!("mte3 {c}.{k}"), c, chip.mte3, SimDuration::ZERO));
+            }
+        }
+        for l in topology.links() {
+            resources.push(Resource::new(l.name(), l.chip(), l.params.rate, l.params.latency));
+        }
+        let (paths, ids) = (Vec::new(), BTreeMap::new());
+        Ok(NetworkModel { packet_bytes, ranks, cores: chip.cores, topology, resources, paths, ids })
+    }
+
+    /// The topology the links come from.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// The resources of a path, in order (empty for an unknown id).
+    pub fn path_resources(&self, path: PathId) -> &[u32] {
+        self.paths.get(path.0 as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// A resource's effective rate (`None` = unlimited) and latency, if it exists.
+    pub fn resource_timing(&self, resource: u32) -> Option<(Option<Bandwidth>, SimDuration)> {
+        self.resources.get(resource as usize).map(|r| (r.rate, r.latency))
+    }
+
+    fn per_chip(&self) -> usize {
+        2 + 2 * self.cores
+    }
+
+    /// Index of chip-side resource `offset` of `chip`, if both exist.
+    fn chip_res(&self, chip: usize, offset: usize) -> Option<u32> {
+        (chip < self.ranks).then(|| u32::try_from(chip * self.per_chip() + offset).ok()).flatten()
+    }
+
+    fn hbm(&self, chip: usize) -> Option<u32> {
+        self.chip_res(chip, 0)
+    }
+
+    fn port(&self, chip: usize) -> Option<u32> {
+        self.chip_res(chip, 1)
+    }
+
+    fn mte2(&self, chip: usize, core: usize) -> Option<u32> {
+        (core < self.cores).then(|| self.chip_res(chip, 2 + core)).flatten()
+    }
+
+    fn mte3(&self, chip: usize, core: usize) -> Option<u32> {
+        (core < self.cores).then(|| self.chip_res(chip, 2 + self.cores + core)).flatten()
+    }
+
+    /// The link resources from chip `a` to chip `b`.
+    fn links(&self, a: usize, b: usize) -> Vec<Option<u32>> {
+        let base = self.ranks * self.per_chip();
+        self.topology.route(a, b).into_iter().map(|i| u32::try_from(base + i).ok()).collect()
+    }
+
+    /// The resources of `route` as documented on [`PathKind`]; those that do not exist (a chip
+    /// or core out of range) are left out, so a bad route gives a short or empty path.
+    fn resolve(&self, r: &Route) -> Vec<u32> {
+        let (chip, core, peer) = (r.chip, r.core, r.peer);
+        let mut path = Vec::new();
+        match r.kind {
+            PathKind::Load => path.extend([self.hbm(chip), self.mte2(chip, core)]),
+            PathKind::Store => path.extend([self.mte3(chip, core), self.hbm(chip)]),
+            PathKind::RemoteWrite => {
+                path.push(self.mte3(chip, core));
+                path.extend(self.links(chip, peer));
+                path.extend([self.port(peer), self.hbm(peer)]);
+            }
+            PathKind::ReadRequest => path.extend(self.links(chip, peer)),
+            PathKind::RemoteRead => {
+                path.push(self.hbm(peer));
+                path.extend(self.links(peer, chip));
+                path.extend([self.port(chip), self.mte2(chip, core)]);
+            }
+            PathKind::Signal => {
+                path.extend(self.links(chip, peer));
+                path.push(self.port(peer));
+            }
+        }
+        path.into_iter().flatten().collect()
+    }
+}
+
+impl Network for NetworkModel {
+    fn path(&mut self, route: &Route) -> PathId {
+        if let Some(&id) = self.ids.get(route) {
+            return id;
+        }
+        let id = PathId(u32::try_from(self.paths.len()).unwrap_or(u32::MAX));
+        let resources = self.resolve(route);
+        self.paths.push(resources);
+        self.ids.insert(*route, id);
+        id
+    }
+
+    fn packet_bytes(&self) -> u64 {
+        self.packet_bytes
+    }
+
+    /// Cut-through along the path: on resource j the packet starts at
+    /// `max(prev_start + prev_latency, busy_j)` (`at` for the first) and ends at
+    /// `max(start + ser_j, prev_end + prev_latency)`; `cleared = max_j(end_j - L_j)`. With
+    /// `busy`, appends one entry per resource (zero-length ones included). An unknown or empty
+    /// path takes no time.
+    fn send(&mut self, path: PathId, bytes: u64, at: SimTime, mut busy: Option<&mut Vec<Busy>>) -> PacketTiming {
+        let Some(ids) = self.paths.get(path.0 as usize) else {
+            return PacketTiming { begin: at, cleared: at, arrival: at };
+        };
+        let mut timing = PacketTiming { begin: at, cleared: at, arrival: at };
+        // (start, end, latency) on the previous resource, and the latency in front of this one.
+        let mut prev: Option<(SimTime, SimTime, SimDuration)> = None;
+        let mut ahead = SimDuration::ZERO;
+        for (j, &id) in ids.iter().enumerate() {
+            let Some(res) = self.resources.get_mut(id as usize) else { continue };
+            let ready = prev.map_or(at, |(s, _, l)| s + l);
+            let start = ready.max(res.busy_until);
+            let mut end = start + res.ser(bytes);
+            if let Some((_, e, l)) = prev {
+                end = end.max(e + l);
+            }
+            res.busy_until = end;
+            if j == 0 {
+                timing.begin = start;
+            }
+            timing.cleared = timing.cleared.max(SimTime::from_ps(end.as_ps().saturating_sub(ahead.as_ps())));
+            timing.arrival = end + res.latency;
+            if let Some(b) = busy.as_deref_mut() {
+                b.push(Busy { resource: id, start, end, bytes });
+            }
+            ahead += res.latency;
+            prev = Some((start, end, res.latency));
+        }
+        timing
+    }
+
+    fn resource_name(&self, resource: u32) -> String {
+        self.resources.get(resource as usize).map_or_else(|| format!("resource {resource}"), |r| r.name.clone())
+    }
+
+    fn resource_chip(&self, resource: u32) -> usize {
+        self.resources.get(resource as usize).map_or(0, |r| r.chip)
+    }
+
+    fn reset(&mut self) {
+        for r in &mut self.resources {
+            r.busy_until = SimTime::ZERO;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

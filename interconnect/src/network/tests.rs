@@ -1,0 +1,285 @@
+//! Timing examples computed by hand: links of 10 GB/s (1000 B = 100 ns) unless a test says
+//! otherwise, so every expected value is a whole number of nanoseconds.
+
+use super::*;
+use crate::config::{FullMeshConfig, RingConfig, SwitchConfig, TopologyConfig, TorusConfig};
+use proptest::prelude::*;
+
+const NS: u64 = 1_000;
+
+fn mesh(gbps: f64, latency_ns: f64) -> TopologyConfig {
+    TopologyConfig::FullMesh(FullMeshConfig { ranks: None, link_gbps: gbps, link_latency_ns: latency_ns })
+}
+
+fn ring() -> TopologyConfig {
+    TopologyConfig::Ring(RingConfig { ranks: None, bidirectional: true, link_gbps: 10.0, link_latency_ns: 500.0 })
+}
+
+fn cfg(topology: TopologyConfig, port_gbps: f64) -> FabricConfig {
+    FabricConfig { packet_bytes: 1000, efficiency: 1.0, port_gbps, topology }
+}
+
+fn model(topology: TopologyConfig, ranks: usize, chip: ChipPaths) -> NetworkModel {
+    NetworkModel::new(&cfg(topology, f64::INFINITY), ranks, &chip).unwrap()
+}
+
+fn gbps(g: u64) -> Option<Bandwidth> {
+    Bandwidth::from_bytes_per_s(g * 1_000_000_000)
+}
+
+fn t(ns: u64) -> SimTime {
+    SimTime::from_ps(ns * NS)
+}
+
+fn route(kind: PathKind, chip: usize, core: usize, peer: usize) -> Route {
+    Route { kind, chip, core, peer }
+}
+
+fn write(m: &mut NetworkModel, chip: usize, core: usize, peer: usize) -> PathId {
+    m.path(&route(PathKind::RemoteWrite, chip, core, peer))
+}
+
+fn names(m: &NetworkModel, p: PathId) -> Vec<String> {
+    m.path_resources(p).iter().map(|&r| m.resource_name(r)).collect()
+}
+
+/// (begin, cleared, arrival) in ns.
+fn ns(p: PacketTiming) -> (u64, u64, u64) {
+    (p.begin.as_ps() / NS, p.cleared.as_ps() / NS, p.arrival.as_ps() / NS)
+}
+
+#[test]
+fn paths_follow_path_kind() {
+    let mut m = model(mesh(10.0, 500.0), 2, ChipPaths::unlimited(2));
+    let mut path = |kind| {
+        let id = m.path(&route(kind, 0, 1, 1));
+        names(&m, id)
+    };
+    assert_eq!(path(PathKind::Load), ["hbm 0", "mte2 0.1"]);
+    assert_eq!(path(PathKind::Store), ["mte3 0.1", "hbm 0"]);
+    assert_eq!(path(PathKind::RemoteWrite), ["mte3 0.1", "link 0->1", "port 1", "hbm 1"]);
+    assert_eq!(path(PathKind::ReadRequest), ["link 0->1"]);
+    assert_eq!(path(PathKind::RemoteRead), ["hbm 1", "link 1->0", "port 0", "mte2 0.1"]);
+    assert_eq!(path(PathKind::Signal), ["link 0->1", "port 1"]);
+}
+
+#[test]
+fn paths_are_cached_and_resources_named_by_chip() {
+    let mut m = model(mesh(10.0, 500.0), 3, ChipPaths::unlimited(2));
+    let a = write(&mut m, 0, 1, 2);
+    let b = write(&mut m, 2, 0, 1);
+    assert_ne!(a, b);
+    assert_eq!(write(&mut m, 0, 1, 2), a);
+    let link = m.path_resources(b)[1];
+    assert_eq!((m.resource_name(link), m.resource_chip(link)), ("link 2->1".to_string(), 2));
+    let hbm = m.path_resources(b)[3];
+    assert_eq!((m.resource_name(hbm), m.resource_chip(hbm)), ("hbm 1".to_string(), 1));
+    assert_eq!(m.resource_name(10_000), "resource 10000");
+    assert_eq!(m.packet_bytes(), 1000);
+}
+
+#[test]
+fn bad_routes_and_ids_do_not_panic() {
+    let mut m = model(mesh(10.0, 500.0), 2, ChipPaths::unlimited(1));
+    let p = m.path(&route(PathKind::RemoteWrite, 0, 7, 9));
+    assert!(m.path_resources(p).is_empty());
+    assert_eq!(ns(m.send(p, 1000, t(5), None)), (5, 5, 5));
+    assert_eq!(ns(m.send(PathId(999), 1000, t(5), None)), (5, 5, 5));
+    // A remote kind to itself skips the links.
+    let p = m.path(&route(PathKind::RemoteWrite, 1, 0, 1));
+    assert_eq!(names(&m, p), ["mte3 1.0", "port 1", "hbm 1"]);
+}
+
+#[test]
+fn single_link_back_to_back_packets_arrive_latency_plus_n_ser() {
+    let mut m = model(mesh(10.0, 500.0), 2, ChipPaths::unlimited(1));
+    let p = write(&mut m, 0, 0, 1);
+    let mut at = t(0);
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        let r = m.send(p, 1000, at, None);
+        got.push(ns(r));
+        at = r.cleared;
+    }
+    assert_eq!(got, [(0, 100, 600), (100, 200, 700), (200, 300, 800), (300, 400, 900), (400, 500, 1000)]);
+    // Sent all at once instead, they queue on the link: same arrivals.
+    m.reset();
+    let arrivals: Vec<u64> = (0..5).map(|_| ns(m.send(p, 1000, t(0), None)).2).collect();
+    assert_eq!(arrivals, [600, 700, 800, 900, 1000]);
+}
+
+#[test]
+fn multi_hop_pipelines_fully() {
+    // 0 -> 3 on a bidirectional ring of 8: three links of 500 ns.
+    let mut m = model(ring(), 8, ChipPaths::unlimited(1));
+    let p = write(&mut m, 0, 0, 3);
+    assert_eq!(names(&m, p), ["mte3 0.0", "link 0->1", "link 1->2", "link 2->3", "port 3", "hbm 3"]);
+    let mut at = t(0);
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        let r = m.send(p, 1000, at, None);
+        got.push(ns(r));
+        at = r.cleared;
+    }
+    // cleared advances by one serialisation (100 ns); arrival = 3 x 500 + k x 100.
+    assert_eq!(got, [(0, 100, 1600), (100, 200, 1700), (200, 300, 1800), (300, 400, 1900)]);
+}
+
+#[test]
+fn fast_dma_then_slow_link_is_link_bound() {
+    let chip = ChipPaths { mte3: gbps(100), ..ChipPaths::unlimited(1) };
+    let mut m = model(mesh(10.0, 500.0), 2, chip);
+    let p = write(&mut m, 0, 0, 1);
+    let mut busy = Vec::new();
+    let first = m.send(p, 1000, t(0), Some(&mut busy));
+    assert_eq!(ns(first), (0, 100, 600));
+    let spans: Vec<(u64, u64)> = busy.iter().map(|b| (b.start.as_ps() / NS, b.end.as_ps() / NS)).collect();
+    // mte3 10 ns, the link 100 ns, port and hbm while the tail arrives.
+    assert_eq!(spans, [(0, 10), (0, 100), (500, 600), (500, 600)]);
+    assert!(busy.iter().all(|b| b.bytes == 1000));
+    assert_eq!(busy.iter().map(|b| b.resource).collect::<Vec<_>>(), m.path_resources(p));
+    assert_eq!(ns(m.send(p, 1000, first.cleared, None)), (100, 200, 700));
+}
+
+#[test]
+fn slow_dma_holds_a_fast_link_until_its_tail_passes() {
+    let chip = ChipPaths { mte3: gbps(10), ..ChipPaths::unlimited(1) };
+    let mut m = model(mesh(100.0, 500.0), 2, chip);
+    let p = write(&mut m, 0, 0, 1);
+    assert_eq!(ns(m.send(p, 1000, t(0), None)), (0, 100, 600));
+    assert_eq!(ns(m.send(p, 1000, t(100), None)), (100, 200, 700));
+}
+
+#[test]
+fn two_flows_alternating_on_one_link_get_half_the_rate_each() {
+    let mut m = model(mesh(10.0, 500.0), 2, ChipPaths::unlimited(2));
+    let flows = [write(&mut m, 0, 0, 1), write(&mut m, 0, 1, 1)];
+    let mut next = [t(0), t(0)];
+    let mut arrivals: [Vec<u64>; 2] = Default::default();
+    for _ in 0..8 {
+        // The earlier flow sends next (ties: flow 0), as the scheduler would.
+        let f = usize::from(next[1] < next[0]);
+        let r = m.send(flows[f], 1000, next[f], None);
+        arrivals[f].push(ns(r).2);
+        next[f] = r.cleared;
+    }
+    assert_eq!(arrivals[0], [600, 800, 1000, 1200]);
+    assert_eq!(arrivals[1], [700, 900, 1100, 1300]);
+}
+
+#[test]
+fn incast_serialises_on_the_switch_downlink_but_not_in_a_mesh() {
+    let switch = TopologyConfig::Switch(SwitchConfig { ranks: None, link_gbps: 10.0, link_latency_ns: 100.0 });
+    let mut m = model(switch, 4, ChipPaths::unlimited(1));
+    let paths: Vec<PathId> = (1..4).map(|src| write(&mut m, src, 0, 0)).collect();
+    assert_eq!(names(&m, paths[0]), ["mte3 1.0", "up 1", "down 0", "port 0", "hbm 0"]);
+    let arrivals: Vec<u64> = paths.iter().map(|&p| ns(m.send(p, 1000, t(0), None)).2).collect();
+    assert_eq!(arrivals, [300, 400, 500]);
+
+    let mut m = model(mesh(10.0, 500.0), 4, ChipPaths::unlimited(1));
+    let paths: Vec<PathId> = (1..4).map(|src| write(&mut m, src, 0, 0)).collect();
+    let arrivals: Vec<u64> = paths.iter().map(|&p| ns(m.send(p, 1000, t(0), None)).2).collect();
+    assert_eq!(arrivals, [600, 600, 600]);
+
+    // ...unless the destination's ingress port is the bottleneck.
+    let mut m = NetworkModel::new(&cfg(mesh(10.0, 500.0), 10.0), 4, &ChipPaths::unlimited(1)).unwrap();
+    let paths: Vec<PathId> = (1..4).map(|src| write(&mut m, src, 0, 0)).collect();
+    let arrivals: Vec<u64> = paths.iter().map(|&p| ns(m.send(p, 1000, t(0), None)).2).collect();
+    assert_eq!(arrivals, [600, 700, 800]);
+}
+
+#[test]
+fn hbm_is_shared_by_a_chips_cores() {
+    let chip = ChipPaths { hbm: gbps(10), ..ChipPaths::unlimited(2) };
+    let mut m = model(mesh(10.0, 500.0), 1, chip);
+    let a = m.path(&route(PathKind::Load, 0, 0, 0));
+    let b = m.path(&route(PathKind::Load, 0, 1, 0));
+    assert_eq!(ns(m.send(a, 1000, t(0), None)), (0, 100, 100));
+    assert_eq!(ns(m.send(b, 1000, t(0), None)), (100, 200, 200));
+}
+
+#[test]
+fn zero_byte_packets_take_latency_only_and_keep_fifo_order() {
+    let mut m = model(ring(), 8, ChipPaths::unlimited(1));
+    let req = m.path(&route(PathKind::ReadRequest, 0, 0, 3));
+    assert_eq!(ns(m.send(req, 0, t(0), None)), (0, 0, 1500));
+
+    let mut m = model(mesh(10.0, 500.0), 2, ChipPaths::unlimited(1));
+    let data = write(&mut m, 0, 0, 1);
+    let signal = m.path(&route(PathKind::Signal, 0, 0, 1));
+    assert_eq!(ns(m.send(data, 1000, t(0), None)), (0, 100, 600));
+    // The notify queues behind the payload on the link and lands with it, not before.
+    assert_eq!(ns(m.send(signal, 0, t(0), None)), (100, 100, 600));
+}
+
+#[test]
+fn unlimited_rates_cost_latency_only() {
+    let mut m = model(mesh(f64::INFINITY, 500.0), 2, ChipPaths::unlimited(1));
+    let p = write(&mut m, 0, 0, 1);
+    assert_eq!(ns(m.send(p, 1 << 20, t(0), None)), (0, 0, 500));
+    assert_eq!(ns(m.send(p, 1 << 20, t(0), None)), (0, 0, 500));
+}
+
+#[test]
+fn efficiency_scales_link_and_port_rates() {
+    let mut c = cfg(mesh(10.0, 500.0), 10.0);
+    c.efficiency = 0.5;
+    let mut m = NetworkModel::new(&c, 2, &ChipPaths::unlimited(1)).unwrap();
+    let p = write(&mut m, 0, 0, 1);
+    // 5 GB/s effective: 1000 B take 200 ns on the link and on the port.
+    assert_eq!(ns(m.send(p, 1000, t(0), None)), (0, 200, 700));
+}
+
+#[test]
+fn reset_forgets_occupancy() {
+    let mut m = model(mesh(10.0, 500.0), 2, ChipPaths::unlimited(1));
+    let p = write(&mut m, 0, 0, 1);
+    m.send(p, 1000, t(0), None);
+    m.reset();
+    assert_eq!(ns(m.send(p, 1000, t(0), None)), (0, 100, 600));
+}
+
+#[test]
+fn build_network_reports_config_errors() {
+    let mut c = cfg(mesh(10.0, 500.0), 10.0);
+    c.packet_bytes = 0;
+    let e = build_network(&c, 2, &ChipPaths::unlimited(1)).unwrap_err();
+    assert_eq!(e.key, "packet_bytes");
+    let ok = build_network(&cfg(mesh(10.0, 500.0), 10.0), 2, &ChipPaths::unlimited(1)).unwrap();
+    assert_eq!(ok.packet_bytes(), 1000);
+}
+
+fn any_topology() -> impl Strategy<Value = (TopologyConfig, usize)> {
+    let torus = |x, y| TopologyConfig::Torus2d(TorusConfig { x, y, link_gbps: 7.0, link_latency_ns: 300.0 });
+    prop_oneof![
+        (2usize..10).prop_map(|n| (mesh(7.0, 300.0), n)),
+        (2usize..12).prop_map(|n| (ring(), n)),
+        (1usize..5, 2usize..5).prop_map(move |(x, y)| (torus(x, y), x * y)),
+    ]
+}
+
+proptest! {
+    /// A bigger packet never arrives earlier nor clears sooner, even behind other traffic.
+    #[test]
+    fn time_is_monotonic_in_packet_size(
+        (topology, n) in any_topology(),
+        (a, b, c) in (0usize..64, 0usize..64, 0usize..64),
+        background in 0u64..5000,
+        (small, extra) in (0u64..5000, 0u64..5000),
+        hbm in prop::option::of(1u64..50),
+    ) {
+        let (a, b, c) = (a % n, b % n, c % n);
+        let chip = ChipPaths { cores: 2, mte2: gbps(20), mte3: gbps(15), hbm: hbm.and_then(gbps) };
+        let probe = |bytes: u64| {
+            let mut m = NetworkModel::new(&cfg(topology.clone(), 30.0), n, &chip).unwrap();
+            let other = m.path(&route(PathKind::RemoteWrite, c, 1, b));
+            m.send(other, background, t(0), None);
+            let p = m.path(&route(PathKind::RemoteRead, a, 0, b));
+            m.send(p, bytes, t(10), None)
+        };
+        let (lo, hi) = (probe(small), probe(small + extra));
+        prop_assert!(lo.arrival <= hi.arrival, "{lo:?} vs {hi:?}");
+        prop_assert!(lo.cleared <= hi.cleared, "{lo:?} vs {hi:?}");
+        prop_assert_eq!(lo.begin, hi.begin);
+    }
+}
