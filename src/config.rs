@@ -11,7 +11,14 @@ use std::sync::Arc;
 use thiserror::Error;
 
 /// The presets compiled into the binary, by name.
-pub const PRESETS: &[(&str, &str)] = &[("a2a3", include_str!("../configs/a2a3.toml"))];
+pub const PRESETS: &[(&str, &str)] = &[
+    ("a2a3", include_str!("../configs/a2a3.toml")),
+    ("a3-supernode", include_str!("../configs/a3-supernode.toml")),
+    ("a5", include_str!("../configs/a5.toml")),
+    ("ring8", include_str!("../configs/ring8.toml")),
+    ("torus4x4", include_str!("../configs/torus4x4.toml")),
+    ("two-node", include_str!("../configs/two-node.toml")),
+];
 
 /// The preset used when no config is given.
 pub const DEFAULT_PRESET: &str = "a2a3";
@@ -93,9 +100,13 @@ impl Config {
         }
     }
 
-    /// A config file if a path is given, else the default preset.
+    /// A config file if a path is given (or the name of an embedded preset), else the default
+    /// preset.
     pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
         match path {
+            Some(p) if !p.exists() && PRESETS.iter().any(|(n, _)| p.as_os_str() == *n) => {
+                Config::preset(&p.to_string_lossy())
+            }
             Some(p) => Config::load(p),
             None => Ok(Config::default_preset()),
         }

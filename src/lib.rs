@@ -24,6 +24,7 @@
 //! `interconnect` (the fabric), `collectives` (collectives on the public API). This facade
 //! adds configs and presets ([`Config`]), the tutorial programs ([`programs`]) and the CLI.
 
+pub mod calibrate;
 pub mod commands;
 pub mod config;
 pub mod programs;

@@ -4,7 +4,8 @@
 use clap::{Parser, Subcommand};
 use collectives::{Kind, Mode, Path};
 use ranksim::collectives;
-use ranksim::commands::{self, Status, bench::BenchArgs, sweep::SweepArgs};
+use ranksim::calibrate::Workload;
+use ranksim::commands::{self, Status, bench::BenchArgs, calibrate::CalibrateArgs, sweep::SweepArgs};
 use ranksim::report::parse_size;
 use ranksim::sim_core::{DType, Jitter, ReduceOp, SimDuration};
 use ranksim::sweep::SweepSpec;
@@ -32,6 +33,48 @@ enum Command {
     /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
     /// per-rank table and the mean span tree.
     Bench(Box<BenchCli>),
+    /// Print the machine a config describes: chips, cores, memory paths, links with rates and
+    /// latencies, ports; with --route A B, the path from rank A to rank B.
+    Topo {
+        /// Machine config (TOML) or preset name (a2a3, a3-supernode, a5, ring8, torus4x4, two-node).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Show the route from rank A to rank B.
+        #[arg(long, num_args = 2, value_names = ["A", "B"])]
+        route: Option<Vec<usize>>,
+    },
+    /// Fit one link class's latency and bandwidth to measured `size,time_us` points (a CSV) by
+    /// least squares with the simulator in the loop; print the per-point error of the
+    /// re-simulation and a config snippet.
+    Calibrate {
+        /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// CSV of measured points: `size,time_us` per line (K/M/G suffixes, # comments).
+        #[arg(long)]
+        table: PathBuf,
+        /// What was measured: get (one-core remote read, rank 0 <- 1), put, or a collective name.
+        #[arg(long, default_value = "get")]
+        workload: String,
+        /// Which links to fit: node (the flat topology's links) or levelK (NICs of level K).
+        #[arg(long, default_value = "node")]
+        link: String,
+        /// Allreduce algorithm, for a collective workload.
+        #[arg(long, default_value = "mesh")]
+        mode: Mode,
+        /// host or incore, for a collective workload.
+        #[arg(long, default_value = "host")]
+        path: Path,
+        /// AIV blocks per rank, for a collective workload.
+        #[arg(long, default_value_t = 1)]
+        core_num: usize,
+        /// Ranks taking part, for a collective workload (default: all).
+        #[arg(long)]
+        ranks: Option<usize>,
+        /// Element type, for a collective workload.
+        #[arg(short = 'd', long = "datatype", default_value = "f32")]
+        dtype: DType,
+    },
     /// Run the built-in tutorial programs and check their goldens (`run --list` names them).
     Run {
         /// Program to run (default: every correct program).
@@ -50,7 +93,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct SweepCli {
-    /// Machine config (TOML); default: the embedded a2a3 preset.
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
@@ -124,7 +167,7 @@ struct SweepCli {
 
 #[derive(clap::Args)]
 struct BenchCli {
-    /// Machine config (TOML); default: the embedded a2a3 preset.
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Collective: allreduce, allgather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier.
@@ -192,6 +235,13 @@ fn main() -> ExitCode {
             commands::run::run(&mut out, program.as_deref(), config.as_deref(), ranks, list)
         }
         Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &sweep_args(*s)),
+        Some(Command::Topo { config, route }) => {
+            let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
+            commands::topo::topo(&mut out, config.as_deref(), route)
+        }
+        Some(Command::Calibrate { config, table, workload, link, mode, path, core_num, ranks, dtype }) => {
+            calibrate_args(config, table, &workload, link, (mode, path, core_num, ranks, dtype)).and_then(|a| commands::calibrate::calibrate(&mut out, &a))
+        }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
     };
     match result {
@@ -254,4 +304,36 @@ fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
         timing_only: b.no_data,
     };
     Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace })
+}
+
+fn calibrate_args(
+    config: Option<PathBuf>,
+    table: PathBuf,
+    workload: &str,
+    link: String,
+    (mode, path, core_num, ranks, dtype): (Mode, Path, usize, Option<usize>, DType),
+) -> Result<CalibrateArgs, String> {
+    let workload = match workload {
+        "get" => Workload::Get,
+        "put" => Workload::Put,
+        name => {
+            let kind: Kind = name.parse().map_err(|e| format!("--workload: {e} (or get, put)"))?;
+            let cfg = ranksim::Config::load_or_default(config.as_deref()).map_err(|e| e.to_string())?;
+            Workload::Collective(SweepSpec {
+                kind,
+                mode,
+                path,
+                dtype,
+                op: ReduceOp::Sum,
+                root: 0,
+                iters: 1,
+                warmup: 0,
+                ranks: ranks.unwrap_or(cfg.machine.ranks),
+                core_num,
+                jitter: None,
+                timing_only: true,
+            })
+        }
+    };
+    Ok(CalibrateArgs { config, table, workload, link })
 }

@@ -122,7 +122,7 @@ pub fn run_calls(
 }
 
 /// Mean over the measured calls of the slowest rank's device wall, in microseconds.
-fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
+pub fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
     let mut per_call = vec![SimDuration::ZERO; calls];
     for chip in 0..n {
         for d in r.of_chip(chip) {

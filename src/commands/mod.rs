@@ -2,8 +2,10 @@
 //! its parsed arguments, writes its output to a `Write`, and returns the exit status.
 
 pub mod bench;
+pub mod calibrate;
 pub mod run;
 pub mod sweep;
+pub mod topo;
 
 /// A command's outcome: success, findings (wrong results, too slow), or a usage error.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -11,6 +11,7 @@ mod deferred;
 mod determinism;
 mod domains;
 mod outputs;
+mod presets;
 mod primitives;
 mod programs;
 mod run_options;
