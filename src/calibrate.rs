@@ -79,7 +79,9 @@ pub fn parse_table(text: &str) -> Result<Vec<Point>, String> {
             Err(_) if out.is_empty() && cols[0].parse::<f64>().is_err() => continue, // header
             Err(e) => return Err(format!("line {}: {e}", i + 1)),
         };
-        let time_us: f64 = cols[1].parse().map_err(|_| format!("line {}: time `{}` is not a number of microseconds", i + 1, cols[1]))?;
+        let time_us: f64 = cols[1]
+            .parse()
+            .map_err(|_| format!("line {}: time `{}` is not a number of microseconds", i + 1, cols[1]))?;
         if !(time_us > 0.0 && time_us.is_finite()) {
             return Err(format!("line {}: time {time_us} must be positive", i + 1));
         }
@@ -101,10 +103,15 @@ fn params(cfg: &mut Config, class: LinkClass) -> Result<(&mut f64, &mut f64), St
         (TopologyConfig::Hierarchical(h), LinkClass::Node) => Ok(node_params(&mut h.node)),
         (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => {
             let n = h.levels.len();
-            let l = h.levels.get_mut(k.wrapping_sub(1)).ok_or_else(|| format!("--link level{k}: the topology has levels 1..={n}"))?;
+            let l = h
+                .levels
+                .get_mut(k.wrapping_sub(1))
+                .ok_or_else(|| format!("--link level{k}: the topology has levels 1..={n}"))?;
             Ok((&mut l.nic_gbps, &mut l.nic_latency_ns))
         }
-        (t, LinkClass::Level(k)) => Err(format!("--link level{k}: a {} topology has no levels; use --link node", t.kind())),
+        (t, LinkClass::Level(k)) => {
+            Err(format!("--link level{k}: a {} topology has no levels; use --link node", t.kind()))
+        }
     }
 }
 
@@ -118,7 +125,14 @@ fn node_params(n: &mut NodeConfig) -> (&mut f64, &mut f64) {
 }
 
 /// Simulated time (us) of one point with link latency `alpha_ns` and byte time `beta_ps`.
-fn simulate(base: &Config, class: LinkClass, w: &Workload, size: u64, alpha_ns: f64, beta_ps: f64) -> Result<f64, String> {
+fn simulate(
+    base: &Config,
+    class: LinkClass,
+    w: &Workload,
+    size: u64,
+    alpha_ns: f64,
+    beta_ps: f64,
+) -> Result<f64, String> {
     let mut cfg = base.clone();
     let eff = cfg.fabric.efficiency;
     let (gbps, lat) = params(&mut cfg, class)?;
@@ -126,7 +140,8 @@ fn simulate(base: &Config, class: LinkClass, w: &Workload, size: u64, alpha_ns: 
     *lat = alpha_ns;
     match w {
         Workload::Collective(spec) => {
-            let r = run_calls(&cfg, spec, size, 1, false)?.ok_or_else(|| format!("size {size} gives no element per rank"))?;
+            let r = run_calls(&cfg, spec, size, 1, false)?
+                .ok_or_else(|| format!("size {size} gives no element per rank"))?;
             Ok(time_per_call(&r, spec.ranks, 0, 1))
         }
         Workload::Get | Workload::Put => p2p(&cfg, matches!(w, Workload::Get), size),
@@ -148,15 +163,21 @@ fn p2p(cfg: &Config, get: bool, size: u64) -> Result<f64, String> {
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[2, 1]).map_err(e)?;
     let opts = CopyOpts::new().chunks(1, n.min(16 * 1024));
     if get {
-        w.dispatch(0, Dispatch::kernel("tget", 1, move |c| c.get(&local, 1, &buf, &opts)).in_domain(&dom)).map_err(e)?;
+        w.dispatch(0, Dispatch::kernel("tget", 1, move |c| c.get(&local, 1, &buf, &opts)).in_domain(&dom))
+            .map_err(e)?;
     } else {
         let (b, s) = (buf.clone(), sig.clone());
-        w.dispatch(0, Dispatch::kernel("tput", 1, move |c| {
-            c.put(&b, 1, &local, &opts)?;
-            c.notify(&s, 1, &[0, 0], 1, NotifyOp::AtomicAdd)
-        }).in_domain(&dom))
+        w.dispatch(
+            0,
+            Dispatch::kernel("tput", 1, move |c| {
+                c.put(&b, 1, &local, &opts)?;
+                c.notify(&s, 1, &[0, 0], 1, NotifyOp::AtomicAdd)
+            })
+            .in_domain(&dom),
+        )
         .map_err(e)?;
-        w.dispatch(1, Dispatch::kernel("tput_wait", 1, move |c| c.wait(&sig, &[0, 0], 1, WaitCmp::Ge)).in_domain(&dom)).map_err(e)?;
+        w.dispatch(1, Dispatch::kernel("tput_wait", 1, move |c| c.wait(&sig, &[0, 0], 1, WaitCmp::Ge)).in_domain(&dom))
+            .map_err(e)?;
     }
     let r = w.run().map_err(e)?;
     Ok(r.dispatches.iter().map(|d| d.device_wall().as_us_f64()).fold(0.0, f64::max))
@@ -202,8 +223,10 @@ pub fn fit(base: &Config, class: LinkClass, w: &Workload, points: &[Point]) -> R
         alpha = (alpha + dalpha.clamp(-alpha, alpha.max(1000.0))).max(0.0);
         beta = (beta + dbeta).clamp(beta / 2.0, beta * 2.0);
     }
-    let fitted: Vec<(u64, f64, f64)> =
-        points.iter().map(|p| Ok((p.size, p.time_us, simulate(base, class, w, p.size, alpha, beta)?))).collect::<Result<_, String>>()?;
+    let fitted: Vec<(u64, f64, f64)> = points
+        .iter()
+        .map(|p| Ok((p.size, p.time_us, simulate(base, class, w, p.size, alpha, beta)?)))
+        .collect::<Result<_, String>>()?;
     Ok(Fit { latency_ns: alpha, gbps: 1000.0 / beta / eff, efficiency: eff, points: fitted })
 }
 
@@ -214,7 +237,14 @@ mod tests {
     #[test]
     fn tables_parse_with_headers_comments_and_suffixes() {
         let t = parse_table("# measured\nsize,time_us\n4K, 0.9\n64K,2.5 # note\n1M;40\n").unwrap();
-        assert_eq!(t, vec![Point { size: 4096, time_us: 0.9 }, Point { size: 65536, time_us: 2.5 }, Point { size: 1 << 20, time_us: 40.0 }]);
+        assert_eq!(
+            t,
+            vec![
+                Point { size: 4096, time_us: 0.9 },
+                Point { size: 65536, time_us: 2.5 },
+                Point { size: 1 << 20, time_us: 40.0 }
+            ]
+        );
         assert!(parse_table("4K,1\n").unwrap_err().contains("at least 2"));
         assert!(parse_table("4K,1\n8K,-2\n").unwrap_err().contains("line 2"));
         assert!(parse_table("4K,1\n8Q,2\n").unwrap_err().contains("line 2"));

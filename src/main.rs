@@ -3,8 +3,8 @@
 
 use clap::{Parser, Subcommand};
 use collectives::{Kind, Mode, Path};
-use ranksim::collectives;
 use ranksim::calibrate::Workload;
+use ranksim::collectives;
 use ranksim::commands::{self, Status, bench::BenchArgs, calibrate::CalibrateArgs, sweep::SweepArgs};
 use ranksim::report::parse_size;
 use ranksim::sim_core::{DType, Jitter, ReduceOp, SimDuration};
@@ -240,7 +240,8 @@ fn main() -> ExitCode {
             commands::topo::topo(&mut out, config.as_deref(), route)
         }
         Some(Command::Calibrate { config, table, workload, link, mode, path, core_num, ranks, dtype }) => {
-            calibrate_args(config, table, &workload, link, (mode, path, core_num, ranks, dtype)).and_then(|a| commands::calibrate::calibrate(&mut out, &a))
+            calibrate_args(config, table, &workload, link, (mode, path, core_num, ranks, dtype))
+                .and_then(|a| commands::calibrate::calibrate(&mut out, &a))
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
     };

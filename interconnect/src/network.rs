@@ -4,8 +4,11 @@
 
 use crate::config::{FabricConfig, FabricConfigError, err};
 use crate::topology::Topology;
+use resource::Resource;
 use sim_core::{Bandwidth, Busy, Network, PacketTiming, PathId, PathKind, Route, SimDuration, SimTime};
 use std::collections::BTreeMap;
+
+mod resource;
 
 /// The chip-side data paths the fabric config does not hold (they come from the chip model).
 /// Rates are effective already (no fabric efficiency applied); `None` = unlimited.
@@ -25,27 +28,6 @@ impl ChipPaths {
     /// `cores` cores whose engines and HBM never limit the rate.
     pub fn unlimited(cores: usize) -> ChipPaths {
         ChipPaths { cores, mte2: None, mte3: None, hbm: None }
-    }
-}
-
-/// One resource: it serves one packet at a time, then hands it on after its latency.
-#[derive(Clone, Debug)]
-struct Resource {
-    name: String,
-    chip: usize,
-    rate: Option<Bandwidth>,
-    latency: SimDuration,
-    busy_until: SimTime,
-}
-
-impl Resource {
-    fn new(name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration) -> Resource {
-        Resource { name, chip, rate, latency, busy_until: SimTime::ZERO }
-    }
-
-    /// Time to serialise `bytes` here (zero when unlimited).
-    fn ser(&self, bytes: u64) -> SimDuration {
-        self.rate.map_or(SimDuration::ZERO, |r| r.time_for(bytes))
     }
 }
 
@@ -193,38 +175,33 @@ impl Network for NetworkModel {
         self.packet_bytes
     }
 
-    /// Cut-through along the path: on resource j the packet starts at
-    /// `max(prev_start + prev_latency, busy_j)` (`at` for the first) and ends at
-    /// `max(start + ser_j, prev_end + prev_latency)`; `cleared = max_j(end_j - L_j)`. With
-    /// `busy`, appends one entry per resource (zero-length ones included). An unknown or empty
-    /// path takes no time.
+    /// Cut-through along the path: the packet's first byte reaches resource j one latency
+    /// after it left resource j-1 (`at` for the first), its last byte one latency after the
+    /// last left j-1, and j books the earliest slot that fits (see `Resource::book`).
+    /// `cleared = max_j(end_j - L_j)`, with L_j the latency in front of j: when the sender may
+    /// send again without queueing behind itself. With `busy`, appends one entry per resource
+    /// (zero-length ones included). An unknown or empty path takes no time.
     fn send(&mut self, path: PathId, bytes: u64, at: SimTime, mut busy: Option<&mut Vec<Busy>>) -> PacketTiming {
         let Some(ids) = self.paths.get(path.0 as usize) else {
             return PacketTiming { begin: at, cleared: at, arrival: at };
         };
         let mut timing = PacketTiming { begin: at, cleared: at, arrival: at };
-        // (start, end, latency) on the previous resource, and the latency in front of this one.
-        let mut prev: Option<(SimTime, SimTime, SimDuration)> = None;
-        let mut ahead = SimDuration::ZERO;
+        // First and last byte at the next resource, and the latency in front of it.
+        let (mut ready, mut last_in, mut ahead) = (at, at, SimDuration::ZERO);
         for (j, &id) in ids.iter().enumerate() {
             let Some(res) = self.resources.get_mut(id as usize) else { continue };
-            let ready = prev.map_or(at, |(s, _, l)| s + l);
-            let start = ready.max(res.busy_until);
-            let mut end = start + res.ser(bytes);
-            if let Some((_, e, l)) = prev {
-                end = end.max(e + l);
-            }
-            res.busy_until = end;
+            let slot = res.book(bytes, ready, last_in, at);
             if j == 0 {
-                timing.begin = start;
+                timing.begin = slot.start;
             }
-            timing.cleared = timing.cleared.max(SimTime::from_ps(end.as_ps().saturating_sub(ahead.as_ps())));
-            timing.arrival = end + res.latency;
+            let cleared = slot.end.as_ps().saturating_sub(ahead.as_ps());
+            timing.cleared = timing.cleared.max(SimTime::from_ps(cleared));
+            timing.arrival = slot.end + res.latency;
             if let Some(b) = busy.as_deref_mut() {
-                b.push(Busy { resource: id, start, end, bytes });
+                b.push(Busy { resource: id, start: slot.start, end: slot.end, bytes });
             }
             ahead += res.latency;
-            prev = Some((start, end, res.latency));
+            (ready, last_in) = (slot.start + res.latency, slot.end + res.latency);
         }
         timing
     }
@@ -239,7 +216,7 @@ impl Network for NetworkModel {
 
     fn reset(&mut self) {
         for r in &mut self.resources {
-            r.busy_until = SimTime::ZERO;
+            r.reset();
         }
     }
 }

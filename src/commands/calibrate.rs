@@ -42,7 +42,8 @@ pub fn calibrate(out: &mut dyn Write, a: &CalibrateArgs) -> CmdResult {
         Workload::Put => "put + notify (one core, rank 0 -> rank 1)".to_string(),
         Workload::Collective(s) => format!("{} {} {} on {} ranks", s.kind, s.mode, s.path, s.ranks),
     };
-    writeln!(out, "# calibrate {} links of `{}` to {} points of {what}", a.link, cfg.machine.name, points.len()).map_err(io)?;
+    writeln!(out, "# calibrate {} links of `{}` to {} points of {what}", a.link, cfg.machine.name, points.len())
+        .map_err(io)?;
     writeln!(
         out,
         "fitted: latency {:.1} ns, raw rate {:.3} GB/s (effective {:.3} GB/s at efficiency {})",

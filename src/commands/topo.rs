@@ -24,7 +24,8 @@ pub fn topo(out: &mut dyn Write, config: Option<&Path>, route: Option<(usize, us
     )
     .map_err(io)?;
     let dma = |d: DmaDir| {
-        let rate = chip.dma_rate(d).map_or("unlimited".to_string(), |r| format!("{:.2} GB/s", r.bytes_per_s() as f64 / 1e9));
+        let rate =
+            chip.dma_rate(d).map_or("unlimited".to_string(), |r| format!("{:.2} GB/s", r.bytes_per_s() as f64 / 1e9));
         format!("{rate} + {:.1} ns issue", chip.dma_issue(d).as_ps() as f64 / 1000.0)
     };
     writeln!(out, "dma per core: GM->UB {}; UB->GM {}", dma(DmaDir::GmToUb), dma(DmaDir::UbToGm)).map_err(io)?;

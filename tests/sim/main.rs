@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cli;
+mod closed_form;
 mod coll_common;
 mod coll_errors;
 mod coll_props;
@@ -10,9 +11,11 @@ mod conformance;
 mod deferred;
 mod determinism;
 mod domains;
+mod flows;
 mod outputs;
 mod presets;
 mod primitives;
 mod programs;
 mod run_options;
 mod timing;
+mod timing_props;

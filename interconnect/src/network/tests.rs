@@ -259,7 +259,7 @@ fn any_topology() -> impl Strategy<Value = (TopologyConfig, usize)> {
 }
 
 proptest! {
-    /// A bigger packet never arrives earlier nor clears sooner, even behind other traffic.
+    /// A bigger packet never starts, arrives or clears sooner, even behind other traffic.
     #[test]
     fn time_is_monotonic_in_packet_size(
         (topology, n) in any_topology(),
@@ -280,6 +280,6 @@ proptest! {
         let (lo, hi) = (probe(small), probe(small + extra));
         prop_assert!(lo.arrival <= hi.arrival, "{lo:?} vs {hi:?}");
         prop_assert!(lo.cleared <= hi.cleared, "{lo:?} vs {hi:?}");
-        prop_assert_eq!(lo.begin, hi.begin);
+        prop_assert!(lo.begin <= hi.begin, "{lo:?} vs {hi:?}");
     }
 }

@@ -1,0 +1,175 @@
+//! One resource of the machine (a DMA engine, an HBM, a port, a link) and its booking
+//! calendar. A resource serves one packet at a time at its rate. Bookings are kept as a sorted
+//! list of busy intervals, so a packet may use an idle gap before a booking made earlier for a
+//! later time: a packet held up elsewhere on its path does not block the resources it has not
+//! reached yet.
+
+use sim_core::{Bandwidth, SimDuration, SimTime};
+use std::collections::VecDeque;
+
+/// A resource and when it is booked.
+#[derive(Clone, Debug)]
+pub(super) struct Resource {
+    pub(super) name: String,
+    pub(super) chip: usize,
+    pub(super) rate: Option<Bandwidth>,
+    pub(super) latency: SimDuration,
+    /// Disjoint busy intervals `[start, end)` in ps, in order; touching ones are merged.
+    booked: VecDeque<(u64, u64)>,
+}
+
+/// Where a packet sits on one resource: `start` is when its first byte leaves, `end` its last.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Slot {
+    pub(super) start: SimTime,
+    pub(super) end: SimTime,
+}
+
+impl Resource {
+    pub(super) fn new(name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration) -> Resource {
+        Resource { name, chip, rate, latency, booked: VecDeque::new() }
+    }
+
+    /// Time to serialise `bytes` here (zero when unlimited).
+    pub(super) fn ser(&self, bytes: u64) -> SimDuration {
+        self.rate.map_or(SimDuration::ZERO, |r| r.time_for(bytes))
+    }
+
+    /// Books the earliest slot for a packet of `bytes` whose first byte is here at `ready` and
+    /// whose last byte is here at `last_in` (the upstream end plus latency). The resource
+    /// sends the packet in one burst of `ser(bytes)` that starts no earlier than `ready` and
+    /// ends no earlier than `last_in`: a resource faster than its upstream is busy only for its
+    /// own serialisation time. A packet of no bytes (a request) books nothing but waits for
+    /// the resource to be idle; an unlimited resource neither books nor waits. `now` is the
+    /// current event time (bookings that ended by then are forgotten).
+    pub(super) fn book(&mut self, bytes: u64, ready: SimTime, last_in: SimTime, now: SimTime) -> Slot {
+        if self.rate.is_none() {
+            return Slot { start: ready, end: ready.max(last_in) };
+        }
+        while self.booked.front().is_some_and(|&(_, e)| e <= now.as_ps()) {
+            self.booked.pop_front();
+        }
+        let ser = self.ser(bytes).as_ps();
+        if ser == 0 {
+            let t = self.idle_from(ready.max(last_in).as_ps());
+            return Slot { start: SimTime::from_ps(t), end: SimTime::from_ps(t) };
+        }
+        let mut end = (ready.as_ps() + ser).max(last_in.as_ps());
+        let mut at = self.booked.len();
+        for (i, &(a, b)) in self.booked.iter().enumerate() {
+            if b <= end - ser {
+                continue;
+            }
+            if a >= end {
+                at = i;
+                break;
+            }
+            end = end.max(b + ser);
+        }
+        self.insert(at, (end - ser, end));
+        Slot { start: SimTime::from_ps(end - ser), end: SimTime::from_ps(end) }
+    }
+
+    /// The first instant from `t` on when no booking is in progress.
+    fn idle_from(&self, t: u64) -> u64 {
+        self.booked.iter().find(|&&(a, b)| a <= t && t < b).map_or(t, |&(_, b)| b)
+    }
+
+    /// Inserts a busy interval before index `at`, merging it with touching neighbours.
+    fn insert(&mut self, at: usize, (s, e): (u64, u64)) {
+        let joins_prev = at > 0 && self.booked[at - 1].1 == s;
+        let joins_next = self.booked.get(at).is_some_and(|&(a, _)| a == e);
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.booked[at - 1].1 = self.booked[at].1;
+                self.booked.remove(at);
+            }
+            (true, false) => self.booked[at - 1].1 = e,
+            (false, true) => self.booked[at].0 = s,
+            (false, false) => self.booked.insert(at, (s, e)),
+        }
+    }
+
+    /// Forgets every booking.
+    pub(super) fn reset(&mut self) {
+        self.booked.clear();
+    }
+
+    #[cfg(test)]
+    pub(super) fn bookings(&self) -> Vec<(u64, u64)> {
+        self.booked.iter().copied().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1 byte per ns.
+    fn res() -> Resource {
+        Resource::new("r".into(), 0, Bandwidth::from_bytes_per_s(1_000_000_000), SimDuration::ZERO)
+    }
+
+    fn t(ns: u64) -> SimTime {
+        SimTime::from_ps(ns * 1000)
+    }
+
+    fn slot(r: &mut Resource, bytes: u64, ready: u64, last_in: u64) -> (u64, u64) {
+        let s = r.book(bytes, t(ready), t(last_in), SimTime::ZERO);
+        (s.start.as_ps() / 1000, s.end.as_ps() / 1000)
+    }
+
+    #[test]
+    fn back_to_back_packets_queue_and_merge() {
+        let mut r = res();
+        assert_eq!(slot(&mut r, 10, 0, 0), (0, 10));
+        assert_eq!(slot(&mut r, 10, 0, 0), (10, 20));
+        assert_eq!(r.bookings(), vec![(0, 20_000)]);
+    }
+
+    #[test]
+    fn a_packet_fills_an_idle_gap_before_a_later_booking() {
+        let mut r = res();
+        assert_eq!(slot(&mut r, 10, 100, 0), (100, 110));
+        // Fits before it.
+        assert_eq!(slot(&mut r, 50, 0, 0), (0, 50));
+        // Does not fit in the 50..100 gap: goes after.
+        assert_eq!(slot(&mut r, 60, 40, 0), (110, 170));
+        // Fits exactly.
+        assert_eq!(slot(&mut r, 50, 50, 0), (50, 100));
+        assert_eq!(r.bookings(), vec![(0, 170_000)]);
+    }
+
+    #[test]
+    fn a_fast_resource_is_busy_only_for_its_own_serialisation() {
+        let mut r = res();
+        // First byte at 0, last byte at 100 (slow upstream): 10 bytes go out 90..100.
+        assert_eq!(slot(&mut r, 10, 0, 100), (90, 100));
+        // A second slow stream interleaves in the gap.
+        assert_eq!(slot(&mut r, 10, 0, 50), (40, 50));
+    }
+
+    #[test]
+    fn an_empty_packet_waits_for_the_resource_to_be_idle() {
+        let mut r = res();
+        slot(&mut r, 10, 0, 0);
+        assert_eq!(slot(&mut r, 0, 5, 0), (10, 10));
+        assert_eq!(slot(&mut r, 0, 12, 0), (12, 12));
+        assert_eq!(r.bookings(), vec![(0, 10_000)]);
+    }
+
+    #[test]
+    fn unlimited_resources_book_nothing() {
+        let mut r = Resource::new("r".into(), 0, None, SimDuration::ZERO);
+        assert_eq!(slot(&mut r, 10, 5, 20), (5, 20));
+        assert!(r.bookings().is_empty());
+    }
+
+    #[test]
+    fn past_bookings_are_forgotten() {
+        let mut r = res();
+        slot(&mut r, 10, 0, 0);
+        r.book(10, t(30), t(0), t(15));
+        assert_eq!(r.bookings(), vec![(30_000, 40_000)]);
+    }
+}

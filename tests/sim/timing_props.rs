@@ -1,0 +1,145 @@
+//! Properties of the packet model on every preset machine (Hill-curve DMA, shared HBM, ports,
+//! efficiency, multi-hop routes): time grows with size, extra traffic never helps, and no flow
+//! or link moves bytes faster than its bottleneck allows.
+
+use crate::flows::{Flow, land_times};
+use proptest::prelude::*;
+use ranksim::Config;
+use ranksim::config::PRESETS;
+use ranksim::interconnect::NetworkModel;
+use ranksim::prelude::*;
+use ranksim::sim_core::{Bandwidth, Network, PathKind, Route};
+use std::collections::BTreeMap;
+
+fn preset(i: usize) -> (&'static str, Config) {
+    let (name, text) = PRESETS[i % PRESETS.len()];
+    (text, Config::from_toml(text, name).unwrap())
+}
+
+/// Up to `max` flows between distinct ranks of a `ranks`-rank machine, 32 B .. 64 KiB each.
+fn flows(ranks: usize, max: usize) -> impl Strategy<Value = Vec<Flow>> {
+    let one = (0..ranks, 1..ranks, 1usize..=2048).prop_map(move |(s, d, words)| Flow {
+        src: s,
+        dst: (s + d) % ranks,
+        bytes: words * 32,
+        delay: 0,
+    });
+    prop::collection::vec(one, 1..=max)
+}
+
+fn text_of(name: &str) -> String {
+    PRESETS.iter().find(|p| p.0 == name).map(|p| p.1.to_string()).unwrap()
+}
+
+/// The machines where every chip reaches every other over links of its own: the full-mesh
+/// presets a2a3 and a5, and an 8-chip switch. Returns the config text and the rank count.
+fn single_hop(i: usize) -> (String, usize) {
+    match i {
+        0 => (text_of("a2a3"), 8),
+        1 => (text_of("a5"), 4),
+        _ => (crate::flows::links_only(8, 4096, "kind = \"switch\"\nlink_gbps = 25.0\nlink_latency_ns = 700.0\n"), 8),
+    }
+}
+
+/// A preset and flows on it.
+fn machine_and_flows(max: usize) -> impl Strategy<Value = (usize, Vec<Flow>)> {
+    (0..PRESETS.len()).prop_flat_map(move |i| {
+        let ranks = preset(i).1.machine.ranks;
+        (Just(i), flows(ranks, max))
+    })
+}
+
+/// The (rate, latency) of each resource on the remote-write path of `f`.
+fn path_of(net: &mut NetworkModel, f: &Flow) -> Vec<(u32, Option<Bandwidth>, SimDuration)> {
+    let id = net.path(&Route { kind: PathKind::RemoteWrite, chip: f.src, core: 0, peer: f.dst });
+    let ids = net.path_resources(id).to_vec();
+    ids.into_iter()
+        .filter_map(|r| net.resource_timing(r).map(|(rate, lat)| (r, rate, lat)))
+        .filter(|(r, _, _)| !net.resource_name(*r).starts_with("mte3"))
+        .collect()
+}
+
+fn network(cfg: &Config) -> NetworkModel {
+    NetworkModel::new(&cfg.fabric, cfg.machine.ranks, &cfg.chip_paths().unwrap()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    #[test]
+    fn time_is_monotonic_in_size(
+        (i, f) in machine_and_flows(1),
+        extra in 1usize..=2048,
+    ) {
+        let (text, _) = preset(i);
+        let small = f[0].clone();
+        let big = Flow { bytes: small.bytes + extra * 32, ..small.clone() };
+        let t_small = land_times(text, &[small]);
+        let t_big = land_times(text, &[big]);
+        prop_assert!(t_small[0] < t_big[0], "{t_small:?} !< {t_big:?}");
+    }
+
+    /// Flows into one rank from distinct senders contend on the receiver's side only; another
+    /// such flow, or a delay, never lets one of them finish earlier. (With several bottlenecks
+    /// extra traffic can, as in real networks, reorder contention so that some flow gains: that
+    /// is not a property of the model, see `extra_traffic_elsewhere_can_help_a_flow`.)
+    #[test]
+    fn adding_a_flow_never_makes_another_finish_earlier(
+        i in 0..3usize,
+        dst in 0usize..16,
+        senders in prop::collection::vec((1usize..2048, 0u64..20_000), 2..=6),
+    ) {
+        let (text, p) = single_hop(i);
+        let dst = dst % p;
+        let all: Vec<Flow> = senders
+            .iter()
+            .enumerate()
+            .take(p - 1)
+            .map(|(k, &(words, delay))| Flow { src: (dst + 1 + k) % p, dst, bytes: words * 32, delay })
+            .collect();
+        let before = land_times(&text, &all[..all.len() - 1]);
+        let after = land_times(&text, &all);
+        for (k, (b, a)) in before.iter().zip(&after).enumerate() {
+            prop_assert!(a >= b, "flow {k} finished at {a} with the extra flow, {b} without");
+        }
+    }
+
+    #[test]
+    fn bandwidth_never_exceeds_the_bottleneck((i, f) in machine_and_flows(6)) {
+        let (text, cfg) = preset(i);
+        let t = land_times(text, &f);
+        let mut net = network(&cfg);
+        // Per resource: bytes that crossed it, and the least latency after it.
+        let mut load: BTreeMap<u32, (u64, Option<Bandwidth>, SimDuration)> = BTreeMap::new();
+        for (flow, &land) in f.iter().zip(&t) {
+            let path = path_of(&mut net, flow);
+            let latency: SimDuration = path.iter().map(|p| p.2).fold(SimDuration::ZERO, |a, b| a + b);
+            let slowest = path.iter().filter_map(|p| p.1).min_by_key(|r| r.time_for(1 << 20));
+            let ser = slowest.map_or(SimDuration::ZERO, |r| r.time_for(flow.bytes as u64));
+            prop_assert!(land >= (latency + ser).as_ps(), "{flow:?} landed at {land}, before {:?}", latency + ser);
+            for (r, rate, lat) in path {
+                let e = load.entry(r).or_insert((0, rate, lat));
+                e.0 += flow.bytes as u64;
+            }
+        }
+        let last = t.iter().copied().max().unwrap_or(0);
+        for (r, (bytes, rate, lat)) in load {
+            let busy = rate.map_or(SimDuration::ZERO, |rate| rate.time_for(bytes)) + lat;
+            prop_assert!(last >= busy.as_ps(), "{} carried {bytes} B by {last} ps", net.resource_name(r));
+        }
+    }
+}
+
+/// The counterpart of the monotonicity property: on a switch, flow A (1 -> 0) shares rank 0's
+/// downlink with C (2 -> 0), half each. New flows D and E (2 -> 3) leave C a third of its
+/// uplink, so A gets two thirds of the downlink and lands earlier. Max-min fair sharing gives
+/// the same answer.
+#[test]
+fn extra_traffic_elsewhere_can_help_a_flow() {
+    let toml = crate::flows::links_only(4, 4096, "kind = \"switch\"\nlink_gbps = 10.0\nlink_latency_ns = 0.0\n");
+    let n = 65_536;
+    let base = land_times(&toml, &[Flow::new(1, 0, n), Flow::new(2, 0, n)]);
+    let more = land_times(&toml, &[Flow::new(1, 0, n), Flow::new(2, 0, n), Flow::new(2, 3, n), Flow::new(2, 3, n)]);
+    assert!(more[0] < base[0], "{more:?} vs {base:?}");
+    assert!(more[1] > base[1], "{more:?} vs {base:?}");
+}
