@@ -314,12 +314,13 @@ fn calibrate_args(
     link: String,
     (mode, path, core_num, ranks, dtype): (Mode, Path, usize, Option<usize>, DType),
 ) -> Result<CalibrateArgs, String> {
+    let cfg = ranksim::Config::load_or_default(config.as_deref()).map_err(|e| e.to_string())?;
+    let crossing = || ranksim::calibrate::crossing_peer(&cfg, commands::calibrate::link_class(&link)?);
     let workload = match workload {
-        "get" => Workload::Get,
-        "put" => Workload::Put,
+        "get" => Workload::Get { peer: crossing()? },
+        "put" => Workload::Put { peer: crossing()? },
         name => {
             let kind: Kind = name.parse().map_err(|e| format!("--workload: {e} (or get, put)"))?;
-            let cfg = ranksim::Config::load_or_default(config.as_deref()).map_err(|e| e.to_string())?;
             Workload::Collective(SweepSpec {
                 kind,
                 mode,

@@ -46,8 +46,8 @@ pub fn route(cfg: &FabricConfig, ranks: usize, a: usize, b: usize) -> Result<Vec
 }
 
 /// The remote-write path from core 0 of chip `a` to chip `b` on one line, with its one-way
-/// latency and its bottleneck: `0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns,
-/// bottleneck 19.600 GB/s at link 0->1)`. The first hop (`mte3 a.0`) is written as `a`.
+/// latency and its bottleneck: `0 -> mte3 0.0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns,
+/// bottleneck 19.600 GB/s at link 0->1)`.
 pub fn route_line(
     cfg: &FabricConfig,
     ranks: usize,
@@ -65,7 +65,7 @@ pub fn route_line(
             slowest = Some((rate, r));
         }
     }
-    let hops: Vec<String> = path.iter().skip(1).map(|&r| model.resource_name(r)).collect();
+    let hops: Vec<String> = path.iter().map(|&r| model.resource_name(r)).collect();
     let bottleneck = match slowest {
         Some((rate, r)) => format!("{} at {}", gbps(Some(rate)), model.resource_name(r)),
         None => "unlimited".to_string(),

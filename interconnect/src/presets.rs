@@ -114,34 +114,34 @@ fn preset_routes_have_the_sourced_latencies() {
     };
     assert_eq!(
         line("a2a3", 0, 1),
-        "0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns, bottleneck 19.600 GB/s at link 0->1)"
+        "0 -> mte3 0.0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns, bottleneck 19.600 GB/s at link 0->1)"
     );
     assert_eq!(
         line("a3-supernode", 4, 5),
-        "4 -> link 4->5 -> port 5 -> hbm 5 (latency 200.000 ns, bottleneck 156.800 GB/s at link 4->5)"
+        "4 -> mte3 4.0 -> link 4->5 -> port 5 -> hbm 5 (latency 200.000 ns, bottleneck 156.800 GB/s at link 4->5)"
     );
     assert_eq!(
         line("a3-supernode", 0, 15),
-        "0 -> nic1-up 0 -> nic1-down 15 -> port 15 -> hbm 15 (latency 500.000 ns, bottleneck 137.200 GB/s at nic1-up 0)"
+        "0 -> mte3 0.0 -> nic1-up 0 -> nic1-down 15 -> port 15 -> hbm 15 (latency 500.000 ns, bottleneck 137.200 GB/s at nic1-up 0)"
     );
     assert_eq!(
         line("a5", 3, 0),
-        "3 -> link 3->0 -> port 0 -> hbm 0 (latency 750.000 ns, bottleneck 47.600 GB/s at link 3->0)"
+        "3 -> mte3 3.0 -> link 3->0 -> port 0 -> hbm 0 (latency 750.000 ns, bottleneck 47.600 GB/s at link 3->0)"
     );
     assert_eq!(
         line("ring8", 0, 5),
-        "0 -> link 0->7 -> link 7->6 -> link 6->5 -> port 5 -> hbm 5 (latency 1500.000 ns, bottleneck 19.600 GB/s at link 0->7)"
+        "0 -> mte3 0.0 -> link 0->7 -> link 7->6 -> link 6->5 -> port 5 -> hbm 5 (latency 1500.000 ns, bottleneck 19.600 GB/s at link 0->7)"
     );
     assert_eq!(
         line("torus4x4", 0, 15),
-        "0 -> link 0->3 -> link 3->15 -> port 15 -> hbm 15 (latency 1000.000 ns, bottleneck 19.600 GB/s at link 0->3)"
+        "0 -> mte3 0.0 -> link 0->3 -> link 3->15 -> port 15 -> hbm 15 (latency 1000.000 ns, bottleneck 19.600 GB/s at link 0->3)"
     );
     assert_eq!(
         line("two-node", 7, 8),
-        "7 -> nic1-up 7 -> nic1-down 8 -> port 8 -> hbm 8 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 7)"
+        "7 -> mte3 7.0 -> nic1-up 7 -> nic1-down 8 -> port 8 -> hbm 8 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 7)"
     );
     assert_eq!(
         line("two-node", 1, 6),
-        "1 -> link 1->6 -> port 6 -> hbm 6 (latency 500.000 ns, bottleneck 19.600 GB/s at link 1->6)"
+        "1 -> mte3 1.0 -> link 1->6 -> port 6 -> hbm 6 (latency 500.000 ns, bottleneck 19.600 GB/s at link 1->6)"
     );
 }

@@ -38,8 +38,8 @@ pub fn calibrate(out: &mut dyn Write, a: &CalibrateArgs) -> CmdResult {
     let class = link_class(&a.link)?;
     let f = fit(&cfg, class, &a.workload, &points)?;
     let what = match &a.workload {
-        Workload::Get => "get (one core, rank 0 <- rank 1)".to_string(),
-        Workload::Put => "put + notify (one core, rank 0 -> rank 1)".to_string(),
+        Workload::Get { peer } => format!("get (one core, rank 0 <- rank {peer})"),
+        Workload::Put { peer } => format!("put + notify (one core, rank 0 -> rank {peer})"),
         Workload::Collective(s) => format!("{} {} {} on {} ranks", s.kind, s.mode, s.path, s.ranks),
     };
     writeln!(out, "# calibrate {} links of `{}` to {} points of {what}", a.link, cfg.machine.name, points.len())

@@ -41,3 +41,38 @@ fn bad_arguments_are_explained() {
     assert_eq!(code, 0);
     assert!(out.contains("deadlock"), "{out}");
 }
+
+#[test]
+fn topo_prints_every_preset_and_the_route_between_two_ranks() {
+    for (name, _) in ranksim::config::PRESETS {
+        let cfg = ranksim::Config::preset(name).unwrap();
+        let last = cfg.machine.ranks - 1;
+        let (code, out) = ranksim(&["topo", "--config", name, "--route", "0", &last.to_string()]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.starts_with(&format!("machine: {} ({} ranks)", cfg.machine.name, last + 1)), "{out}");
+        assert!(out.contains(&format!("port {last}")), "{out}");
+        let route = format!("route 0 -> {last}: 0 -> mte3 0.0 -> ");
+        assert!(out.lines().any(|l| l.starts_with(&route) && l.ends_with(')')), "{out}");
+    }
+    let (_, out) = ranksim(&["topo", "--config", "torus4x4", "--route", "0", "5"]);
+    assert!(out.contains("0 -> mte3 0.0 -> link 0->1 -> link 1->5 -> port 5 -> hbm 5 (latency 1000.000 ns"), "{out}");
+    let (_, out) = ranksim(&["topo", "--config", "two-node", "--route", "0", "9"]);
+    assert!(out.contains("-> nic1-up 0 -> nic1-down 9 -> port 9 -> hbm 9 (latency 1500.000 ns"), "{out}");
+    let (code, out) = ranksim(&["topo", "--route", "0", "8"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("ranks must be in 0..=7"), "{out}");
+}
+
+#[test]
+fn calibrate_fits_a_measured_table_and_prints_the_snippet() {
+    let table = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/tget_910b.csv");
+    let (code, out) = ranksim(&["calibrate", "--table", table, "--workload", "get"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("6 points of get (one core, rank 0 <- rank 1)"), "{out}");
+    assert!(out.contains("fitted: latency") && out.contains("rms relative error"), "{out}");
+    assert_eq!(out.lines().filter(|l| l.trim_start().starts_with("4194304 ")).count(), 1, "{out}");
+    assert!(out.contains("[fabric.topology]\nlink_gbps = ") && out.contains("\nlink_latency_ns = "), "{out}");
+    let (code, out) = ranksim(&["calibrate", "--table", table, "--link", "level1"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("full_mesh topology has no levels"), "{out}");
+}

@@ -68,11 +68,11 @@ fn routes_name_the_remote_write_path() {
     assert_eq!(route(&cfg, 4, 0, 1).unwrap(), ["mte3 0.0", "link 0->1", "port 1", "hbm 1"]);
     assert_eq!(
         route_line(&cfg, 4, &chip(), 0, 1).unwrap(),
-        "0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns, bottleneck 19.600 GB/s at link 0->1)"
+        "0 -> mte3 0.0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns, bottleneck 19.600 GB/s at link 0->1)"
     );
     assert_eq!(
         route_line(&two_node(), 4, &chip(), 1, 2).unwrap(),
-        "1 -> nic1-up 1 -> nic1-down 2 -> port 2 -> hbm 2 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 1)"
+        "1 -> mte3 1.0 -> nic1-up 1 -> nic1-down 2 -> port 2 -> hbm 2 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 1)"
     );
     let unlimited = FabricConfig {
         port_gbps: f64::INFINITY,
@@ -80,7 +80,7 @@ fn routes_name_the_remote_write_path() {
     };
     assert_eq!(
         route_line(&unlimited, 2, &ChipPaths::unlimited(1), 1, 0).unwrap(),
-        "1 -> link 1->0 -> port 0 -> hbm 0 (latency 500.000 ns, bottleneck unlimited)"
+        "1 -> mte3 1.0 -> link 1->0 -> port 0 -> hbm 0 (latency 500.000 ns, bottleneck unlimited)"
     );
     assert_eq!(
         route(&cfg, 4, 0, 4).unwrap_err().to_string(),
