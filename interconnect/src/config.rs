@@ -22,8 +22,24 @@ pub struct FabricConfig {
     pub efficiency: f64,
     /// Raw rate of each chip's ingress port, which all incoming remote traffic crosses.
     pub port_gbps: f64,
+    /// When a notify may land relative to the payload its core wrote before it.
+    #[serde(default)]
+    pub ordering: Ordering,
     /// How the chips are joined.
     pub topology: TopologyConfig,
+}
+
+/// `[fabric] ordering`: whether a notify can overtake the writes its core issued before it.
+#[derive(Copy, Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Ordering {
+    /// A notify lands only after every earlier write of its core has landed, as the fences
+    /// PyPTO's `InsertCommFence` pass puts in compiled kernels guarantee (the default).
+    #[default]
+    Release,
+    /// A notify travels on its own path (links and port only) and lands when it arrives, so it
+    /// can overtake payload still queued; kernels must `fence` before notifying.
+    Relaxed,
 }
 
 /// `[fabric.topology]`: `kind` selects the topology.

@@ -80,7 +80,7 @@ mod topology;
 
 pub use config::{
     FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkParams, NodeConfig,
-    RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
+    Ordering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
 };
 pub use describe::{describe, route, route_line};
 pub use network::{ChipPaths, NetworkModel, build_network};

@@ -36,6 +36,7 @@ impl ChipPaths {
 #[derive(Debug)]
 pub struct NetworkModel {
     packet_bytes: u64,
+    relaxed: bool,
     ranks: usize,
     cores: usize,
     topology: Topology,
@@ -82,7 +83,8 @@ impl NetworkModel {
             resources.push(Resource::new(l.name(), l.chip(), l.params.rate, l.params.latency));
         }
         let (paths, ids) = (Vec::new(), BTreeMap::new());
-        Ok(NetworkModel { packet_bytes, ranks, cores: chip.cores, topology, resources, paths, ids })
+        let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
+        Ok(NetworkModel { packet_bytes, relaxed, ranks, cores: chip.cores, topology, resources, paths, ids })
     }
 
     /// The topology the links come from.
@@ -212,6 +214,10 @@ impl Network for NetworkModel {
 
     fn resource_chip(&self, resource: u32) -> usize {
         self.resources.get(resource as usize).map_or(0, |r| r.chip)
+    }
+
+    fn relaxed_ordering(&self) -> bool {
+        self.relaxed
     }
 
     fn reset(&mut self) {

@@ -131,7 +131,7 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                     Body::Async(k) => {
                         let mailbox = Arc::new(Mailbox::default());
                         let link = Link::Mail(mailbox.clone());
-                        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block);
+                        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
                         let fut = k(ops);
                         g.virtuals[actor] = Some(Virtual { fut, mailbox, assignment });
                         poll_virtual(g, actor);
@@ -228,7 +228,7 @@ fn core_thread(shared: Arc<Shared>, actor: usize) {
         };
         let Body::Thread(kernel) = &assignment.body else { continue };
         let link = Link::Thread { shared: shared.clone(), actor };
-        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block);
+        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
         let mut core = Core::new(ops);
         let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
         core.into_ops().finish(result.map_err(panic_message));

@@ -16,6 +16,7 @@
 //! on another passes through the scheduler, which applies it in `(time, actor, seq)` order.
 
 pub mod bench;
+pub mod check;
 pub mod core;
 mod driver;
 pub mod dtype;

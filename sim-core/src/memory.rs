@@ -123,10 +123,15 @@ impl Memory {
 
     /// The current value of a signal cell.
     pub(crate) fn cell(&self, c: &CellRef) -> i32 {
+        self.cell_at(c.mem, c.offset)
+    }
+
+    /// The INT32 at byte `offset` of `mem`.
+    pub(crate) fn cell_at(&self, mem: MemKey, offset: usize) -> i32 {
         if !self.payload {
-            return self.cells.get(&(c.mem, c.offset)).copied().unwrap_or(0);
+            return self.cells.get(&(mem, offset)).copied().unwrap_or(0);
         }
-        let b = &self.bytes(c.mem)[c.offset..c.offset + 4];
+        let b = &self.bytes(mem)[offset..offset + 4];
         i32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 

@@ -129,4 +129,9 @@ pub trait Network: Send + Debug {
     fn resource_chip(&self, resource: u32) -> usize;
     /// Forgets all occupancy: called at the start of every run.
     fn reset(&mut self);
+    /// Whether notifies may overtake payload (`PathKind::Signal` paths, no release ordering);
+    /// see the engine's visibility rules.
+    fn relaxed_ordering(&self) -> bool {
+        false
+    }
 }

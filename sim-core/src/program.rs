@@ -37,6 +37,7 @@ pub struct Task {
     pub(crate) blocks: usize,
     pub(crate) body: Body,
     pub(crate) deps: Vec<TaskId>,
+    pub(crate) lanes: usize,
 }
 
 impl fmt::Debug for Task {
@@ -48,7 +49,7 @@ impl fmt::Debug for Task {
 impl Task {
     /// A task running `kernel` on `blocks` cores.
     pub fn new(name: &str, blocks: usize, kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static) -> Task {
-        Task { name: name.into(), blocks, body: Body::Thread(Arc::new(kernel)), deps: Vec::new() }
+        Task { name: name.into(), blocks, body: Body::Thread(Arc::new(kernel)), deps: Vec::new(), lanes: 1 }
     }
 
     /// A task whose blocks run `kernel` as futures polled by the scheduler (no threads). The
@@ -66,12 +67,20 @@ impl Task {
         Fut: Future<Output = (Ops, SimResult<()>)> + Send + 'static,
     {
         let body: AsyncKernel = Arc::new(move |ops| Box::pin(kernel(ops)));
-        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new() }
+        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new(), lanes: 1 }
     }
 
     /// The same task, started only after `deps` have completed.
     pub fn after(mut self, deps: &[TaskId]) -> Task {
         self.deps.extend_from_slice(deps);
+        self
+    }
+
+    /// The same task with `lanes` cores per block, as a mixed kernel's vector sub-blocks
+    /// (PyPTO's AIV lanes): every lane runs the kernel with the same `block_idx` and its own
+    /// `sub_block_idx`, so code outside a lane split runs once per lane. At least 1.
+    pub fn lanes(mut self, lanes: usize) -> Task {
+        self.lanes = lanes.max(1);
         self
     }
 

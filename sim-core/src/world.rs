@@ -11,6 +11,7 @@
 //! let y: Vec<f32> = world.read(&x, 0)?;
 //! ```
 
+use crate::check::Finding;
 use crate::driver;
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::engine::Engine;
@@ -81,6 +82,9 @@ pub struct RunOptions {
     pub trace: bool,
     /// Seeded timing jitter (off by default).
     pub jitter: Option<Jitter>,
+    /// Run the protocol checker (races, stale reads, signal misuse); findings land in
+    /// [`RunReport::findings`].
+    pub check: bool,
 }
 
 /// What one run did.
@@ -100,6 +104,8 @@ pub struct RunReport {
     pub warnings: Vec<String>,
     /// The timeline, when [`RunOptions::trace`] was on.
     pub trace: Option<Trace>,
+    /// What the protocol checker found, when [`RunOptions::check`] was on.
+    pub findings: Vec<Finding>,
 }
 
 impl RunReport {
@@ -368,6 +374,7 @@ impl World {
             stats: engine.stats.clone(),
             host,
             traffic: engine.traffic.clone(),
+            findings: engine.take_findings(),
             trace: engine.take_trace(),
             warnings: std::mem::take(&mut self.warnings),
         };

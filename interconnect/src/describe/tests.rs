@@ -1,8 +1,8 @@
 use super::*;
-use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, TopologyConfig};
+use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, Ordering, TopologyConfig};
 
 fn a2a3_like(topology: TopologyConfig) -> FabricConfig {
-    FabricConfig { packet_bytes: 4096, efficiency: 0.7, port_gbps: 196.0, topology }
+    FabricConfig { packet_bytes: 4096, efficiency: 0.7, port_gbps: 196.0, topology, ordering: Ordering::Release }
 }
 
 fn mesh(ranks: Option<usize>) -> FullMeshConfig {

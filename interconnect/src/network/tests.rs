@@ -2,7 +2,7 @@
 //! otherwise, so every expected value is a whole number of nanoseconds.
 
 use super::*;
-use crate::config::{FullMeshConfig, RingConfig, SwitchConfig, TopologyConfig, TorusConfig};
+use crate::config::{FullMeshConfig, Ordering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig};
 use proptest::prelude::*;
 
 const NS: u64 = 1_000;
@@ -16,7 +16,7 @@ fn ring() -> TopologyConfig {
 }
 
 fn cfg(topology: TopologyConfig, port_gbps: f64) -> FabricConfig {
-    FabricConfig { packet_bytes: 1000, efficiency: 1.0, port_gbps, topology }
+    FabricConfig { packet_bytes: 1000, efficiency: 1.0, port_gbps, topology, ordering: Ordering::Release }
 }
 
 fn model(topology: TopologyConfig, ranks: usize, chip: ChipPaths) -> NetworkModel {

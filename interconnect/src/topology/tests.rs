@@ -1,9 +1,9 @@
 use super::*;
-use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, RingConfig, SwitchConfig, TorusConfig};
+use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, Ordering, RingConfig, SwitchConfig, TorusConfig};
 use proptest::prelude::*;
 
 fn fabric(topology: TopologyConfig) -> FabricConfig {
-    FabricConfig { packet_bytes: 4096, efficiency: 1.0, port_gbps: f64::INFINITY, topology }
+    FabricConfig { packet_bytes: 4096, efficiency: 1.0, port_gbps: f64::INFINITY, topology, ordering: Ordering::Release }
 }
 
 fn mesh(ranks: Option<usize>) -> FullMeshConfig {

@@ -121,6 +121,8 @@ pub(crate) fn chunk_places(
                 cols: nc,
             },
             buffer: t.0.name.clone(),
+            base: t.0.base,
+            esize: es,
         };
     let mut chunks = Vec::new();
     for r0 in (0..rows).step_by(cr) {

@@ -22,6 +22,7 @@ use crate::tensor::Tensor;
 use crate::tile::{ReduceOp, Tile};
 use crate::time::SimTime;
 use std::future::Future;
+use std::panic::Location;
 
 /// A kernel's handle on the core it runs on (one AIV core of one chip, running one block).
 ///
@@ -93,17 +94,30 @@ impl Core {
         self.ops.chip()
     }
 
+    /// Which lane of its block this core is (`get_subblockid`); see [`Ops::sub_block_idx`].
+    pub fn sub_block_idx(&self) -> usize {
+        self.ops.sub_block_idx()
+    }
+
+    /// Lanes per block of the task.
+    pub fn sub_block_num(&self) -> usize {
+        self.ops.sub_block_num()
+    }
+
     /// Spends `cycles` core cycles of local work.
     pub fn compute(&mut self, cycles: u64) {
         self.ops.compute(cycles)
     }
 
     /// Loads a region of a local GM tensor or of this rank's window into a tile (TLOAD).
+    #[track_caller]
     pub fn load(&mut self, src: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<Tile> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.load(src, offsets, shape))
     }
 
     /// Stores a tile's valid part into a local GM tensor or this rank's window (TSTORE).
+    #[track_caller]
     pub fn store(&mut self, tile: &Tile, dst: &Tensor, offsets: &[usize]) -> SimResult<()> {
         self.ops.store(tile, dst, offsets)
     }
@@ -144,6 +158,7 @@ impl Core {
     }
 
     /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY). Posted.
+    #[track_caller]
     pub fn notify(
         &mut self,
         signal: &Tensor,
@@ -179,11 +194,14 @@ impl Core {
     }
 
     /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM).
+    #[track_caller]
     pub fn remote_load(&mut self, target: &Tensor, peer: usize, offsets: &[usize], shape: &[usize]) -> SimResult<Tile> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.remote_load(target, peer, offsets, shape))
     }
 
     /// As [`Core::remote_load`], reading only `valid_shape`; the rest of the tile is zero.
+    #[track_caller]
     pub fn remote_load_valid(
         &mut self,
         target: &Tensor,
@@ -192,10 +210,12 @@ impl Core {
         shape: &[usize],
         valid_shape: &[usize],
     ) -> SimResult<Tile> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.remote_load_valid(target, peer, offsets, shape, valid_shape))
     }
 
     /// Stores a tile into `peer`'s copy of window `target` (TSTORE to peer GM). Posted.
+    #[track_caller]
     pub fn remote_store(
         &mut self,
         tile: &Tile,
@@ -208,13 +228,28 @@ impl Core {
     }
 
     /// Copies local `src` into `peer`'s window `dst` through UB (TPUT).
+    #[track_caller]
     pub fn put(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &CopyOpts) -> SimResult<()> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.put(dst, peer, src, opts))
     }
 
     /// Copies `peer`'s window `src` into local `dst` through UB (TGET).
+    #[track_caller]
     pub fn get(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &CopyOpts) -> SimResult<()> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.get(dst, peer, src, opts))
+    }
+
+    /// Blocks until every write and notify this core issued before has landed
+    /// (`pld.system.fence`); see [`Ops::fence`].
+    pub fn fence(&mut self) -> SimResult<()> {
+        wait_ready(self.ops.fence())
+    }
+
+    /// Declares cells of this rank's `signal` self-clearing; see [`Ops::expect_clear`].
+    pub fn expect_clear(&mut self, signal: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<()> {
+        self.ops.expect_clear(signal, offsets, shape)
     }
 }
 

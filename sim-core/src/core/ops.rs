@@ -18,6 +18,7 @@ use crate::signal::{AtomicType, NotifyOp, WaitCmp};
 use crate::tensor::{Region, Space, Tensor, element_offset, resolve_region};
 use crate::tile::{ReduceOp, Tile};
 use crate::time::SimTime;
+use std::panic::Location;
 use std::sync::Arc;
 
 /// One condition of [`Ops::defer_wait`]: `signal[offsets] as u32 >= expected`.
@@ -37,11 +38,14 @@ pub struct Ops {
     chip: Arc<dyn ChipTiming>,
     error: Option<SimError>,
     deferred: bool,
+    lane: usize,
+    /// The source location of the `Core` call being served (for checker reports).
+    pub(crate) caller: Option<&'static Location<'static>>,
 }
 
 impl Ops {
-    pub(crate) fn new(link: Link, chip: Arc<dyn ChipTiming>, clock: SimTime, ctx: Arc<TaskCtx>, block: usize) -> Ops {
-        Ops { link, clock, ctx, block, chip, error: None, deferred: false }
+    pub(crate) fn new(link: Link, chip: Arc<dyn ChipTiming>, clock: SimTime, ctx: Arc<TaskCtx>, block: usize, lane: usize) -> Ops {
+        Ops { link, clock, ctx, block, chip, error: None, deferred: false, lane, caller: None }
     }
 
     /// This chip's dense rank in the dispatch's comm domain (`pld.rank`); the world rank when
@@ -77,6 +81,17 @@ impl Ops {
     /// Number of blocks of the task (`get_block_num`).
     pub fn block_num(&self) -> usize {
         self.ctx.blocks
+    }
+
+    /// Which lane of its block this core is (`get_subblockid`): 0 unless the task runs
+    /// several lanes per block (see [`Task::lanes`](crate::Task::lanes)).
+    pub fn sub_block_idx(&self) -> usize {
+        self.lane
+    }
+
+    /// Lanes per block of the task (`get_subblockdim`).
+    pub fn sub_block_num(&self) -> usize {
+        self.ctx.lanes
     }
 
     /// This core's current simulated time.
@@ -127,6 +142,7 @@ impl Ops {
 
     /// Stores a tile's valid part at `offsets` of a local GM tensor or this rank's window
     /// (TSTORE). Posted: returns once the core's DMA has issued it.
+    #[track_caller]
     pub fn store(&mut self, tile: &Tile, dst: &Tensor, offsets: &[usize]) -> SimResult<()> {
         self.write("store", tile, dst, None, offsets, AtomicType::None)
     }
@@ -183,6 +199,7 @@ impl Ops {
 
     /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY). `peer` is a dense rank
     /// of the signal's domain; notifying yourself hits the same cell peers notify. Posted.
+    #[track_caller]
     pub fn notify(
         &mut self,
         signal: &Tensor,
@@ -191,11 +208,30 @@ impl Ops {
         value: i32,
         op: NotifyOp,
     ) -> SimResult<()> {
+        let caller = self.caller.take().or(Some(Location::caller()));
         self.live("notify")?;
         let cell = self.cell("notify", signal, Some(peer), offsets)?;
         let at = self.clock;
         self.clock += self.chip.notify_issue();
-        self.link.post(at, self.clock, Request::Notify { cell, value, op });
+        self.link.post(at, self.clock, Request::Notify { cell, value, op, caller });
+        Ok(())
+    }
+
+    /// Resolves once every write (`store`, `remote_store`, put chunk) and notify this core
+    /// issued before has landed (`pld.system.fence`): a notify sent after it can no longer
+    /// overtake them, whatever the fabric's ordering.
+    pub async fn fence(&mut self) -> SimResult<()> {
+        self.live("fence")?;
+        self.call(Request::Fence).await.map(|_| ())
+    }
+
+    /// Declares the `shape` cells at `offsets` of this rank's `signal` self-clearing: a
+    /// checked run reports them if they are not zero when it ends (credits left behind).
+    /// Costs nothing and does nothing in unchecked runs.
+    pub fn expect_clear(&mut self, signal: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<()> {
+        self.live("expect_clear")?;
+        let cells = self.cells("expect_clear", signal, offsets, shape)?;
+        self.link.post(self.clock, self.clock, Request::ExpectClear { cells });
         Ok(())
     }
 
@@ -271,6 +307,7 @@ impl Ops {
 
     /// Stores a tile's valid part at `offsets` of `peer`'s copy of window `target` (TSTORE to
     /// peer GM), overwriting or atomically adding. Posted.
+    #[track_caller]
     pub fn remote_store(
         &mut self,
         tile: &Tile,
@@ -325,12 +362,14 @@ impl Ops {
             }
         };
         let (vr, vc) = (place.region.rows, place.region.cols);
-        let Reply::Data(bytes) = self.call(Request::Read { src: place }).await? else {
+        let caller = self.caller.take();
+        let Reply::Data(bytes) = self.call(Request::Read { src: place, caller }).await? else {
             return self.bad(op, "the scheduler answered a read without data".into());
         };
         Ok(Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), bytes))
     }
 
+    #[track_caller]
     fn write(
         &mut self,
         op: &'static str,
@@ -340,6 +379,7 @@ impl Ops {
         offsets: &[usize],
         atomic: AtomicType,
     ) -> SimResult<()> {
+        let caller = self.caller.take().or(Some(Location::caller()));
         self.live(op)?;
         if tile.dtype() != dst.dtype() {
             let msg = format!(
@@ -373,7 +413,7 @@ impl Ops {
         let data = tile.valid_bytes();
         let at = self.clock;
         self.clock += self.chip.dma(DmaDir::UbToGm, data.len() as u64);
-        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic, op });
+        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic, op, caller });
         Ok(())
     }
 
@@ -393,7 +433,8 @@ impl Ops {
             Ok(c) => c,
             Err(msg) => return self.bad(op, msg),
         };
-        self.call(Request::Copy(CopySpec { chunks, pipeline: o.pipeline, atomic, op })).await.map(|_| ())
+        let caller = self.caller.take();
+        self.call(Request::Copy(CopySpec { chunks, pipeline: o.pipeline, atomic, op, caller })).await.map(|_| ())
     }
 
     /// Sends a blocking request; a refused one becomes this kernel's error.
@@ -428,7 +469,7 @@ impl Ops {
     ) -> SimResult<Place> {
         let (mem, chip) = self.locate(op, t, peer)?;
         let region = self.region(op, t, offsets, shape)?;
-        Ok(Place { mem, chip, region, buffer: t.0.name.clone() })
+        Ok(Place { mem, chip, region, buffer: t.0.name.clone(), base: t.0.base, esize: t.dtype().size() })
     }
 
     /// Which memory and chip `t` refers to, for this core or for `peer`.

@@ -53,10 +53,14 @@ impl Engine {
         job.next_load += 1;
         let actor = job.actor;
         let src = job.spec.chunks[chunk].0.clone();
+        let (op, caller) = (job.spec.op, job.spec.caller);
         let (me, core) = (self.chip_of(actor), self.core_of(actor));
         self.traffic[me].read(src.chip != me, src.region.bytes());
         let at = key.time + self.chip.dma_issue(DmaDir::GmToUb);
         if src.chip == me {
+            if let Some(ck) = self.checker.as_mut() {
+                ck.read(actor, &src, crate::check::Op { name: op, time: key.time, location: caller });
+            }
             let data = self.mem.read(&src);
             let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
             let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
@@ -72,6 +76,10 @@ impl Engine {
         let Some(job) = self.copies[id].as_ref() else { return };
         let actor = job.actor;
         let src = job.spec.chunks[chunk].0.clone();
+        let (op, caller) = (job.spec.op, job.spec.caller);
+        if let Some(ck) = self.checker.as_mut() {
+            ck.read(actor, &src, crate::check::Op { name: op, time: key.time, location: caller });
+        }
         let data = self.mem.read(&src);
         let route =
             Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
@@ -95,7 +103,7 @@ impl Engine {
         let Some((chunk, data)) = job.staged.take() else { return };
         job.storing = true;
         let (actor, pipeline, more) = (job.actor, job.spec.pipeline, job.next_load < job.spec.chunks.len());
-        let (atomic, op) = (job.spec.atomic, job.spec.op);
+        let (atomic, op, caller) = (job.spec.atomic, job.spec.op, job.spec.caller);
         let dst = job.spec.chunks[chunk].1.clone();
         let (me, core) = (self.chip_of(actor), self.core_of(actor));
         self.traffic[me].write(dst.chip != me, data.len());
@@ -103,7 +111,8 @@ impl Engine {
         let route = Route { kind, chip: me, core, peer: dst.chip };
         let bytes = data.len() as u64;
         let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
-        let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op });
+        let ids = self.issue_write(actor, &dst, atomic.is_some(), crate::check::Op { name: op, time: key.time, location: caller });
+        let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
         self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);
         if pipeline && more {
             self.copy_load(key, id);

@@ -76,7 +76,7 @@ impl Engine {
                 let reason = match tr.state {
                     TaskState::Ready => format!(
                         "cannot be placed: it needs {} free AIV core(s) but only {free} of {} are free ({waiting} occupied by blocked waits); use defer_wait for waiters, or fewer blocks",
-                        tr.task.blocks,
+                        tr.task.blocks * tr.task.lanes,
                         cs.busy.len()
                     ),
                     TaskState::Waiting => {

@@ -25,11 +25,11 @@ pub(crate) enum Event {
     /// An actor's request, applied at its issue time.
     Request { actor: usize, req: Request, resume: SimTime },
     /// The request of a remote read reached the owner: read there and send the data back.
-    RemoteRead { actor: usize, src: Place },
+    RemoteRead { actor: usize, src: Place, caller: super::request::Caller },
     /// Payload bytes land in memory.
-    Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str },
+    Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str, ids: WriteIds },
     /// A notify lands in its cell.
-    Signal { cell: CellRef, value: i32, op: NotifyOp, writer: usize, trace_id: u64 },
+    Signal(SignalLand),
     /// The next packet of a flow enters its path.
     FlowStep { flow: usize },
     /// The read request of a get's chunk reached the owner.
@@ -42,6 +42,25 @@ pub(crate) enum Event {
     DispatchStart { chip: usize },
     /// A deferred condition of a task became true (after the scheduler's poll).
     DeferredReady { chip: usize, task: usize },
+}
+
+/// How a write in flight is known: its place in its writer's issue order, and the checker's
+/// id for it (0 when not checking).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct WriteIds {
+    pub(crate) seq: u64,
+    pub(crate) check: u64,
+}
+
+/// A notify arriving at its cell.
+#[derive(Clone, Debug)]
+pub(crate) struct SignalLand {
+    pub(crate) cell: CellRef,
+    pub(crate) value: i32,
+    pub(crate) op: NotifyOp,
+    pub(crate) writer: usize,
+    pub(crate) trace_id: u64,
+    pub(crate) ids: WriteIds,
 }
 
 /// A queue entry: an event's key and where the event is stored, ordered by key only.

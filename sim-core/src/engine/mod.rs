@@ -13,9 +13,11 @@ pub(crate) mod event;
 mod flow;
 pub(crate) mod request;
 mod sched;
-mod signals;
+pub(crate) mod signals;
+mod visibility;
 mod tracer;
 
+use crate::check::{self, Checker};
 use crate::dtype::DType;
 use crate::error::SimError;
 use crate::memory::Memory;
@@ -28,7 +30,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::{DispatchSpan, Trace};
 use crate::world::{Jitter, RunOptions};
 use copy::CopyJob;
-use event::{Entry, Event, HOST, Key, Slots};
+use event::{Entry, Event, HOST, Key, SignalLand, Slots};
 use flow::FlowEnd;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -92,6 +94,10 @@ pub(crate) struct Engine {
     tracer: Option<Tracer>,
     /// The seeded RNG and magnitudes of a jittered run.
     jitter: Option<(Xoshiro256PlusPlus, Jitter)>,
+    /// The protocol checker of a checked run.
+    checker: Option<Checker>,
+    /// Write and notify ordering per actor (see `visibility.rs`).
+    vis: visibility::Visibility,
 }
 
 impl Engine {
@@ -104,6 +110,7 @@ impl Engine {
         options: &RunOptions,
     ) -> Engine {
         net.reset();
+        let net_relaxed = net.relaxed_ordering();
         let cores = chip.aiv_cores();
         let world = queues.len();
         let idle = Actor { state: ActorState::Idle, next_seq: 0, job: None, since: SimTime::ZERO };
@@ -130,6 +137,8 @@ impl Engine {
             traffic: vec![Traffic::default(); world],
             tracer: options.trace.then(|| Tracer::new(world * cores, cores)),
             jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
+            checker: options.check.then(|| Checker::new(world * cores, world)),
+            vis: visibility::Visibility::new(world * cores, net_relaxed),
             chip,
         }
     }
@@ -189,6 +198,13 @@ impl Engine {
             .map(|d| DispatchSpan { chip: d.chip, name: d.name.clone(), start: d.start, end: d.end })
             .collect();
         Some(trace)
+    }
+
+    /// The checker's findings (empty when the run was not checked); ends the checking.
+    pub(crate) fn take_findings(&mut self) -> Vec<check::Finding> {
+        let Some(ck) = self.checker.take() else { return Vec::new() };
+        let mem = &self.mem;
+        ck.finish(self.now, |m, off| mem.cell_at(m, off))
     }
 
     /// Returns the network model (for reuse by the next run).
@@ -262,7 +278,10 @@ impl Engine {
     fn apply(&mut self, key: Key, ev: Event) {
         match ev {
             Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
-            Event::RemoteRead { actor, src } => {
+            Event::RemoteRead { actor, src, caller } => {
+                if let Some(ck) = self.checker.as_mut() {
+                    ck.read(actor, &src, check::Op { name: "remote_load", time: key.time, location: caller });
+                }
                 let data = self.mem.read(&src);
                 let route = Route {
                     kind: PathKind::RemoteRead,
@@ -273,10 +292,14 @@ impl Engine {
                 let bytes = data.len() as u64;
                 self.start_flow(key, route, bytes, key.time, None, FlowEnd::Reply { actor, reply: Reply::Data(data) });
             }
-            Event::Land { dst, data, atomic, writer, op } => self.land(key.time, &dst, &data, atomic, writer, op),
-            Event::Signal { cell, value, op, writer, trace_id } => {
-                self.signal(key.time, &cell, value, op, writer, trace_id)
+            Event::Land { dst, data, atomic, writer, op, ids } => {
+                self.land(key.time, &dst, &data, atomic, writer, op);
+                if let Some(ck) = self.checker.as_mut() {
+                    ck.write_land(ids.check, key.time);
+                }
+                self.landed(writer, ids.seq, key.time);
             }
+            Event::Signal(s) => self.signal_arrived(key.time, s),
             Event::FlowStep { flow } => self.flow_step(key, flow),
             Event::CopyRemoteRead { job, chunk } => self.copy_remote_read(key, job, chunk),
             Event::CopyLoaded { job, chunk, data } => self.copy_loaded(key, job, chunk, data),
@@ -290,7 +313,7 @@ impl Engine {
         let t = key.time;
         let me = self.chip_of(actor);
         match req {
-            Request::Read { src } => {
+            Request::Read { src, caller } => {
                 let remote = src.chip != me;
                 self.traffic[me].read(remote, src.region.bytes());
                 self.open_op(
@@ -303,16 +326,20 @@ impl Engine {
                 let core = self.core_of(actor);
                 let at = t + self.chip.dma_issue(DmaDir::GmToUb);
                 if src.chip == me {
+                    if let Some(ck) = self.checker.as_mut() {
+                        ck.read(actor, &src, check::Op { name: "load", time: t, location: caller });
+                    }
                     let data = self.mem.read(&src);
                     let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
                     let bytes = data.len() as u64;
                     self.start_flow(key, route, bytes, at, None, FlowEnd::Reply { actor, reply: Reply::Data(data) });
                 } else {
                     let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
-                    self.start_flow(key, route, 0, at, None, FlowEnd::Event(Event::RemoteRead { actor, src }));
+                    let ev = Event::RemoteRead { actor, src, caller };
+                    self.start_flow(key, route, 0, at, None, FlowEnd::Event(ev));
                 }
             }
-            Request::Write { dst, data, atomic, op } => {
+            Request::Write { dst, data, atomic, op, caller } => {
                 let remote = dst.chip != me;
                 self.traffic[me].write(remote, data.len());
                 if let Some(tr) = self.tracer.as_mut() {
@@ -324,7 +351,8 @@ impl Engine {
                 let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip };
                 let (bytes, at) = (data.len() as u64, t + self.chip.dma_issue(DmaDir::UbToGm));
-                let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op });
+                let ids = self.issue_write(actor, &dst, atomic.is_some(), check::Op { name: op, time: t, location: caller });
+                let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
                 self.start_flow(key, route, bytes, at, None, land);
             }
             Request::Copy(spec) => {
@@ -341,7 +369,7 @@ impl Engine {
                 }
                 self.start_copy(key, actor, spec)
             }
-            Request::Notify { cell, value, op } => {
+            Request::Notify { cell, value, op, caller } => {
                 let remote = cell.chip != me;
                 if remote {
                     self.traffic[me].remote_notifies += 1;
@@ -357,16 +385,28 @@ impl Engine {
                     None => 0,
                 };
                 let at = t + self.chip.notify_issue();
-                let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
+                let kind = match (remote, self.vis.relaxed()) {
+                    (false, _) => PathKind::Store,
+                    (true, false) => PathKind::RemoteWrite,
+                    (true, true) => PathKind::Signal,
+                };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip };
-                let land = FlowEnd::Event(Event::Signal { cell, value, op, writer: actor, trace_id });
+                let ids = self.issue_notify(actor, &cell, op, value, check::Op { name: "notify", time: t, location: caller });
+                let land = FlowEnd::Event(Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids }));
                 self.start_flow(key, route, 4, at, None, land);
             }
             Request::Wait { cells, expected, cmp } => {
                 self.traffic[me].waits += 1;
                 let trace_id = self.open_op(actor, "wait", t, 0, None);
                 let cond = Cond::Signed(cmp, expected);
-                if Signals::satisfied(&self.mem, &cells, cond) {
+                if let Some(ck) = self.checker.as_mut() {
+                    ck.wait_begin(actor, &cells, cond, t);
+                }
+                // A core sees its own notifies to a cell before it reads the cell again.
+                if !self.vis.notifying(actor, &cells) && Signals::satisfied(&self.mem, &cells, cond) {
+                    if let Some(ck) = self.checker.as_mut() {
+                        ck.wait_done(actor, &cells, cond, true, t);
+                    }
                     self.reply(actor, t + self.chip.wait_poll(), Reply::Done);
                 } else {
                     let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t, trace_id };
@@ -377,12 +417,21 @@ impl Engine {
                 self.open_op(actor, "defer_wait", t, 0, None);
                 self.defer_wait(t, actor, conds)
             }
+            Request::Fence => {
+                self.open_op(actor, "fence", t, 0, None);
+                self.fence(actor, t);
+            }
+            Request::ExpectClear { cells } => {
+                if let Some(ck) = self.checker.as_mut() {
+                    ck.expect_clear(&cells);
+                }
+            }
             Request::Note { name, end } => {
                 if let Some(tr) = self.tracer.as_mut() {
                     tr.span(actor, name, t, end, 0, None);
                 }
             }
-            Request::Finish { result } => self.finish_block(t, actor, result),
+            Request::Finish { result } => self.finish_when_landed(t, actor, result),
         }
     }
 
@@ -424,9 +473,15 @@ impl Engine {
     }
 
     /// Applies a notify to its cell and releases the waiters it satisfies.
-    fn signal(&mut self, t: SimTime, cell: &CellRef, value: i32, op: NotifyOp, writer: usize, trace_id: u64) {
+    fn signal(&mut self, t: SimTime, s: &SignalLand) {
+        let (cell, value, op, writer, trace_id) = (&s.cell, s.value, s.op, s.writer, s.trace_id);
         let old = self.mem.cell(cell);
-        self.mem.set_cell(cell, apply_notify(old, op, value));
+        let new = apply_notify(old, op, value);
+        self.mem.set_cell(cell, new);
+        if let Some(ck) = self.checker.as_mut() {
+            let eq = self.signals.eq_waiters(cell.mem, cell.offset);
+            ck.notify_land(s.ids.check, cell, op, value, old, new, &eq);
+        }
         let name = match op {
             NotifyOp::AtomicAdd => "notify AtomicAdd",
             NotifyOp::Set => "notify Set",
@@ -447,9 +502,15 @@ impl Engine {
                     if let Some(tr) = self.tracer.as_mut() {
                         tr.released(from, w.trace_id);
                     }
+                    if let Some(ck) = self.checker.as_mut() {
+                        ck.wait_done(actor, &w.cells, w.cond, false, t);
+                    }
                     self.reply(actor, at, Reply::Done)
                 }
                 WaiterKind::Deferred { chip, task, .. } => {
+                    if let (Some(ck), Some(c)) = (self.checker.as_mut(), w.cells.first()) {
+                        ck.deferred_ready(chip, task, c);
+                    }
                     self.push_host(at, chip as u64, Event::DeferredReady { chip, task });
                 }
             }
@@ -477,6 +538,13 @@ impl Engine {
 
     /// Starts a block on an idle actor at `at`.
     fn start_actor(&mut self, actor: usize, at: SimTime, task: usize, assignment: Assignment) {
+        if let Some(ck) = self.checker.as_mut() {
+            let chip = actor / self.cores;
+            let (dispatch, instance) =
+                self.chips[chip].active.as_ref().map_or((Arc::from("?"), 0), |a| (a.name.clone(), a.index));
+            let who = check::Who { rank: chip, block: assignment.block, task: assignment.ctx.task.clone(), dispatch, instance };
+            ck.block_start(actor, chip, task, who, assignment.lane);
+        }
         let a = &mut self.actors[actor];
         debug_assert_eq!(a.state, ActorState::Idle);
         a.state = ActorState::Running { at, seq: a.next_seq };

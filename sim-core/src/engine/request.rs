@@ -8,7 +8,11 @@ use crate::program::Body;
 use crate::signal::{NotifyOp, WaitCmp};
 use crate::tensor::{DomainInfo, Region};
 use crate::time::SimTime;
+use std::panic::Location;
 use std::sync::Arc;
+
+/// Where in the kernel's source an operation was called, when known.
+pub(crate) type Caller = Option<&'static Location<'static>>;
 
 /// Identifies one byte array of simulated memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -26,6 +30,9 @@ pub(crate) struct Place {
     pub(crate) chip: usize,
     pub(crate) region: Region,
     pub(crate) buffer: Arc<str>,
+    /// Byte offset of the buffer in its memory, and its element size (for reports).
+    pub(crate) base: usize,
+    pub(crate) esize: usize,
 }
 
 /// One INT32 signal cell, with what a report needs to name it.
@@ -47,21 +54,27 @@ pub(crate) struct CopySpec {
     /// `Some(dtype)` for an atomic-add destination.
     pub(crate) atomic: Option<DType>,
     pub(crate) op: &'static str,
+    pub(crate) caller: Caller,
 }
 
 /// What an actor asks the scheduler to do at its local time.
 #[derive(Debug)]
 pub(crate) enum Request {
     /// Blocking: read a region (local or a peer's) into a tile.
-    Read { src: Place },
+    Read { src: Place, caller: Caller },
     /// Posted: write bytes (a tile's valid part) to a region, plainly or as an atomic add.
-    Write { dst: Place, data: Vec<u8>, atomic: Option<DType>, op: &'static str },
+    Write { dst: Place, data: Vec<u8>, atomic: Option<DType>, op: &'static str, caller: Caller },
     /// Blocking: a chunked put or get.
     Copy(CopySpec),
     /// Posted: change one signal cell.
-    Notify { cell: CellRef, value: i32, op: NotifyOp },
+    Notify { cell: CellRef, value: i32, op: NotifyOp, caller: Caller },
     /// Blocking: until every cell satisfies `cmp expected`.
     Wait { cells: Vec<CellRef>, expected: i32, cmp: WaitCmp },
+    /// Blocking: until every write and notify this core issued before has landed.
+    Fence,
+    /// Posted: these cells of a self-clearing signal must read zero when the run ends (checked
+    /// runs only).
+    ExpectClear { cells: Vec<CellRef> },
     /// Blocking (briefly): register deferred conditions `cell as u32 >= expected` for the
     /// actor's task; the kernel ends right after.
     DeferWait { conds: Vec<(CellRef, u32)> },
@@ -75,7 +88,10 @@ pub(crate) enum Request {
 impl Request {
     /// Whether the sender waits for a reply.
     pub(crate) fn is_blocking(&self) -> bool {
-        matches!(self, Request::Read { .. } | Request::Copy(_) | Request::Wait { .. } | Request::DeferWait { .. })
+        matches!(
+            self,
+            Request::Read { .. } | Request::Copy(_) | Request::Wait { .. } | Request::DeferWait { .. } | Request::Fence
+        )
     }
 }
 
@@ -96,6 +112,8 @@ pub(crate) struct Assignment {
     pub(crate) body: Body,
     pub(crate) ctx: Arc<TaskCtx>,
     pub(crate) block: usize,
+    /// Which lane of the block (0 unless the task has several lanes per block).
+    pub(crate) lane: usize,
 }
 
 /// Facts about a task that its blocks can read.
@@ -104,6 +122,8 @@ pub(crate) struct TaskCtx {
     pub(crate) chip: usize,
     pub(crate) task: Arc<str>,
     pub(crate) blocks: usize,
+    /// Lanes (cores) per block.
+    pub(crate) lanes: usize,
     pub(crate) world_size: usize,
     pub(crate) domain: Option<Arc<DomainInfo>>,
     /// The run records a timeline: local work is reported with `Request::Note`.

@@ -99,6 +99,7 @@ impl Engine {
                     chip,
                     task: task.name.clone(),
                     blocks: task.blocks,
+                    lanes: task.lanes,
                     world_size: world,
                     domain: domain.clone(),
                     trace,
@@ -107,7 +108,7 @@ impl Engine {
                 state: TaskState::Waiting,
                 deps_left: task.deps.len(),
                 dependents: Vec::new(),
-                blocks_left: task.blocks,
+                blocks_left: task.blocks * task.lanes,
                 conds_total: 0,
                 conds_left: 0,
                 start: t,
@@ -122,6 +123,9 @@ impl Engine {
             }
         }
         let left = tasks.len();
+        if let Some(ck) = self.checker.as_mut() {
+            ck.dispatch_start(chip, tasks.len(), cs.started);
+        }
         cs.active = Some(Active { index: cs.started, name: d.name.clone(), start: t, tasks, left, done: Vec::new() });
         cs.started += 1;
         if left == 0 {
@@ -135,6 +139,7 @@ impl Engine {
     fn place(&mut self, chip: usize, t: SimTime) {
         let at = t + self.chip.task_start();
         let mut starts = Vec::new();
+        let mut placed = Vec::new();
         {
             let cs = &mut self.chips[chip];
             let Some(active) = cs.active.as_mut() else {
@@ -144,17 +149,26 @@ impl Engine {
                 if tr.state != TaskState::Ready {
                     continue;
                 }
-                let free: Vec<usize> = (0..cs.busy.len()).filter(|&c| !cs.busy[c]).take(tr.task.blocks).collect();
-                if free.len() < tr.task.blocks {
+                let need = tr.task.blocks * tr.task.lanes;
+                let free: Vec<usize> = (0..cs.busy.len()).filter(|&c| !cs.busy[c]).take(need).collect();
+                if free.len() < need {
                     continue;
                 }
                 tr.state = TaskState::Running;
                 tr.start = at;
-                for (block, &core) in free.iter().enumerate() {
+                placed.push((ti, tr.task.deps.iter().map(|d| d.0).collect::<Vec<_>>()));
+                let lanes = tr.task.lanes;
+                for (i, &core) in free.iter().enumerate() {
                     cs.busy[core] = true;
-                    let assignment = Assignment { body: tr.task.body.clone(), ctx: tr.ctx.clone(), block };
+                    let (block, lane) = (i / lanes, i % lanes);
+                    let assignment = Assignment { body: tr.task.body.clone(), ctx: tr.ctx.clone(), block, lane };
                     starts.push((chip * self.cores + core, ti, assignment));
                 }
+            }
+        }
+        if let Some(ck) = self.checker.as_mut() {
+            for (ti, deps) in &placed {
+                ck.task_start(chip, *ti, deps);
             }
         }
         for (actor, ti, assignment) in starts {
@@ -177,6 +191,9 @@ impl Engine {
         let Some((ti, _)) = job else { return };
         let chip = self.chip_of(actor);
         let core = self.core_of(actor);
+        if let Some(ck) = self.checker.as_mut() {
+            ck.block_end(actor, chip, ti);
+        }
         let cs = &mut self.chips[chip];
         cs.busy[core] = false;
         let Some(active) = cs.active.as_mut() else {
@@ -215,6 +232,9 @@ impl Engine {
     }
 
     fn finish_dispatch(&mut self, chip: usize, t: SimTime) {
+        if let Some(ck) = self.checker.as_mut() {
+            ck.dispatch_end(chip);
+        }
         let cs = &mut self.chips[chip];
         let Some(active) = cs.active.take() else {
             return;

@@ -119,6 +119,18 @@ impl Signals {
         out
     }
 
+    /// The values `Eq` waits on the cell at `offset` of `mem` expect, with the waiting actor.
+    pub(crate) fn eq_waiters(&self, mem: MemKey, offset: usize) -> Vec<(i32, usize)> {
+        let Some(ids) = self.by_cell.get(&(mem, offset)) else { return Vec::new() };
+        ids.iter()
+            .filter_map(|&id| self.waiters[id].as_ref())
+            .filter_map(|w| match (w.cond, w.kind) {
+                (Cond::Signed(WaitCmp::Eq, e), WaiterKind::Blocking { actor }) => Some((e, actor)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Every waiter still registered, in slot order.
     pub(crate) fn pending(&self) -> impl Iterator<Item = &Waiter> {
         self.waiters.iter().flatten()

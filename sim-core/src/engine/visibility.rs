@@ -1,0 +1,145 @@
+//! When writes become visible: every core's writes and notifies in flight, by issue number.
+//!
+//! - With release ordering (the default, what PyPTO's `InsertCommFence` guarantees compiled
+//!   kernels) a notify is applied only once every write its core issued before it has landed,
+//!   whatever path each took. With relaxed ordering a notify lands when it arrives and can
+//!   overtake payload; `fence` restores the order.
+//! - `fence` returns when everything the core issued before it has landed.
+//! - A block ends only when its writes have landed (kernel end drains the DMA queues).
+//! - A core's wait never reads a cell before its own notifies to that cell have landed.
+
+use super::Engine;
+use super::event::{SignalLand, WriteIds};
+use super::request::{CellRef, MemKey, Place, Reply};
+use crate::check;
+use crate::error::SimError;
+use crate::signal::NotifyOp;
+use crate::time::SimTime;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Per-actor state of writes in flight.
+#[derive(Debug)]
+pub(super) struct Visibility {
+    relaxed: bool,
+    /// Issue numbers of writes and notifies not landed yet.
+    inflight: Vec<BTreeSet<u64>>,
+    next: Vec<u64>,
+    /// Notifies that arrived before an earlier write of their core had landed.
+    held: Vec<Vec<SignalLand>>,
+    /// Cells with a notify of the actor in flight: (actor, memory, offset) -> count.
+    notifying: BTreeMap<(usize, MemKey, usize), u32>,
+    /// Actors blocked in `fence`.
+    fencing: Vec<bool>,
+    /// Blocks that ended while their writes were in flight.
+    finishing: Vec<Option<Result<(), SimError>>>,
+}
+
+impl Visibility {
+    pub(super) fn new(actors: usize, relaxed: bool) -> Visibility {
+        Visibility {
+            relaxed,
+            inflight: vec![BTreeSet::new(); actors],
+            next: vec![0; actors],
+            held: vec![Vec::new(); actors],
+            notifying: BTreeMap::new(),
+            fencing: vec![false; actors],
+            finishing: (0..actors).map(|_| None).collect(),
+        }
+    }
+
+    /// Whether notifies travel on their own path and may overtake payload.
+    pub(super) fn relaxed(&self) -> bool {
+        self.relaxed
+    }
+
+    /// Whether `actor` has a notify in flight to any of `cells`.
+    pub(super) fn notifying(&self, actor: usize, cells: &[CellRef]) -> bool {
+        !self.notifying.is_empty() && cells.iter().any(|c| self.notifying.contains_key(&(actor, c.mem, c.offset)))
+    }
+
+    fn issue(&mut self, actor: usize) -> u64 {
+        let seq = self.next[actor];
+        self.next[actor] += 1;
+        self.inflight[actor].insert(seq);
+        seq
+    }
+}
+
+impl Engine {
+    /// Numbers a write of `actor` to `dst` and tells the checker.
+    pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, op: check::Op) -> WriteIds {
+        let seq = self.vis.issue(actor);
+        let check = self.checker.as_mut().map_or(0, |ck| ck.write_issue(actor, dst, atomic, op));
+        WriteIds { seq, check }
+    }
+
+    /// Numbers a notify of `actor` and tells the checker.
+    pub(super) fn issue_notify(&mut self, actor: usize, cell: &CellRef, op: NotifyOp, value: i32, at: check::Op) -> WriteIds {
+        let seq = self.vis.issue(actor);
+        *self.vis.notifying.entry((actor, cell.mem, cell.offset)).or_default() += 1;
+        let check = self.checker.as_mut().map_or(0, |ck| ck.notify_issue(actor, cell, op, value, at));
+        WriteIds { seq, check }
+    }
+
+    /// A notify reached its cell: apply it, or hold it behind its core's earlier writes.
+    pub(super) fn signal_arrived(&mut self, t: SimTime, s: SignalLand) {
+        let earlier = self.vis.inflight[s.writer].first().is_some_and(|&o| o < s.ids.seq);
+        if earlier && !self.vis.relaxed {
+            self.vis.held[s.writer].push(s);
+            return;
+        }
+        let (writer, seq) = (s.writer, s.ids.seq);
+        self.apply_signal(t, &s);
+        self.landed(writer, seq, t);
+    }
+
+    fn apply_signal(&mut self, t: SimTime, s: &SignalLand) {
+        let key = (s.writer, s.cell.mem, s.cell.offset);
+        if let Some(n) = self.vis.notifying.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.vis.notifying.remove(&key);
+            }
+        }
+        self.signal(t, s);
+    }
+
+    /// Write or notify `seq` of `actor` has landed at `t`: release what waited for it.
+    pub(super) fn landed(&mut self, actor: usize, seq: u64, t: SimTime) {
+        self.vis.inflight[actor].remove(&seq);
+        loop {
+            let oldest = self.vis.inflight[actor].first().copied();
+            let Some(i) = self.vis.held[actor].iter().position(|s| Some(s.ids.seq) == oldest) else { break };
+            let s = self.vis.held[actor].remove(i);
+            self.apply_signal(t, &s);
+            self.vis.inflight[actor].remove(&s.ids.seq);
+        }
+        if !self.vis.inflight[actor].is_empty() {
+            return;
+        }
+        if std::mem::take(&mut self.vis.fencing[actor]) {
+            self.reply(actor, t, Reply::Done);
+        }
+        if let Some(result) = self.vis.finishing[actor].take() {
+            self.finish_block(t, actor, result);
+        }
+    }
+
+    /// `fence`: resolves now, or when `actor`'s last write in flight lands.
+    pub(super) fn fence(&mut self, actor: usize, t: SimTime) {
+        if self.vis.inflight[actor].is_empty() {
+            self.reply(actor, t, Reply::Done);
+        } else {
+            self.vis.fencing[actor] = true;
+        }
+    }
+
+    /// A block ended: it completes once its writes have landed (a failure ends it at once).
+    pub(super) fn finish_when_landed(&mut self, t: SimTime, actor: usize, result: Result<(), SimError>) {
+        if result.is_ok() && !self.vis.inflight[actor].is_empty() {
+            self.vis.finishing[actor] = Some(result);
+        } else {
+            self.finish_block(t, actor, result);
+        }
+    }
+}
