@@ -131,7 +131,14 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                     Body::Async(k) => {
                         let mailbox = Arc::new(Mailbox::default());
                         let link = Link::Mail(mailbox.clone());
-                        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
+                        let ops = Ops::new(
+                            link,
+                            shared.chip.clone(),
+                            at,
+                            assignment.ctx.clone(),
+                            assignment.block,
+                            assignment.lane,
+                        );
                         let fut = k(ops);
                         g.virtuals[actor] = Some(Virtual { fut, mailbox, assignment });
                         poll_virtual(g, actor);

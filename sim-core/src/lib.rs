@@ -35,6 +35,7 @@ pub mod trace;
 pub mod world;
 
 pub use crate::core::{CopyOpts, Core, DeferCond, Ops, block_on};
+pub use check::{CheckOptions, CheckReport, Finding, FindingKind};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};

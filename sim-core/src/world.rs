@@ -23,7 +23,7 @@ use crate::program::Dispatch;
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
 use crate::time::{SimDuration, SimTime};
-use crate::trace::Trace;
+use crate::trace::{Mark, Trace};
 use std::sync::Arc;
 
 /// Window-buffer sizes are rounded up to this many bytes (`kCommBufferAlignmentBytes`).
@@ -56,13 +56,13 @@ impl DomainOptions {
     }
 }
 
-struct DomainState {
+pub(crate) struct DomainState {
     domain: Domain,
     opts: DomainOptions,
     names: Vec<String>,
     bytes: usize,
     /// A run has used the windows since they were last zeroed.
-    dirty: bool,
+    pub(crate) dirty: bool,
 }
 
 /// Seeded perturbation of a run's timing: every transfer and memory access completes up to
@@ -85,6 +85,9 @@ pub struct RunOptions {
     /// Run the protocol checker (races, stale reads, signal misuse); findings land in
     /// [`RunReport::findings`].
     pub check: bool,
+    /// Let notifies overtake payload as on a relaxed fabric, whatever the config says (to find
+    /// missing fences).
+    pub relaxed_ordering: bool,
 }
 
 /// What one run did.
@@ -120,12 +123,14 @@ pub struct World {
     chip: Arc<dyn ChipTiming>,
     net: Option<Box<dyn Network>>,
     size: usize,
-    domains: Vec<DomainState>,
+    pub(crate) domains: Vec<DomainState>,
     gm_names: Vec<String>,
-    mem: Memory,
-    queues: Vec<Vec<Dispatch>>,
-    warnings: Vec<String>,
-    options: RunOptions,
+    pub(crate) mem: Memory,
+    pub(crate) queues: Vec<Vec<Dispatch>>,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) options: RunOptions,
+    /// The checker's findings of the last run, whatever its outcome.
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl World {
@@ -147,6 +152,7 @@ impl World {
             queues: vec![Vec::new(); size],
             warnings: Vec::new(),
             options: RunOptions::default(),
+            findings: Vec::new(),
         })
     }
 
@@ -352,6 +358,12 @@ impl World {
         Ok(())
     }
 
+    /// The checker's findings of the last run (empty unless [`RunOptions::check`] was on),
+    /// also when the run failed.
+    pub fn last_findings(&self) -> &[Finding] {
+        &self.findings
+    }
+
     /// Runs every queued dispatch to completion and returns its timing. On failure (bad
     /// kernel argument, panic, deadlock) the memory is left as the run left it.
     pub fn run(&mut self) -> SimResult<RunReport> {
@@ -368,14 +380,23 @@ impl World {
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
         let mut dispatches = engine.records.clone();
         dispatches.sort_by_key(|d| (d.end, d.chip, d.index));
+        let findings = engine.take_findings();
+        self.findings = findings.clone();
+        let mut trace = engine.take_trace();
+        if let Some(tr) = trace.as_mut() {
+            tr.marks = findings
+                .iter()
+                .map(|f| Mark { chip: f.rank, time: f.time, name: f.kind.name().to_string(), detail: f.to_string() })
+                .collect();
+        }
         let report = RunReport {
             end: engine.now(),
             dispatches,
             stats: engine.stats.clone(),
             host,
             traffic: engine.traffic.clone(),
-            findings: engine.take_findings(),
-            trace: engine.take_trace(),
+            findings,
+            trace,
             warnings: std::mem::take(&mut self.warnings),
         };
         let (mem, net) = engine.into_parts();

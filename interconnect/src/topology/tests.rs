@@ -3,7 +3,13 @@ use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, Ordering, R
 use proptest::prelude::*;
 
 fn fabric(topology: TopologyConfig) -> FabricConfig {
-    FabricConfig { packet_bytes: 4096, efficiency: 1.0, port_gbps: f64::INFINITY, topology, ordering: Ordering::Release }
+    FabricConfig {
+        packet_bytes: 4096,
+        efficiency: 1.0,
+        port_gbps: f64::INFINITY,
+        topology,
+        ordering: Ordering::Release,
+    }
 }
 
 fn mesh(ranks: Option<usize>) -> FullMeshConfig {

@@ -87,9 +87,7 @@ impl Cells {
 
     /// Whether any byte of `runs` in `mem` is a known signal cell.
     pub(super) fn any_known(&self, mem: MemKey, runs: &[(usize, usize)]) -> bool {
-        runs.iter().any(|&(off, len)| {
-            self.map.range((mem, off.saturating_sub(3))..(mem, off + len)).next().is_some()
-        })
+        runs.iter().any(|&(off, len)| self.map.range((mem, off.saturating_sub(3))..(mem, off + len)).next().is_some())
     }
 
     /// The clock a wait on the cell at `offset` of `mem` acquires.
@@ -98,7 +96,14 @@ impl Cells {
     }
 
     /// A plain data store over known cells: a Set for ordering and misuse.
-    pub(super) fn data_store(&mut self, mem: MemKey, runs: &[(usize, usize)], acc: &Arc<Access>, vc: &VClock, _t: SimTime) {
+    pub(super) fn data_store(
+        &mut self,
+        mem: MemKey,
+        runs: &[(usize, usize)],
+        acc: &Arc<Access>,
+        vc: &VClock,
+        _t: SimTime,
+    ) {
         let keys: Vec<(MemKey, usize)> = runs
             .iter()
             .flat_map(|&(off, len)| self.map.range((mem, off)..(mem, off + len)).map(|(k, _)| *k).collect::<Vec<_>>())
@@ -119,7 +124,14 @@ pub(crate) type NotifyId = u64;
 
 impl Checker {
     /// `actor` issues a notify to `cell`; its clock then ticks (a release).
-    pub(crate) fn notify_issue(&mut self, actor: usize, cell: &CellRef, op: NotifyOp, value: i32, at: super::access::Op) -> NotifyId {
+    pub(crate) fn notify_issue(
+        &mut self,
+        actor: usize,
+        cell: &CellRef,
+        op: NotifyOp,
+        value: i32,
+        at: super::access::Op,
+    ) -> NotifyId {
         let Some(s) = self.running.get_mut(actor).and_then(Option::as_mut) else { return 0 };
         let name = match op {
             NotifyOp::AtomicAdd => "notify AtomicAdd",
@@ -150,7 +162,16 @@ impl Checker {
 
     /// Notify `id` changed `cell` from `old` to `new`. `eq_waiters` are the values `Eq` waits
     /// on the cell expect, with the actor waiting.
-    pub(crate) fn notify_land(&mut self, id: NotifyId, cell: &CellRef, op: NotifyOp, value: i32, old: i32, new: i32, eq_waiters: &[(i32, usize)]) {
+    pub(crate) fn notify_land(
+        &mut self,
+        id: NotifyId,
+        cell: &CellRef,
+        op: NotifyOp,
+        value: i32,
+        old: i32,
+        new: i32,
+        eq_waiters: &[(i32, usize)],
+    ) {
         let Some((acc, vc)) = self.cells.inflight.remove(&id) else { return };
         let mut found = Vec::new();
         let st = self.cells.state(cell);
@@ -214,7 +235,11 @@ impl Checker {
         }
         for &(e, waiter) in eq_waiters {
             if (old < e && e < new) || (new < e && e < old) {
-                let w = self.running.get(waiter).and_then(Option::as_ref).map(|s| format!("rank {} (task `{}`)", s.who.rank, s.who.task));
+                let w = self
+                    .running
+                    .get(waiter)
+                    .and_then(Option::as_ref)
+                    .map(|s| format!("rank {} (task `{}`)", s.who.rank, s.who.task));
                 found.push(finding(
                     FindingKind::EqSkipped,
                     format!(
@@ -282,9 +307,7 @@ impl Checker {
         let mut found = Vec::new();
         for c in cells {
             let st = self.cells.state(c);
-            if at_once
-                && let Some(prev) = st.consumed.as_ref().filter(|p| p.cond == cond && s.vc.covers(p.epoch))
-            {
+            if at_once && let Some(prev) = st.consumed.as_ref().filter(|p| p.cond == cond && s.vc.covers(p.epoch)) {
                 found.push(Finding {
                     kind: FindingKind::StaleCredit,
                     time: t,

@@ -20,7 +20,14 @@ pub(super) struct Lanes {
 impl Lanes {
     /// Records that `lane` fired `acc` (a notify of `value` with `op` to `cell`); returns a
     /// finding the first time a second lane fires the same call.
-    pub(super) fn notify(&mut self, acc: &Arc<Access>, lane: usize, cell: &CellRef, op: NotifyOp, value: i32) -> Option<Finding> {
+    pub(super) fn notify(
+        &mut self,
+        acc: &Arc<Access>,
+        lane: usize,
+        cell: &CellRef,
+        op: NotifyOp,
+        value: i32,
+    ) -> Option<Finding> {
         let loc = acc.location?;
         let w = &acc.who;
         let key: Call = (

@@ -15,10 +15,12 @@ mod finding;
 mod lanes;
 mod shadow;
 mod vclock;
+mod world;
 
 pub(crate) use access::Op;
 pub use finding::{Finding, FindingKind, Site};
 pub(crate) use shadow::Who;
+pub use world::{CheckOptions, CheckReport, deadlock_findings};
 
 use crate::engine::request::{CellRef, MemKey};
 use crate::time::SimTime;

@@ -88,7 +88,14 @@ fn note(out: &mut Vec<Conflict>, prev: &Arc<Access>, lo: usize, hi: usize) {
 impl Shadow {
     /// Records `acc` (with vector clock `vc`) over bytes `[lo, hi)` of `mem`; returns the
     /// earlier accesses it conflicts with.
-    pub(crate) fn access(&mut self, mem: MemKey, lo: usize, hi: usize, acc: &Arc<Access>, vc: &VClock) -> Vec<Conflict> {
+    pub(crate) fn access(
+        &mut self,
+        mem: MemKey,
+        lo: usize,
+        hi: usize,
+        acc: &Arc<Access>,
+        vc: &VClock,
+    ) -> Vec<Conflict> {
         let map = self.mems.entry(mem).or_default();
         split(map, lo);
         split(map, hi);

@@ -44,7 +44,14 @@ pub struct Ops {
 }
 
 impl Ops {
-    pub(crate) fn new(link: Link, chip: Arc<dyn ChipTiming>, clock: SimTime, ctx: Arc<TaskCtx>, block: usize, lane: usize) -> Ops {
+    pub(crate) fn new(
+        link: Link,
+        chip: Arc<dyn ChipTiming>,
+        clock: SimTime,
+        ctx: Arc<TaskCtx>,
+        block: usize,
+        lane: usize,
+    ) -> Ops {
         Ops { link, clock, ctx, block, chip, error: None, deferred: false, lane, caller: None }
     }
 

@@ -111,7 +111,12 @@ impl Engine {
         let route = Route { kind, chip: me, core, peer: dst.chip };
         let bytes = data.len() as u64;
         let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
-        let ids = self.issue_write(actor, &dst, atomic.is_some(), crate::check::Op { name: op, time: key.time, location: caller });
+        let ids = self.issue_write(
+            actor,
+            &dst,
+            atomic.is_some(),
+            crate::check::Op { name: op, time: key.time, location: caller },
+        );
         let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
         self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);
         if pipeline && more {

@@ -14,8 +14,8 @@ mod flow;
 pub(crate) mod request;
 mod sched;
 pub(crate) mod signals;
-mod visibility;
 mod tracer;
+mod visibility;
 
 use crate::check::{self, Checker};
 use crate::dtype::DType;
@@ -138,7 +138,7 @@ impl Engine {
             tracer: options.trace.then(|| Tracer::new(world * cores, cores)),
             jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
             checker: options.check.then(|| Checker::new(world * cores, world)),
-            vis: visibility::Visibility::new(world * cores, net_relaxed),
+            vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
             chip,
         }
     }
@@ -310,6 +310,7 @@ impl Engine {
     }
 
     fn apply_request(&mut self, key: Key, actor: usize, req: Request, resume: SimTime) {
+        let Some(req) = self.hold_read(key, actor, req) else { return };
         let t = key.time;
         let me = self.chip_of(actor);
         match req {
@@ -351,7 +352,8 @@ impl Engine {
                 let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip };
                 let (bytes, at) = (data.len() as u64, t + self.chip.dma_issue(DmaDir::UbToGm));
-                let ids = self.issue_write(actor, &dst, atomic.is_some(), check::Op { name: op, time: t, location: caller });
+                let ids =
+                    self.issue_write(actor, &dst, atomic.is_some(), check::Op { name: op, time: t, location: caller });
                 let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
                 self.start_flow(key, route, bytes, at, None, land);
             }
@@ -391,7 +393,8 @@ impl Engine {
                     (true, true) => PathKind::Signal,
                 };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip };
-                let ids = self.issue_notify(actor, &cell, op, value, check::Op { name: "notify", time: t, location: caller });
+                let ids =
+                    self.issue_notify(actor, &cell, op, value, check::Op { name: "notify", time: t, location: caller });
                 let land = FlowEnd::Event(Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids }));
                 self.start_flow(key, route, 4, at, None, land);
             }
@@ -542,7 +545,13 @@ impl Engine {
             let chip = actor / self.cores;
             let (dispatch, instance) =
                 self.chips[chip].active.as_ref().map_or((Arc::from("?"), 0), |a| (a.name.clone(), a.index));
-            let who = check::Who { rank: chip, block: assignment.block, task: assignment.ctx.task.clone(), dispatch, instance };
+            let who = check::Who {
+                rank: chip,
+                block: assignment.block,
+                task: assignment.ctx.task.clone(),
+                dispatch,
+                instance,
+            };
             ck.block_start(actor, chip, task, who, assignment.lane);
         }
         let a = &mut self.actors[actor];

@@ -6,11 +6,12 @@
 //!   overtake payload; `fence` restores the order.
 //! - `fence` returns when everything the core issued before it has landed.
 //! - A block ends only when its writes have landed (kernel end drains the DMA queues).
-//! - A core's wait never reads a cell before its own notifies to that cell have landed.
+//! - A core never reads bytes or a cell before its own writes and notifies to them have landed
+//!   (a load after a store to the same bytes waits for the store).
 
 use super::Engine;
-use super::event::{SignalLand, WriteIds};
-use super::request::{CellRef, MemKey, Place, Reply};
+use super::event::{Key, SignalLand, WriteIds};
+use super::request::{CellRef, MemKey, Place, Reply, Request};
 use crate::check;
 use crate::error::SimError;
 use crate::signal::NotifyOp;
@@ -23,6 +24,10 @@ pub(super) struct Visibility {
     relaxed: bool,
     /// Issue numbers of writes and notifies not landed yet.
     inflight: Vec<BTreeSet<u64>>,
+    /// Bytes each data write in flight covers, by (actor, issue number).
+    regions: BTreeMap<(usize, u64), (MemKey, Vec<(usize, usize)>)>,
+    /// A read that waits for the same core's write to overlapping bytes.
+    held_reads: Vec<Option<(Key, Request)>>,
     next: Vec<u64>,
     /// Notifies that arrived before an earlier write of their core had landed.
     held: Vec<Vec<SignalLand>>,
@@ -39,6 +44,8 @@ impl Visibility {
         Visibility {
             relaxed,
             inflight: vec![BTreeSet::new(); actors],
+            regions: BTreeMap::new(),
+            held_reads: (0..actors).map(|_| None).collect(),
             next: vec![0; actors],
             held: vec![Vec::new(); actors],
             notifying: BTreeMap::new(),
@@ -57,6 +64,13 @@ impl Visibility {
         !self.notifying.is_empty() && cells.iter().any(|c| self.notifying.contains_key(&(actor, c.mem, c.offset)))
     }
 
+    /// Whether a data write of `actor` in flight overlaps `p`.
+    fn overlaps(&self, actor: usize, p: &Place) -> bool {
+        self.regions.range((actor, 0)..(actor + 1, 0)).any(|(_, (mem, runs))| {
+            *mem == p.mem && runs.iter().any(|&(a, al)| p.region.runs.iter().any(|&(b, bl)| a < b + bl && b < a + al))
+        })
+    }
+
     fn issue(&mut self, actor: usize) -> u64 {
         let seq = self.next[actor];
         self.next[actor] += 1;
@@ -69,12 +83,31 @@ impl Engine {
     /// Numbers a write of `actor` to `dst` and tells the checker.
     pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, op: check::Op) -> WriteIds {
         let seq = self.vis.issue(actor);
+        self.vis.regions.insert((actor, seq), (dst.mem, dst.region.runs.clone()));
         let check = self.checker.as_mut().map_or(0, |ck| ck.write_issue(actor, dst, atomic, op));
         WriteIds { seq, check }
     }
 
+    /// Holds a read of `actor` that overlaps its own writes in flight; returns it otherwise.
+    pub(super) fn hold_read(&mut self, key: Key, actor: usize, req: Request) -> Option<Request> {
+        match &req {
+            Request::Read { src, .. } if self.vis.overlaps(actor, src) => {
+                self.vis.held_reads[actor] = Some((key, req));
+                None
+            }
+            _ => Some(req),
+        }
+    }
+
     /// Numbers a notify of `actor` and tells the checker.
-    pub(super) fn issue_notify(&mut self, actor: usize, cell: &CellRef, op: NotifyOp, value: i32, at: check::Op) -> WriteIds {
+    pub(super) fn issue_notify(
+        &mut self,
+        actor: usize,
+        cell: &CellRef,
+        op: NotifyOp,
+        value: i32,
+        at: check::Op,
+    ) -> WriteIds {
         let seq = self.vis.issue(actor);
         *self.vis.notifying.entry((actor, cell.mem, cell.offset)).or_default() += 1;
         let check = self.checker.as_mut().map_or(0, |ck| ck.notify_issue(actor, cell, op, value, at));
@@ -107,6 +140,13 @@ impl Engine {
     /// Write or notify `seq` of `actor` has landed at `t`: release what waited for it.
     pub(super) fn landed(&mut self, actor: usize, seq: u64, t: SimTime) {
         self.vis.inflight[actor].remove(&seq);
+        self.vis.regions.remove(&(actor, seq));
+        if let Some((key, req)) = self.vis.held_reads[actor].take() {
+            let key = Key { time: t, ..key };
+            if let Some(req) = self.hold_read(key, actor, req) {
+                self.apply_request(key, actor, req, t);
+            }
+        }
         loop {
             let oldest = self.vis.inflight[actor].first().copied();
             let Some(i) = self.vis.held[actor].iter().position(|s| Some(s.ids.seq) == oldest) else { break };

@@ -76,6 +76,15 @@ pub fn to_chrome_json(trace: &Trace, ranks: usize) -> String {
             o.bytes
         ));
     }
+    for m in &trace.marks {
+        ev.push(format!(
+            r#"{{"name":"{}","cat":"finding","ph":"i","s":"p","pid":{},"tid":{DISPATCH_TID},"ts":{},"args":{{"detail":"{}"}}}}"#,
+            esc(&m.name),
+            m.chip,
+            us(m.time),
+            esc(&m.detail)
+        ));
+    }
     flows(trace, &mut ev);
     links(trace, &mut ev);
     format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{}\n]}}\n", ev.join(",\n"))
@@ -163,8 +172,18 @@ mod tests {
                 bytes: 8,
             }],
             dispatches: vec![],
+            marks: vec![super::super::Mark {
+                chip: 1,
+                time: SimTime::from_ps(500),
+                name: "data-race".into(),
+                detail: "a \"quoted\" race".into(),
+            }],
         };
         let j = to_chrome_json(&trace, 2);
+        assert!(
+            j.contains(r#"{"name":"data-race","cat":"finding","ph":"i","s":"p","pid":1,"tid":100000,"ts":0.000500,"args":{"detail":"a \"quoted\" race"}}"#),
+            "{j}"
+        );
         assert!(
             j.contains(r#""name":"notify","cat":"op","ph":"X","pid":0,"tid":0,"ts":0.000000,"dur":0.000100"#),
             "{j}"

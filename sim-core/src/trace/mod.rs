@@ -64,6 +64,17 @@ pub struct DispatchSpan {
     pub end: SimTime,
 }
 
+/// A point event on a rank's timeline: a checker finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub chip: usize,
+    pub time: SimTime,
+    /// Short name (the finding kind).
+    pub name: String,
+    /// The full text.
+    pub detail: String,
+}
+
 /// Everything recorded about one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trace {
@@ -71,4 +82,6 @@ pub struct Trace {
     pub flows: Vec<Flow>,
     pub links: Vec<LinkBusy>,
     pub dispatches: Vec<DispatchSpan>,
+    /// Checker findings, when the run was checked.
+    pub marks: Vec<Mark>,
 }

@@ -1,0 +1,151 @@
+//! [`World::check`]: run the queued program under the checker, unperturbed and then with
+//! seeded jitter, and merge what every run found.
+
+use super::{Finding, FindingKind, Site};
+use crate::error::{SimError, SimResult};
+use crate::report::{BlockedWait, DeadlockReport};
+use crate::time::SimDuration;
+use crate::world::{Jitter, World};
+
+/// How [`World::check`] explores orderings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Jittered reruns after the unperturbed run, with seeds `1..=seeds`.
+    pub seeds: u64,
+    /// Largest extra delay of each transfer in a jittered run.
+    pub op_jitter: SimDuration,
+    /// Largest extra delay of each dispatch start in a jittered run.
+    pub dispatch_jitter: SimDuration,
+}
+
+impl Default for CheckOptions {
+    /// No reruns; jitter up to 500 ns per transfer and 5 us per dispatch when seeds are asked.
+    fn default() -> CheckOptions {
+        CheckOptions { seeds: 0, op_jitter: SimDuration::from_ns(500), dispatch_jitter: SimDuration::from_us(5) }
+    }
+}
+
+/// What [`World::check`] found over all its runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Distinct findings, each with the first seed that showed it (`None`: the unperturbed
+    /// run) and its total count.
+    pub findings: Vec<Finding>,
+    /// Runs made (1 + seeds).
+    pub runs: usize,
+}
+
+impl CheckReport {
+    /// Whether no run found anything.
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// Adds the findings of one run.
+    pub fn merge(&mut self, found: Vec<Finding>, seed: Option<u64>) {
+        for mut f in found {
+            match self.findings.iter_mut().find(|g| g.key() == f.key()) {
+                Some(g) => g.count += f.count,
+                None => {
+                    f.seed = seed;
+                    self.findings.push(f);
+                }
+            }
+        }
+    }
+}
+
+impl World {
+    /// Runs the queued dispatches under the protocol checker: once unperturbed, then once per
+    /// seed with seeded timing jitter, each from the state the host set up. Deadlocks become
+    /// findings; a kernel error (bad argument, panic) is returned as the error. The world is
+    /// left as the last run left it; the queue is consumed.
+    pub fn check(&mut self, opts: &CheckOptions) -> SimResult<CheckReport> {
+        let (queues, mem, warnings, saved) =
+            (self.queues.clone(), self.mem.clone(), self.warnings.clone(), self.options.clone());
+        let dirty: Vec<bool> = self.domains.iter().map(|d| d.dirty).collect();
+        let mut report = CheckReport::default();
+        for i in 0..=opts.seeds {
+            (self.queues, self.mem, self.warnings) = (queues.clone(), mem.clone(), warnings.clone());
+            for (d, &was) in self.domains.iter_mut().zip(&dirty) {
+                d.dirty = was;
+            }
+            self.options.check = true;
+            self.options.jitter =
+                (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+            let outcome = self.run();
+            report.runs += 1;
+            let seed = (i > 0).then_some(i);
+            let mut found = std::mem::take(&mut self.findings);
+            match outcome {
+                Ok(_) => {}
+                Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
+                Err(e) => {
+                    self.options = saved;
+                    return Err(e);
+                }
+            }
+            report.merge(found, seed);
+        }
+        self.options = saved;
+        Ok(report)
+    }
+}
+
+/// The findings of a deadlock: the deadlock itself, and each blocked wait whose last write
+/// was a Set that can never satisfy it.
+pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
+    let waits: Vec<&BlockedWait> = d.waits.iter().chain(&d.deferred).collect();
+    let mut parts: Vec<String> = waits
+        .iter()
+        .map(|w| {
+            format!(
+                "rank {} block {} (task `{}`) waits for `{}{:?}` {} {} but it holds {}",
+                w.chip, w.block, w.task, w.buffer, w.coords, w.cmp, w.expected, w.current
+            )
+        })
+        .collect();
+    parts.extend(d.stuck.iter().map(|s| format!("rank {} task `{}` {}", s.chip, s.task, s.reason)));
+    let rank = waits.first().map_or_else(|| d.stuck.first().map_or(0, |s| s.chip), |w| w.chip);
+    let mut out = vec![Finding {
+        kind: FindingKind::Deadlock,
+        time: d.time,
+        rank,
+        message: format!("no core can make progress: {}", parts.join("; ")),
+        sites: waits.iter().map(|w| wait_site(w)).collect(),
+        count: 1,
+        seed: None,
+    }];
+    for w in waits {
+        let Some(last) = w.last_writers.last() else { continue };
+        if last.op.ends_with("Set") && w.cmp.starts_with(">=") && (last.value as i64) < w.expected {
+            out.push(Finding {
+                kind: FindingKind::UselessNotify,
+                time: last.time,
+                rank: w.chip,
+                message: format!(
+                    "`notify Set {}` by rank {} (task `{}`) left `{}{:?}` on rank {} at a value the wait {} {} of rank {} \
+                     can never accept (PyPTO: `tag=0` with Ge(1)); notify a value >= {}, or use AtomicAdd",
+                    last.value, last.chip, last.task, w.buffer, w.coords, w.chip, w.cmp, w.expected, w.chip, w.expected
+                ),
+                sites: vec![wait_site(w)],
+                count: 1,
+                seed: None,
+            });
+        }
+    }
+    out
+}
+
+fn wait_site(w: &BlockedWait) -> Site {
+    Site {
+        rank: w.chip,
+        block: w.block,
+        task: w.task.clone(),
+        dispatch: w.dispatch.clone(),
+        op: format!("wait {} {}", w.cmp, w.expected),
+        target: format!("{}{:?}", w.buffer, w.coords),
+        time: w.since,
+        location: None,
+    }
+}
