@@ -25,6 +25,7 @@
 //! adds configs and presets ([`Config`]), the tutorial programs ([`programs`]) and the CLI.
 
 pub mod calibrate;
+pub mod checker;
 pub mod commands;
 pub mod config;
 pub mod programs;

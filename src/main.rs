@@ -75,6 +75,35 @@ enum Command {
         #[arg(short = 'd', long = "datatype", default_value = "f32")]
         dtype: DType,
     },
+    /// Run programs under the protocol checker (data races, stale reads, signal misuse,
+    /// deadlocks), unperturbed and with seeded jitter; exit 1 when anything is found.
+    /// `check --list` names the programs: tutorials, collectives, and the `broken-*` zoo.
+    Check {
+        /// Machine config (TOML) or preset name.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Program to check (default: every program that is not `broken-*`).
+        #[arg(long)]
+        program: Option<String>,
+        /// Ranks taking part (default: as many as the machine and the program allow).
+        #[arg(long)]
+        ranks: Option<usize>,
+        /// Jittered reruns after the unperturbed run (seeds 1..=N).
+        #[arg(long, default_value_t = 0)]
+        seeds: u64,
+        /// Largest jitter per transfer in the jittered runs, ns.
+        #[arg(long, default_value_t = 500)]
+        jitter_op_ns: u64,
+        /// Largest jitter per dispatch start in the jittered runs, ns.
+        #[arg(long, default_value_t = 5000)]
+        jitter_dispatch_ns: u64,
+        /// Write the findings as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// List the programs and exit.
+        #[arg(long)]
+        list: bool,
+    },
     /// Run the built-in tutorial programs and check their goldens (`run --list` names them).
     Run {
         /// Program to run (default: every correct program).
@@ -244,6 +273,15 @@ fn main() -> ExitCode {
                 .and_then(|a| commands::calibrate::calibrate(&mut out, &a))
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
+        Some(Command::Check { config, program, ranks, seeds, jitter_op_ns, jitter_dispatch_ns, json, list }) => {
+            let options = sim_core::CheckOptions {
+                seeds,
+                op_jitter: sim_core::SimDuration::from_ns(jitter_op_ns),
+                dispatch_jitter: sim_core::SimDuration::from_ns(jitter_dispatch_ns),
+            };
+            let a = commands::check::CheckArgs { config, program, ranks, options, json, list };
+            commands::check::check(&mut out, &a)
+        }
     };
     match result {
         Ok(Status::Ok) => ExitCode::SUCCESS,

@@ -157,18 +157,36 @@ fn run(
     }
     w.options_mut().trace = trace;
     w.options_mut().jitter = spec.jitter;
-    let members: Vec<usize> = (0..spec.ranks).collect();
-    let dom = w.create_domain("comm_d0", &members, sim_core::DomainOptions::default()).map_err(e)?;
-    let bufs = Buffers::new(&mut w, &dom, spec, count).map_err(e)?;
-    if w.has_payload() {
-        bufs.fill(&mut w, spec).map_err(e)?;
-    }
-    for _ in 0..calls {
-        bufs.call(&mut w, spec).map_err(e)?;
-    }
+    let bufs = queue(&mut w, spec, count, calls).map_err(e)?;
     let report = w.run().map_err(e)?;
     let wrong = if w.has_payload() { bufs.wrong(&w, spec, count).map_err(e)? } else { 0 };
     Ok(Ran { report, wrong })
+}
+
+/// Allocates the buffers on the first `spec.ranks` chips of `w`, stages inputs and queues
+/// `calls` calls of `count` elements.
+fn queue(w: &mut World, spec: &SweepSpec, count: usize, calls: usize) -> sim_core::SimResult<Buffers> {
+    let members: Vec<usize> = (0..spec.ranks).collect();
+    let dom = w.create_domain("comm_d0", &members, sim_core::DomainOptions::default())?;
+    let bufs = Buffers::new(w, &dom, spec, count)?;
+    if w.has_payload() {
+        bufs.fill(w, spec)?;
+    }
+    for _ in 0..calls {
+        bufs.call(w, spec)?;
+    }
+    Ok(bufs)
+}
+
+/// Sets up and queues `calls` calls of the collective at `size` bytes on `w` without running
+/// them (for the checker); `false` when the size gives no element per rank.
+pub fn queue_calls(w: &mut World, spec: &SweepSpec, size: u64, calls: usize) -> sim_core::SimResult<bool> {
+    let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) as usize;
+    if count == 0 && spec.kind != Kind::Barrier {
+        return Ok(false);
+    }
+    queue(w, spec, count, calls)?;
+    Ok(true)
 }
 
 /// The window buffers of one collective call.

@@ -4,7 +4,7 @@
 use sim_core::{DType, ReduceOp, SimError, SimResult, Tensor};
 
 /// The most ranks a HOST builtin handles; beyond it the kernels silently return.
-pub(crate) const MAX_BUILTIN_RANKS: usize = 16;
+pub const MAX_BUILTIN_RANKS: usize = 16;
 
 pub(crate) fn fail<T>(what: &str, msg: String) -> SimResult<T> {
     Err(SimError::invalid(format!("{what}: {msg}")))

@@ -58,10 +58,13 @@ impl Lanes {
         Ok(())
     }
 
-    /// Takes `total` credits back out of every local peer cell (self-notify).
+    /// Takes `total` credits back out of every local peer cell (self-notify), and declares
+    /// those cells self-clearing (a checked run reports them if they do not end at zero).
     pub(crate) fn epilogue(&self, ops: &mut Ops, me: usize, n: usize, total: i32) -> SimResult<()> {
+        let one = vec![1; self.sig.shape().len()];
         for src in peers(me, n) {
             ops.notify(&self.sig, me, &self.cell(src), -total, NotifyOp::AtomicAdd)?;
+            ops.expect_clear(&self.sig, &self.cell(src), &one)?;
         }
         Ok(())
     }

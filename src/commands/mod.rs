@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod check;
 pub mod run;
 pub mod sweep;
 pub mod topo;

@@ -3,6 +3,7 @@
 //! runs, and compares the result with its golden.
 
 mod barrier;
+pub mod broken;
 mod common;
 mod deadlock;
 mod hello_rank;

@@ -48,6 +48,7 @@ impl Checker {
         }
         let acc = Arc::new(Access {
             epoch: s.epoch(),
+            vc: s.vc.clone(),
             kind: Kind::Read,
             who: s.who.clone(),
             op: op.name,
@@ -73,6 +74,7 @@ impl Checker {
         let Some(s) = self.strand(actor) else { return 0 };
         let acc = Arc::new(Access {
             epoch: s.epoch(),
+            vc: s.vc.clone(),
             kind: if atomic { Kind::Atomic } else { Kind::Write },
             who: s.who.clone(),
             op: op.name,

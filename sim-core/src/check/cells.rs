@@ -139,6 +139,7 @@ impl Checker {
         };
         let acc = Arc::new(Access {
             epoch: s.epoch(),
+            vc: s.vc.clone(),
             kind: super::shadow::Kind::Write,
             who: s.who.clone(),
             op: name,
@@ -297,6 +298,7 @@ impl Checker {
         let Some(s) = self.running.get_mut(actor).and_then(Option::as_mut) else { return };
         let me = Arc::new(Access {
             epoch: s.epoch(),
+            vc: s.vc.clone(),
             kind: super::shadow::Kind::Read,
             who: s.who.clone(),
             op: "wait",

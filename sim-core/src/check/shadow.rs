@@ -42,6 +42,9 @@ pub(crate) struct View {
 #[derive(Debug)]
 pub(crate) struct Access {
     pub(crate) epoch: Epoch,
+    /// Its strand's clock when issued: what happened before it. (A write lands after its
+    /// issue, so a later-issued access can be recorded first and be ordered after it.)
+    pub(crate) vc: Arc<VClock>,
     pub(crate) kind: Kind,
     pub(crate) who: Who,
     pub(crate) op: &'static str,
@@ -74,7 +77,7 @@ pub(crate) struct Shadow {
 fn conflicts(new: &Access, old: &Access, vc: &VClock) -> bool {
     let writes = new.kind != Kind::Read || old.kind != Kind::Read;
     let commute = new.kind == Kind::Atomic && old.kind == Kind::Atomic;
-    writes && !commute && !vc.covers(old.epoch)
+    writes && !commute && !vc.covers(old.epoch) && !old.vc.covers(new.epoch)
 }
 
 /// Adds `c` to `out`, merging with an earlier conflict against the same access.
@@ -171,6 +174,7 @@ mod tests {
     fn acc(strand: u32, clock: u32, kind: Kind) -> Arc<Access> {
         Arc::new(Access {
             epoch: Epoch { strand, clock },
+            vc: Arc::new(VClock::default()),
             kind,
             who: Who { rank: 0, block: 0, task: "t".into(), dispatch: "d".into(), instance: 0 },
             op: "op",

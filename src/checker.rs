@@ -1,0 +1,129 @@
+//! What `ranksim check` can check, and how: every tutorial program, every collective (each
+//! mode and path, two calls in a row so reuse between calls is exercised) and the zoo of
+//! broken protocols, each run under the checker unperturbed and then once per jitter seed on
+//! a fresh world.
+
+use crate::Config;
+use crate::programs::{self, broken};
+use crate::sweep::{SweepSpec, queue_calls};
+use collectives::{Kind, Mode, Path};
+use sim_core::check::deadlock_findings;
+use sim_core::{CheckOptions, CheckReport, DType, Jitter, ReduceOp, SimError, SimResult, World};
+
+/// Bytes per rank of each checked collective call.
+const COLLECTIVE_BYTES: u64 = 8192;
+/// Calls of each checked collective (two, so a call's leftovers would meet the next one).
+const COLLECTIVE_CALLS: usize = 2;
+/// AIV blocks per rank for the HOST mesh and two-shot allreduce.
+const COLLECTIVE_BLOCKS: usize = 4;
+
+/// One checkable program.
+pub struct Checkable {
+    pub name: String,
+    pub about: String,
+    /// Fewest ranks it needs.
+    pub min_ranks: usize,
+    /// Most ranks it can take (`None`: any).
+    pub max_ranks: Option<usize>,
+    what: What,
+}
+
+enum What {
+    Tutorial(&'static programs::Program),
+    Collective { kind: Kind, mode: Mode, path: Path },
+    Broken(&'static broken::Broken),
+}
+
+impl Checkable {
+    /// Whether it is a deliberately broken protocol.
+    pub fn is_broken(&self) -> bool {
+        matches!(self.what, What::Broken(_))
+    }
+
+    /// Sets up on the first `ranks` chips of `w` and runs (once or more).
+    fn run(&self, w: &mut World, ranks: usize) -> SimResult<()> {
+        match &self.what {
+            What::Tutorial(p) => (p.run)(w, ranks).map(|_| ()),
+            What::Broken(b) => (b.run)(w, ranks),
+            &What::Collective { kind, mode, path } => {
+                let spec = collective_spec(kind, mode, path, ranks);
+                queue_calls(w, &spec, COLLECTIVE_BYTES, COLLECTIVE_CALLS)?;
+                w.run().map(|_| ())
+            }
+        }
+    }
+}
+
+fn collective_spec(kind: Kind, mode: Mode, path: Path, ranks: usize) -> SweepSpec {
+    let blocks = kind == Kind::AllReduce && path == Path::Host && mode != Mode::Ring;
+    SweepSpec {
+        kind,
+        mode,
+        path,
+        dtype: DType::F32,
+        op: ReduceOp::Sum,
+        root: 0,
+        iters: COLLECTIVE_CALLS as u32,
+        warmup: 0,
+        ranks,
+        core_num: if blocks { COLLECTIVE_BLOCKS } else { 1 },
+        jitter: None,
+        timing_only: false,
+    }
+}
+
+/// Every checkable program: tutorials, collectives, then the broken zoo.
+pub fn catalogue() -> Vec<Checkable> {
+    let mut out = Vec::new();
+    for p in programs::PROGRAMS.iter().filter(|p| broken::find(&format!("broken-{}", p.name)).is_none()) {
+        let what = What::Tutorial(p);
+        out.push(Checkable { name: p.name.into(), about: p.about.into(), min_ranks: p.min_ranks, max_ranks: None, what });
+    }
+    for kind in Kind::ALL {
+        let modes: &[Mode] = if kind == Kind::AllReduce { &Mode::ALL } else { &[Mode::Mesh] };
+        for &mode in modes {
+            for path in [Path::Host, Path::InCore] {
+                let name = match kind {
+                    Kind::AllReduce => format!("{kind}-{mode}-{path}"),
+                    _ => format!("{kind}-{path}"),
+                };
+                let how = if kind == Kind::AllReduce { format!("{mode}, {path}") } else { path.to_string() };
+                let about = format!("{COLLECTIVE_CALLS} calls of {kind} ({how}), {COLLECTIVE_BYTES} B per rank");
+                let max = (path == Path::Host).then_some(collectives::MAX_BUILTIN_RANKS);
+                let what = What::Collective { kind, mode, path };
+                out.push(Checkable { name, about, min_ranks: 1, max_ranks: max, what });
+            }
+        }
+    }
+    for b in broken::BROKEN {
+        let what = What::Broken(b);
+        out.push(Checkable { name: b.name.into(), about: b.about.into(), min_ranks: b.min_ranks, max_ranks: None, what });
+    }
+    out
+}
+
+/// Checks `c` on `ranks` ranks of `cfg`'s machine: the unperturbed run, then `opts.seeds`
+/// jittered runs, each on a fresh world. Deadlocks are findings; a kernel error is an error.
+pub fn check(cfg: &Config, c: &Checkable, ranks: usize, opts: &CheckOptions) -> Result<CheckReport, String> {
+    let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
+    if ranks < c.min_ranks || ranks > max {
+        return Err(format!("{} needs {}..={max} ranks, got {ranks}", c.name, c.min_ranks));
+    }
+    let mut report = CheckReport::default();
+    for i in 0..=opts.seeds {
+        let mut w = cfg.world().map_err(|e| e.to_string())?;
+        w.options_mut().check = true;
+        w.options_mut().jitter =
+            (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+        let outcome = c.run(&mut w, ranks);
+        let mut found = w.last_findings().to_vec();
+        match outcome {
+            Ok(()) => {}
+            Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
+            Err(e) => return Err(format!("{}: {e}", c.name)),
+        }
+        report.runs += 1;
+        report.merge(found, (i > 0).then_some(i));
+    }
+    Ok(report)
+}

@@ -1,0 +1,107 @@
+//! `ranksim check`: run programs under the protocol checker and report what it finds.
+
+use super::{CmdResult, Status};
+use crate::Config;
+use crate::checker::{self, Checkable};
+use sim_core::{CheckOptions, CheckReport, Finding};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Everything `check` is told.
+#[derive(Clone, Debug, Default)]
+pub struct CheckArgs {
+    pub config: Option<PathBuf>,
+    /// One program (default: every program that is not `broken-*`).
+    pub program: Option<String>,
+    /// Ranks taking part (default: the machine's, within what the program takes).
+    pub ranks: Option<usize>,
+    pub options: CheckOptions,
+    pub json: Option<PathBuf>,
+    pub list: bool,
+}
+
+/// Checks, prints the findings, writes the JSON; `Failed` when anything was found.
+pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
+    let io = |e: std::io::Error| e.to_string();
+    let all = checker::catalogue();
+    if a.list {
+        for c in &all {
+            writeln!(out, "{:<28} {}", c.name, c.about).map_err(io)?;
+        }
+        return Ok(Status::Ok);
+    }
+    let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
+    let chosen: Vec<&Checkable> = match &a.program {
+        Some(name) => vec![
+            all.iter()
+                .find(|c| &c.name == name)
+                .ok_or_else(|| format!("no program `{name}`; `ranksim check --list` names them"))?,
+        ],
+        None => all.iter().filter(|c| !c.is_broken()).collect(),
+    };
+    let o = &a.options;
+    writeln!(
+        out,
+        "# ranksim check on `{}`: {} program(s), the unperturbed run and {} seed(s) each (jitter up to {} per transfer, {} per dispatch)",
+        cfg.machine.name,
+        chosen.len(),
+        o.seeds,
+        o.op_jitter,
+        o.dispatch_jitter
+    )
+    .map_err(io)?;
+    let mut results = Vec::new();
+    let mut found = 0;
+    for c in chosen {
+        let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
+        let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
+        let r = checker::check(&cfg, c, ranks, o)?;
+        found += r.findings.len();
+        print(out, c, ranks, &r).map_err(io)?;
+        results.push((c.name.clone(), ranks, r));
+    }
+    writeln!(out, "# {found} finding(s)").map_err(io)?;
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&json(&cfg, &results)).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(if found > 0 { Status::Failed } else { Status::Ok })
+}
+
+fn print(out: &mut dyn Write, c: &Checkable, ranks: usize, r: &CheckReport) -> std::io::Result<()> {
+    let status = if r.is_clean() { "clean" } else { "FOUND" };
+    writeln!(out, "{status:<5} {:<28} {ranks} ranks, {} run(s), {} finding(s)", c.name, r.runs, r.findings.len())?;
+    for f in &r.findings {
+        let text = f.to_string().replace('\n', "\n      ");
+        writeln!(out, "      {text}")?;
+    }
+    Ok(())
+}
+
+fn finding_json(f: &Finding) -> serde_json::Value {
+    let sites: Vec<serde_json::Value> = f
+        .sites
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "rank": s.rank, "block": s.block, "task": s.task, "dispatch": s.dispatch, "op": s.op,
+                "target": s.target, "time_ps": s.time.as_ps(), "location": s.location,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "kind": f.kind.name(), "rank": f.rank, "time_ps": f.time.as_ps(), "message": f.message,
+        "count": f.count, "seed": f.seed, "sites": sites,
+    })
+}
+
+fn json(cfg: &Config, results: &[(String, usize, CheckReport)]) -> serde_json::Value {
+    let programs: Vec<serde_json::Value> = results
+        .iter()
+        .map(|(name, ranks, r)| {
+            let findings: Vec<serde_json::Value> = r.findings.iter().map(finding_json).collect();
+            serde_json::json!({ "program": name, "ranks": ranks, "runs": r.runs, "findings": findings })
+        })
+        .collect();
+    serde_json::json!({ "machine": cfg.machine.name, "programs": programs })
+}
