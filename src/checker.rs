@@ -77,7 +77,13 @@ pub fn catalogue() -> Vec<Checkable> {
     let mut out = Vec::new();
     for p in programs::PROGRAMS.iter().filter(|p| broken::find(&format!("broken-{}", p.name)).is_none()) {
         let what = What::Tutorial(p);
-        out.push(Checkable { name: p.name.into(), about: p.about.into(), min_ranks: p.min_ranks, max_ranks: None, what });
+        out.push(Checkable {
+            name: p.name.into(),
+            about: p.about.into(),
+            min_ranks: p.min_ranks,
+            max_ranks: None,
+            what,
+        });
     }
     for kind in Kind::ALL {
         let modes: &[Mode] = if kind == Kind::AllReduce { &Mode::ALL } else { &[Mode::Mesh] };
@@ -97,7 +103,13 @@ pub fn catalogue() -> Vec<Checkable> {
     }
     for b in broken::BROKEN {
         let what = What::Broken(b);
-        out.push(Checkable { name: b.name.into(), about: b.about.into(), min_ranks: b.min_ranks, max_ranks: None, what });
+        out.push(Checkable {
+            name: b.name.into(),
+            about: b.about.into(),
+            min_ranks: b.min_ranks,
+            max_ranks: None,
+            what,
+        });
     }
     out
 }

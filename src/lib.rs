@@ -42,7 +42,8 @@ pub use sim_core;
 /// The names a program needs: the program API, the host API and the value types.
 pub mod prelude {
     pub use sim_core::{
-        AtomicType, CopyOpts, Core, DType, DeferCond, Dispatch, Domain, DomainOptions, NotifyOp, Ops, ReduceOp,
-        RunReport, SimDuration, SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile, WaitCmp, World, bf16, f16,
+        AtomicType, CheckOptions, CheckReport, CopyOpts, Core, DType, DeferCond, Dispatch, Domain, DomainOptions,
+        Finding, FindingKind, NotifyOp, Ops, ReduceOp, RunReport, SimDuration, SimError, SimResult, SimTime, Task,
+        TaskId, Tensor, Tile, WaitCmp, World, bf16, f16,
     };
 }

@@ -30,6 +30,6 @@ mod lanes;
 mod reduce_scatter;
 mod spec;
 
-pub use host::{all_to_all, all_to_all_v, allgather, allreduce, barrier, broadcast, reduce_scatter};
 pub use check::MAX_BUILTIN_RANKS;
+pub use host::{all_to_all, all_to_all_v, allgather, allreduce, barrier, broadcast, reduce_scatter};
 pub use spec::{AllReduce, Kind, Mode, Path, signal_shape};

@@ -83,12 +83,7 @@ pub const BROKEN: &[Broken] = &[
         min_ranks: 2,
         run: duplicate_notify,
     },
-    Broken {
-        name: "broken-deadlock",
-        about: "every rank waits before it notifies",
-        min_ranks: 2,
-        run: deadlock,
-    },
+    Broken { name: "broken-deadlock", about: "every rank waits before it notifies", min_ranks: 2, run: deadlock },
     Broken {
         name: "broken-cores-exhausted",
         about: "a task's blocks wait on every AIV core, so the producer task can never be placed",

@@ -43,8 +43,8 @@ struct CellState {
 #[derive(Debug, Default)]
 pub(super) struct Cells {
     map: BTreeMap<(MemKey, usize), CellState>,
-    /// Notifies in flight: the sender's access and clock.
-    inflight: BTreeMap<u64, (Arc<Access>, Arc<VClock>)>,
+    /// Notifies in flight: the sender's access and clock, the op and the value.
+    inflight: BTreeMap<u64, (Arc<Access>, Arc<VClock>, NotifyOp, i32)>,
     next: u64,
 }
 
@@ -156,8 +156,7 @@ impl Checker {
         self.cells.state(cell);
         self.cells.next += 1;
         let id = self.cells.next;
-        self.cells.inflight.insert(id, (acc, vc));
-        let _ = value;
+        self.cells.inflight.insert(id, (acc, vc, op, value));
         id
     }
 
@@ -167,13 +166,10 @@ impl Checker {
         &mut self,
         id: NotifyId,
         cell: &CellRef,
-        op: NotifyOp,
-        value: i32,
-        old: i32,
-        new: i32,
+        (old, new): (i32, i32),
         eq_waiters: &[(i32, usize)],
     ) {
-        let Some((acc, vc)) = self.cells.inflight.remove(&id) else { return };
+        let Some((acc, vc, op, value)) = self.cells.inflight.remove(&id) else { return };
         let mut found = Vec::new();
         let st = self.cells.state(cell);
         let name = st.name.clone();

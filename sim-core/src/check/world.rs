@@ -118,7 +118,7 @@ pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
     }];
     for w in waits {
         let Some(last) = w.last_writers.last() else { continue };
-        if last.op.ends_with("Set") && w.cmp.starts_with(">=") && (last.value as i64) < w.expected {
+        if last.op.ends_with("Set") && w.cmp.starts_with(">=") && last.value < w.expected {
             out.push(Finding {
                 kind: FindingKind::UselessNotify,
                 time: last.time,

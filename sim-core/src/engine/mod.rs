@@ -483,7 +483,7 @@ impl Engine {
         self.mem.set_cell(cell, new);
         if let Some(ck) = self.checker.as_mut() {
             let eq = self.signals.eq_waiters(cell.mem, cell.offset);
-            ck.notify_land(s.ids.check, cell, op, value, old, new, &eq);
+            ck.notify_land(s.ids.check, cell, (old, new), &eq);
         }
         let name = match op {
             NotifyOp::AtomicAdd => "notify AtomicAdd",

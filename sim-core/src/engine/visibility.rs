@@ -18,6 +18,9 @@ use crate::signal::NotifyOp;
 use crate::time::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The memory and byte runs a write covers.
+type Covered = (MemKey, Vec<(usize, usize)>);
+
 /// Per-actor state of writes in flight.
 #[derive(Debug)]
 pub(super) struct Visibility {
@@ -25,7 +28,7 @@ pub(super) struct Visibility {
     /// Issue numbers of writes and notifies not landed yet.
     inflight: Vec<BTreeSet<u64>>,
     /// Bytes each data write in flight covers, by (actor, issue number).
-    regions: BTreeMap<(usize, u64), (MemKey, Vec<(usize, usize)>)>,
+    regions: BTreeMap<(usize, u64), Covered>,
     /// A read that waits for the same core's write to overlapping bytes.
     held_reads: Vec<Option<(Key, Request)>>,
     next: Vec<u64>,
