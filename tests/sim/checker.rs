@@ -367,3 +367,34 @@ fn a_load_after_a_store_to_the_same_bytes_sees_the_store() {
     // Store: 1 KiB at 100 GB/s lands at 10 240 ps; the load starts then and takes as long.
     assert_eq!(*log.lock(), vec![(20_480, 3.0)]);
 }
+
+#[test]
+fn a_relaxed_fabric_in_the_config_lets_notifies_overtake() {
+    let toml = crate::common::simple_toml(2).replace("port_gbps = inf", "port_gbps = inf\nordering = \"relaxed\"");
+    let mut w = Config::from_toml(&toml, "relaxed").unwrap().world().unwrap();
+    w.options_mut().check = true;
+    let dom = all(&mut w);
+    let data = w.alloc_window(&dom, "data", DType::F32, &[1, 4096]).unwrap();
+    let sig = w.alloc_window(&dom, "signal", DType::I32, &[2, 1]).unwrap();
+    let woke: Arc<Mutex<u64>> = Arc::default();
+    let k = woke.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("overtake", 1, move |core| {
+            if core.rank() == 0 {
+                core.remote_store(&Tile::from_slice(1, 4096, &[1.0f32; 4096])?, &data, 1, &[0, 0], AtomicType::None)?;
+                return core.notify(&sig, 1, &[0, 0], 1, NotifyOp::AtomicAdd);
+            }
+            core.wait(&sig, &[0, 0], 1, WaitCmp::Ge)?;
+            *k.lock() = core.now().as_ps();
+            core.load(&data, &[0, 0], &[1, 4096]).map(|_| ())
+        }),
+    )
+    .unwrap();
+    let r = w.run().unwrap();
+    // 16 KiB go out in four 4 KiB packets of 409 600 ps on the link, one after another. The
+    // notify, sent at 173 840 ps (the 163 840 ps DMA, then 10 ns), takes the link right after
+    // the first packet: 400 ps for itself, then 1 us of latency. Three packets are still to go.
+    assert_eq!(*woke.lock(), 409_600 + 400 + 1_000_000);
+    assert_eq!(of(&r.findings, FindingKind::StaleRead).len(), 1, "{:#?}", r.findings);
+}

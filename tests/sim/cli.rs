@@ -76,3 +76,36 @@ fn calibrate_fits_a_measured_table_and_prints_the_snippet() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("full_mesh topology has no levels"), "{out}");
 }
+
+#[test]
+fn check_lists_programs_and_gates_on_findings() {
+    let (code, out) = ranksim(&["check", "--list"]);
+    assert_eq!(code, 0, "{out}");
+    let names: Vec<&str> = out.lines().map(|l| l.split_whitespace().next().unwrap_or("")).collect();
+    for name in ["put", "allreduce-ring-incore", "barrier-host", "broken-deadlock", "broken-no-fence"] {
+        assert!(names.contains(&name), "{name} not listed:\n{out}");
+    }
+    assert_eq!(names.iter().filter(|n| n.starts_with("broken-")).count(), 12);
+
+    let (code, out) = ranksim(&["check", "--program", "put", "--ranks", "4", "--seeds", "3"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("clean put") && out.contains("4 ranks, 4 run(s), 0 finding(s)"), "{out}");
+
+    let json = std::env::temp_dir().join(format!("ranksim-check-{}.json", std::process::id()));
+    let (code, out) =
+        ranksim(&["check", "--program", "broken-eq-overshoot", "--ranks", "2", "--json", json.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("[eq-skipped] rank 0") && out.contains("# 2 finding(s)"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let f = &v["programs"][0]["findings"];
+    assert_eq!(v["programs"][0]["program"], "broken-eq-overshoot");
+    assert_eq!(f[0]["kind"], "eq-skipped");
+    assert_eq!(f[1]["kind"], "deadlock");
+    assert_eq!(f[0]["sites"][0]["op"], "notify AtomicAdd");
+    assert!(f[0]["sites"][0]["location"].as_str().unwrap().starts_with("src/programs/broken.rs:"));
+
+    let (code, out) = ranksim(&["check", "--program", "nope"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("no program `nope`; `ranksim check --list` names them"), "{out}");
+}
