@@ -20,10 +20,12 @@ struct InFlight {
     vc: Arc<VClock>,
 }
 
-/// Writes in flight, by id.
+/// Writes in flight, by memory and id.
 #[derive(Debug, Default)]
 pub(super) struct Pending {
-    writes: BTreeMap<u64, InFlight>,
+    writes: BTreeMap<MemKey, BTreeMap<u64, InFlight>>,
+    /// The memory of each write in flight.
+    mem_of: BTreeMap<u64, MemKey>,
     next: u64,
 }
 
@@ -85,13 +87,14 @@ impl Checker {
         let w = InFlight { mem: dst.mem, chip: dst.chip, runs: dst.region.runs.clone(), acc, vc: s.vc.clone() };
         self.access.next += 1;
         let id = self.access.next;
-        self.access.writes.insert(id, w);
+        self.access.mem_of.insert(id, dst.mem);
+        self.access.writes.entry(dst.mem).or_default().insert(id, w);
         id
     }
 
     /// Write `id` landed at `t`.
     pub(crate) fn write_land(&mut self, id: u64, t: SimTime) {
-        let Some(w) = self.access.writes.remove(&id) else { return };
+        let Some(w) = self.access.take(id) else { return };
         if self.cells.any_known(w.mem, &w.runs) {
             self.cells.data_store(w.mem, &w.runs, &w.acc, &w.vc, t);
             return;
@@ -106,11 +109,21 @@ impl Checker {
 }
 
 impl Pending {
+    /// Removes write `id`.
+    fn take(&mut self, id: u64) -> Option<InFlight> {
+        let mem = self.mem_of.remove(&id)?;
+        let by_id = self.writes.get_mut(&mem)?;
+        let w = by_id.remove(&id);
+        if by_id.is_empty() {
+            self.writes.remove(&mem);
+        }
+        w
+    }
+
     /// Writes in flight over any byte of `p` that happened before an access with clock `vc`.
     fn overtaken<'a>(&'a self, p: &'a Place, vc: &'a VClock) -> impl Iterator<Item = &'a InFlight> + 'a {
-        self.writes.values().filter(move |w| {
-            w.mem == p.mem
-                && vc.covers(w.acc.epoch)
+        self.writes.get(&p.mem).into_iter().flat_map(|m| m.values()).filter(move |w| {
+            vc.covers(w.acc.epoch)
                 && w.runs.iter().any(|&(a, al)| p.region.runs.iter().any(|&(b, bl)| a < b + bl && b < a + al))
         })
     }
