@@ -398,3 +398,40 @@ fn a_relaxed_fabric_in_the_config_lets_notifies_overtake() {
     assert_eq!(*woke.lock(), 409_600 + 400 + 1_000_000);
     assert_eq!(of(&r.findings, FindingKind::StaleRead).len(), 1, "{:#?}", r.findings);
 }
+
+/// Rank 1 writes rank 0's inbox and notifies; rank 0's task `defer` defers on the notify and
+/// task `consume`, after it, reads the inbox (with `order`), or reads with no dependency.
+fn deferred_consumer(order: bool) -> Vec<Finding> {
+    let mut w = a2a3();
+    w.options_mut().check = true;
+    let dom = w.create_domain("pair", &[0, 1], DomainOptions::default()).unwrap();
+    let inbox = w.alloc_window(&dom, "inbox", DType::F32, &[1, 64]).unwrap();
+    let flag = w.alloc_window(&dom, "flag", DType::I32, &[1, 1]).unwrap();
+    let (i1, f1) = (inbox.clone(), flag.clone());
+    w.dispatch(
+        1,
+        Dispatch::kernel("produce", 1, move |core| {
+            core.remote_store(&Tile::from_slice(1, 64, &[5.0f32; 64])?, &i1, 0, &[0, 0], AtomicType::None)?;
+            core.notify(&f1, 0, &[0, 0], 1, NotifyOp::AtomicAdd)
+        })
+        .in_domain(&dom),
+    )
+    .unwrap();
+    let mut d = Dispatch::new("consume");
+    let defer = d.add(Task::new("defer", 1, move |core| {
+        core.defer_wait(&[DeferCond { signal: flag.clone(), offsets: vec![0, 0], expected: 1 }])
+    }));
+    let consume = Task::new("consume", 1, move |core| core.load(&inbox, &[0, 0], &[1, 64]).map(|_| ()));
+    d.add(if order { consume.after(&[defer]) } else { consume });
+    w.dispatch(0, d.in_domain(&dom)).unwrap();
+    w.run().unwrap();
+    w.last_findings().to_vec()
+}
+
+#[test]
+fn a_deferred_condition_orders_its_dependents_after_the_notify() {
+    assert!(deferred_consumer(true).is_empty(), "{:#?}", deferred_consumer(true));
+    let found = deferred_consumer(false);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!((found[0].sites[0].op.as_str(), found[0].sites[1].op.as_str()), ("load", "remote_store"));
+}
