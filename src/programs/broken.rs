@@ -4,7 +4,7 @@
 
 use sim_core::{AtomicType, CopyOpts, Core, DType, Dispatch, NotifyOp, SimResult, Task, Tensor, WaitCmp, World};
 
-use super::common::domain;
+use super::common::{barrier, domain};
 
 /// Elements per rank in the data windows.
 const N: usize = 1024;
@@ -234,18 +234,6 @@ fn tag_zero(w: &mut World, ranks: usize) -> SimResult<()> {
     w.run().map(|_| ())
 }
 
-/// A credit barrier on `sig` of generation `g`: +1 to every peer, wait for every peer's.
-fn barrier(core: &mut Core, sig: &Tensor, g: i32) -> SimResult<()> {
-    let (me, n) = (core.rank(), core.nranks());
-    for p in (0..n).filter(|&p| p != me) {
-        core.notify(sig, p, &[me, 0], 1, NotifyOp::AtomicAdd)?;
-    }
-    for p in (0..n).filter(|&p| p != me) {
-        core.wait(sig, &[p, 0], g, WaitCmp::Ge)?;
-    }
-    Ok(())
-}
-
 fn credits_left(w: &mut World, ranks: usize) -> SimResult<()> {
     let (dom, _, sig) = setup(w, ranks)?;
     w.dispatch_all(
@@ -291,17 +279,8 @@ fn duplicate_notify(w: &mut World, ranks: usize) -> SimResult<()> {
 }
 
 fn deadlock(w: &mut World, ranks: usize) -> SimResult<()> {
-    let (dom, _, sig) = setup(w, ranks)?;
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("deadlock", 1, move |core| {
-            let (me, n) = (core.rank(), core.nranks());
-            // Mistake: wait first, notify after; nobody ever notifies.
-            core.wait(&sig, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)?;
-            core.notify(&sig, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)
-        }),
-    )?;
-    w.run().map(|_| ())
+    // The tutorial's broken program: every rank waits before it notifies.
+    super::deadlock::run(w, ranks).map(|_| ())
 }
 
 fn cores_exhausted(w: &mut World, ranks: usize) -> SimResult<()> {

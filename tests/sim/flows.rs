@@ -73,63 +73,18 @@ pub fn land_times(toml: &str, flows: &[Flow]) -> Vec<u64> {
     log.lock().clone()
 }
 
-/// A machine where only the links cost time: DMA engines, HBM and ports are unlimited, notify,
-/// polling, launch and task start are free, and UB holds 64 MiB. `topology` is the body of
-/// `[fabric.topology]`.
+/// A machine where only the links cost time: the simple machine (`common::simple_toml`) with
+/// unlimited DMA engines, free notifies and vector start-up, 48 AIV cores, 64 MiB of UB and
+/// `packet_bytes`-byte packets. `topology` is the body of `[fabric.topology]`.
 pub fn links_only(ranks: usize, packet_bytes: u64, topology: &str) -> String {
-    format!(
-        r#"
-[machine]
-name = "links-only"
-ranks = {ranks}
-
-[chip]
-name = "ideal"
-aiv_cores = 48
-aic_cores = 24
-clock_ghz = 1.0
-ub_bytes = 67108864
-l1_bytes = 0
-hbm_gbps = inf
-hbm_efficiency = 1.0
-bf16_atomic_add = true
-notify_issue_ns = 0.0
-wait_poll_ns = 0.0
-dispatch_launch_ns = 0.0
-task_start_ns = 0.0
-
-[chip.dma.gm_to_ub]
-curve = "flat"
-gbps = inf
-issue_ns = 0.0
-
-[chip.dma.ub_to_gm]
-curve = "flat"
-gbps = inf
-issue_ns = 0.0
-
-[chip.vector]
-fixed_cycles = 0
-
-[chip.vector.elems_per_cycle]
-f32 = 64
-f16 = 128
-bf16 = 128
-i32 = 64
-i16 = 128
-i8 = 256
-
-[host]
-bind_us = 0.0
-finalize_us = 0.0
-
-[fabric]
-packet_bytes = {packet_bytes}
-efficiency = 1.0
-port_gbps = inf
-
-[fabric.topology]
-{topology}
-"#
-    )
+    let simple = crate::common::simple_toml(ranks);
+    let (machine, _) = simple.split_once("[fabric.topology]").unwrap_or((&simple, ""));
+    let machine = machine
+        .replace("aiv_cores = 4", "aiv_cores = 48")
+        .replace("ub_bytes = 65536", "ub_bytes = 67108864")
+        .replace("notify_issue_ns = 10.0", "notify_issue_ns = 0.0")
+        .replace("gbps = 100.0", "gbps = inf")
+        .replace("fixed_cycles = 10", "fixed_cycles = 0")
+        .replace("packet_bytes = 4096", &format!("packet_bytes = {packet_bytes}"));
+    format!("{machine}[fabric.topology]\n{topology}")
 }

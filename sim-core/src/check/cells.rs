@@ -55,16 +55,7 @@ fn cell_name(c: &CellRef) -> String {
 
 /// A finding site for an operation on a cell.
 fn cell_site(a: &Access, cell: &str) -> Site {
-    Site {
-        rank: a.who.rank,
-        block: a.who.block,
-        task: a.who.task.to_string(),
-        dispatch: a.who.dispatch.to_string(),
-        op: a.op.to_string(),
-        target: cell.to_string(),
-        time: a.time,
-        location: a.location.map(|l| l.to_string()),
-    }
+    super::site_on(a, cell.to_string())
 }
 
 fn who(a: &Access) -> String {

@@ -183,13 +183,18 @@ impl Checker {
 fn site(a: &Access, lo: usize, hi: usize) -> Site {
     let es = a.view.esize.max(1);
     let (first, last) = (lo.saturating_sub(a.view.base) / es, (hi.saturating_sub(a.view.base)).div_ceil(es));
+    site_on(a, format!("{}[{first}..{last}]", a.view.buffer))
+}
+
+/// A finding site from an access to `target` (a buffer range or a signal cell).
+fn site_on(a: &Access, target: String) -> Site {
     Site {
         rank: a.who.rank,
         block: a.who.block,
         task: a.who.task.to_string(),
         dispatch: a.who.dispatch.to_string(),
         op: a.op.to_string(),
-        target: format!("{}[{first}..{last}]", a.view.buffer),
+        target,
         time: a.time,
         location: a.location.map(|l| l.to_string()),
     }
