@@ -120,6 +120,30 @@ enum Command {
     },
 }
 
+/// Seeded timing jitter of `sweep` and `bench`.
+#[derive(clap::Args, Clone, Copy)]
+struct JitterCli {
+    /// Turn on seeded timing jitter (the same seed gives the same run; repeated calls differ).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Largest jitter added to a transfer or memory access, ns (with --seed).
+    #[arg(long, default_value_t = 20)]
+    jitter_op_ns: u64,
+    /// Largest jitter added to a dispatch start, ns (with --seed).
+    #[arg(long, default_value_t = 1000)]
+    jitter_dispatch_ns: u64,
+}
+
+impl JitterCli {
+    fn jitter(&self) -> Option<Jitter> {
+        self.seed.map(|seed| Jitter {
+            seed,
+            op: SimDuration::from_ns(self.jitter_op_ns),
+            dispatch: SimDuration::from_ns(self.jitter_dispatch_ns),
+        })
+    }
+}
+
 #[derive(clap::Args)]
 struct SweepCli {
     /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
@@ -180,15 +204,8 @@ struct SweepCli {
     /// Exit 1 when the average bus bandwidth (GB/s) is below this.
     #[arg(long)]
     min_busbw: Option<f64>,
-    /// Turn on seeded timing jitter (the same seed gives the same run).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Largest jitter added to a transfer or memory access, ns (with --seed).
-    #[arg(long, default_value_t = 20)]
-    jitter_op_ns: u64,
-    /// Largest jitter added to a dispatch start, ns (with --seed).
-    #[arg(long, default_value_t = 1000)]
-    jitter_dispatch_ns: u64,
+    #[command(flatten)]
+    jitter: JitterCli,
     /// Timing-only: store no payload bytes (same times, no validation, far less memory).
     #[arg(long)]
     no_data: bool,
@@ -235,15 +252,8 @@ struct BenchCli {
     /// Write the run's [STRACE] lines (PyPTO's parser rebuilds the same stats from them).
     #[arg(long)]
     strace: Option<PathBuf>,
-    /// Turn on seeded timing jitter (rounds then differ; the same seed gives the same run).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Largest jitter per transfer or memory access, ns (with --seed).
-    #[arg(long, default_value_t = 20)]
-    jitter_op_ns: u64,
-    /// Largest jitter per dispatch start, ns (with --seed).
-    #[arg(long, default_value_t = 1000)]
-    jitter_dispatch_ns: u64,
+    #[command(flatten)]
+    jitter: JitterCli,
     /// Timing-only: store no payload bytes.
     #[arg(long)]
     no_data: bool,
@@ -314,20 +324,14 @@ fn sweep_args(s: SweepCli) -> SweepArgs {
         strace: s.strace,
         trace: s.trace,
         min_busbw: s.min_busbw,
-        seed: s.seed,
-        jitter_op_ns: s.jitter_op_ns,
-        jitter_dispatch_ns: s.jitter_dispatch_ns,
+        jitter: s.jitter.jitter(),
         no_data: s.no_data,
     }
 }
 
 fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
     let cfg = ranksim::Config::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
-    let jitter = b.seed.map(|seed| Jitter {
-        seed,
-        op: SimDuration::from_ns(b.jitter_op_ns),
-        dispatch: SimDuration::from_ns(b.jitter_dispatch_ns),
-    });
+    let jitter = b.jitter.jitter();
     let spec = SweepSpec {
         kind: b.collective,
         mode: b.mode,

@@ -28,6 +28,16 @@ impl Lanes {
         Lanes { sig: sig.clone(), map }
     }
 
+    /// Block `block` of `blocks` on a `[NR]` or `[NR, stride]` signal: its lane, and how many
+    /// blocks have one (`min(blocks, stride)`); `None` for a block beyond them, which does
+    /// nothing (as the builtins' extra blocks return at once).
+    pub(crate) fn for_block(sig: &Tensor, block: usize, blocks: usize) -> Option<(Lanes, usize)> {
+        let flat = sig.shape().len() == 1;
+        let stride = if flat { 1 } else { sig.shape()[1] };
+        let active = blocks.min(stride);
+        (block < active).then(|| (Lanes::new(sig, if flat { CellMap::Flat } else { CellMap::Lane(block) }), active))
+    }
+
     /// The signal of rank-1 `[NR]` or `[NR, 1]` shape, addressed per rank.
     pub(crate) fn per_rank(sig: &Tensor) -> Lanes {
         Lanes::new(sig, if sig.shape().len() == 1 { CellMap::Flat } else { CellMap::Lane(0) })

@@ -7,7 +7,7 @@ use crate::Config;
 use crate::report::{self, ResultRow, Series, SweepConfig, SweepJson};
 use crate::sweep::{Point, SweepSpec, nccl_type, run_point};
 use collectives::{Kind, Mode, Path};
-use sim_core::{DType, Jitter, ReduceOp, SimDuration};
+use sim_core::{DType, Jitter, ReduceOp};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -33,9 +33,8 @@ pub struct SweepArgs {
     pub strace: Option<PathBuf>,
     pub trace: Option<PathBuf>,
     pub min_busbw: Option<f64>,
-    pub seed: Option<u64>,
-    pub jitter_op_ns: u64,
-    pub jitter_dispatch_ns: u64,
+    /// Seeded timing jitter (`None`: deterministic, unperturbed runs).
+    pub jitter: Option<Jitter>,
     pub no_data: bool,
 }
 
@@ -128,11 +127,7 @@ fn combos(a: &SweepArgs) -> Vec<Combo> {
 }
 
 fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
-    let jitter = a.seed.map(|seed| Jitter {
-        seed,
-        op: SimDuration::from_ns(a.jitter_op_ns),
-        dispatch: SimDuration::from_ns(a.jitter_dispatch_ns),
-    });
+    let jitter = a.jitter;
     SweepSpec {
         kind: c.kind,
         mode: c.mode,
@@ -164,7 +159,7 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, c: &Combo) -> SweepC
         step_factor: a.factor,
         warmup: a.warmup,
         iters: a.iters,
-        seed: a.seed.unwrap_or(0),
+        seed: a.jitter.map_or(0, |j| j.seed),
         timing_only: a.no_data,
     }
 }

@@ -11,14 +11,10 @@ const WHAT: &str = "allreduce";
 /// lane `peer * stride + block` before each store, and the `-(chunks + 1)` epilogue.
 pub(crate) async fn host_block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (me, n) = ranks(ops, &a.data, WHAT)?;
-    let (b, c) = (ops.block_idx(), ops.block_num());
-    let flat_sig = a.sig.shape().len() == 1;
-    let stride = if flat_sig { 1 } else { a.sig.shape()[1] };
-    let active = c.min(stride);
-    if b >= active {
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
         return Ok(());
-    }
-    let lanes = Lanes::new(&a.sig, if flat_sig { CellMap::Flat } else { CellMap::Lane(b) });
+    };
     lanes.barrier(ops, me, n, 1).await?;
     let (numel, es) = (a.data.numel(), a.data.dtype().size());
     let flat = padded(ops, &a.data, WHAT)?;

@@ -7,7 +7,7 @@
 //! done (`>= 3`, so a next call cannot overwrite a slice a peer is still reading); epilogue `-3`.
 
 use super::Args;
-use crate::lanes::{CellMap, Lanes, TILE, ranks};
+use crate::lanes::{Lanes, TILE, ranks};
 use sim_core::{Ops, SimResult};
 
 const WHAT: &str = "allreduce two-shot";
@@ -26,14 +26,10 @@ fn tiles(lo: usize, hi: usize, block: usize, blocks: usize) -> impl Iterator<Ite
 /// `[NR, 1]` signal).
 pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (me, n) = ranks(ops, &a.data, WHAT)?;
-    let (b, c) = (ops.block_idx(), ops.block_num());
-    let flat_sig = a.sig.shape().len() == 1;
-    let stride = if flat_sig { 1 } else { a.sig.shape()[1] };
-    let active = c.min(stride);
-    if b >= active {
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
         return Ok(());
-    }
-    let lanes = Lanes::new(&a.sig, if flat_sig { CellMap::Flat } else { CellMap::Lane(b) });
+    };
     let numel = a.data.numel();
     let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
     lanes.barrier(ops, me, n, 1).await?;
