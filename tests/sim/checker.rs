@@ -435,3 +435,33 @@ fn a_deferred_condition_orders_its_dependents_after_the_notify() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!((found[0].sites[0].op.as_str(), found[0].sites[1].op.as_str()), ("load", "remote_store"));
 }
+
+#[test]
+fn a_store_that_resets_a_cell_races_with_an_unordered_add() {
+    let mut w = a2a3();
+    w.options_mut().check = true;
+    let dom = all(&mut w);
+    let sig = w.alloc_window(&dom, "signal", DType::I32, &[8, 1]).unwrap();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("store_reset", 1, move |core| match core.rank() {
+            0 => {
+                core.wait(&sig, &[1, 0], 1, WaitCmp::Ge)?;
+                // The reset is ordered after the first add only.
+                core.store(&Tile::from_slice(1, 1, &[0i32])?, &sig, &[1, 0])
+            }
+            1 => {
+                core.notify(&sig, 0, &[1, 0], 1, NotifyOp::AtomicAdd)?;
+                core.notify(&sig, 0, &[1, 0], 1, NotifyOp::AtomicAdd)
+            }
+            _ => Ok(()),
+        }),
+    )
+    .unwrap();
+    let r = w.run().unwrap();
+    let mixed = of(&r.findings, FindingKind::SetMixedWithAdd);
+    assert_eq!(mixed.len(), 1, "{:#?}", r.findings);
+    let ops: Vec<(&str, usize)> = mixed[0].sites.iter().map(|s| (s.op.as_str(), s.rank)).collect();
+    assert_eq!(ops, [("notify AtomicAdd", 1), ("store", 0)]);
+    assert_eq!(of(&r.findings, FindingKind::DataRace).len(), 0);
+}

@@ -92,11 +92,13 @@ impl Checker {
         id
     }
 
-    /// Write `id` landed at `t`.
-    pub(crate) fn write_land(&mut self, id: u64, t: SimTime) {
+    /// Write `id` landed.
+    pub(crate) fn write_land(&mut self, id: u64) {
         let Some(w) = self.access.take(id) else { return };
         if self.cells.any_known(w.mem, &w.runs) {
-            self.cells.data_store(w.mem, &w.runs, &w.acc, &w.vc, t);
+            for f in self.cells.data_store(w.mem, &w.runs, &w.acc, &w.vc) {
+                self.report(f);
+            }
             return;
         }
         for &(off, len) in &w.runs {

@@ -86,27 +86,30 @@ impl Cells {
         self.map.get(&(mem, offset)).map(|s| s.vc.clone())
     }
 
-    /// A plain data store over known cells: a Set for ordering and misuse.
+    /// A plain data store over known cells: a Set for ordering, and mixed with any add it is
+    /// not ordered with.
     pub(super) fn data_store(
         &mut self,
         mem: MemKey,
         runs: &[(usize, usize)],
         acc: &Arc<Access>,
         vc: &VClock,
-        _t: SimTime,
-    ) {
+    ) -> Vec<Finding> {
         let keys: Vec<(MemKey, usize)> = runs
             .iter()
             .flat_map(|&(off, len)| self.map.range((mem, off)..(mem, off + len)).map(|(k, _)| *k).collect::<Vec<_>>())
             .collect();
+        let mut found = Vec::new();
         for k in keys {
             if let Some(s) = self.map.get_mut(&k) {
+                found.extend(s.adds.iter().filter(|a| !vc.covers(a.epoch)).map(|a| mixed(a, acc, &s.name, s.chip)));
                 s.vc = vc.clone();
                 s.last_set = Some(acc.clone());
                 s.adds.clear();
                 s.consumed = None;
             }
         }
+        found
     }
 }
 

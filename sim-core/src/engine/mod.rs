@@ -295,7 +295,7 @@ impl Engine {
             Event::Land { dst, data, atomic, writer, op, ids } => {
                 self.land(key.time, &dst, &data, atomic, writer, op);
                 if let Some(ck) = self.checker.as_mut() {
-                    ck.write_land(ids.check, key.time);
+                    ck.write_land(ids.check);
                 }
                 self.landed(writer, ids.seq, key.time);
             }
