@@ -142,9 +142,11 @@ impl Checker {
             location: at.location,
         });
         let vc = s.vc.clone();
-        let lane = s.lane;
+        let (lane, lanes) = (s.lane, s.lanes);
         s.tick();
-        if let Some(f) = self.lanes.notify(&acc, lane, cell, op, value) {
+        if lanes > 1
+            && let Some(f) = self.lanes.notify(&acc, lane, cell, op, value)
+        {
             self.report(f);
         }
         self.cells.state(cell);

@@ -8,8 +8,12 @@ use crate::signal::NotifyOp;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// One notify call: the block instance, the call site, the cell and what it writes.
-type Call = (usize, usize, usize, String, String, MemKey, usize, bool, i32);
+/// A call site: file, line, column.
+type Here = (&'static str, u32, u32);
+
+/// One notify call: the block instance (rank, dispatch instance, block, task), the call site,
+/// the cell and what it writes.
+type Call = (usize, usize, usize, Arc<str>, Here, MemKey, usize, bool, i32);
 
 /// Which lanes fired each notify call.
 #[derive(Debug, Default)]
@@ -34,8 +38,8 @@ impl Lanes {
             w.rank,
             w.instance,
             w.block,
-            w.task.to_string(),
-            loc.to_string(),
+            w.task.clone(),
+            (loc.file(), loc.line(), loc.column()),
             cell.mem,
             cell.offset,
             op == NotifyOp::Set,

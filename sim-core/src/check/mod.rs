@@ -35,7 +35,9 @@ struct Strand {
     id: u32,
     vc: Arc<VClock>,
     who: Who,
+    /// Its lane, and the lanes per block of its task.
     lane: usize,
+    lanes: usize,
 }
 
 impl Strand {
@@ -119,13 +121,20 @@ impl Checker {
         }
     }
 
-    /// A block of task `ti` starts on `actor`.
-    pub(crate) fn block_start(&mut self, actor: usize, chip: usize, ti: usize, who: Who, lane: usize) {
+    /// A block of task `ti` starts on `actor`, as lane `lane` of `lanes`.
+    pub(crate) fn block_start(
+        &mut self,
+        actor: usize,
+        chip: usize,
+        ti: usize,
+        who: Who,
+        (lane, lanes): (usize, usize),
+    ) {
         let id = self.next_strand;
         self.next_strand += 1;
         let mut vc = self.chips[chip].tasks.get(ti).map(|t| t.start.clone()).unwrap_or_default();
         vc.set(id, 1);
-        self.running[actor] = Some(Strand { id, vc: Arc::new(vc), who, lane });
+        self.running[actor] = Some(Strand { id, vc: Arc::new(vc), who, lane, lanes });
     }
 
     /// The block on `actor` (of task `ti`) ended.

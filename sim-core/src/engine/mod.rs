@@ -552,7 +552,7 @@ impl Engine {
                 dispatch,
                 instance,
             };
-            ck.block_start(actor, chip, task, who, assignment.lane);
+            ck.block_start(actor, chip, task, who, (assignment.lane, assignment.ctx.lanes));
         }
         let a = &mut self.actors[actor];
         debug_assert_eq!(a.state, ActorState::Idle);
