@@ -8,7 +8,7 @@ use crate::programs::{self, broken};
 use crate::sweep::{SweepSpec, queue_calls};
 use collectives::{Kind, Mode, Path};
 use sim_core::check::deadlock_findings;
-use sim_core::{CheckOptions, CheckReport, DType, Jitter, ReduceOp, SimError, SimResult, World};
+use sim_core::{CheckOptions, CheckReport, DType, Jitter, ReduceOp, RunReport, SimError, SimResult, Trace, World};
 
 /// Bytes per rank of each checked collective call.
 const COLLECTIVE_BYTES: u64 = 8192;
@@ -40,15 +40,15 @@ impl Checkable {
         matches!(self.what, What::Broken(_))
     }
 
-    /// Sets up on the first `ranks` chips of `w` and runs (once or more).
-    fn run(&self, w: &mut World, ranks: usize) -> SimResult<()> {
+    /// Sets up on the first `ranks` chips of `w` and runs it.
+    fn run(&self, w: &mut World, ranks: usize) -> SimResult<RunReport> {
         match &self.what {
-            What::Tutorial(p) => (p.run)(w, ranks).map(|_| ()),
+            What::Tutorial(p) => (p.run)(w, ranks).map(|o| o.report),
             What::Broken(b) => (b.run)(w, ranks),
             &What::Collective { kind, mode, path } => {
                 let spec = collective_spec(kind, mode, path, ranks);
                 queue_calls(w, &spec, COLLECTIVE_BYTES, COLLECTIVE_CALLS)?;
-                w.run().map(|_| ())
+                w.run()
             }
         }
     }
@@ -117,25 +117,38 @@ pub fn catalogue() -> Vec<Checkable> {
 /// Checks `c` on `ranks` ranks of `cfg`'s machine: the unperturbed run, then `opts.seeds`
 /// jittered runs, each on a fresh world. Deadlocks are findings; a kernel error is an error.
 pub fn check(cfg: &Config, c: &Checkable, ranks: usize, opts: &CheckOptions) -> Result<CheckReport, String> {
+    check_traced(cfg, c, ranks, opts, false).map(|(r, _)| r)
+}
+
+/// As [`check`]; with `trace`, also returns the timeline of the unperturbed run, findings
+/// included as instant events (none when that run did not complete).
+pub fn check_traced(
+    cfg: &Config,
+    c: &Checkable,
+    ranks: usize,
+    opts: &CheckOptions,
+    trace: bool,
+) -> Result<(CheckReport, Option<Trace>), String> {
     let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
     if ranks < c.min_ranks || ranks > max {
         return Err(format!("{} needs {}..={max} ranks, got {ranks}", c.name, c.min_ranks));
     }
-    let mut report = CheckReport::default();
+    let (mut report, mut timeline) = (CheckReport::default(), None);
     for i in 0..=opts.seeds {
         let mut w = cfg.world().map_err(|e| e.to_string())?;
         w.options_mut().check = true;
+        w.options_mut().trace = trace && i == 0;
         w.options_mut().jitter =
             (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
         let outcome = c.run(&mut w, ranks);
         let mut found = w.last_findings().to_vec();
         match outcome {
-            Ok(()) => {}
+            Ok(r) => timeline = timeline.or(r.trace),
             Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
             Err(e) => return Err(format!("{}: {e}", c.name)),
         }
         report.runs += 1;
         report.merge(found, (i > 0).then_some(i));
     }
-    Ok(report)
+    Ok((report, timeline))
 }

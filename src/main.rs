@@ -100,6 +100,9 @@ enum Command {
         /// Write the findings as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write the unperturbed run's Perfetto trace, findings as instant events (with --program).
+        #[arg(long)]
+        trace: Option<PathBuf>,
         /// List the programs and exit.
         #[arg(long)]
         list: bool,
@@ -283,13 +286,13 @@ fn main() -> ExitCode {
                 .and_then(|a| commands::calibrate::calibrate(&mut out, &a))
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
-        Some(Command::Check { config, program, ranks, seeds, jitter_op_ns, jitter_dispatch_ns, json, list }) => {
+        Some(Command::Check { config, program, ranks, seeds, jitter_op_ns, jitter_dispatch_ns, json, trace, list }) => {
             let options = sim_core::CheckOptions {
                 seeds,
                 op_jitter: sim_core::SimDuration::from_ns(jitter_op_ns),
                 dispatch_jitter: sim_core::SimDuration::from_ns(jitter_dispatch_ns),
             };
-            let a = commands::check::CheckArgs { config, program, ranks, options, json, list };
+            let a = commands::check::CheckArgs { config, program, ranks, options, json, trace, list };
             commands::check::check(&mut out, &a)
         }
     };

@@ -17,6 +17,8 @@ pub struct CheckArgs {
     pub ranks: Option<usize>,
     pub options: CheckOptions,
     pub json: Option<PathBuf>,
+    /// Write the unperturbed run's Perfetto trace, findings as instant events (one program).
+    pub trace: Option<PathBuf>,
     pub list: bool,
 }
 
@@ -39,6 +41,9 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
         ],
         None => all.iter().filter(|c| !c.is_broken()).collect(),
     };
+    if a.trace.is_some() && chosen.len() != 1 {
+        return Err("--trace needs --program: it writes the trace of one program's unperturbed run".into());
+    }
     let o = &a.options;
     writeln!(
         out,
@@ -55,7 +60,11 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
     for c in chosen {
         let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
-        let r = checker::check(&cfg, c, ranks, o)?;
+        let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
+        if let (Some(path), Some(t)) = (&a.trace, timeline) {
+            let json = sim_core::trace::chrome::to_chrome_json(&t, cfg.machine.ranks);
+            std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
         found += r.findings.len();
         print(out, c, ranks, &r).map_err(io)?;
         results.push((c.name.clone(), ranks, r));

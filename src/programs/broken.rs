@@ -2,7 +2,9 @@
 //! (reference §6), each with the mistake a comment points at. `ranksim check` runs them by
 //! their `broken-*` names; the tests hold each to its finding.
 
-use sim_core::{AtomicType, CopyOpts, Core, DType, Dispatch, NotifyOp, SimResult, Task, Tensor, WaitCmp, World};
+use sim_core::{
+    AtomicType, CopyOpts, Core, DType, Dispatch, NotifyOp, RunReport, SimResult, Task, Tensor, WaitCmp, World,
+};
 
 use super::common::{barrier, domain};
 
@@ -18,7 +20,7 @@ pub struct Broken {
     /// Fewest ranks it needs.
     pub min_ranks: usize,
     /// Sets it up on the first `ranks` chips and runs it.
-    pub run: fn(&mut World, usize) -> SimResult<()>,
+    pub run: fn(&mut World, usize) -> SimResult<RunReport>,
 }
 
 /// Every broken protocol.
@@ -109,7 +111,7 @@ fn next(core: &Core) -> usize {
     (core.rank() + 1) % core.nranks()
 }
 
-fn missing_barrier(w: &mut World, ranks: usize) -> SimResult<()> {
+fn missing_barrier(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, data, _) = setup(w, ranks)?;
     w.dispatch_all(
         &dom,
@@ -121,10 +123,10 @@ fn missing_barrier(w: &mut World, ranks: usize) -> SimResult<()> {
             Ok(())
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn put_without_notify(w: &mut World, ranks: usize) -> SimResult<()> {
+fn put_without_notify(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, data, _) = setup(w, ranks)?;
     let src = w.alloc_tensor("src", DType::F32, &[1, N])?;
     w.dispatch_all(
@@ -137,16 +139,16 @@ fn put_without_notify(w: &mut World, ranks: usize) -> SimResult<()> {
             Ok(())
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn no_fence(w: &mut World, ranks: usize) -> SimResult<()> {
+fn no_fence(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     no_fence_with(w, ranks, false)
 }
 
 /// `broken-no-fence`, or its fixed version with `fence` before the notify. The 128 KiB
 /// payload is still streaming over the link when the notify is sent.
-pub fn no_fence_with(w: &mut World, ranks: usize, fence: bool) -> SimResult<()> {
+pub fn no_fence_with(w: &mut World, ranks: usize, fence: bool) -> SimResult<RunReport> {
     const BIG: usize = 32 * 1024;
     w.options_mut().relaxed_ordering = true;
     let dom = domain(w, ranks)?;
@@ -167,10 +169,10 @@ pub fn no_fence_with(w: &mut World, ranks: usize, fence: bool) -> SimResult<()> 
             Ok(())
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn concurrent_set(w: &mut World, ranks: usize) -> SimResult<()> {
+fn concurrent_set(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     w.dispatch_all(
         &dom,
@@ -182,10 +184,10 @@ fn concurrent_set(w: &mut World, ranks: usize) -> SimResult<()> {
             core.notify(&sig, 0, &[0, 0], 1, NotifyOp::Set)
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn set_mixed_with_add(w: &mut World, ranks: usize) -> SimResult<()> {
+fn set_mixed_with_add(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     w.dispatch_all(
         &dom,
@@ -200,10 +202,10 @@ fn set_mixed_with_add(w: &mut World, ranks: usize) -> SimResult<()> {
             _ => Ok(()),
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn eq_overshoot(w: &mut World, ranks: usize) -> SimResult<()> {
+fn eq_overshoot(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     w.dispatch_all(
         &dom,
@@ -217,10 +219,10 @@ fn eq_overshoot(w: &mut World, ranks: usize) -> SimResult<()> {
             _ => Ok(()),
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn tag_zero(w: &mut World, ranks: usize) -> SimResult<()> {
+fn tag_zero(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     w.dispatch_all(
         &dom,
@@ -231,10 +233,10 @@ fn tag_zero(w: &mut World, ranks: usize) -> SimResult<()> {
             _ => Ok(()),
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn credits_left(w: &mut World, ranks: usize) -> SimResult<()> {
+fn credits_left(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     w.dispatch_all(
         &dom,
@@ -248,10 +250,10 @@ fn credits_left(w: &mut World, ranks: usize) -> SimResult<()> {
             Ok(())
         }),
     )?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn signal_reuse(w: &mut World, ranks: usize) -> SimResult<()> {
+fn signal_reuse(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     for call in ["barrier_1", "barrier_2"] {
         let s = sig.clone();
@@ -259,10 +261,10 @@ fn signal_reuse(w: &mut World, ranks: usize) -> SimResult<()> {
         // already satisfy it.
         w.dispatch_all(&dom, Dispatch::kernel(call, 1, move |core| barrier(core, &s, 1)))?;
     }
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn duplicate_notify(w: &mut World, ranks: usize) -> SimResult<()> {
+fn duplicate_notify(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     let mut d = Dispatch::new("duplicate_notify");
     d.add(
@@ -275,15 +277,15 @@ fn duplicate_notify(w: &mut World, ranks: usize) -> SimResult<()> {
         .lanes(2),
     );
     w.dispatch_all(&dom, d)?;
-    w.run().map(|_| ())
+    w.run()
 }
 
-fn deadlock(w: &mut World, ranks: usize) -> SimResult<()> {
+fn deadlock(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     // The tutorial's broken program: every rank waits before it notifies.
-    super::deadlock::run(w, ranks).map(|_| ())
+    super::deadlock::run(w, ranks).map(|o| o.report)
 }
 
-fn cores_exhausted(w: &mut World, ranks: usize) -> SimResult<()> {
+fn cores_exhausted(w: &mut World, ranks: usize) -> SimResult<RunReport> {
     let (dom, _, sig) = setup(w, ranks)?;
     let cores = w.chip().aiv_cores();
     let mut d = Dispatch::new("cores_exhausted");
@@ -292,5 +294,5 @@ fn cores_exhausted(w: &mut World, ranks: usize) -> SimResult<()> {
     d.add(Task::new("waiters", cores, move |core| core.wait(&s, &[0, 0], 1, WaitCmp::Ge)));
     d.add(Task::new("producer", 1, move |core| core.notify(&sig, core.rank(), &[0, 0], 1, NotifyOp::AtomicAdd)));
     w.dispatch_all(&dom, d)?;
-    w.run().map(|_| ())
+    w.run()
 }

@@ -105,6 +105,17 @@ fn check_lists_programs_and_gates_on_findings() {
     assert_eq!(f[0]["sites"][0]["op"], "notify AtomicAdd");
     assert!(f[0]["sites"][0]["location"].as_str().unwrap().starts_with("src/programs/broken.rs:"));
 
+    let trace = std::env::temp_dir().join(format!("ranksim-check-{}.trace.json", std::process::id()));
+    let (code, out) =
+        ranksim(&["check", "--program", "broken-missing-barrier", "--ranks", "2", "--trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    assert_eq!(text.matches(r#""name":"data-race","cat":"finding","ph":"i""#).count(), 2, "{text}");
+    let (code, out) = ranksim(&["check", "--trace", "x.json"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("--trace needs --program"), "{out}");
+
     let (code, out) = ranksim(&["check", "--program", "nope"]);
     assert_eq!(code, 2);
     assert!(out.contains("no program `nope`; `ranksim check --list` names them"), "{out}");
