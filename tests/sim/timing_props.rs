@@ -105,7 +105,7 @@ proptest! {
         let cfg = Config::from_toml(&text, "single-hop").unwrap();
         let mut net = network(&cfg);
         for (k, (b, a)) in before.iter().zip(&after).enumerate() {
-            let slowest = path_of(&mut net, &all[k]).iter().filter_map(|p| p.1).min_by_key(|r| r.time_for(1 << 20));
+            let slowest = path_of(&mut net, &all[k]).iter().filter_map(|p| p.1).max_by_key(|r| r.time_for(1 << 20));
             let packet = slowest.map_or(0, |r| r.time_for(cfg.fabric.packet_bytes).as_ps());
             prop_assert!(a + packet >= *b, "flow {k} finished at {a} with the extra flow, {b} without (packet {packet} ps)");
         }
@@ -121,7 +121,7 @@ proptest! {
         for (flow, &land) in f.iter().zip(&t) {
             let path = path_of(&mut net, flow);
             let latency: SimDuration = path.iter().map(|p| p.2).fold(SimDuration::ZERO, |a, b| a + b);
-            let slowest = path.iter().filter_map(|p| p.1).min_by_key(|r| r.time_for(1 << 20));
+            let slowest = path.iter().filter_map(|p| p.1).max_by_key(|r| r.time_for(1 << 20));
             let ser = slowest.map_or(SimDuration::ZERO, |r| r.time_for(flow.bytes as u64));
             prop_assert!(land >= (latency + ser).as_ps(), "{flow:?} landed at {land}, before {:?}", latency + ser);
             for (r, rate, lat) in path {
