@@ -465,3 +465,40 @@ fn a_store_that_resets_a_cell_races_with_an_unordered_add() {
     assert_eq!(ops, [("notify AtomicAdd", 1), ("store", 0)]);
     assert_eq!(of(&r.findings, FindingKind::DataRace).len(), 0);
 }
+
+#[test]
+fn a_wait_sees_its_own_notify_in_flight() {
+    // Rank 0 consumes a credit, then takes it back with a self-notify of -1 that release
+    // ordering holds behind a 16 KiB remote store (landing near 3.7 us), and waits for >= 2.
+    // Rank 1's second credit lands at about 2 us: the cell reads 2 then, but rank 0's own -1
+    // makes it 1, so the wait must hold until the third credit at about 51 us.
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let sig = w.alloc_window(&dom, "signal", DType::I32, &[2, 1]).unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[1, 4096]).unwrap();
+    let woke: Arc<Mutex<u64>> = Arc::default();
+    let k = woke.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("own_notify", 1, move |core| {
+            if core.rank() == 1 {
+                for pause in [1_000, 49_000, 0] {
+                    core.notify(&sig, 0, &[1, 0], 1, NotifyOp::AtomicAdd)?;
+                    core.compute(pause);
+                }
+                return Ok(());
+            }
+            core.wait(&sig, &[1, 0], 1, WaitCmp::Ge)?;
+            core.remote_store(&Tile::from_slice(1, 4096, &[1.0f32; 4096])?, &data, 1, &[0, 0], AtomicType::None)?;
+            core.notify(&sig, 0, &[1, 0], -1, NotifyOp::AtomicAdd)?;
+            core.wait(&sig, &[1, 0], 2, WaitCmp::Ge)?;
+            *k.lock() = core.now().as_ps();
+            Ok(())
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    // The third credit: issued at 20 ns + 1 us + 49 us of compute, 10 ns issue, 400 ps on the
+    // link, 1 us latency.
+    assert_eq!(*woke.lock(), 10_000 + 1_000_000 + 10_000 + 49_000_000 + 10_000 + 400 + 1_000_000);
+}

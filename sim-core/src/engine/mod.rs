@@ -497,7 +497,10 @@ impl Engine {
     /// Releases the waiters on cells in `[lo, hi)` of `mem` whose conditions now hold; `from`
     /// is the traced notify that wrote (0 for data writes or untraced runs).
     fn release(&mut self, t: SimTime, mem: request::MemKey, lo: usize, hi: usize, from: u64) {
-        let woken = self.signals.take_satisfied(&self.mem, mem, lo, hi);
+        // A core's wait does not read a cell its own notify in flight is about to change.
+        let vis = &self.vis;
+        let own = |w: &Waiter| matches!(w.kind, WaiterKind::Blocking { actor } if vis.notifying(actor, &w.cells));
+        let woken = self.signals.take_satisfied(&self.mem, (mem, lo, hi), own);
         let at = t + self.chip.wait_poll();
         for w in woken {
             match w.kind {

@@ -89,15 +89,20 @@ impl Signals {
     }
 
     /// Removes and returns, in registration-slot order, the waiters on cells in `[lo, hi)` of
-    /// `mem` whose conditions now hold.
-    pub(crate) fn take_satisfied(&mut self, memory: &Memory, mem: MemKey, lo: usize, hi: usize) -> Vec<Waiter> {
+    /// `mem` whose conditions now hold, except those `hold` keeps waiting.
+    pub(crate) fn take_satisfied(
+        &mut self,
+        memory: &Memory,
+        (mem, lo, hi): (MemKey, usize, usize),
+        hold: impl Fn(&Waiter) -> bool,
+    ) -> Vec<Waiter> {
         let mut ids: Vec<usize> =
             self.by_cell.range((mem, lo)..(mem, hi)).flat_map(|(_, v)| v.iter().copied()).collect();
         ids.sort_unstable();
         ids.dedup();
         let mut out = Vec::new();
         for id in ids {
-            let ok = self.waiters[id].as_ref().is_some_and(|w| Self::satisfied(memory, &w.cells, w.cond));
+            let ok = self.waiters[id].as_ref().is_some_and(|w| Self::satisfied(memory, &w.cells, w.cond) && !hold(w));
             if !ok {
                 continue;
             }
