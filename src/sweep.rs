@@ -239,7 +239,7 @@ impl Buffers {
         for r in 0..spec.ranks {
             if let Some(t) = &self.main {
                 let vals: Vec<f64> = (0..t.numel()).map(|i| value(spec.op, r, i)).collect();
-                write(w, t, r, &vals)?;
+                w.write_f64(t, r, &vals)?;
             }
             if let Some((send, _)) = &self.counts {
                 w.write(send, r, &vec![1i32; spec.ranks])?;
@@ -315,29 +315,7 @@ fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
     }
 }
 
-/// Writes f64 values into rank `r`'s copy of `t`, converted to its dtype.
-fn write(w: &mut World, t: &Tensor, r: usize, vals: &[f64]) -> sim_core::SimResult<()> {
-    use sim_core::{bf16, f16};
-    match t.dtype() {
-        DType::F32 => w.write(t, r, &vals.iter().map(|&v| v as f32).collect::<Vec<_>>()),
-        DType::F16 => w.write(t, r, &vals.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
-        DType::BF16 => w.write(t, r, &vals.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
-        DType::I32 => w.write(t, r, &vals.iter().map(|&v| v as i32).collect::<Vec<_>>()),
-        DType::I16 => w.write(t, r, &vals.iter().map(|&v| v as i16).collect::<Vec<_>>()),
-        DType::I8 => w.write(t, r, &vals.iter().map(|&v| v as i8).collect::<Vec<_>>()),
-    }
-}
-
-/// Rank `r`'s copy of `t` as f64.
+/// Rank `r`'s copy of `t` as f64 (nothing when there is no such buffer).
 fn read(w: &World, t: Option<&Tensor>, r: usize) -> sim_core::SimResult<Vec<f64>> {
-    use sim_core::{bf16, f16};
-    let Some(t) = t else { return Ok(Vec::new()) };
-    Ok(match t.dtype() {
-        DType::F32 => w.read::<f32>(t, r)?.iter().map(|&v| v as f64).collect(),
-        DType::F16 => w.read::<f16>(t, r)?.iter().map(|v| v.to_f64()).collect(),
-        DType::BF16 => w.read::<bf16>(t, r)?.iter().map(|v| v.to_f64()).collect(),
-        DType::I32 => w.read::<i32>(t, r)?.iter().map(|&v| v as f64).collect(),
-        DType::I16 => w.read::<i16>(t, r)?.iter().map(|&v| v as f64).collect(),
-        DType::I8 => w.read::<i8>(t, r)?.iter().map(|&v| v as f64).collect(),
-    })
+    t.map_or(Ok(Vec::new()), |t| w.read_f64(t, r))
 }

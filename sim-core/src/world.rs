@@ -299,6 +299,28 @@ impl World {
         Ok(from_bytes(&self.mem.host_read(mem_key(t, rank), t.0.base, t.nbytes())))
     }
 
+    /// As [`World::write`], with values given as f64 and converted to `t`'s dtype (floats
+    /// rounded to nearest, integers saturated): for code generic over dtypes.
+    pub fn write_f64(&mut self, t: &Tensor, rank: usize, data: &[f64]) -> SimResult<()> {
+        let dt = t.dtype();
+        self.check_host_io("write", t, rank, dt, data.len())?;
+        self.prepare(t);
+        let mut bytes = vec![0u8; data.len() * dt.size()];
+        for (i, &v) in data.iter().enumerate() {
+            dt.write_f64(&mut bytes, i, v);
+        }
+        self.mem.host_write(mem_key(t, rank), t.0.base, &bytes);
+        Ok(())
+    }
+
+    /// As [`World::read`], every element converted to f64 (exact for every dtype).
+    pub fn read_f64(&self, t: &Tensor, rank: usize) -> SimResult<Vec<f64>> {
+        let dt = t.dtype();
+        self.check_host_io("read", t, rank, dt, t.numel())?;
+        let bytes = self.mem.host_read(mem_key(t, rank), t.0.base, t.nbytes());
+        Ok((0..t.numel()).map(|i| dt.read_f64(&bytes, i)).collect())
+    }
+
     /// Records a warning about the next run (a builtin that will silently do nothing, say);
     /// it is returned in that run's [`RunReport::warnings`].
     pub fn warn(&mut self, msg: impl Into<String>) {

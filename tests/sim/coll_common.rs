@@ -44,27 +44,12 @@ pub fn tolerance(dt: DType) -> (f64, f64) {
 
 /// Writes `vals` (as f64) into rank `r`'s copy of `t`, converted to its dtype.
 pub fn write_f64(w: &mut World, t: &Tensor, r: usize, vals: &[f64]) {
-    match t.dtype() {
-        DType::F32 => w.write(t, r, &vals.iter().map(|&v| v as f32).collect::<Vec<_>>()),
-        DType::F16 => w.write(t, r, &vals.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
-        DType::BF16 => w.write(t, r, &vals.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
-        DType::I32 => w.write(t, r, &vals.iter().map(|&v| v as i32).collect::<Vec<_>>()),
-        DType::I16 => w.write(t, r, &vals.iter().map(|&v| v as i16).collect::<Vec<_>>()),
-        DType::I8 => w.write(t, r, &vals.iter().map(|&v| v as i8).collect::<Vec<_>>()),
-    }
-    .unwrap()
+    w.write_f64(t, r, vals).unwrap()
 }
 
 /// Rank `r`'s copy of `t`, as f64.
 pub fn read_f64(w: &World, t: &Tensor, r: usize) -> Vec<f64> {
-    match t.dtype() {
-        DType::F32 => w.read::<f32>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
-        DType::F16 => w.read::<f16>(t, r).unwrap().iter().map(|v| v.to_f64()).collect(),
-        DType::BF16 => w.read::<bf16>(t, r).unwrap().iter().map(|v| v.to_f64()).collect(),
-        DType::I32 => w.read::<i32>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
-        DType::I16 => w.read::<i16>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
-        DType::I8 => w.read::<i8>(t, r).unwrap().iter().map(|&v| v as f64).collect(),
-    }
+    w.read_f64(t, r).unwrap()
 }
 
 /// Asserts every cell of `sig` is zero on each of the `p` ranks.
