@@ -502,3 +502,35 @@ fn a_wait_sees_its_own_notify_in_flight() {
     // link, 1 us latency.
     assert_eq!(*woke.lock(), 10_000 + 1_000_000 + 10_000 + 49_000_000 + 10_000 + 400 + 1_000_000);
 }
+
+#[test]
+fn a_put_or_get_after_the_cores_own_store_is_clean_under_jitter() {
+    // Program order puts the copy after the store: no stale read, whatever the timing.
+    for via_get in [false, true] {
+        let mut w = a2a3();
+        let dom = all(&mut w);
+        let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, 4096]).unwrap();
+        let dst = w.alloc_window(&dom, "dst", DType::F32, &[1, 4096]).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("store-then-copy", 1, move |core| {
+                let peer = core.rank() ^ 1;
+                let t = Tile::from_slice(1, 4096, &[core.rank() as f32 + 1.0; 4096])?;
+                if via_get {
+                    core.remote_store(&t, &stage, peer, &[0, 0], AtomicType::None)?;
+                    core.get(&dst, peer, &stage, &CopyOpts::new())?;
+                } else {
+                    core.store(&t, &stage, &[0, 0])?;
+                    core.put(&dst, peer, &stage, &CopyOpts::new())?;
+                }
+                core.notify(&sig, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+                core.wait(&sig, &[0, 0], 1, WaitCmp::Ge)
+            }),
+        )
+        .unwrap();
+        let opts = CheckOptions { seeds: 10, op_jitter: SimDuration::from_us(2), ..CheckOptions::default() };
+        let r = w.check(&opts).unwrap();
+        assert!(r.findings.is_empty(), "via_get {via_get}: {:#?}", r.findings);
+    }
+}

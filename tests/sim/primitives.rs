@@ -368,3 +368,42 @@ fn windows_are_32_byte_rounded_and_laid_out_in_order() {
     // Fresh windows are zero.
     assert_eq!(w.read::<f32>(&b, 1).unwrap(), vec![0.0; 9]);
 }
+
+#[test]
+fn put_and_get_read_their_source_after_the_cores_own_earlier_stores() {
+    // A kernel stores 8 KiB into a window and then moves it with put (or remote_stores into a
+    // peer and gets it back): program order says the copy reads the stored bytes.
+    const N: usize = 2048;
+    let stored = |r: usize| (0..N).map(|i| (r * 10_000 + i) as f32).collect::<Vec<_>>();
+    for (machine, via_get) in [("simple", false), ("simple", true), ("a2a3", false), ("a2a3", true)] {
+        let mut w = if machine == "simple" { simple(2) } else { a2a3() };
+        let dom = all(&mut w);
+        let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, N]).unwrap();
+        let dst = w.alloc_window(&dom, "dst", DType::F32, &[1, N]).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
+        let (st, d, s) = (stage.clone(), dst.clone(), sig.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("store-then-copy", 1, move |core| {
+                let (me, peer) = (core.rank(), core.rank() ^ 1);
+                let t = Tile::from_slice(1, N, &stored(me))?;
+                if via_get {
+                    // My bytes into the peer's stage, then fetched back into my dst.
+                    core.remote_store(&t, &st, peer, &[0, 0], AtomicType::None)?;
+                    core.get(&d, peer, &st, &CopyOpts::new())?;
+                } else {
+                    core.store(&t, &st, &[0, 0])?;
+                    core.put(&d, peer, &st, &CopyOpts::new())?;
+                }
+                core.notify(&s, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+                core.wait(&s, &[0, 0], 1, WaitCmp::Ge)
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        for r in 0..w.size() {
+            let want = if via_get { stored(r) } else { stored(r ^ 1) };
+            assert_eq!(w.read::<f32>(&dst, r).unwrap(), want, "{machine}: rank {r}, via_get {via_get}");
+        }
+    }
+}

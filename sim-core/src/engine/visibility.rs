@@ -7,7 +7,7 @@
 //! - `fence` returns when everything the core issued before it has landed.
 //! - A block ends only when its writes have landed (kernel end drains the DMA queues).
 //! - A core never reads bytes or a cell before its own writes and notifies to them have landed
-//!   (a load after a store to the same bytes waits for the store).
+//!   (a load, put or get after a store to the same bytes waits for the store).
 
 use super::Engine;
 use super::event::{Key, SignalLand, WriteIds};
@@ -91,14 +91,19 @@ impl Engine {
         WriteIds { seq, check }
     }
 
-    /// Holds a read of `actor` that overlaps its own writes in flight; returns it otherwise.
+    /// Holds a read of `actor` (a load, or a put/get, whose chunks read their sources) that
+    /// overlaps its own writes in flight; returns it otherwise.
     pub(super) fn hold_read(&mut self, key: Key, actor: usize, req: Request) -> Option<Request> {
-        match &req {
-            Request::Read { src, .. } if self.vis.overlaps(actor, src) => {
-                self.vis.held_reads[actor] = Some((key, req));
-                None
-            }
-            _ => Some(req),
+        let reads_own_write = match &req {
+            Request::Read { src, .. } => self.vis.overlaps(actor, src),
+            Request::Copy(spec) => spec.chunks.iter().any(|(src, _)| self.vis.overlaps(actor, src)),
+            _ => false,
+        };
+        if reads_own_write {
+            self.vis.held_reads[actor] = Some((key, req));
+            None
+        } else {
+            Some(req)
         }
     }
 
