@@ -68,12 +68,45 @@ impl DType {
         let b = &mut bytes[i * s..(i + 1) * s];
         match self {
             DType::F32 => b.copy_from_slice(&(v as f32).to_le_bytes()),
-            DType::F16 => b.copy_from_slice(&f16::from_f64(v).to_le_bytes()),
-            DType::BF16 => b.copy_from_slice(&bf16::from_f64(v).to_le_bytes()),
+            DType::F16 => b.copy_from_slice(&f16::from_f32(F16_FORMAT.round(v)).to_le_bytes()),
+            DType::BF16 => b.copy_from_slice(&bf16::from_f32(BF16_FORMAT.round(v)).to_le_bytes()),
             DType::I32 => b.copy_from_slice(&(v as i32).to_le_bytes()),
             DType::I16 => b.copy_from_slice(&(v as i16).to_le_bytes()),
             DType::I8 => b.copy_from_slice(&(v as i8).to_le_bytes()),
         }
+    }
+}
+
+/// A 16-bit float format, for rounding an f64 into it in one step.
+///
+/// `half`'s own `from_f64` truncates low bits before it rounds, and going through f32 rounds
+/// twice; both can land on the wrong side of a halfway point (1 + 2^-8 + 2^-30 must become
+/// bf16 1 + 2^-7, not 1.0).
+struct HalfFormat {
+    /// Stored mantissa bits.
+    mantissa_bits: i32,
+    /// Exponent of the smallest normal number.
+    min_exp: i32,
+    /// The largest finite value.
+    max: f64,
+}
+
+const F16_FORMAT: HalfFormat = HalfFormat { mantissa_bits: 10, min_exp: -14, max: 65504.0 };
+const BF16_FORMAT: HalfFormat = HalfFormat { mantissa_bits: 7, min_exp: -126, max: 3.389_531_389_251_535_5e38 };
+
+impl HalfFormat {
+    /// `v` rounded to the nearest value of the format, ties to even, overflowing to infinity.
+    /// The result is exact in f32, so converting it to the 16-bit type does not round again.
+    fn round(&self, v: f64) -> f32 {
+        if !v.is_finite() {
+            return v as f32;
+        }
+        let biased = ((v.to_bits() >> 52) & 0x7ff) as i32;
+        let exp = (biased - 1023).max(self.min_exp);
+        let ulp = 2f64.powi(exp - self.mantissa_bits);
+        let r = (v.abs() / ulp).round_ties_even() * ulp;
+        let r = if r > self.max { f64::INFINITY } else { r };
+        (if v.is_sign_negative() { -r } else { r }) as f32
     }
 }
 
@@ -183,5 +216,61 @@ mod tests {
         let mut i = vec![0u8; 1];
         DType::I8.write_f64(&mut i, 0, 300.0);
         assert_eq!(DType::I8.read_f64(&i, 0), 127.0);
+    }
+
+    fn via(dt: DType, v: f64) -> f64 {
+        let mut b = vec![0u8; dt.size()];
+        dt.write_f64(&mut b, 0, v);
+        dt.read_f64(&b, 0)
+    }
+
+    #[test]
+    fn f64_to_bf16_rounds_to_nearest_even_in_one_step() {
+        let p = |e: i32| 2f64.powi(e);
+        // Above the halfway point between 1 and 1 + 2^-7 by one f32 ulp, and by less than one.
+        assert_eq!(via(DType::BF16, 1.0 + p(-8) + p(-23)), 1.0 + p(-7));
+        assert_eq!(via(DType::BF16, 1.0 + p(-8) + p(-30)), 1.0 + p(-7));
+        // Exact ties go to the even mantissa.
+        assert_eq!(via(DType::BF16, 1.0 + p(-8)), 1.0);
+        assert_eq!(via(DType::BF16, 1.0 + 3.0 * p(-8)), 1.0 + p(-6));
+        assert_eq!(via(DType::BF16, -(1.0 + 3.0 * p(-8))), -(1.0 + p(-6)));
+        // Just below a tie rounds down.
+        assert_eq!(via(DType::BF16, 1.0 + p(-8) - p(-40)), 1.0);
+        // Largest finite value, and the tie above it overflows.
+        let max = (2.0 - p(-7)) * p(127);
+        assert_eq!(via(DType::BF16, max), max);
+        assert!(via(DType::BF16, max + p(119)).is_infinite());
+        // Subnormals: the smallest one is 2^-133; half of it ties to zero, a bit more rounds up.
+        assert_eq!(via(DType::BF16, p(-133)), p(-133));
+        assert_eq!(via(DType::BF16, p(-134)), 0.0);
+        assert_eq!(via(DType::BF16, p(-134) + p(-160)), p(-133));
+        assert!(via(DType::BF16, f64::NAN).is_nan());
+        assert_eq!(via(DType::BF16, f64::NEG_INFINITY), f64::NEG_INFINITY);
+        assert!(via(DType::BF16, -0.0).is_sign_negative());
+    }
+
+    #[test]
+    fn f64_to_f16_rounds_to_nearest_even_in_one_step() {
+        let p = |e: i32| 2f64.powi(e);
+        assert_eq!(via(DType::F16, 1.0 + p(-11) + p(-23)), 1.0 + p(-10));
+        assert_eq!(via(DType::F16, 1.0 + p(-11) + p(-40)), 1.0 + p(-10));
+        assert_eq!(via(DType::F16, 1.0 + p(-11)), 1.0);
+        assert_eq!(via(DType::F16, 1.0 + 3.0 * p(-11)), 1.0 + p(-9));
+        assert_eq!(via(DType::F16, 65504.0), 65504.0);
+        assert_eq!(via(DType::F16, 65519.99), 65504.0);
+        assert!(via(DType::F16, 65520.0).is_infinite());
+        // Subnormals: the smallest is 2^-24.
+        assert_eq!(via(DType::F16, p(-24)), p(-24));
+        assert_eq!(via(DType::F16, p(-25)), 0.0);
+        assert_eq!(via(DType::F16, 3.0 * p(-25)), p(-23));
+    }
+
+    #[test]
+    fn f64_round_trips_every_exact_value_of_every_dtype() {
+        for v in [0.0, 1.0, -2.0, 100.0, -128.0, 127.0] {
+            for dt in DType::ALL {
+                assert_eq!(via(dt, v), v, "{dt} {v}");
+            }
+        }
     }
 }

@@ -407,3 +407,37 @@ fn put_and_get_read_their_source_after_the_cores_own_earlier_stores() {
         }
     }
 }
+
+#[test]
+fn f64_values_and_scalars_round_to_nearest_even_into_16_bit_types() {
+    // 1 + 2^-8 + 2^-23 lies just above the bf16 halfway point between 1 and 1 + 2^-7, and
+    // 1 + 2^-11 + 2^-23 just above the f16 one between 1 and 1 + 2^-10.
+    let p = |e: i32| 2f64.powi(e);
+    for (dt, above_tie, up) in
+        [(DType::BF16, 1.0 + p(-8) + p(-23), 1.0 + p(-7)), (DType::F16, 1.0 + p(-11) + p(-23), 1.0 + p(-10))]
+    {
+        let mut w = simple(1);
+        let dom = all(&mut w);
+        let staged = w.alloc_tensor("staged", dt, &[1, 2]).unwrap();
+        let out = w.alloc_tensor("out", dt, &[2, 2]).unwrap();
+        w.write_f64(&staged, 0, &[above_tie, -above_tie]).unwrap();
+        let (s, o) = (staged.clone(), out.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("scalars", 1, move |core| {
+                let zeros = core.load(&s, &[0, 0], &[1, 2])?;
+                let zeros = core.muls(&zeros, 0.0)?;
+                // 0 + s and 1 * s give the scalar as rounded into the tile's dtype.
+                let added = core.adds(&zeros, above_tie)?;
+                let ones = core.adds(&zeros, 1.0)?;
+                let scaled = core.muls(&ones, above_tie)?;
+                core.store(&added, &o, &[0, 0])?;
+                core.store(&scaled, &o, &[1, 0])
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        assert_eq!(w.read_f64(&staged, 0).unwrap(), vec![up, -up], "{dt} staged");
+        assert_eq!(w.read_f64(&out, 0).unwrap(), vec![up; 4], "{dt} scalars");
+    }
+}
