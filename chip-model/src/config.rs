@@ -27,8 +27,13 @@ pub struct ChipConfig {
     pub bf16_atomic_add: bool,
     /// Cost of one notify on the issuing core, in ns.
     pub notify_issue_ns: f64,
-    /// Delay from a satisfying signal write to the waiting core resuming, in ns.
+    /// Delay from a satisfying signal write to the waiting core resuming, in ns; also the
+    /// cost of one signal test (TTEST).
     pub wait_poll_ns: f64,
+    /// Cost of one scalar read or write of a GM element (`pl.read` / `pl.write`), in ns.
+    /// Absent: the same as `wait_poll_ns`, which is one scalar GM load too.
+    #[serde(default)]
+    pub scalar_gm_ns: Option<f64>,
     /// Device-side gap between consecutive dispatches on one chip, in ns.
     pub dispatch_launch_ns: f64,
     /// Time from placing a task on a core to its kernel starting, in ns.

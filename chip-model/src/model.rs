@@ -41,6 +41,7 @@ pub struct ChipModel {
     lanes: ElemsPerCycle,
     notify_issue: SimDuration,
     wait_poll: SimDuration,
+    scalar_gm: SimDuration,
     dispatch_launch: SimDuration,
     task_start: SimDuration,
     bf16_atomic_add: bool,
@@ -79,6 +80,7 @@ impl ChipModel {
             lanes: c.vector.elems_per_cycle.clone(),
             notify_issue: ns("notify_issue_ns", c.notify_issue_ns)?,
             wait_poll: ns("wait_poll_ns", c.wait_poll_ns)?,
+            scalar_gm: ns("scalar_gm_ns", c.scalar_gm_ns.unwrap_or(c.wait_poll_ns))?,
             dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
             task_start: ns("task_start_ns", c.task_start_ns)?,
             bf16_atomic_add: c.bf16_atomic_add,
@@ -179,6 +181,10 @@ impl ChipTiming for ChipModel {
         self.wait_poll
     }
 
+    fn scalar_gm_access(&self) -> SimDuration {
+        self.scalar_gm
+    }
+
     fn dispatch_launch(&self) -> SimDuration {
         self.dispatch_launch
     }
@@ -206,6 +212,7 @@ mod tests {
             bf16_atomic_add: false,
             notify_issue_ns: 10.0,
             wait_poll_ns: 20.0,
+            scalar_gm_ns: None,
             dispatch_launch_ns: 0.0,
             task_start_ns: 0.0,
             dma: DmaConfig {

@@ -40,8 +40,11 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn vector_op(&self, dtype: DType, elems: u64) -> SimDuration;
     /// Time a core spends issuing one notify (atomic or plain 32-bit store plus fences).
     fn notify_issue(&self) -> SimDuration;
-    /// Time between a satisfying signal write landing and the waiting core resuming.
+    /// Time between a satisfying signal write landing and the waiting core resuming; also
+    /// the time of one signal test.
     fn wait_poll(&self) -> SimDuration;
+    /// Time of one scalar read or write of a GM element by the scalar unit.
+    fn scalar_gm_access(&self) -> SimDuration;
     /// Device-side gap between two dispatches on one chip (launch of the next kernel).
     fn dispatch_launch(&self) -> SimDuration;
     /// Time from a task being placed on a core to its kernel starting (task pickup).

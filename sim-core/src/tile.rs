@@ -7,6 +7,7 @@
 
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::error::SimError;
+use crate::time::SimTime;
 use half::{bf16, f16};
 use std::fmt;
 
@@ -56,7 +57,7 @@ impl std::str::FromStr for ReduceOp {
 }
 
 /// A typed 2-D value in UB.
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Tile {
     dtype: DType,
     rows: usize,
@@ -64,6 +65,17 @@ pub struct Tile {
     valid_rows: usize,
     valid_cols: usize,
     data: Vec<u8>,
+    /// When the pipe that produced it has finished writing it into UB (a consumer on another
+    /// pipe starts no earlier). Not part of the value: equal tiles may be ready at different times.
+    pub(crate) ready: SimTime,
+}
+
+impl PartialEq for Tile {
+    fn eq(&self, o: &Tile) -> bool {
+        (self.dtype, self.rows, self.cols, self.valid_rows, self.valid_cols)
+            == (o.dtype, o.rows, o.cols, o.valid_rows, o.valid_cols)
+            && self.data == o.data
+    }
 }
 
 impl fmt::Debug for Tile {
@@ -79,7 +91,15 @@ impl fmt::Debug for Tile {
 impl Tile {
     /// A zero-filled tile.
     pub fn zeros(dtype: DType, rows: usize, cols: usize) -> Tile {
-        Tile { dtype, rows, cols, valid_rows: rows, valid_cols: cols, data: vec![0; rows * cols * dtype.size()] }
+        Tile {
+            dtype,
+            rows,
+            cols,
+            valid_rows: rows,
+            valid_cols: cols,
+            data: vec![0; rows * cols * dtype.size()],
+            ready: SimTime::ZERO,
+        }
     }
 
     /// A tile from typed row-major data; `data.len()` must equal `rows * cols`.
@@ -97,7 +117,7 @@ impl Tile {
     /// A tile from raw little-endian bytes (`bytes.len() == rows * cols * dtype.size()`).
     pub(crate) fn from_bytes(dtype: DType, rows: usize, cols: usize, data: Vec<u8>) -> Tile {
         debug_assert_eq!(data.len(), rows * cols * dtype.size());
-        Tile { dtype, rows, cols, valid_rows: rows, valid_cols: cols, data }
+        Tile { dtype, rows, cols, valid_rows: rows, valid_cols: cols, data, ready: SimTime::ZERO }
     }
 
     /// A tile whose physical shape is `rows x cols` but only `valid` was filled from `data`

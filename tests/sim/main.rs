@@ -14,6 +14,7 @@ mod determinism;
 mod domains;
 mod flows;
 mod outputs;
+mod pipes;
 mod presets;
 mod primitives;
 mod programs;

@@ -9,11 +9,14 @@
 mod copy;
 mod link;
 mod ops;
+mod pipes;
+mod scalar;
 
 pub use copy::CopyOpts;
 pub use link::block_on;
 pub(crate) use link::{Link, Mailbox};
 pub use ops::{DeferCond, Ops};
+pub use pipes::{Pipe, TileLoad};
 
 use crate::error::{SimError, SimResult};
 use crate::model::ChipTiming;
@@ -250,6 +253,61 @@ impl Core {
     /// Declares cells of this rank's `signal` self-clearing; see [`Ops::expect_clear`].
     pub fn expect_clear(&mut self, signal: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<()> {
         self.ops.expect_clear(signal, offsets, shape)
+    }
+
+    // ---- pipes -----------------------------------------------------------------------------
+
+    /// Lets this core's pipes overlap; see [`Ops::overlap_pipes`].
+    pub fn overlap_pipes(&mut self) {
+        self.ops.overlap_pipes()
+    }
+
+    /// Starts a load on MTE2 and returns at once; see [`Ops::load_async`].
+    #[track_caller]
+    pub fn load_async(&mut self, src: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<TileLoad> {
+        self.ops.caller = Some(Location::caller());
+        self.ops.load_async(src, offsets, shape)
+    }
+
+    /// The tile of a load started with `load_async`, once it is in UB.
+    pub fn wait_load(&mut self, load: TileLoad) -> SimResult<Tile> {
+        wait_ready(self.ops.wait_load(load))
+    }
+
+    /// `set_flag(from, to, event)`; see [`Ops::set_flag`].
+    pub fn set_flag(&mut self, from: Pipe, to: Pipe, event: u32) -> SimResult<()> {
+        self.ops.set_flag(from, to, event)
+    }
+
+    /// `wait_flag(from, to, event)`; see [`Ops::wait_flag`].
+    pub fn wait_flag(&mut self, from: Pipe, to: Pipe, event: u32) -> SimResult<()> {
+        wait_ready(self.ops.wait_flag(from, to, event))
+    }
+
+    /// `pipe_barrier(pipe)`; see [`Ops::pipe_barrier`].
+    pub fn pipe_barrier(&mut self, pipe: Pipe) -> SimResult<()> {
+        wait_ready(self.ops.pipe_barrier(pipe))
+    }
+
+    // ---- scalar unit -----------------------------------------------------------------------
+
+    /// Whether a cell of this rank's `signal` satisfies `cmp expected` now (TTEST); one poll.
+    pub fn test_signal(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<bool> {
+        wait_ready(self.ops.test_signal(signal, offsets, expected, cmp))
+    }
+
+    /// Reads one element of a local GM tensor or this rank's window (`pl.read`).
+    #[track_caller]
+    pub fn read_scalar(&mut self, src: &Tensor, offsets: &[usize]) -> SimResult<f64> {
+        self.ops.caller = Some(Location::caller());
+        wait_ready(self.ops.read_scalar(src, offsets))
+    }
+
+    /// Writes one element of a local GM tensor or this rank's window (`pl.write`).
+    #[track_caller]
+    pub fn write_scalar(&mut self, dst: &Tensor, offsets: &[usize], value: f64) -> SimResult<()> {
+        self.ops.caller = Some(Location::caller());
+        self.ops.write_scalar(dst, offsets, value)
     }
 }
 

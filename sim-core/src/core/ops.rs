@@ -10,6 +10,7 @@
 
 use super::copy::{CopyOpts, chunk_places};
 use super::link::Link;
+use super::pipes::{Pipe, Pipes};
 use crate::dtype::DType;
 use crate::engine::request::{CellRef, CopySpec, MemKey, Place, Reply, Request, TaskCtx};
 use crate::error::{SimError, SimResult};
@@ -31,8 +32,8 @@ pub struct DeferCond {
 
 /// A kernel's handle on the core it runs on, with blocking operations as futures.
 pub struct Ops {
-    link: Link,
-    clock: SimTime,
+    pub(super) link: Link,
+    pub(super) clock: SimTime,
     ctx: Arc<TaskCtx>,
     block: usize,
     chip: Arc<dyn ChipTiming>,
@@ -41,6 +42,8 @@ pub struct Ops {
     lane: usize,
     /// The source location of the `Core` call being served (for checker reports).
     pub(crate) caller: Option<&'static Location<'static>>,
+    /// Pipe occupancy, flags and loads in flight (see `pipes.rs`).
+    pub(super) pipes: Pipes,
 }
 
 impl Ops {
@@ -52,7 +55,7 @@ impl Ops {
         block: usize,
         lane: usize,
     ) -> Ops {
-        Ops { link, clock, ctx, block, chip, error: None, deferred: false, lane, caller: None }
+        Ops { link, clock, ctx, block, chip, error: None, deferred: false, lane, caller: None, pipes: Pipes::default() }
     }
 
     /// This chip's dense rank in the dispatch's comm domain (`pld.rank`); the world rank when
@@ -134,9 +137,28 @@ impl Ops {
     fn local(&mut self, name: &'static str, d: crate::time::SimDuration) {
         let start = self.clock;
         self.clock += d;
+        self.note(name, start, self.clock);
+    }
+
+    /// Reports local work over `[start, end]` when the run is traced.
+    fn note(&mut self, name: &'static str, start: SimTime, end: SimTime) {
         if self.ctx.trace {
-            self.link.post(start, self.clock, Request::Note { name, end: self.clock });
+            self.link.post(self.clock, self.clock, Request::Note { name, start, end });
         }
+    }
+
+    /// Runs `d` of vector work on tiles ready at `inputs`; returns when its result is ready.
+    /// Serially the core waits for it; with overlapping pipes only the vector pipe does.
+    fn vector(&mut self, d: crate::time::SimDuration, inputs: &[&Tile]) -> SimTime {
+        if !self.pipes.overlap {
+            self.local("vector", d);
+            return self.clock;
+        }
+        let ready = inputs.iter().map(|t| t.ready).max().unwrap_or(SimTime::ZERO);
+        let start = self.clock.max(self.pipes.vector_free).max(self.pipes.gate(Pipe::Vector)).max(ready);
+        self.pipes.vector_free = start + d;
+        self.note("vector", start, start + d);
+        start + d
     }
 
     // ---- tiles -----------------------------------------------------------------------------
@@ -162,7 +184,8 @@ impl Ops {
             Err(e) => return self.bad("tile op", e.to_string()),
         };
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
-        self.local("vector", d);
+        let mut r = r;
+        r.ready = self.vector(d, &[a, b]);
         Ok(r)
     }
 
@@ -190,16 +213,18 @@ impl Ops {
     pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
         self.live("adds")?;
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
-        self.local("vector", d);
-        Ok(a.combine_scalar(ReduceOp::Sum, s))
+        let mut r = a.combine_scalar(ReduceOp::Sum, s);
+        r.ready = self.vector(d, &[a]);
+        Ok(r)
     }
 
     /// `a * s` element-wise, with `s` converted to the tile's dtype (TMULS).
     pub fn muls(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
         self.live("muls")?;
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
-        self.local("vector", d);
-        Ok(a.combine_scalar(ReduceOp::Prod, s))
+        let mut r = a.combine_scalar(ReduceOp::Prod, s);
+        r.ready = self.vector(d, &[a]);
+        Ok(r)
     }
 
     // ---- signals ---------------------------------------------------------------------------
@@ -370,10 +395,13 @@ impl Ops {
         };
         let (vr, vc) = (place.region.rows, place.region.cols);
         let caller = self.caller.take();
-        let Reply::Data(bytes) = self.call(Request::Read { src: place, caller }).await? else {
+        let start = self.clock.max(self.pipes.gate(Pipe::Mte2));
+        let Reply::Data(bytes) = self.call(Request::Read { src: place, caller, start, ticket: None }).await? else {
             return self.bad(op, "the scheduler answered a read without data".into());
         };
-        Ok(Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), bytes))
+        let mut t = Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), bytes);
+        t.ready = self.clock;
+        Ok(t)
     }
 
     #[track_caller]
@@ -418,9 +446,17 @@ impl Ops {
         }
         let place = self.place(op, dst, peer, offsets, &extent)?;
         let data = tile.valid_bytes();
+        let dma = self.chip.dma(DmaDir::UbToGm, data.len() as u64);
         let at = self.clock;
-        self.clock += self.chip.dma(DmaDir::UbToGm, data.len() as u64);
-        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic, op, caller });
+        let start = if self.pipes.overlap {
+            let start = at.max(self.pipes.mte3_free).max(self.pipes.gate(Pipe::Mte3)).max(tile.ready);
+            self.pipes.mte3_free = start + dma;
+            start
+        } else {
+            self.clock += dma;
+            at
+        };
+        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic, op, caller, start });
         Ok(())
     }
 
@@ -445,7 +481,7 @@ impl Ops {
     }
 
     /// Sends a blocking request; a refused one becomes this kernel's error.
-    async fn call(&mut self, req: Request) -> SimResult<Reply> {
+    pub(super) async fn call(&mut self, req: Request) -> SimResult<Reply> {
         let (t, reply) = self.link.call(self.clock, req).await?;
         self.clock = t;
         match reply {
@@ -458,7 +494,13 @@ impl Ops {
     }
 
     /// Resolves a tensor region (validated) without a peer.
-    fn region(&mut self, op: &'static str, t: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<Region> {
+    pub(super) fn region(
+        &mut self,
+        op: &'static str,
+        t: &Tensor,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<Region> {
         match resolve_region(t, offsets, shape) {
             Ok(r) => Ok(r),
             Err(m) => self.bad(op, m),
@@ -466,7 +508,7 @@ impl Ops {
     }
 
     /// Resolves `t[offsets, shape]` on this chip (`peer = None`) or on `peer`'s window.
-    fn place(
+    pub(super) fn place(
         &mut self,
         op: &'static str,
         t: &Tensor,
@@ -533,7 +575,7 @@ impl Ops {
         Ok(CellRef { mem, chip, offset, buffer: signal.0.name.clone(), coords: offsets.to_vec() })
     }
 
-    fn cells(
+    pub(super) fn cells(
         &mut self,
         op: &'static str,
         signal: &Tensor,
@@ -595,7 +637,7 @@ impl Ops {
         }
     }
 
-    fn live(&mut self, op: &'static str) -> SimResult<()> {
+    pub(super) fn live(&mut self, op: &'static str) -> SimResult<()> {
         if self.deferred {
             let msg = "the kernel continued after defer_wait; defer_wait releases the core, so return right after it";
             return self.bad(op, msg.into());
@@ -605,12 +647,15 @@ impl Ops {
 
     /// Records and returns an argument error; the run fails with it even if the kernel
     /// ignores it.
-    fn bad<T>(&mut self, op: &'static str, msg: String) -> SimResult<T> {
+    pub(super) fn bad<T>(&mut self, op: &'static str, msg: String) -> SimResult<T> {
         Err(self.error(op, msg))
     }
 
-    /// Ends the block: reports the kernel's result (or its first recorded error).
-    pub(crate) fn finish(self, result: Result<SimResult<()>, String>) {
+    /// Ends the block: reports the kernel's result (or its first recorded error) once the
+    /// vector pipe has drained (stores drain in the scheduler, which ends a block only when
+    /// its writes have landed).
+    pub(crate) fn finish(mut self, result: Result<SimResult<()>, String>) {
+        self.clock = self.clock.max(self.pipes.vector_free);
         let result = match result {
             Err(msg) => {
                 Err(SimError::KernelPanic { site: self.ctx.site(self.block), time: format!("{}", self.clock), msg })

@@ -25,7 +25,9 @@ pub(crate) enum Event {
     /// An actor's request, applied at its issue time.
     Request { actor: usize, req: Request, resume: SimTime },
     /// The request of a remote read reached the owner: read there and send the data back.
-    RemoteRead { actor: usize, src: Place, caller: super::request::Caller },
+    RemoteRead { actor: usize, src: Place, caller: super::request::Caller, ticket: Option<u64>, issued: SimTime },
+    /// The bytes of an asynchronous load (`ticket`) have arrived in UB.
+    Loaded { actor: usize, ticket: u64, data: Vec<u8>, issued: SimTime, peer: Option<usize> },
     /// Payload bytes land in memory.
     Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str, ids: WriteIds },
     /// A notify lands in its cell.

@@ -11,7 +11,9 @@ mod copy;
 mod deadlock;
 pub(crate) mod event;
 mod flow;
+mod loads;
 pub(crate) mod request;
+mod scalar;
 mod sched;
 pub(crate) mod signals;
 mod tracer;
@@ -98,6 +100,8 @@ pub(crate) struct Engine {
     checker: Option<Checker>,
     /// Write and notify ordering per actor (see `visibility.rs`).
     vis: visibility::Visibility,
+    /// Asynchronous loads whose bytes are not collected yet (see `loads.rs`).
+    loads: loads::Loads,
 }
 
 impl Engine {
@@ -139,6 +143,7 @@ impl Engine {
             jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
             checker: options.check.then(|| Checker::new(world * cores, world)),
             vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
+            loads: loads::Loads::default(),
             chip,
         }
     }
@@ -278,7 +283,7 @@ impl Engine {
     fn apply(&mut self, key: Key, ev: Event) {
         match ev {
             Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
-            Event::RemoteRead { actor, src, caller } => {
+            Event::RemoteRead { actor, src, caller, ticket, issued } => {
                 if let Some(ck) = self.checker.as_mut() {
                     ck.read(actor, &src, check::Op { name: "remote_load", time: key.time, location: caller });
                 }
@@ -290,7 +295,11 @@ impl Engine {
                     peer: src.chip,
                 };
                 let bytes = data.len() as u64;
-                self.start_flow(key, route, bytes, key.time, None, FlowEnd::Reply { actor, reply: Reply::Data(data) });
+                let end = self.read_end(actor, data, ticket, issued, Some(src.chip));
+                self.start_flow(key, route, bytes, key.time, None, end);
+            }
+            Event::Loaded { actor, ticket, data, issued, peer } => {
+                self.loaded(key.time, actor, ticket, data, issued, peer)
             }
             Event::Land { dst, data, atomic, writer, op, ids } => {
                 self.land(key.time, &dst, &data, atomic, writer, op);
@@ -314,18 +323,16 @@ impl Engine {
         let t = key.time;
         let me = self.chip_of(actor);
         match req {
-            Request::Read { src, caller } => {
+            Request::Read { src, caller, start, ticket } => {
+                let ticket = ticket.map(|k| self.loads.stamp(actor, k));
                 let remote = src.chip != me;
                 self.traffic[me].read(remote, src.region.bytes());
-                self.open_op(
-                    actor,
-                    if remote { "remote_load" } else { "load" },
-                    t,
-                    src.region.bytes(),
-                    remote.then_some(src.chip),
-                );
+                if ticket.is_none() {
+                    let name = if remote { "remote_load" } else { "load" };
+                    self.open_op(actor, name, t, src.region.bytes(), remote.then_some(src.chip));
+                }
                 let core = self.core_of(actor);
-                let at = t + self.chip.dma_issue(DmaDir::GmToUb);
+                let at = start.max(t) + self.chip.dma_issue(DmaDir::GmToUb);
                 if src.chip == me {
                     if let Some(ck) = self.checker.as_mut() {
                         ck.read(actor, &src, check::Op { name: "load", time: t, location: caller });
@@ -333,14 +340,19 @@ impl Engine {
                     let data = self.mem.read(&src);
                     let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
                     let bytes = data.len() as u64;
-                    self.start_flow(key, route, bytes, at, None, FlowEnd::Reply { actor, reply: Reply::Data(data) });
+                    let end = self.read_end(actor, data, ticket, t, None);
+                    self.start_flow(key, route, bytes, at, None, end);
                 } else {
                     let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
-                    let ev = Event::RemoteRead { actor, src, caller };
+                    let ev = Event::RemoteRead { actor, src, caller, ticket, issued: t };
                     self.start_flow(key, route, 0, at, None, FlowEnd::Event(ev));
                 }
             }
-            Request::Write { dst, data, atomic, op, caller } => {
+            Request::Collect { ticket } => self.collect(t, actor, ticket),
+            Request::ScalarRead { src, caller } => self.scalar_read(t, actor, &src, caller),
+            Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
+            Request::Test { cells, expected, cmp } => self.test_cells(t, actor, &cells, expected, cmp),
+            Request::Write { dst, data, atomic, op, caller, start } => {
                 let remote = dst.chip != me;
                 self.traffic[me].write(remote, data.len());
                 if let Some(tr) = self.tracer.as_mut() {
@@ -351,7 +363,7 @@ impl Engine {
                 }
                 let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip };
-                let (bytes, at) = (data.len() as u64, t + self.chip.dma_issue(DmaDir::UbToGm));
+                let (bytes, at) = (data.len() as u64, start.max(t) + self.chip.dma_issue(DmaDir::UbToGm));
                 let ids =
                     self.issue_write(actor, &dst, atomic.is_some(), check::Op { name: op, time: t, location: caller });
                 let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
@@ -429,12 +441,15 @@ impl Engine {
                     ck.expect_clear(&cells);
                 }
             }
-            Request::Note { name, end } => {
+            Request::Note { name, start, end } => {
                 if let Some(tr) = self.tracer.as_mut() {
-                    tr.span(actor, name, t, end, 0, None);
+                    tr.span(actor, name, start.max(t), end, 0, None);
                 }
             }
-            Request::Finish { result } => self.finish_when_landed(t, actor, result),
+            Request::Finish { result } => {
+                self.loads.end_block(actor);
+                self.finish_when_landed(t, actor, result)
+            }
         }
     }
 

@@ -60,16 +60,27 @@ pub(crate) struct CopySpec {
 /// What an actor asks the scheduler to do at its local time.
 #[derive(Debug)]
 pub(crate) enum Request {
-    /// Blocking: read a region (local or a peer's) into a tile.
-    Read { src: Place, caller: Caller },
-    /// Posted: write bytes (a tile's valid part) to a region, plainly or as an atomic add.
-    Write { dst: Place, data: Vec<u8>, atomic: Option<DType>, op: &'static str, caller: Caller },
+    /// Read a region (local or a peer's) into a tile; its DMA starts no earlier than `start`.
+    /// Blocking without a ticket; with one it is posted and its bytes are kept for a later
+    /// [`Request::Collect`] (an asynchronous load on the MTE2 pipe).
+    Read { src: Place, caller: Caller, start: SimTime, ticket: Option<u64> },
+    /// Blocking: the bytes of the posted read `ticket`, once they have arrived.
+    Collect { ticket: u64 },
+    /// Posted: write bytes (a tile's valid part) to a region, plainly or as an atomic add; its
+    /// DMA starts no earlier than `start` (when the MTE3 pipe and the tile are ready).
+    Write { dst: Place, data: Vec<u8>, atomic: Option<DType>, op: &'static str, caller: Caller, start: SimTime },
+    /// Blocking: one element of local GM read by the scalar unit (no DMA).
+    ScalarRead { src: Place, caller: Caller },
+    /// Posted: one element of local GM written by the scalar unit (no DMA).
+    ScalarWrite { dst: Place, data: Vec<u8>, caller: Caller },
     /// Blocking: a chunked put or get.
     Copy(CopySpec),
     /// Posted: change one signal cell.
     Notify { cell: CellRef, value: i32, op: NotifyOp, caller: Caller },
     /// Blocking: until every cell satisfies `cmp expected`.
     Wait { cells: Vec<CellRef>, expected: i32, cmp: WaitCmp },
+    /// Blocking for one poll: whether every cell satisfies `cmp expected` now (TTEST).
+    Test { cells: Vec<CellRef>, expected: i32, cmp: WaitCmp },
     /// Blocking: until every write and notify this core issued before has landed.
     Fence,
     /// Posted: these cells of a self-clearing signal must read zero when the run ends (checked
@@ -78,9 +89,9 @@ pub(crate) enum Request {
     /// Blocking (briefly): register deferred conditions `cell as u32 >= expected` for the
     /// actor's task; the kernel ends right after.
     DeferWait { conds: Vec<(CellRef, u32)> },
-    /// Posted, traced runs only: the core did local work (compute, vector math) from the
-    /// request's time until `end`.
-    Note { name: &'static str, end: SimTime },
+    /// Posted, traced runs only: the core did local work (compute, vector math) from `start`
+    /// until `end` (`start` is later than the request's time when a pipe was busy).
+    Note { name: &'static str, start: SimTime, end: SimTime },
     /// Posted: the actor's block has finished (or failed).
     Finish { result: Result<(), SimError> },
 }
@@ -90,7 +101,14 @@ impl Request {
     pub(crate) fn is_blocking(&self) -> bool {
         matches!(
             self,
-            Request::Read { .. } | Request::Copy(_) | Request::Wait { .. } | Request::DeferWait { .. } | Request::Fence
+            Request::Read { ticket: None, .. }
+                | Request::Collect { .. }
+                | Request::ScalarRead { .. }
+                | Request::Copy(_)
+                | Request::Wait { .. }
+                | Request::Test { .. }
+                | Request::DeferWait { .. }
+                | Request::Fence
         )
     }
 }
@@ -102,6 +120,8 @@ pub(crate) enum Reply {
     Data(Vec<u8>),
     /// The operation completed.
     Done,
+    /// The answer of a test.
+    Flag(bool),
     /// The operation was refused.
     Err(SimError),
 }

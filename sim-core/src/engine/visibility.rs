@@ -29,8 +29,9 @@ pub(super) struct Visibility {
     inflight: Vec<BTreeSet<u64>>,
     /// Bytes each data write in flight covers, by (actor, issue number).
     regions: BTreeMap<(usize, u64), Covered>,
-    /// A read that waits for the same core's write to overlapping bytes.
-    held_reads: Vec<Option<(Key, Request)>>,
+    /// Reads (a blocking one, or asynchronous loads) that wait for the same core's writes to
+    /// overlapping bytes, in issue order.
+    held_reads: Vec<Vec<(Key, Request)>>,
     next: Vec<u64>,
     /// Notifies that arrived before an earlier write of their core had landed.
     held: Vec<Vec<SignalLand>>,
@@ -48,7 +49,7 @@ impl Visibility {
             relaxed,
             inflight: vec![BTreeSet::new(); actors],
             regions: BTreeMap::new(),
-            held_reads: (0..actors).map(|_| None).collect(),
+            held_reads: (0..actors).map(|_| Vec::new()).collect(),
             next: vec![0; actors],
             held: vec![Vec::new(); actors],
             notifying: BTreeMap::new(),
@@ -95,12 +96,12 @@ impl Engine {
     /// overlaps its own writes in flight; returns it otherwise.
     pub(super) fn hold_read(&mut self, key: Key, actor: usize, req: Request) -> Option<Request> {
         let reads_own_write = match &req {
-            Request::Read { src, .. } => self.vis.overlaps(actor, src),
+            Request::Read { src, .. } | Request::ScalarRead { src, .. } => self.vis.overlaps(actor, src),
             Request::Copy(spec) => spec.chunks.iter().any(|(src, _)| self.vis.overlaps(actor, src)),
             _ => false,
         };
         if reads_own_write {
-            self.vis.held_reads[actor] = Some((key, req));
+            self.vis.held_reads[actor].push((key, req));
             None
         } else {
             Some(req)
@@ -149,7 +150,7 @@ impl Engine {
     pub(super) fn landed(&mut self, actor: usize, seq: u64, t: SimTime) {
         self.vis.inflight[actor].remove(&seq);
         self.vis.regions.remove(&(actor, seq));
-        if let Some((key, req)) = self.vis.held_reads[actor].take() {
+        for (key, req) in std::mem::take(&mut self.vis.held_reads[actor]) {
             let key = Key { time: t, ..key };
             if let Some(req) = self.hold_read(key, actor, req) {
                 self.apply_request(key, actor, req, t);

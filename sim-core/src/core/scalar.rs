@@ -1,0 +1,61 @@
+//! What the scalar unit does by itself: test a signal without waiting (TTEST) and read or
+//! write single GM elements (`pl.read` / `pl.write`). Each costs the chip's poll or
+//! scalar-access time on the scalar unit and moves nothing through the DMA engines, so a
+//! polling loop or a ready queue is priced as written.
+
+use super::ops::Ops;
+use crate::engine::request::{Reply, Request};
+use crate::error::SimResult;
+use crate::signal::WaitCmp;
+use crate::tensor::Tensor;
+use std::panic::Location;
+
+impl Ops {
+    /// Whether cell `offsets` of this rank's `signal` satisfies `cmp expected` now (signed;
+    /// TTEST). One poll; never waits.
+    pub async fn test_signal(
+        &mut self,
+        signal: &Tensor,
+        offsets: &[usize],
+        expected: i32,
+        cmp: WaitCmp,
+    ) -> SimResult<bool> {
+        self.live("test_signal")?;
+        let ones = vec![1; signal.shape().len()];
+        let cells = self.cells("test_signal", signal, offsets, &ones)?;
+        match self.call(Request::Test { cells, expected, cmp }).await? {
+            Reply::Flag(holds) => Ok(holds),
+            _ => self.bad("test_signal", "the scheduler answered a test without a flag".into()),
+        }
+    }
+
+    /// Reads element `offsets` of a local GM tensor or of this rank's window with the scalar
+    /// unit (`pl.read`), as f64 (exact for every dtype).
+    pub async fn read_scalar(&mut self, src: &Tensor, offsets: &[usize]) -> SimResult<f64> {
+        self.live("read_scalar")?;
+        let ones = vec![1; src.shape().len()];
+        let place = self.place("read_scalar", src, None, offsets, &ones)?;
+        let caller = self.caller.take();
+        match self.call(Request::ScalarRead { src: place, caller }).await? {
+            Reply::Data(bytes) => Ok(src.dtype().read_f64(&bytes, 0)),
+            _ => self.bad("read_scalar", "the scheduler answered a scalar read without data".into()),
+        }
+    }
+
+    /// Writes `value` (rounded to nearest for floats, saturated for integers) into element
+    /// `offsets` of a local GM tensor or of this rank's window with the scalar unit
+    /// (`pl.write`). Posted: it lands one scalar access later.
+    #[track_caller]
+    pub fn write_scalar(&mut self, dst: &Tensor, offsets: &[usize], value: f64) -> SimResult<()> {
+        let caller = self.caller.take().or(Some(Location::caller()));
+        self.live("write_scalar")?;
+        let ones = vec![1; dst.shape().len()];
+        let place = self.place("write_scalar", dst, None, offsets, &ones)?;
+        let mut data = vec![0u8; dst.dtype().size()];
+        dst.dtype().write_f64(&mut data, 0, value);
+        let at = self.clock;
+        self.clock += self.chip().scalar_gm_access();
+        self.link.post(at, self.clock, Request::ScalarWrite { dst: place, data, caller });
+        Ok(())
+    }
+}
