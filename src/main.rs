@@ -156,7 +156,10 @@ struct SweepCli {
     /// all_to_all, all_to_all_v, barrier.
     #[arg(long, default_value = "allreduce", value_delimiter = ',')]
     collective: Vec<Kind>,
-    /// Allreduce algorithm(s), comma separated: mesh, ring, two-shot.
+    /// Allreduce algorithm(s), comma separated: mesh, ring, two-shot (PyPTO's builtins and the
+    /// vendor library's direct reduce-scatter + allgather in small tiles), aiv-mesh (HCCL-class:
+    /// the vendor library's AIV full-mesh allreduce, large double-buffered tiles over many cores
+    /// with overlapping pipes; use a large --core-num, e.g. 48).
     #[arg(long, default_value = "mesh", value_delimiter = ',')]
     mode: Vec<Mode>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
@@ -189,7 +192,7 @@ struct SweepCli {
     /// Ranks taking part (default: every rank of the machine).
     #[arg(long)]
     ranks: Option<usize>,
-    /// AIV blocks per rank for the HOST mesh and two-shot allreduce.
+    /// AIV blocks per rank for the HOST mesh, two-shot and aiv-mesh allreduce.
     #[arg(long, default_value_t = 1)]
     core_num: usize,
     /// Write the results as JSON.
@@ -222,7 +225,7 @@ struct BenchCli {
     /// Collective: allreduce, allgather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier.
     #[arg(long, default_value = "allreduce")]
     collective: Kind,
-    /// Allreduce algorithm: mesh, ring, two-shot.
+    /// Allreduce algorithm: mesh, ring, two-shot, aiv-mesh (see `sweep --help`).
     #[arg(long, default_value = "mesh")]
     mode: Mode,
     /// host or incore.
@@ -249,7 +252,7 @@ struct BenchCli {
     /// Ranks taking part (default: all).
     #[arg(long)]
     ranks: Option<usize>,
-    /// AIV blocks per rank for the HOST mesh and two-shot allreduce.
+    /// AIV blocks per rank for the HOST mesh, two-shot and aiv-mesh allreduce.
     #[arg(long, default_value_t = 1)]
     core_num: usize,
     /// Write the run's [STRACE] lines (PyPTO's parser rebuilds the same stats from them).

@@ -3,7 +3,7 @@
 //! runs the builtin kernel (named like PyPTO's variant, `builtin.tensor.allreduce__sum__fp32`);
 //! `Path::InCore` runs the composite lowering as a one-block kernel.
 
-use crate::allreduce::{self, mesh, ring, two_shot};
+use crate::allreduce::{self, aiv_mesh, mesh, ring, two_shot};
 use crate::check::{self, MAX_BUILTIN_RANKS, fail};
 use crate::spec::{AllReduce, Kind, Mode, Path, signal_shape, variant};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
@@ -86,7 +86,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
             check::dtype(&what, data, &FP)?;
             mesh_signal(&what, signal, n, spec)?;
         }
-        Mode::TwoShot => {
+        Mode::TwoShot | Mode::AivMesh => {
             check::op(&what, spec.op, &ReduceOp::ALL)?;
             check::dtype(&what, data, &DType::ALL)?;
             mesh_signal(&what, signal, n, spec)?;
@@ -109,6 +109,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         (Mode::Ring, Path::Host) => task!(&name, 1, args, ring::host),
         (Mode::Ring, Path::InCore) => task!(&name, 1, args, ring::incore),
         (Mode::TwoShot, _) => task!(&name, spec.core_num, args, two_shot::block),
+        (Mode::AivMesh, _) => task!(&name, spec.core_num, args, aiv_mesh::block),
     };
     launch(world, data, &name, task)
 }

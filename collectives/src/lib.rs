@@ -10,6 +10,9 @@
 //! - **two-shot** allreduce ([`Mode::TwoShot`]): the vendor library's large-message algorithm
 //!   (direct reduce-scatter then direct allgather, split across AIV blocks), for comparison
 //!   with measured hardware tables.
+//! - **aiv-mesh** allreduce ([`Mode::AivMesh`]): HCCL-class, the vendor library's AIV
+//!   full-mesh allreduce — the same two phases with large double-buffered UB tiles over many
+//!   cores and overlapping pipes, which reaches the links' bandwidth.
 //!
 //! Kernels are written once against [`sim_core::Ops`] and run as async tasks inside the
 //! scheduler (no host threads), or on a user's kernel thread via `core.run(..)`. This crate

@@ -70,18 +70,23 @@ pub enum Mode {
     /// Direct reduce-scatter then direct allgather (the vendor library's large-message
     /// full-mesh allreduce).
     TwoShot,
+    /// HCCL-class: the vendor library's AIV allreduce on a full mesh, a direct reduce-scatter
+    /// and allgather with large double-buffered UB tiles over many cores and overlapping
+    /// pipes (not a PyPTO builtin).
+    AivMesh,
 }
 
 impl Mode {
     /// Every mode.
-    pub const ALL: [Mode; 3] = [Mode::Mesh, Mode::Ring, Mode::TwoShot];
+    pub const ALL: [Mode; 4] = [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh];
 
-    /// `mesh`, `ring` or `two-shot`, everywhere (API, CLI, JSON).
+    /// `mesh`, `ring`, `two-shot` or `aiv-mesh`, everywhere (API, CLI, JSON).
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Mesh => "mesh",
             Mode::Ring => "ring",
             Mode::TwoShot => "two-shot",
+            Mode::AivMesh => "aiv-mesh",
         }
     }
 }
@@ -99,7 +104,8 @@ impl FromStr for Mode {
             "mesh" => Ok(Mode::Mesh),
             "ring" => Ok(Mode::Ring),
             "two-shot" | "two_shot" | "twoshot" => Ok(Mode::TwoShot),
-            _ => Err(format!("unknown mode `{s}`: expected mesh, ring or two-shot")),
+            "aiv-mesh" | "aiv_mesh" => Ok(Mode::AivMesh),
+            _ => Err(format!("unknown mode `{s}`: expected mesh, ring, two-shot or aiv-mesh")),
         }
     }
 }
@@ -182,6 +188,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::Mesh) => format!("builtin.tensor.allreduce__{op}__{dt}"),
         (Kind::AllReduce, Mode::Ring) => format!("builtin.tensor.allreduce_ring__{op}__{dt}"),
         (Kind::AllReduce, Mode::TwoShot) => format!("builtin.tensor.allreduce_two_shot__{op}__{dt}"),
+        (Kind::AllReduce, Mode::AivMesh) => format!("hccl.allreduce_aiv_mesh__{op}__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
         (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),

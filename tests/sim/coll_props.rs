@@ -48,7 +48,7 @@ fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: us
             t.waits = t.remote_notifies;
             t.local_notifies = t.remote_notifies;
         }
-        Mode::TwoShot => {
+        Mode::TwoShot | Mode::AivMesh => {
             let slice = |i: usize| (i + 1) * numel / nr - i * numel / nr;
             t.remote_read_bytes = (peers * slice(me) as u64 + (numel - slice(me)) as u64) * es as u64;
             t.remote_notifies = 3 * peers * active as u64;
@@ -65,7 +65,7 @@ fn table_view(t: &Traffic) -> (u64, u64, u64, u64, u64) {
 }
 
 fn allreduce_strategy() -> impl Strategy<Value = (usize, usize, DType, ReduceOp, Mode, Path, usize)> {
-    (1usize..=16, 1usize..=2500, 0usize..2, 0usize..4, 0usize..3, 0usize..2, 1usize..=3).prop_map(
+    (1usize..=16, 1usize..=2500, 0usize..2, 0usize..4, 0usize..4, 0usize..2, 1usize..=3).prop_map(
         |(p, size, dt, op, mode, path, c)| {
             let mode = Mode::ALL[mode];
             let path = [Path::Host, Path::InCore][path];
@@ -78,7 +78,7 @@ fn allreduce_strategy() -> impl Strategy<Value = (usize, usize, DType, ReduceOp,
                 op = ReduceOp::Sum;
                 size = size.div_ceil(p) * p;
             }
-            if mode == Mode::TwoShot && c == 3 {
+            if matches!(mode, Mode::TwoShot | Mode::AivMesh) && c == 3 {
                 dt = [DType::I32, DType::BF16][size % 2];
             }
             let core_num = if path == Path::Host && mode != Mode::Ring { c } else { 1 };

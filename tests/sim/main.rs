@@ -13,6 +13,7 @@ mod deferred;
 mod determinism;
 mod domains;
 mod flows;
+mod hccl_class;
 mod outputs;
 mod pipes;
 mod presets;

@@ -1,5 +1,7 @@
-//! allreduce: PyPTO's mesh (one-shot pull) and ring, and the two-shot algorithm.
+//! allreduce: PyPTO's mesh (one-shot pull) and ring, the two-shot algorithm, and the vendor
+//! library's AIV mesh allreduce.
 
+pub(crate) mod aiv_mesh;
 pub(crate) mod mesh;
 pub(crate) mod ring;
 pub(crate) mod two_shot;

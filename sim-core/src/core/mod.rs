@@ -269,6 +269,19 @@ impl Core {
         self.ops.load_async(src, offsets, shape)
     }
 
+    /// Starts a load from a peer's window on MTE2; see [`Ops::remote_load_async`].
+    #[track_caller]
+    pub fn remote_load_async(
+        &mut self,
+        target: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<TileLoad> {
+        self.ops.caller = Some(Location::caller());
+        self.ops.remote_load_async(target, peer, offsets, shape)
+    }
+
     /// The tile of a load started with `load_async`, once it is in UB.
     pub fn wait_load(&mut self, load: TileLoad) -> SimResult<Tile> {
         wait_ready(self.ops.wait_load(load))

@@ -142,9 +142,31 @@ impl Ops {
     /// window into UB on MTE2 (TLOAD) and returns at once; [`Ops::wait_load`] gives the tile.
     /// The loads in flight and the new one must fit in UB together.
     pub fn load_async(&mut self, src: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<TileLoad> {
-        self.live("load_async")?;
-        let full = self.region("load_async", src, offsets, shape)?;
-        let place = self.place("load_async", src, None, offsets, shape)?;
+        self.issue_load("load_async", src, None, offsets, shape)
+    }
+
+    /// As [`Ops::load_async`], from `peer`'s copy of window `target` (TLOAD from peer GM).
+    pub fn remote_load_async(
+        &mut self,
+        target: &Tensor,
+        peer: usize,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<TileLoad> {
+        self.issue_load("remote_load_async", target, Some(peer), offsets, shape)
+    }
+
+    fn issue_load(
+        &mut self,
+        op: &'static str,
+        src: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<TileLoad> {
+        self.live(op)?;
+        let full = self.region(op, src, offsets, shape)?;
+        let place = self.place(op, src, peer, offsets, shape)?;
         let load = LoadShape {
             dtype: src.dtype(),
             shape: (full.rows, full.cols),
@@ -162,7 +184,7 @@ impl Ops {
                 self.pipes.pending.len(),
                 self.chip().ub_bytes()
             );
-            return self.bad("load_async", msg);
+            return self.bad(op, msg);
         }
         let ticket = self.pipes.next_ticket;
         self.pipes.next_ticket += 1;

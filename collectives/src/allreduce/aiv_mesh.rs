@@ -1,0 +1,154 @@
+//! The vendor library's AIV allreduce on a full mesh (HCCL's `AllReduceMeshAivExecutor`, the
+//! single-server AIV mode above its one-shot threshold): a direct reduce-scatter then a direct
+//! allgather, like [`two_shot`](super::two_shot), but written as HCCL's AIV kernels are —
+//! large UB tiles (HCCL moves up to 190 KiB per transfer, double-buffered at 95 KiB;
+//! hw-params §4.2, `aiv_defines.h`), spread over many AIV cores, with overlapping pipes so the
+//! next tile is in flight while the current one is reduced or stored.
+//!
+//! Each rank owns slice `me` of the data. Tiles of a slice are dealt block-cyclically to the
+//! blocks, and each block visits the peers starting at a block-dependent offset, so the blocks
+//! of a rank keep every link of the mesh busy at once instead of queueing on one peer.
+//!
+//! Barriers on the block's lane: ready (`>= 1`), reduce-scatter stored (`>= 2`), allgather
+//! reads done (`>= 3`); epilogue `-3`.
+
+use super::Args;
+use crate::lanes::{Lanes, ranks};
+use sim_core::{Ops, SimResult, Tensor, TileLoad};
+
+const WHAT: &str = "allreduce aiv-mesh";
+
+/// UB tiles a block keeps: the accumulator and two loads in flight.
+const UB_TILES: usize = 3;
+
+/// Elements per tile: a third of UB, in whole 32-byte blocks.
+fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
+    ((ub_bytes / UB_TILES) & !31).max(32) / esize
+}
+
+/// Slice `i` of `numel` elements over `n` ranks: `[floor(i*numel/n), floor((i+1)*numel/n))`.
+fn slice(i: usize, numel: usize, n: usize) -> (usize, usize) {
+    (i * numel / n, (i + 1) * numel / n)
+}
+
+/// This block's tiles of `[lo, hi)`: `(start, len)`.
+fn tiles(lo: usize, hi: usize, block: usize, blocks: usize, tile: usize) -> impl Iterator<Item = (usize, usize)> {
+    (lo + block * tile..hi).step_by(blocks * tile).map(move |s| (s, tile.min(hi - s)))
+}
+
+/// The peers of `me` in the order block `block` visits them: every other rank once, starting
+/// `block` places after the next rank.
+fn peer_order(me: usize, n: usize, block: usize) -> Vec<usize> {
+    let others = n - 1;
+    (0..others).map(|k| (me + 1 + (block + k) % others) % n).collect()
+}
+
+/// One block of the AIV allreduce (HOST path: `[NR, stride]` lanes).
+pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.data, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    ops.overlap_pipes();
+    let numel = a.data.numel();
+    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    let tile = tile_elems(ops.chip().ub_bytes(), a.data.dtype().size());
+    lanes.barrier(ops, me, n, 1).await?;
+    let (lo, hi) = slice(me, numel, n);
+    for (base, w) in tiles(lo, hi, b, active, tile) {
+        reduce_tile(ops, a, &flat, &peer_order(me, n, b), base, w).await?;
+    }
+    lanes.barrier(ops, me, n, 2).await?;
+    let mut pulls = Vec::new();
+    for owner in peer_order(me, n, b) {
+        let (lo, hi) = slice(owner, numel, n);
+        pulls.extend(tiles(lo, hi, b, active, tile).map(|(base, w)| (owner, base, w)));
+    }
+    gather(ops, &flat, &pulls).await?;
+    lanes.barrier(ops, me, n, 3).await?;
+    lanes.epilogue(ops, me, n, 3)
+}
+
+/// Reduces tile `[base, base + w)` of every peer into the local one, the next peer's tile in
+/// flight while the current one is added.
+async fn reduce_tile(ops: &mut Ops, a: &Args, flat: &Tensor, peers: &[usize], base: usize, w: usize) -> SimResult<()> {
+    let own = ops.load_async(flat, &[0, base], &[1, w])?;
+    let mut next = match peers.first() {
+        Some(&p) => Some(ops.remote_load_async(flat, p, &[0, base], &[1, w])?),
+        None => None,
+    };
+    let mut acc = ops.wait_load(own).await?;
+    for i in 0..peers.len() {
+        let Some(cur) = next.take() else { break };
+        if let Some(&p) = peers.get(i + 1) {
+            next = Some(ops.remote_load_async(flat, p, &[0, base], &[1, w])?);
+        }
+        let t = ops.wait_load(cur).await?;
+        acc = ops.reduce(a.op, &acc, &t)?;
+    }
+    ops.store(&acc, flat, &[0, base])
+}
+
+/// Copies each `(owner, base, w)` tile of the owners' windows into the local one, the next
+/// tile in flight while the current one is stored.
+async fn gather(ops: &mut Ops, flat: &Tensor, pulls: &[(usize, usize, usize)]) -> SimResult<()> {
+    let pull = |ops: &mut Ops, &(owner, base, w): &(usize, usize, usize)| -> SimResult<TileLoad> {
+        ops.remote_load_async(flat, owner, &[0, base], &[1, w])
+    };
+    let mut next = match pulls.first() {
+        Some(p) => Some(pull(ops, p)?),
+        None => None,
+    };
+    for (i, &(_, base, _)) in pulls.iter().enumerate() {
+        let Some(cur) = next.take() else { break };
+        if let Some(p) = pulls.get(i + 1) {
+            next = Some(pull(ops, p)?);
+        }
+        let t = ops.wait_load(cur).await?;
+        ops.store(&t, flat, &[0, base])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_and_tiles_cover_everything_once() {
+        for (numel, n, tile) in [(1, 4, 8), (17, 4, 8), (100_000, 8, 15_680), (4097, 3, 1000)] {
+            let mut covered = vec![0; numel];
+            for i in 0..n {
+                let (lo, hi) = slice(i, numel, n);
+                for blk in 0..5 {
+                    for (s, w) in tiles(lo, hi, blk, 5, tile) {
+                        covered[s..s + w].iter_mut().for_each(|c| *c += 1);
+                    }
+                }
+            }
+            assert!(covered.iter().all(|&c| c == 1), "numel {numel} n {n}");
+        }
+    }
+
+    #[test]
+    fn blocks_start_on_different_peers_and_visit_each_once() {
+        assert_eq!(peer_order(0, 4, 0), vec![1, 2, 3]);
+        assert_eq!(peer_order(0, 4, 1), vec![2, 3, 1]);
+        assert_eq!(peer_order(2, 4, 2), vec![1, 3, 0]);
+        for b in 0..10 {
+            let mut p = peer_order(5, 8, b);
+            p.sort();
+            assert_eq!(p, vec![0, 1, 2, 3, 4, 6, 7]);
+        }
+        assert!(peer_order(0, 1, 3).is_empty());
+    }
+
+    #[test]
+    fn three_tiles_fit_in_ub() {
+        // a2a3: 188416 bytes of UB -> 62784-byte tiles (15696 f32).
+        assert_eq!(tile_elems(188_416, 4), 15_696);
+        assert!(3 * tile_elems(188_416, 2) * 2 <= 188_416);
+        assert_eq!(tile_elems(65_536, 4), 5_456);
+    }
+}

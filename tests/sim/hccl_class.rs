@@ -1,0 +1,45 @@
+//! The HCCL-class sweep modes against the bounds the a2a3 preset implies.
+
+use ranksim::Config;
+use ranksim::collectives::{Kind, Mode, Path};
+use ranksim::prelude::*;
+use ranksim::sweep::{SweepSpec, run_point};
+
+fn spec(mode: Mode, ranks: usize, core_num: usize) -> SweepSpec {
+    SweepSpec {
+        kind: Kind::AllReduce,
+        mode,
+        path: Path::Host,
+        dtype: DType::F32,
+        op: ReduceOp::Sum,
+        root: 0,
+        iters: 1,
+        warmup: 0,
+        ranks,
+        core_num,
+        jitter: None,
+        timing_only: false,
+    }
+}
+
+#[test]
+fn aiv_mesh_allreduce_runs_close_to_the_mesh_link_bound() {
+    let cfg = Config::default_preset();
+    // Every rank has 7 HCCS links of 28 GB/s at efficiency 0.7: a full-mesh reduce-scatter +
+    // allgather cannot beat busbw = 7 x 19.6 GB/s (the ingress port, 196 x 0.7, is the same).
+    let bound = 7.0 * 28.0 * 0.7;
+    let p = run_point(&cfg, &spec(Mode::AivMesh, 8, 48), 16 << 20, false).unwrap().unwrap();
+    assert_eq!(p.row.nwrong, Some(0));
+    let busbw = p.row.busbw_gbps;
+    assert!(busbw <= bound, "{busbw} GB/s above the {bound} GB/s link bound");
+    assert!(busbw >= 0.8 * bound, "{busbw} GB/s: less than 80 % of the {bound} GB/s link bound");
+}
+
+#[test]
+fn aiv_mesh_on_two_ranks_is_one_link() {
+    let cfg = Config::default_preset();
+    let p = run_point(&cfg, &spec(Mode::AivMesh, 2, 48), 8 << 20, false).unwrap().unwrap();
+    assert_eq!(p.row.nwrong, Some(0));
+    let link = 28.0 * 0.7;
+    assert!(p.row.busbw_gbps <= link && p.row.busbw_gbps >= 0.9 * link, "{} GB/s", p.row.busbw_gbps);
+}
