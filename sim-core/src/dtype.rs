@@ -1,6 +1,7 @@
 //! Element types of tensors, tiles and windows, and the conversion of typed host data to the
 //! little-endian bytes that simulated memory holds.
 
+use crate::convert::{FloatFormat, RoundMode};
 use half::{bf16, f16};
 use std::fmt;
 use std::str::FromStr;
@@ -61,52 +62,22 @@ impl DType {
         }
     }
 
-    /// Writes `v` into element `i` of `bytes`, rounding to nearest for floats and saturating
-    /// for integers.
+    /// Writes `v` into element `i` of `bytes`, rounding to nearest even in one step for floats
+    /// (`half`'s own `from_f64` truncates before it rounds, and going through f32 rounds twice)
+    /// and saturating for integers.
     pub fn write_f64(self, bytes: &mut [u8], i: usize, v: f64) {
         let s = self.size();
         let b = &mut bytes[i * s..(i + 1) * s];
         match self {
             DType::F32 => b.copy_from_slice(&(v as f32).to_le_bytes()),
-            DType::F16 => b.copy_from_slice(&f16::from_f32(F16_FORMAT.round(v)).to_le_bytes()),
-            DType::BF16 => b.copy_from_slice(&bf16::from_f32(BF16_FORMAT.round(v)).to_le_bytes()),
+            DType::F16 => b.copy_from_slice(&f16::from_f32(FloatFormat::F16.round(v, RoundMode::Rint)).to_le_bytes()),
+            DType::BF16 => {
+                b.copy_from_slice(&bf16::from_f32(FloatFormat::BF16.round(v, RoundMode::Rint)).to_le_bytes())
+            }
             DType::I32 => b.copy_from_slice(&(v as i32).to_le_bytes()),
             DType::I16 => b.copy_from_slice(&(v as i16).to_le_bytes()),
             DType::I8 => b.copy_from_slice(&(v as i8).to_le_bytes()),
         }
-    }
-}
-
-/// A 16-bit float format, for rounding an f64 into it in one step.
-///
-/// `half`'s own `from_f64` truncates low bits before it rounds, and going through f32 rounds
-/// twice; both can land on the wrong side of a halfway point (1 + 2^-8 + 2^-30 must become
-/// bf16 1 + 2^-7, not 1.0).
-struct HalfFormat {
-    /// Stored mantissa bits.
-    mantissa_bits: i32,
-    /// Exponent of the smallest normal number.
-    min_exp: i32,
-    /// The largest finite value.
-    max: f64,
-}
-
-const F16_FORMAT: HalfFormat = HalfFormat { mantissa_bits: 10, min_exp: -14, max: 65504.0 };
-const BF16_FORMAT: HalfFormat = HalfFormat { mantissa_bits: 7, min_exp: -126, max: 3.389_531_389_251_535_5e38 };
-
-impl HalfFormat {
-    /// `v` rounded to the nearest value of the format, ties to even, overflowing to infinity.
-    /// The result is exact in f32, so converting it to the 16-bit type does not round again.
-    fn round(&self, v: f64) -> f32 {
-        if !v.is_finite() {
-            return v as f32;
-        }
-        let biased = ((v.to_bits() >> 52) & 0x7ff) as i32;
-        let exp = (biased - 1023).max(self.min_exp);
-        let ulp = 2f64.powi(exp - self.mantissa_bits);
-        let r = (v.abs() / ulp).round_ties_even() * ulp;
-        let r = if r > self.max { f64::INFINITY } else { r };
-        (if v.is_sign_negative() { -r } else { r }) as f32
     }
 }
 

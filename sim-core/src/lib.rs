@@ -17,6 +17,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod convert;
 pub mod core;
 mod driver;
 pub mod dtype;
@@ -36,6 +37,7 @@ pub mod world;
 
 pub use crate::core::{CopyOpts, Core, DeferCond, Ops, Pipe, TileLoad, block_on};
 pub use check::{CheckOptions, CheckReport, Finding, FindingKind};
+pub use convert::{RoundMode, cast_supported};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
@@ -45,7 +47,7 @@ pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
 pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord, Traffic};
 pub use tensor::{Domain, Tensor};
-pub use tile::{ReduceOp, Tile};
+pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use trace::Trace;
 pub use world::{DomainOptions, Jitter, RunOptions, RunReport, World};

@@ -5,6 +5,7 @@
 //! zero. Arithmetic follows the element type: f16/bf16 are computed in f32 and rounded back
 //! after every operation; integers wrap.
 
+use crate::convert::{RoundMode, cast_supported, convert};
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::error::SimError;
 use crate::time::SimTime;
@@ -244,6 +245,107 @@ impl Tile {
     }
 }
 
+/// Which way a tile reduction runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// Along each row: one value per row (`row_sum`, `row_max`, ...), an `[rows, 1]` tile.
+    Rows,
+    /// Down each column: one value per column (`col_sum`, ...), a `[1, cols]` tile.
+    Cols,
+}
+
+impl Tile {
+    /// Every valid element converted to `to` with `mode` (TCVT); the shape is kept. Only the
+    /// pairs the vector unit converts directly are allowed ([`cast_supported`]).
+    pub fn cast(&self, to: DType, mode: RoundMode) -> Result<Tile, SimError> {
+        if !cast_supported(self.dtype, to) {
+            let direct: Vec<&str> = DType::ALL
+                .iter()
+                .filter(|&&d| d != self.dtype && cast_supported(self.dtype, d))
+                .map(|d| d.name())
+                .collect();
+            return Err(SimError::invalid(format!(
+                "cast {} -> {to} is not a conversion the vector unit does (TCVT on A2/A3 converts {} to {}); cast through \
+                 an intermediate type",
+                self.dtype,
+                self.dtype,
+                direct.join(", ")
+            )));
+        }
+        if matches!(mode, RoundMode::Odd) && !to.is_float() {
+            return Err(SimError::invalid(format!(
+                "cast {} -> {to}: round-to-odd is for float targets only",
+                self.dtype
+            )));
+        }
+        let mut out = Tile::zeros(to, self.rows, self.cols);
+        (out.valid_rows, out.valid_cols) = (self.valid_rows, self.valid_cols);
+        for r in 0..self.valid_rows {
+            for c in 0..self.valid_cols {
+                let i = r * self.cols + c;
+                to.write_f64(&mut out.data, i, convert(self.dtype.read_f64(&self.data, i), to, mode));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `op` over each row (or column) of the valid part: an `[rows, 1]` (or `[1, cols]`)
+    /// tile of the same dtype. Floats are accumulated exactly and rounded once; integers wrap.
+    pub fn reduce_axis(&self, op: ReduceOp, axis: Axis) -> Tile {
+        let (vr, vc) = (self.valid_rows, self.valid_cols);
+        let (out_r, out_c, groups, len) = match axis {
+            Axis::Rows => (self.rows, 1, vr, vc),
+            Axis::Cols => (1, self.cols, vc, vr),
+        };
+        let mut out = Tile::zeros(self.dtype, out_r, out_c);
+        (out.valid_rows, out.valid_cols) = match axis {
+            Axis::Rows => (vr, 1),
+            Axis::Cols => (1, vc),
+        };
+        for g in 0..groups {
+            let at = |k: usize| match axis {
+                Axis::Rows => g * self.cols + k,
+                Axis::Cols => k * self.cols + g,
+            };
+            let acc = (1..len).fold(self.dtype.read_f64(&self.data, at(0)), |acc, k| {
+                fold(self.dtype, op, acc, self.dtype.read_f64(&self.data, at(k)))
+            });
+            self.dtype.write_f64(&mut out.data, g, acc);
+        }
+        out
+    }
+
+    /// The same elements as a `rows x cols` tile (row-major order kept). The tile must be
+    /// wholly valid and keep its element count.
+    pub fn reshape(&self, rows: usize, cols: usize) -> Result<Tile, SimError> {
+        if (self.valid_rows, self.valid_cols) != (self.rows, self.cols) || rows * cols != self.rows * self.cols {
+            return Err(SimError::invalid(format!(
+                "reshape {self:?} to {rows}x{cols}: the tile must be wholly valid and keep its {} elements",
+                self.rows * self.cols
+            )));
+        }
+        let mut t = self.clone();
+        (t.rows, t.cols, t.valid_rows, t.valid_cols) = (rows, cols, rows, cols);
+        Ok(t)
+    }
+}
+
+/// One step of a reduction in f64, wrapping like the integer type for integers.
+fn fold(dtype: DType, op: ReduceOp, acc: f64, x: f64) -> f64 {
+    let v = match op {
+        ReduceOp::Sum => acc + x,
+        ReduceOp::Max => acc.max(x),
+        ReduceOp::Min => acc.min(x),
+        ReduceOp::Prod => acc * x,
+    };
+    match dtype {
+        DType::I32 => (v as i64 as i32) as f64,
+        DType::I16 => (v as i64 as i16) as f64,
+        DType::I8 => (v as i64 as i8) as f64,
+        _ => v,
+    }
+}
+
 /// `acc[i] = op(acc[i], rhs[i])` over little-endian elements of `dtype`.
 pub fn combine_bytes(dtype: DType, op: ReduceOp, acc: &mut [u8], rhs: &[u8]) {
     debug_assert_eq!(acc.len(), rhs.len());
@@ -322,6 +424,48 @@ mod tests {
         );
         let k = Tile::from_slice(1, 1, &[i32::MAX]).unwrap();
         assert_eq!(k.combine_scalar(ReduceOp::Sum, 1.0).to_vec::<i32>().unwrap(), vec![i32::MIN]);
+    }
+
+    #[test]
+    fn casts_round_by_mode_and_refuse_unsupported_pairs() {
+        let t = Tile::from_slice(2, 2, &[2.5f32, -2.5, 1e10, 0.75]).unwrap().narrow(2, 1).unwrap();
+        let i = t.cast(DType::I32, RoundMode::Rint).unwrap();
+        assert_eq!(i.valid_shape(), (2, 1));
+        assert_eq!(i.to_vec::<i32>().unwrap(), vec![2, 0, i32::MAX, 0]);
+        let i = t.cast(DType::I32, RoundMode::Round).unwrap();
+        assert_eq!(i.to_vec::<i32>().unwrap(), vec![3, 0, i32::MAX, 0]);
+        let e = Tile::zeros(DType::F16, 1, 1).cast(DType::BF16, RoundMode::Rint).unwrap_err().to_string();
+        assert!(e.contains("f16 -> bf16") && e.contains("f32, i32, i16, i8"), "{e}");
+        let e = Tile::zeros(DType::F32, 1, 1).cast(DType::I32, RoundMode::Odd).unwrap_err().to_string();
+        assert!(e.contains("float targets"), "{e}");
+    }
+
+    #[test]
+    fn row_and_column_reductions_over_the_valid_part() {
+        let t = Tile::from_slice(2, 3, &[1i16, 2, 3, 4, 5, 6]).unwrap();
+        assert_eq!(t.reduce_axis(ReduceOp::Sum, Axis::Rows).to_vec::<i16>().unwrap(), vec![6, 15]);
+        assert_eq!(t.reduce_axis(ReduceOp::Max, Axis::Cols).to_vec::<i16>().unwrap(), vec![4, 5, 6]);
+        let n = t.narrow(2, 2).unwrap();
+        let r = n.reduce_axis(ReduceOp::Prod, Axis::Rows);
+        assert_eq!((r.shape(), r.to_vec::<i16>().unwrap()), ((2, 1), vec![2, 20]));
+        let c = n.narrow(1, 2).unwrap().reduce_axis(ReduceOp::Min, Axis::Cols);
+        assert_eq!((c.shape(), c.valid_shape()), ((1, 3), (1, 2)));
+        assert_eq!(c.to_vec::<i16>().unwrap(), vec![1, 2, 0]);
+        // i8 sums wrap like the type.
+        let w = Tile::from_slice(1, 2, &[100i8, 100]).unwrap();
+        assert_eq!(w.reduce_axis(ReduceOp::Sum, Axis::Rows).to_vec::<i8>().unwrap(), vec![-56]);
+        // bf16: accumulated exactly, rounded once (256 + 1 + 1 = 258 is representable).
+        let b = Tile::from_slice(1, 3, &[bf16::from_f32(256.0), bf16::from_f32(1.0), bf16::from_f32(1.0)]).unwrap();
+        assert_eq!(b.reduce_axis(ReduceOp::Sum, Axis::Rows).get_f64(0, 0), 258.0);
+    }
+
+    #[test]
+    fn reshape_keeps_the_elements_in_order() {
+        let t = Tile::from_slice(2, 3, &[1i32, 2, 3, 4, 5, 6]).unwrap();
+        let r = t.reshape(3, 2).unwrap();
+        assert_eq!((r.shape(), r.get_f64(2, 1)), ((3, 2), 6.0));
+        assert!(t.reshape(4, 2).unwrap_err().to_string().contains("keep its 6 elements"));
+        assert!(t.narrow(1, 3).unwrap().reshape(3, 2).is_err());
     }
 
     #[test]

@@ -20,5 +20,6 @@ mod presets;
 mod primitives;
 mod programs;
 mod run_options;
+mod tile_ops;
 mod timing;
 mod timing_props;

@@ -255,6 +255,41 @@ impl Core {
         self.ops.expect_clear(signal, offsets, shape)
     }
 
+    /// `a` converted to `to` with `mode` (TCVT); see [`Ops::cast`].
+    pub fn cast(&mut self, a: &Tile, to: crate::dtype::DType, mode: crate::convert::RoundMode) -> SimResult<Tile> {
+        self.ops.cast(a, to, mode)
+    }
+
+    /// `op` along each row or down each column; see [`Ops::reduce_axis`].
+    pub fn reduce_axis(&mut self, op: ReduceOp, axis: crate::tile::Axis, a: &Tile) -> SimResult<Tile> {
+        self.ops.reduce_axis(op, axis, a)
+    }
+
+    /// Sum of each row (`pl.row_sum`).
+    pub fn row_sum(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.ops.row_sum(a)
+    }
+
+    /// Maximum of each row (`pl.row_max`).
+    pub fn row_max(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.ops.row_max(a)
+    }
+
+    /// Sum of each column (`pl.col_sum`).
+    pub fn col_sum(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.ops.col_sum(a)
+    }
+
+    /// Maximum of each column (`pl.col_max`).
+    pub fn col_max(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.ops.col_max(a)
+    }
+
+    /// The same tile as `rows x cols` (`pl.reshape`), free.
+    pub fn reshape(&mut self, a: &Tile, rows: usize, cols: usize) -> SimResult<Tile> {
+        self.ops.reshape(a, rows, cols)
+    }
+
     // ---- pipes -----------------------------------------------------------------------------
 
     /// Lets this core's pipes overlap; see [`Ops::overlap_pipes`].

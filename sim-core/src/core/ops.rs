@@ -11,13 +11,14 @@
 use super::copy::{CopyOpts, chunk_places};
 use super::link::Link;
 use super::pipes::{Pipe, Pipes};
+use crate::convert::RoundMode;
 use crate::dtype::DType;
 use crate::engine::request::{CellRef, CopySpec, MemKey, Place, Reply, Request, TaskCtx};
 use crate::error::{SimError, SimResult};
 use crate::model::{ChipTiming, DmaDir};
 use crate::signal::{AtomicType, NotifyOp, WaitCmp};
 use crate::tensor::{Region, Space, Tensor, element_offset, resolve_region};
-use crate::tile::{ReduceOp, Tile};
+use crate::tile::{Axis, ReduceOp, Tile};
 use crate::time::SimTime;
 use std::panic::Location;
 use std::sync::Arc;
@@ -225,6 +226,59 @@ impl Ops {
         let mut r = a.combine_scalar(ReduceOp::Prod, s);
         r.ready = self.vector(d, &[a]);
         Ok(r)
+    }
+
+    /// `a` converted to `to` with rounding `mode` (TCVT), on the vector unit at the cost of
+    /// the wider of the two types. Only pairs the unit converts directly are allowed.
+    pub fn cast(&mut self, a: &Tile, to: DType, mode: RoundMode) -> SimResult<Tile> {
+        self.live("cast")?;
+        let mut r = match a.cast(to, mode) {
+            Ok(r) => r,
+            Err(e) => return self.bad("cast", e.to_string()),
+        };
+        let wide = if to.size() > a.dtype().size() { to } else { a.dtype() };
+        let d = self.chip.vector_op(wide, a.len() as u64);
+        r.ready = self.vector(d, &[a]);
+        Ok(r)
+    }
+
+    /// `op` along each row (`Axis::Rows`: TROWSUM / TROWMAX / ..., an `[rows, 1]` tile) or
+    /// down each column (`Axis::Cols`, a `[1, cols]` tile) on the vector unit.
+    pub fn reduce_axis(&mut self, op: ReduceOp, axis: Axis, a: &Tile) -> SimResult<Tile> {
+        self.live("reduce_axis")?;
+        let mut r = a.reduce_axis(op, axis);
+        let d = self.chip.vector_op(a.dtype(), a.len() as u64);
+        r.ready = self.vector(d, &[a]);
+        Ok(r)
+    }
+
+    /// Sum of each row (`pl.row_sum`).
+    pub fn row_sum(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.reduce_axis(ReduceOp::Sum, Axis::Rows, a)
+    }
+
+    /// Maximum of each row (`pl.row_max`).
+    pub fn row_max(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.reduce_axis(ReduceOp::Max, Axis::Rows, a)
+    }
+
+    /// Sum of each column (`pl.col_sum`).
+    pub fn col_sum(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.reduce_axis(ReduceOp::Sum, Axis::Cols, a)
+    }
+
+    /// Maximum of each column (`pl.col_max`).
+    pub fn col_max(&mut self, a: &Tile) -> SimResult<Tile> {
+        self.reduce_axis(ReduceOp::Max, Axis::Cols, a)
+    }
+
+    /// The same tile viewed as `rows x cols` (`pl.reshape`): no data moves, so it is free.
+    pub fn reshape(&mut self, a: &Tile, rows: usize, cols: usize) -> SimResult<Tile> {
+        self.live("reshape")?;
+        match a.reshape(rows, cols) {
+            Ok(r) => Ok(r),
+            Err(e) => self.bad("reshape", e.to_string()),
+        }
     }
 
     // ---- signals ---------------------------------------------------------------------------
