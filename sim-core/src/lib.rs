@@ -39,7 +39,7 @@ pub use check::{CheckOptions, CheckReport, Finding, FindingKind};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, PathKind, Route};
+pub use model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, PathKind, Route, SdmaParams};
 pub use program::{AsyncKernel, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
