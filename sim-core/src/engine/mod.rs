@@ -13,6 +13,7 @@ pub(crate) mod event;
 mod flow;
 pub(crate) mod request;
 mod sched;
+mod sdma;
 pub(crate) mod signals;
 mod tracer;
 mod visibility;
@@ -98,6 +99,8 @@ pub(crate) struct Engine {
     checker: Option<Checker>,
     /// Write and notify ordering per actor (see `visibility.rs`).
     vis: visibility::Visibility,
+    /// SDMA channels and transfers in progress (see `sdma.rs`).
+    sdma: sdma::Sdma,
 }
 
 impl Engine {
@@ -139,6 +142,7 @@ impl Engine {
             jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
             checker: options.check.then(|| Checker::new(world * cores, world)),
             vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
+            sdma: sdma::Sdma::new(world, chip.sdma()),
             chip,
         }
     }
@@ -306,6 +310,7 @@ impl Engine {
             Event::CopyStored { job } => self.copy_stored(key, job),
             Event::DispatchStart { chip } => self.start_dispatch(chip, key.time),
             Event::DeferredReady { chip, task } => self.deferred_ready(chip, task, key.time),
+            Event::Sdma(e) => self.sdma_event(key, e),
         }
     }
 
@@ -435,6 +440,9 @@ impl Engine {
                 }
             }
             Request::Finish { result } => self.finish_when_landed(t, actor, result),
+            Request::Sdma(spec) => self.sdma_submit(key, actor, spec, resume),
+            Request::SdmaTest { id } => self.sdma_test(key, actor, id),
+            Request::SdmaWait { id } => self.sdma_wait(key, actor, id),
         }
     }
 
