@@ -43,7 +43,7 @@ pub use sim_core;
 pub mod prelude {
     pub use sim_core::{
         AtomicType, CheckOptions, CheckReport, CopyOpts, Core, DType, DeferCond, Dispatch, Domain, DomainOptions,
-        Finding, FindingKind, NotifyOp, Ops, ReduceOp, RunReport, SimDuration, SimError, SimResult, SimTime, Task,
-        TaskId, Tensor, Tile, WaitCmp, World, bf16, f16,
+        Finding, FindingKind, NotifyOp, Ops, ReduceOp, RunReport, SdmaHandle, SdmaOpts, SimDuration, SimError,
+        SimResult, SimTime, Task, TaskId, Tensor, Tile, WaitCmp, World, bf16, f16,
     };
 }

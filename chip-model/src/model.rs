@@ -116,7 +116,11 @@ fn sdma(c: &SdmaConfig) -> Result<SdmaParams, ChipConfigError> {
         return Err(err("sdma.queue_depth", c.queue_depth, "a channel must hold at least one descriptor"));
     }
     if c.max_descriptor_bytes == 0 {
-        return Err(err("sdma.max_descriptor_bytes", c.max_descriptor_bytes, "a descriptor must move at least one byte"));
+        return Err(err(
+            "sdma.max_descriptor_bytes",
+            c.max_descriptor_bytes,
+            "a descriptor must move at least one byte",
+        ));
     }
     Ok(SdmaParams {
         channels: c.channels,

@@ -34,7 +34,7 @@ pub mod time;
 pub mod trace;
 pub mod world;
 
-pub use crate::core::{CopyOpts, Core, DeferCond, Ops, block_on};
+pub use crate::core::{CopyOpts, Core, DeferCond, Ops, SdmaHandle, SdmaOpts, block_on};
 pub use check::{CheckOptions, CheckReport, Finding, FindingKind};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};

@@ -18,5 +18,6 @@ mod presets;
 mod primitives;
 mod programs;
 mod run_options;
+mod sdma;
 mod timing;
 mod timing_props;

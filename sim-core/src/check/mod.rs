@@ -19,8 +19,8 @@ mod vclock;
 mod world;
 
 pub(crate) use access::Op;
-pub(crate) use sdma::SdmaClock;
 pub use finding::{Finding, FindingKind, Site};
+pub(crate) use sdma::SdmaClock;
 pub(crate) use shadow::Who;
 pub use world::{CheckOptions, CheckReport, deadlock_findings};
 

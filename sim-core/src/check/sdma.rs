@@ -6,10 +6,10 @@
 //! therefore does not order the transfer's bytes for the receiver: the checker reports the
 //! race, whether or not the bytes happened to land first.
 
+use super::Checker;
 use super::access::Op;
 use super::shadow::Who;
 use super::vclock::{Epoch, VClock};
-use super::Checker;
 use crate::engine::request::Place;
 use std::sync::Arc;
 

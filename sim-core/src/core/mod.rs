@@ -13,6 +13,7 @@ mod ops;
 pub use copy::CopyOpts;
 pub use link::block_on;
 pub(crate) use link::{Link, Mailbox};
+pub use ops::sdma::{SdmaHandle, SdmaOpts};
 pub use ops::{DeferCond, Ops};
 
 use crate::error::{SimError, SimResult};

@@ -8,6 +8,8 @@
 //! when the scheduler has applied them, posted ones (`store`, `remote_store`, `notify`)
 //! return at once.
 
+pub(super) mod sdma;
+
 use super::copy::{CopyOpts, chunk_places};
 use super::link::Link;
 use crate::dtype::DType;
@@ -41,6 +43,8 @@ pub struct Ops {
     lane: usize,
     /// The source location of the `Core` call being served (for checker reports).
     pub(crate) caller: Option<&'static Location<'static>>,
+    /// SDMA transfers posted and not yet waited (see `ops/sdma.rs`).
+    sdma: sdma::SdmaState,
 }
 
 impl Ops {
@@ -52,7 +56,18 @@ impl Ops {
         block: usize,
         lane: usize,
     ) -> Ops {
-        Ops { link, clock, ctx, block, chip, error: None, deferred: false, lane, caller: None }
+        Ops {
+            link,
+            clock,
+            ctx,
+            block,
+            chip,
+            error: None,
+            deferred: false,
+            lane,
+            caller: None,
+            sdma: Default::default(),
+        }
     }
 
     /// This chip's dense rank in the dispatch's comm domain (`pld.rank`); the world rank when
@@ -610,7 +625,10 @@ impl Ops {
     }
 
     /// Ends the block: reports the kernel's result (or its first recorded error).
-    pub(crate) fn finish(self, result: Result<SimResult<()>, String>) {
+    pub(crate) fn finish(mut self, result: Result<SimResult<()>, String>) {
+        if let Some(msg) = self.sdma_finish() {
+            self.error("wait_async", msg);
+        }
         let result = match result {
             Err(msg) => {
                 Err(SimError::KernelPanic { site: self.ctx.site(self.block), time: format!("{}", self.clock), msg })

@@ -213,7 +213,8 @@ impl Engine {
         let Some(d) = self.sdma.descs[i].as_ref() else { return };
         if d.get {
             let channel = ch - self.chip_of(d.actor) * self.sdma.params.as_ref().map_or(1, |p| p.channels);
-            let route = Route { kind: PathKind::SdmaRequest, chip: self.chip_of(d.actor), core: channel, peer: d.src.chip };
+            let route =
+                Route { kind: PathKind::SdmaRequest, chip: self.chip_of(d.actor), core: channel, peer: d.src.chip };
             let end = FlowEnd::Event(Event::Sdma(SdmaEvent::RemoteRead { desc: i }));
             self.start_flow(key, route, 0, key.time, None, end);
         } else {
