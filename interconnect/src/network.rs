@@ -179,10 +179,13 @@ impl NetworkModel {
                 path.extend([self.port(peer), self.hbm(peer)]);
             }
             PathKind::SdmaRequest => path.extend(self.links(chip, peer)),
+            // The channel paces the pull right after the source HBM: booked after the port, a
+            // channel about as fast as the links would not overlap its packets with theirs
+            // (the port compresses each packet to its end) and would halve the rate.
             PathKind::SdmaGet => {
-                path.push(self.hbm(peer));
+                path.extend([self.hbm(peer), self.sdma(chip, core)]);
                 path.extend(self.links(peer, chip));
-                path.extend([self.port(chip), self.sdma(chip, core), self.hbm(chip)]);
+                path.extend([self.port(chip), self.hbm(chip)]);
             }
         }
         path.into_iter().flatten().collect()

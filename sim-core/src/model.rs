@@ -96,9 +96,9 @@ pub enum PathKind {
     /// The request packet of an SDMA get (0 bytes, `core` is the channel): the links of the
     /// route to the peer.
     SdmaRequest,
-    /// An SDMA get's data (`core` is the channel): the peer's HBM, the links of the route
-    /// back, this chip's ingress port, the channel, this chip's HBM (HBM, channel, HBM when
-    /// `peer == chip`).
+    /// An SDMA get's data (`core` is the channel): the peer's HBM, this chip's channel (it
+    /// paces the pull), the links of the route back, this chip's ingress port, this chip's HBM
+    /// (HBM, channel, HBM when `peer == chip`).
     SdmaGet,
 }
 

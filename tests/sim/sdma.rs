@@ -382,3 +382,35 @@ fn a_notify_before_wait_async_does_not_order_the_data_and_the_checker_finds_the_
     let ops: Vec<&str> = f.sites.iter().map(|s| s.op.as_str()).collect();
     assert!(ops.contains(&"put_async") && ops.contains(&"load"), "{ops:?}");
 }
+
+/// pto-isa's TGET_ASYNC device ticks (20 ns) by size in KB, T3 of hw-params.md.
+const T3: [(usize, f64); 6] =
+    [(4, 136.51), (16, 161.40), (64, 277.25), (256, 745.54), (1024, 2624.24), (4096, 10273.68)];
+
+#[test]
+fn a2a3_get_async_tracks_the_measured_tget_async_within_ten_percent() {
+    for (kb, ticks) in T3 {
+        let cols = kb * 256;
+        let mut w = Config::default_preset().world().unwrap();
+        let dom = w.world_domain("comm_d0").unwrap();
+        let data = w.alloc_window(&dom, "data", DType::F32, &[2, cols]).unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        let k = Dispatch::kernel("t3", 1, move |core| {
+            for _ in 0..2 {
+                let t0 = core.now().as_ps();
+                let h = core.get_async(&data, 1, &data, &row(cols))?;
+                core.wait_async(h)?;
+                l.lock().push(core.now().as_ps() - t0);
+            }
+            Ok(())
+        });
+        w.dispatch(0, k.in_domain(&dom)).unwrap();
+        w.run().unwrap();
+        let v = log.lock().clone();
+        // The first use of the channel pays the 92 us cold start, the second does not.
+        assert_eq!(v[0] - v[1], 92_000 * NS, "{kb} KB");
+        let model = v[1] as f64 / 20_000.0;
+        assert!((model / ticks - 1.0).abs() < 0.10, "{kb} KB: model {model:.2} ticks vs T3 {ticks}");
+    }
+}

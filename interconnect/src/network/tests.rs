@@ -73,7 +73,7 @@ fn sdma_paths_cross_the_channel_and_both_hbms() {
     };
     assert_eq!(path(PathKind::SdmaPut, 1), ["hbm 0", "sdma 0.2", "link 0->1", "port 1", "hbm 1"]);
     assert_eq!(path(PathKind::SdmaRequest, 1), ["link 0->1"]);
-    assert_eq!(path(PathKind::SdmaGet, 1), ["hbm 1", "link 1->0", "port 0", "sdma 0.2", "hbm 0"]);
+    assert_eq!(path(PathKind::SdmaGet, 1), ["hbm 1", "sdma 0.2", "link 1->0", "port 0", "hbm 0"]);
     assert_eq!(path(PathKind::SdmaPut, 0), ["hbm 0", "sdma 0.2", "hbm 0"]);
     assert_eq!(path(PathKind::SdmaGet, 0), ["hbm 0", "sdma 0.2", "hbm 0"]);
     // Chip 1's resources come after chip 0's channels; a channel out of range is left out.
