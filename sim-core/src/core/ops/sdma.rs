@@ -42,6 +42,21 @@ impl SdmaOpts {
 }
 
 /// A posted SDMA transfer. Not `Clone`: [`Ops::wait_async`] consumes it, so it is waited once.
+///
+/// ```compile_fail
+/// # use sim_core::{Core, SdmaHandle, SimResult};
+/// fn twice(core: &mut Core, h: SdmaHandle) -> SimResult<()> {
+///     core.wait_async(h)?;
+///     core.wait_async(h) // the handle was moved into the first wait
+/// }
+/// ```
+///
+/// ```compile_fail
+/// # use sim_core::SdmaHandle;
+/// fn copy(h: &SdmaHandle) -> SdmaHandle {
+///     h.clone() // SdmaHandle is not Clone
+/// }
+/// ```
 #[must_use = "an SDMA transfer must be waited with wait_async"]
 #[derive(Debug)]
 pub struct SdmaHandle {
