@@ -144,6 +144,8 @@ impl Config {
             mte2: chip.dma_rate(DmaDir::GmToUb),
             mte3: chip.dma_rate(DmaDir::UbToGm),
             hbm: chip.hbm_rate(),
+            sdma_channels: chip.sdma().map_or(0, |s| s.channels),
+            sdma: chip.sdma().and_then(|s| s.rate),
         })
     }
 

@@ -43,7 +43,7 @@ pub use sim_core;
 pub mod prelude {
     pub use sim_core::{
         AtomicType, Axis, CheckOptions, CheckReport, CopyOpts, Core, DType, DeferCond, Dispatch, Domain, DomainOptions,
-        Finding, FindingKind, NotifyOp, Ops, Pipe, ReduceOp, RoundMode, RunReport, SimDuration, SimError, SimResult,
-        SimTime, Task, TaskId, Tensor, Tile, TileLoad, WaitCmp, World, bf16, f16,
+        Finding, FindingKind, NotifyOp, Ops, Pipe, ReduceOp, RoundMode, RunReport, SdmaHandle, SdmaOpts, SimDuration,
+        SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile, TileLoad, WaitCmp, World, bf16, f16,
     };
 }

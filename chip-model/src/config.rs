@@ -42,6 +42,32 @@ pub struct ChipConfig {
     pub dma: DmaConfig,
     /// The vector unit.
     pub vector: VectorConfig,
+    /// SDMA copy engines (`[chip.sdma]`); absent: the chip has none and `put_async` /
+    /// `get_async` are errors.
+    #[serde(default)]
+    pub sdma: Option<SdmaConfig>,
+}
+
+/// The chip's SDMA copy engines: channels that move GM to GM (local or a peer's) without UB.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SdmaConfig {
+    /// Channels (channel groups) per chip.
+    pub channels: usize,
+    /// Sustained rate of one channel in GB/s (`inf`: unlimited).
+    pub channel_gbps: f64,
+    /// Core-side cost of posting one transfer (descriptors and doorbell), in ns.
+    pub issue_ns: f64,
+    /// Channel-side cost of each descriptor before its first byte moves, in ns.
+    pub descriptor_ns: f64,
+    /// Largest descriptor in bytes; a longer transfer is split into several.
+    pub max_descriptor_bytes: u64,
+    /// Descriptors one channel holds (queued or in progress) at once.
+    pub queue_depth: usize,
+    /// Cost of one completion poll (`test_async`, `wait_async`), in ns.
+    pub poll_ns: f64,
+    /// Extra delay of each channel's first descriptor in a run (cold start), in ns.
+    pub cold_start_ns: f64,
 }
 
 /// The two DMA directions of one core.

@@ -9,5 +9,5 @@
 mod config;
 mod model;
 
-pub use config::{ChipConfig, DmaConfig, DmaPathConfig, ElemsPerCycle, VectorConfig};
+pub use config::{ChipConfig, DmaConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig, VectorConfig};
 pub use model::{ChipConfigError, ChipModel};

@@ -1,8 +1,8 @@
 //! The validated chip model: configured floats are converted once to integer picoseconds and
 //! bytes per second.
 
-use crate::config::{ChipConfig, DmaPathConfig, ElemsPerCycle};
-use sim_core::{Bandwidth, ChipTiming, DType, DmaDir, Frequency, SimDuration};
+use crate::config::{ChipConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig};
+use sim_core::{Bandwidth, ChipTiming, DType, DmaDir, Frequency, SdmaParams, SimDuration};
 use thiserror::Error;
 
 /// A `[chip]` value that cannot describe a chip.
@@ -45,6 +45,7 @@ pub struct ChipModel {
     dispatch_launch: SimDuration,
     task_start: SimDuration,
     bf16_atomic_add: bool,
+    sdma: Option<SdmaParams>,
 }
 
 impl ChipModel {
@@ -84,6 +85,7 @@ impl ChipModel {
             dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
             task_start: ns("task_start_ns", c.task_start_ns)?,
             bf16_atomic_add: c.bf16_atomic_add,
+            sdma: c.sdma.as_ref().map(sdma).transpose()?,
         })
     }
 
@@ -106,6 +108,32 @@ fn rate(key: &str, gbps: f64) -> Result<Option<Bandwidth>, ChipConfigError> {
         return Ok(None);
     }
     Bandwidth::from_gbps_f64(gbps).map(Some).ok_or_else(|| err(key, gbps, "must be a positive rate in GB/s, or inf"))
+}
+
+fn sdma(c: &SdmaConfig) -> Result<SdmaParams, ChipConfigError> {
+    if c.channels == 0 || c.channels > 1024 {
+        return Err(err("sdma.channels", c.channels, "must be in 1..=1024 (or leave out [chip.sdma] for no SDMA)"));
+    }
+    if c.queue_depth == 0 {
+        return Err(err("sdma.queue_depth", c.queue_depth, "a channel must hold at least one descriptor"));
+    }
+    if c.max_descriptor_bytes == 0 {
+        return Err(err(
+            "sdma.max_descriptor_bytes",
+            c.max_descriptor_bytes,
+            "a descriptor must move at least one byte",
+        ));
+    }
+    Ok(SdmaParams {
+        channels: c.channels,
+        rate: rate("sdma.channel_gbps", c.channel_gbps)?,
+        issue: ns("sdma.issue_ns", c.issue_ns)?,
+        descriptor: ns("sdma.descriptor_ns", c.descriptor_ns)?,
+        max_descriptor_bytes: c.max_descriptor_bytes,
+        queue_depth: c.queue_depth,
+        poll: ns("sdma.poll_ns", c.poll_ns)?,
+        cold_start: ns("sdma.cold_start_ns", c.cold_start_ns)?,
+    })
 }
 
 fn dma_path(key: &str, p: &DmaPathConfig) -> Result<DmaPath, ChipConfigError> {
@@ -192,6 +220,10 @@ impl ChipTiming for ChipModel {
     fn task_start(&self) -> SimDuration {
         self.task_start
     }
+
+    fn sdma(&self) -> Option<&SdmaParams> {
+        self.sdma.as_ref()
+    }
 }
 
 #[cfg(test)]
@@ -223,7 +255,49 @@ mod tests {
                 fixed_cycles: 10,
                 elems_per_cycle: ElemsPerCycle { f32: 64, f16: 128, bf16: 128, i32: 64, i16: 128, i8: 256 },
             },
+            sdma: None,
         }
+    }
+
+    fn sdma_config() -> SdmaConfig {
+        SdmaConfig {
+            channels: 4,
+            channel_gbps: 20.0,
+            issue_ns: 50.0,
+            descriptor_ns: 1000.0,
+            max_descriptor_bytes: 1 << 20,
+            queue_depth: 8,
+            poll_ns: 100.0,
+            cold_start_ns: 92_000.0,
+        }
+    }
+
+    #[test]
+    fn sdma_is_optional_and_validated_by_key() {
+        assert_eq!(ChipModel::from_config(&config()).unwrap().sdma(), None);
+        let mut c = config();
+        c.sdma = Some(sdma_config());
+        let m = ChipModel::from_config(&c).unwrap();
+        let s = m.sdma().unwrap();
+        assert_eq!((s.channels, s.queue_depth, s.max_descriptor_bytes), (4, 8, 1 << 20));
+        assert_eq!(s.rate, Bandwidth::from_gbps_f64(20.0));
+        assert_eq!(s.descriptor, SimDuration::from_ns(1000));
+        assert_eq!(s.cold_start, SimDuration::from_ns(92_000));
+        let bad = |f: fn(&mut SdmaConfig)| {
+            let mut c = config();
+            let mut s = sdma_config();
+            f(&mut s);
+            c.sdma = Some(s);
+            ChipModel::from_config(&c).unwrap_err().to_string()
+        };
+        assert!(bad(|s| s.channels = 0).starts_with("chip.sdma.channels = 0"));
+        assert!(bad(|s| s.queue_depth = 0).starts_with("chip.sdma.queue_depth = 0"));
+        assert!(bad(|s| s.max_descriptor_bytes = 0).starts_with("chip.sdma.max_descriptor_bytes = 0"));
+        assert!(bad(|s| s.channel_gbps = -1.0).starts_with("chip.sdma.channel_gbps = -1"));
+        assert!(bad(|s| s.descriptor_ns = f64::NAN).starts_with("chip.sdma.descriptor_ns = NaN"));
+        assert!(bad(|s| s.cold_start_ns = -5.0).starts_with("chip.sdma.cold_start_ns = -5"));
+        assert!(bad(|s| s.poll_ns = -5.0).starts_with("chip.sdma.poll_ns"));
+        assert!(bad(|s| s.issue_ns = -5.0).starts_with("chip.sdma.issue_ns"));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub fn describe(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<St
         gbps(chip.mte3),
         gbps(chip.hbm)
     );
+    if chip.sdma_channels > 0 {
+        let _ = writeln!(out, "sdma: {} channels per chip, {} each", chip.sdma_channels, gbps(chip.sdma));
+    }
     Ok(out)
 }
 

@@ -22,23 +22,28 @@ pub struct ChipPaths {
     pub mte3: Option<Bandwidth>,
     /// Rate of each chip's HBM (shared by all its cores and all incoming traffic).
     pub hbm: Option<Bandwidth>,
+    /// SDMA channels per chip (0: none) and the rate of each.
+    pub sdma_channels: usize,
+    pub sdma: Option<Bandwidth>,
 }
 
 impl ChipPaths {
-    /// `cores` cores whose engines and HBM never limit the rate.
+    /// `cores` cores whose engines and HBM never limit the rate, and no SDMA channels.
     pub fn unlimited(cores: usize) -> ChipPaths {
-        ChipPaths { cores, mte2: None, mte3: None, hbm: None }
+        ChipPaths { cores, mte2: None, mte3: None, hbm: None, sdma_channels: 0, sdma: None }
     }
 }
 
 /// The machine's data paths, implementing [`Network`]. Resources are numbered chip by chip
-/// (`hbm c`, `port c`, `mte2 c.0..`, `mte3 c.0..`), then the topology's links in its order.
+/// (`hbm c`, `port c`, `mte2 c.0..`, `mte3 c.0..`, `sdma c.0..`), then the topology's links in
+/// its order.
 #[derive(Debug)]
 pub struct NetworkModel {
     packet_bytes: u64,
     relaxed: bool,
     ranks: usize,
     cores: usize,
+    sdma_channels: usize,
     topology: Topology,
     resources: Vec<Resource>,
     paths: Vec<Vec<u32>>,
@@ -61,7 +66,7 @@ impl NetworkModel {
         let port = cfg.port()?;
         let topology = Topology::new(cfg, ranks)?;
         let count = ranks
-            .checked_mul(chip.cores.saturating_mul(2).saturating_add(2))
+            .checked_mul(chip.cores.saturating_mul(2).saturating_add(2).saturating_add(chip.sdma_channels))
             .and_then(|n| n.checked_add(topology.links().len()))
             .filter(|&n| u32::try_from(n).is_ok());
         if count.is_none() {
@@ -78,13 +83,17 @@ impl NetworkModel {
             for k in 0..chip.cores {
                 resources.push(Resource::new(format!("mte3 {c}.{k}"), c, chip.mte3, SimDuration::ZERO));
             }
+            for k in 0..chip.sdma_channels {
+                resources.push(Resource::new(format!("sdma {c}.{k}"), c, chip.sdma, SimDuration::ZERO));
+            }
         }
         for l in topology.links() {
             resources.push(Resource::new(l.name(), l.chip(), l.params.rate, l.params.latency));
         }
         let (paths, ids) = (Vec::new(), BTreeMap::new());
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
-        Ok(NetworkModel { packet_bytes, relaxed, ranks, cores: chip.cores, topology, resources, paths, ids })
+        let (cores, sdma_channels) = (chip.cores, chip.sdma_channels);
+        Ok(NetworkModel { packet_bytes, relaxed, ranks, cores, sdma_channels, topology, resources, paths, ids })
     }
 
     /// The topology the links come from.
@@ -103,7 +112,7 @@ impl NetworkModel {
     }
 
     fn per_chip(&self) -> usize {
-        2 + 2 * self.cores
+        2 + 2 * self.cores + self.sdma_channels
     }
 
     /// Index of chip-side resource `offset` of `chip`, if both exist.
@@ -125,6 +134,10 @@ impl NetworkModel {
 
     fn mte3(&self, chip: usize, core: usize) -> Option<u32> {
         (core < self.cores).then(|| self.chip_res(chip, 2 + self.cores + core)).flatten()
+    }
+
+    fn sdma(&self, chip: usize, channel: usize) -> Option<u32> {
+        (channel < self.sdma_channels).then(|| self.chip_res(chip, 2 + 2 * self.cores + channel)).flatten()
     }
 
     /// The link resources from chip `a` to chip `b`.
@@ -155,6 +168,24 @@ impl NetworkModel {
             PathKind::Signal => {
                 path.extend(self.links(chip, peer));
                 path.push(self.port(peer));
+            }
+            // A local SDMA copy reads and writes the same HBM and crosses no port.
+            PathKind::SdmaPut | PathKind::SdmaGet if peer == chip => {
+                path.extend([self.hbm(chip), self.sdma(chip, core), self.hbm(chip)]);
+            }
+            PathKind::SdmaPut => {
+                path.extend([self.hbm(chip), self.sdma(chip, core)]);
+                path.extend(self.links(chip, peer));
+                path.extend([self.port(peer), self.hbm(peer)]);
+            }
+            PathKind::SdmaRequest => path.extend(self.links(chip, peer)),
+            // The channel paces the pull right after the source HBM: booked after the port, a
+            // channel about as fast as the links would not overlap its packets with theirs
+            // (the port compresses each packet to its end) and would halve the rate.
+            PathKind::SdmaGet => {
+                path.extend([self.hbm(peer), self.sdma(chip, core)]);
+                path.extend(self.links(peer, chip));
+                path.extend([self.port(chip), self.hbm(chip)]);
             }
         }
         path.into_iter().flatten().collect()

@@ -49,6 +49,31 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn dispatch_launch(&self) -> SimDuration;
     /// Time from a task being placed on a core to its kernel starting (task pickup).
     fn task_start(&self) -> SimDuration;
+    /// The chip's SDMA copy engines, if it has any configured (`[chip.sdma]`).
+    fn sdma(&self) -> Option<&SdmaParams> {
+        None
+    }
+}
+
+/// The chip's SDMA copy engines (`[chip.sdma]`): channels that move GM to GM without UB.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SdmaParams {
+    /// Channels per chip; a transfer uses one (block index modulo channels by default).
+    pub channels: usize,
+    /// Sustained rate of one channel (`None`: unlimited).
+    pub rate: Option<Bandwidth>,
+    /// Core-side cost of posting one transfer (writing its descriptors, ringing the doorbell).
+    pub issue: SimDuration,
+    /// Channel-side cost of one descriptor before its first byte moves.
+    pub descriptor: SimDuration,
+    /// Largest descriptor; a longer transfer is split into several.
+    pub max_descriptor_bytes: u64,
+    /// Descriptors a channel holds (queued or in progress) at once.
+    pub queue_depth: usize,
+    /// Cost of one completion poll (`test_async`, and `wait_async` on completion).
+    pub poll: SimDuration,
+    /// Extra delay of a channel's first descriptor in a run (cold start).
+    pub cold_start: SimDuration,
 }
 
 /// What a flow of bytes carries, which decides the resources it crosses (see [`Network`]).
@@ -68,6 +93,16 @@ pub enum PathKind {
     RemoteRead,
     /// A notify to a peer (a 4-byte atomic): the links of the route, the peer's ingress port.
     Signal,
+    /// An SDMA put (`core` is the channel): this chip's HBM, the channel, the links of the
+    /// route, the peer's ingress port, the peer's HBM (HBM, channel, HBM when `peer == chip`).
+    SdmaPut,
+    /// The request packet of an SDMA get (0 bytes, `core` is the channel): the links of the
+    /// route to the peer.
+    SdmaRequest,
+    /// An SDMA get's data (`core` is the channel): the peer's HBM, this chip's channel (it
+    /// paces the pull), the links of the route back, this chip's ingress port, this chip's HBM
+    /// (HBM, channel, HBM when `peer == chip`).
+    SdmaGet,
 }
 
 /// The endpoints of a flow: core `core` of chip `chip` talks to chip `peer` (`peer == chip`

@@ -20,6 +20,7 @@ mod presets;
 mod primitives;
 mod programs;
 mod run_options;
+mod sdma;
 mod tile_ops;
 mod timing;
 mod timing_props;

@@ -16,7 +16,13 @@ fn two_node() -> FabricConfig {
 }
 
 fn chip() -> ChipPaths {
-    ChipPaths { cores: 48, mte2: Bandwidth::from_gbps_f64(265.38), mte3: Bandwidth::from_gbps_f64(30.27), hbm: None }
+    ChipPaths {
+        cores: 48,
+        mte2: Bandwidth::from_gbps_f64(265.38),
+        mte3: Bandwidth::from_gbps_f64(30.27),
+        hbm: None,
+        ..ChipPaths::unlimited(48)
+    }
 }
 
 #[test]

@@ -64,6 +64,25 @@ fn paths_follow_path_kind() {
 }
 
 #[test]
+fn sdma_paths_cross_the_channel_and_both_hbms() {
+    let chip = ChipPaths { sdma_channels: 3, ..ChipPaths::unlimited(2) };
+    let mut m = model(mesh(10.0, 500.0), 2, chip);
+    let mut path = |kind, peer| {
+        let id = m.path(&route(kind, 0, 2, peer));
+        names(&m, id)
+    };
+    assert_eq!(path(PathKind::SdmaPut, 1), ["hbm 0", "sdma 0.2", "link 0->1", "port 1", "hbm 1"]);
+    assert_eq!(path(PathKind::SdmaRequest, 1), ["link 0->1"]);
+    assert_eq!(path(PathKind::SdmaGet, 1), ["hbm 1", "sdma 0.2", "link 1->0", "port 0", "hbm 0"]);
+    assert_eq!(path(PathKind::SdmaPut, 0), ["hbm 0", "sdma 0.2", "hbm 0"]);
+    assert_eq!(path(PathKind::SdmaGet, 0), ["hbm 0", "sdma 0.2", "hbm 0"]);
+    // Chip 1's resources come after chip 0's channels; a channel out of range is left out.
+    assert_eq!(path(PathKind::SdmaPut, 1).len(), 5);
+    let id = m.path(&route(PathKind::SdmaPut, 1, 3, 0));
+    assert_eq!(names(&m, id), ["hbm 1", "link 1->0", "port 0", "hbm 0"]);
+}
+
+#[test]
 fn paths_are_cached_and_resources_named_by_chip() {
     let mut m = model(mesh(10.0, 500.0), 3, ChipPaths::unlimited(2));
     let a = write(&mut m, 0, 1, 2);
@@ -269,7 +288,7 @@ proptest! {
         hbm in prop::option::of(1u64..50),
     ) {
         let (a, b, c) = (a % n, b % n, c % n);
-        let chip = ChipPaths { cores: 2, mte2: gbps(20), mte3: gbps(15), hbm: hbm.and_then(gbps) };
+        let chip = ChipPaths { cores: 2, mte2: gbps(20), mte3: gbps(15), hbm: hbm.and_then(gbps), ..ChipPaths::unlimited(2) };
         let probe = |bytes: u64| {
             let mut m = NetworkModel::new(&cfg(topology.clone(), 30.0), n, &chip).unwrap();
             let other = m.path(&route(PathKind::RemoteWrite, c, 1, b));

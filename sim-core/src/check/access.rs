@@ -1,8 +1,8 @@
 //! Data accesses: reads are checked when they read memory, writes when they land; writes in
 //! flight are remembered so a read ordered after one that has not landed yet is caught.
 
-use super::shadow::{Access, Kind, View};
-use super::vclock::VClock;
+use super::shadow::{Access, Kind, View, Who};
+use super::vclock::{Epoch, VClock};
 use super::{Checker, Finding, FindingKind, site};
 use crate::engine::request::{MemKey, Place};
 use crate::time::SimTime;
@@ -45,20 +45,26 @@ impl Checker {
     /// `actor` reads `src` now.
     pub(crate) fn read(&mut self, actor: usize, src: &Place, op: Op) {
         let Some(s) = self.strand(actor) else { return };
+        let (epoch, vc, who) = (s.epoch(), s.vc.clone(), s.who.clone());
+        self.read_as(epoch, vc, who, src, op);
+    }
+
+    /// A read of `src` now by the access `epoch` with clock `vc` (a strand, or an SDMA
+    /// transfer's own clock).
+    pub(super) fn read_as(&mut self, epoch: Epoch, vc: Arc<VClock>, who: Who, src: &Place, op: Op) {
         if self.cells.any_known(src.mem, &src.region.runs) {
             return;
         }
         let acc = Arc::new(Access {
-            epoch: s.epoch(),
-            vc: s.vc.clone(),
+            epoch,
+            vc: vc.clone(),
             kind: Kind::Read,
-            who: s.who.clone(),
+            who,
             op: op.name,
             view: view(src),
             time: op.time,
             location: op.location,
         });
-        let vc = s.vc.clone();
         let stale: Vec<Finding> = self.access.overtaken(src, &vc).map(|w| stale_read(&acc, w, src)).collect();
         for f in stale {
             self.report(f);
@@ -74,17 +80,31 @@ impl Checker {
     /// `actor` issues a write to `dst`; returns the id its landing reports (0 = untracked).
     pub(crate) fn write_issue(&mut self, actor: usize, dst: &Place, atomic: bool, op: Op) -> u64 {
         let Some(s) = self.strand(actor) else { return 0 };
+        let (epoch, vc, who) = (s.epoch(), s.vc.clone(), s.who.clone());
+        self.write_as(epoch, vc, who, dst, atomic, op)
+    }
+
+    /// A write to `dst` issued now by the access `epoch` with clock `vc`; returns its id.
+    pub(super) fn write_as(
+        &mut self,
+        epoch: Epoch,
+        vc: Arc<VClock>,
+        who: Who,
+        dst: &Place,
+        atomic: bool,
+        op: Op,
+    ) -> u64 {
         let acc = Arc::new(Access {
-            epoch: s.epoch(),
-            vc: s.vc.clone(),
+            epoch,
+            vc: vc.clone(),
             kind: if atomic { Kind::Atomic } else { Kind::Write },
-            who: s.who.clone(),
+            who,
             op: op.name,
             view: view(dst),
             time: op.time,
             location: op.location,
         });
-        let w = InFlight { mem: dst.mem, chip: dst.chip, runs: dst.region.runs.clone(), acc, vc: s.vc.clone() };
+        let w = InFlight { mem: dst.mem, chip: dst.chip, runs: dst.region.runs.clone(), acc, vc };
         self.access.next += 1;
         let id = self.access.next;
         self.access.mem_of.insert(id, dst.mem);

@@ -13,12 +13,14 @@ mod access;
 mod cells;
 mod finding;
 mod lanes;
+mod sdma;
 mod shadow;
 mod vclock;
 mod world;
 
 pub(crate) use access::Op;
 pub use finding::{Finding, FindingKind, Site};
+pub(crate) use sdma::SdmaClock;
 pub(crate) use shadow::Who;
 pub use world::{CheckOptions, CheckReport, deadlock_findings};
 

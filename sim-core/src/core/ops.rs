@@ -8,6 +8,8 @@
 //! when the scheduler has applied them, posted ones (`store`, `remote_store`, `notify`)
 //! return at once.
 
+pub(super) mod sdma;
+
 use super::copy::{CopyOpts, chunk_places};
 use super::link::Link;
 use super::pipes::{Pipe, Pipes};
@@ -45,6 +47,8 @@ pub struct Ops {
     pub(crate) caller: Option<&'static Location<'static>>,
     /// Pipe occupancy, flags and loads in flight (see `pipes.rs`).
     pub(super) pipes: Pipes,
+    /// SDMA transfers posted and not yet waited (see `ops/sdma.rs`).
+    sdma: sdma::SdmaState,
 }
 
 impl Ops {
@@ -56,7 +60,19 @@ impl Ops {
         block: usize,
         lane: usize,
     ) -> Ops {
-        Ops { link, clock, ctx, block, chip, error: None, deferred: false, lane, caller: None, pipes: Pipes::default() }
+        Ops {
+            link,
+            clock,
+            ctx,
+            block,
+            chip,
+            error: None,
+            deferred: false,
+            lane,
+            caller: None,
+            pipes: Pipes::default(),
+            sdma: Default::default(),
+        }
     }
 
     /// This chip's dense rank in the dispatch's comm domain (`pld.rank`); the world rank when
@@ -707,9 +723,12 @@ impl Ops {
 
     /// Ends the block: reports the kernel's result (or its first recorded error) once the
     /// vector pipe has drained (stores drain in the scheduler, which ends a block only when
-    /// its writes have landed).
+    /// its writes have landed); an SDMA transfer never waited is an error.
     pub(crate) fn finish(mut self, result: Result<SimResult<()>, String>) {
         self.clock = self.clock.max(self.pipes.vector_free);
+        if let Some(msg) = self.sdma_finish() {
+            self.error("wait_async", msg);
+        }
         let result = match result {
             Err(msg) => {
                 Err(SimError::KernelPanic { site: self.ctx.site(self.block), time: format!("{}", self.clock), msg })

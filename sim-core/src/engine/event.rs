@@ -44,6 +44,8 @@ pub(crate) enum Event {
     DispatchStart { chip: usize },
     /// A deferred condition of a task became true (after the scheduler's poll).
     DeferredReady { chip: usize, task: usize },
+    /// A step of an SDMA transfer (see `sdma.rs`).
+    Sdma(super::sdma::SdmaEvent),
 }
 
 /// How a write in flight is known: its place in its writer's issue order, and the checker's

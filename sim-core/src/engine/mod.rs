@@ -15,6 +15,7 @@ mod loads;
 pub(crate) mod request;
 mod scalar;
 mod sched;
+mod sdma;
 pub(crate) mod signals;
 mod tracer;
 mod visibility;
@@ -102,6 +103,8 @@ pub(crate) struct Engine {
     vis: visibility::Visibility,
     /// Asynchronous loads whose bytes are not collected yet (see `loads.rs`).
     loads: loads::Loads,
+    /// SDMA channels and transfers in progress (see `sdma.rs`).
+    sdma: sdma::Sdma,
 }
 
 impl Engine {
@@ -144,6 +147,7 @@ impl Engine {
             checker: options.check.then(|| Checker::new(world * cores, world)),
             vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
             loads: loads::Loads::default(),
+            sdma: sdma::Sdma::new(world, chip.sdma()),
             chip,
         }
     }
@@ -315,6 +319,7 @@ impl Engine {
             Event::CopyStored { job } => self.copy_stored(key, job),
             Event::DispatchStart { chip } => self.start_dispatch(chip, key.time),
             Event::DeferredReady { chip, task } => self.deferred_ready(chip, task, key.time),
+            Event::Sdma(e) => self.sdma_event(key, e),
         }
     }
 
@@ -450,6 +455,9 @@ impl Engine {
                 self.loads.end_block(actor);
                 self.finish_when_landed(t, actor, result)
             }
+            Request::Sdma(spec) => self.sdma_submit(key, actor, spec, resume),
+            Request::SdmaTest { id } => self.sdma_test(key, actor, id),
+            Request::SdmaWait { id } => self.sdma_wait(key, actor, id),
         }
     }
 

@@ -57,6 +57,20 @@ pub(crate) struct CopySpec {
     pub(crate) caller: Caller,
 }
 
+/// An SDMA transfer (`put_async` / `get_async`): descriptors run in order on one channel.
+#[derive(Clone, Debug)]
+pub(crate) struct SdmaSpec {
+    /// The transfer's number on its core (the handle's id).
+    pub(crate) id: u64,
+    pub(crate) channel: usize,
+    /// Per descriptor: (source place, destination place).
+    pub(crate) descs: Vec<(Place, Place)>,
+    /// A get: each descriptor first sends a request to the source's chip.
+    pub(crate) get: bool,
+    pub(crate) op: &'static str,
+    pub(crate) caller: Caller,
+}
+
 /// What an actor asks the scheduler to do at its local time.
 #[derive(Debug)]
 pub(crate) enum Request {
@@ -94,6 +108,12 @@ pub(crate) enum Request {
     Note { name: &'static str, start: SimTime, end: SimTime },
     /// Posted: the actor's block has finished (or failed).
     Finish { result: Result<(), SimError> },
+    /// Posted: an SDMA transfer; the channel takes it at the request's `resume` time.
+    Sdma(SdmaSpec),
+    /// Blocking (briefly): whether SDMA transfer `id` of the actor has completed.
+    SdmaTest { id: u64 },
+    /// Blocking: until SDMA transfer `id` of the actor has completed.
+    SdmaWait { id: u64 },
 }
 
 impl Request {
@@ -109,6 +129,8 @@ impl Request {
                 | Request::Test { .. }
                 | Request::DeferWait { .. }
                 | Request::Fence
+                | Request::SdmaTest { .. }
+                | Request::SdmaWait { .. }
         )
     }
 }
@@ -120,7 +142,7 @@ pub(crate) enum Reply {
     Data(Vec<u8>),
     /// The operation completed.
     Done,
-    /// The answer of a test.
+    /// A yes/no answer: a signal test or an SDMA completion poll.
     Flag(bool),
     /// The operation was refused.
     Err(SimError),

@@ -1,0 +1,260 @@
+//! `put_async` / `get_async` / `test_async` / `wait_async`: copies by the chip's SDMA engines
+//! (`[chip.sdma]`), GM to GM without UB (pto-isa's TPUT_ASYNC / TGET_ASYNC). Posting costs the
+//! core `chip.sdma.issue_ns`; the transfer then runs on one channel (block index modulo the
+//! channels, or [`SdmaOpts::channel`]) while the core goes on. Every handle must be waited:
+//! a block that ends with a transfer it never waited fails.
+
+use super::Ops;
+use crate::core::Core;
+use crate::core::copy::{CopyOpts, chunk_places};
+use crate::engine::request::{Reply, Request, SdmaSpec};
+use crate::error::SimResult;
+use crate::tensor::Tensor;
+use std::collections::BTreeSet;
+use std::panic::Location;
+use std::sync::Arc;
+
+/// Options of `put_async` and `get_async`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SdmaOpts {
+    region: Option<(Vec<usize>, Vec<usize>, Vec<usize>)>,
+    channel: Option<usize>,
+}
+
+impl SdmaOpts {
+    /// Copy the whole tensor (shapes must match) on the block's default channel.
+    pub fn new() -> SdmaOpts {
+        SdmaOpts::default()
+    }
+
+    /// Copy the sub-region `shape` from `src_offsets` in the source to `dst_offsets` in the
+    /// destination.
+    pub fn region(mut self, dst_offsets: &[usize], src_offsets: &[usize], shape: &[usize]) -> SdmaOpts {
+        self.region = Some((dst_offsets.to_vec(), src_offsets.to_vec(), shape.to_vec()));
+        self
+    }
+
+    /// Use SDMA channel `channel` instead of `block_idx % channels`.
+    pub fn channel(mut self, channel: usize) -> SdmaOpts {
+        self.channel = Some(channel);
+        self
+    }
+}
+
+/// A posted SDMA transfer. Not `Clone`: [`Ops::wait_async`] consumes it, so it is waited once.
+///
+/// ```compile_fail
+/// # use sim_core::{Core, SdmaHandle, SimResult};
+/// fn twice(core: &mut Core, h: SdmaHandle) -> SimResult<()> {
+///     core.wait_async(h)?;
+///     core.wait_async(h) // the handle was moved into the first wait
+/// }
+/// ```
+///
+/// ```compile_fail
+/// # use sim_core::SdmaHandle;
+/// fn copy(h: &SdmaHandle) -> SdmaHandle {
+///     h.clone() // SdmaHandle is not Clone
+/// }
+/// ```
+#[must_use = "an SDMA transfer must be waited with wait_async"]
+#[derive(Debug)]
+pub struct SdmaHandle {
+    id: u64,
+    owner: Arc<()>,
+    op: &'static str,
+    channel: usize,
+    bytes: usize,
+    caller: &'static Location<'static>,
+}
+
+impl SdmaHandle {
+    /// The channel the transfer runs on.
+    pub fn channel(&self) -> usize {
+        self.channel
+    }
+
+    /// Bytes the transfer moves.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn name(&self) -> String {
+        format!(
+            "handle #{} ({} of {} bytes on channel {}, issued at {}:{})",
+            self.id,
+            self.op,
+            self.bytes,
+            self.channel,
+            self.caller.file(),
+            self.caller.line()
+        )
+    }
+}
+
+/// A core's SDMA transfers not yet waited.
+#[derive(Debug, Default)]
+pub(crate) struct SdmaState {
+    owner: Arc<()>,
+    next: u64,
+    open: BTreeSet<u64>,
+    /// (id, description) of the open handles, for the error when a block ends with them.
+    names: Vec<(u64, String)>,
+}
+
+impl Ops {
+    /// Copies local `src` into `peer`'s window `dst` with an SDMA engine (TPUT_ASYNC): no UB,
+    /// posted. The core pays `chip.sdma.issue_ns`; the bytes are read when the channel reaches
+    /// each descriptor and land when it delivers them. A notify issued before
+    /// [`Ops::wait_async`] may overtake them: wait first, then notify.
+    #[track_caller]
+    pub fn put_async(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &SdmaOpts) -> SimResult<SdmaHandle> {
+        let caller = self.caller.take().unwrap_or(Location::caller());
+        self.sdma_post("put_async", (dst, Some(peer)), (src, None), opts, caller)
+    }
+
+    /// Copies `peer`'s window `src` into local `dst` with an SDMA engine (TGET_ASYNC): a
+    /// request to the peer, then the data back through this chip's channel. Posted.
+    #[track_caller]
+    pub fn get_async(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &SdmaOpts) -> SimResult<SdmaHandle> {
+        let caller = self.caller.take().unwrap_or(Location::caller());
+        self.sdma_post("get_async", (dst, None), (src, Some(peer)), opts, caller)
+    }
+
+    /// Whether the transfer has completed (one completion poll, `chip.sdma.poll_ns`). A true
+    /// answer orders what follows after the transfer, as `wait_async` does.
+    pub async fn test_async(&mut self, handle: &SdmaHandle) -> SimResult<bool> {
+        self.live("test_async")?;
+        self.sdma_owned("test_async", handle)?;
+        match self.call(Request::SdmaTest { id: handle.id }).await? {
+            Reply::Flag(done) => Ok(done),
+            _ => self.bad("test_async", "the scheduler answered a poll without a flag".into()),
+        }
+    }
+
+    /// Resolves one completion poll after the transfer has completed (every byte landed).
+    pub async fn wait_async(&mut self, handle: SdmaHandle) -> SimResult<()> {
+        self.live("wait_async")?;
+        self.sdma_owned("wait_async", &handle)?;
+        self.sdma.open.remove(&handle.id);
+        self.sdma.names.retain(|(id, _)| *id != handle.id);
+        self.call(Request::SdmaWait { id: handle.id }).await.map(|_| ())
+    }
+
+    fn sdma_owned(&mut self, op: &'static str, h: &SdmaHandle) -> SimResult<()> {
+        if !Arc::ptr_eq(&h.owner, &self.sdma.owner) {
+            let msg = format!(
+                "{} belongs to another core or block; a transfer is tested and waited by the block that posted it",
+                h.name()
+            );
+            return self.bad(op, msg);
+        }
+        if !self.sdma.open.contains(&h.id) {
+            return self.bad(op, format!("{} was already waited", h.name()));
+        }
+        Ok(())
+    }
+
+    fn sdma_post(
+        &mut self,
+        op: &'static str,
+        dst: (&Tensor, Option<usize>),
+        src: (&Tensor, Option<usize>),
+        o: &SdmaOpts,
+        caller: &'static Location<'static>,
+    ) -> SimResult<SdmaHandle> {
+        self.live(op)?;
+        let Some(p) = self.chip.sdma().cloned() else {
+            let msg = "this chip has no SDMA engines: add a [chip.sdma] table to the machine config (keys channels, \
+                       channel_gbps, issue_ns, descriptor_ns, max_descriptor_bytes, queue_depth, poll_ns, cold_start_ns)";
+            return self.bad(op, msg.into());
+        };
+        let channel = o.channel.unwrap_or(self.block % p.channels);
+        if channel >= p.channels {
+            let msg = format!(
+                "channel {channel} is out of range: the chip has {} SDMA channels (chip.sdma.channels), valid 0..={}",
+                p.channels,
+                p.channels - 1
+            );
+            return self.bad(op, msg);
+        }
+        let dst_loc = self.locate(op, dst.0, dst.1)?;
+        let src_loc = self.locate(op, src.0, src.1)?;
+        // Descriptors of at most max_descriptor_bytes: whole rows when a row fits, else parts
+        // of one row (at least one element each).
+        let shape = o.region.as_ref().map_or_else(|| dst.0.shape().to_vec(), |r| r.2.clone());
+        let es = dst.0.dtype().size() as u64;
+        let cols = shape.last().copied().unwrap_or(1) as u64;
+        let max = p.max_descriptor_bytes;
+        let (cr, cc) =
+            if cols * es <= max { ((max / (cols * es).max(1)) as usize, 0) } else { (1, (max / es).max(1) as usize) };
+        let mut copy = CopyOpts::new().chunks(cr, cc);
+        if let Some((d, s, sh)) = &o.region {
+            copy = copy.region(d, s, sh);
+        }
+        let descs = match chunk_places(op, (dst.0, dst_loc), (src.0, src_loc), &copy, usize::MAX) {
+            Ok(c) => c,
+            Err(msg) => return self.bad(op, msg),
+        };
+        if descs.len() > p.queue_depth {
+            let msg = format!(
+                "the transfer needs {} descriptors of at most {} bytes (chip.sdma.max_descriptor_bytes) but a channel \
+                 holds {} (chip.sdma.queue_depth); split it or raise chip.sdma.queue_depth",
+                descs.len(),
+                max,
+                p.queue_depth
+            );
+            return self.bad(op, msg);
+        }
+        let bytes: usize = descs.iter().map(|d| d.0.region.bytes()).sum();
+        let id = self.sdma.next;
+        self.sdma.next += 1;
+        let handle = SdmaHandle { id, owner: self.sdma.owner.clone(), op, channel, bytes, caller };
+        self.sdma.open.insert(id);
+        self.sdma.names.push((id, handle.name()));
+        let spec = SdmaSpec { id, channel, descs, get: src.1.is_some(), op, caller: Some(caller) };
+        let at = self.clock;
+        self.clock += p.issue;
+        self.link.post(at, self.clock, Request::Sdma(spec));
+        Ok(handle)
+    }
+
+    /// A block ending with transfers it never waited fails, naming them.
+    pub(crate) fn sdma_finish(&mut self) -> Option<String> {
+        let names: Vec<&str> = self.sdma.names.iter().map(|(_, n)| n.as_str()).collect();
+        (!names.is_empty()).then(|| {
+            format!(
+                "the block ended with SDMA transfers it never waited: {}; call wait_async on each",
+                names.join(", ")
+            )
+        })
+    }
+}
+
+impl Core {
+    /// Copies local `src` into `peer`'s window `dst` with an SDMA engine; see
+    /// [`Ops::put_async`]. Posted.
+    #[track_caller]
+    pub fn put_async(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &SdmaOpts) -> SimResult<SdmaHandle> {
+        self.ops.caller = Some(Location::caller());
+        self.ops.put_async(dst, peer, src, opts)
+    }
+
+    /// Copies `peer`'s window `src` into local `dst` with an SDMA engine; see
+    /// [`Ops::get_async`]. Posted.
+    #[track_caller]
+    pub fn get_async(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &SdmaOpts) -> SimResult<SdmaHandle> {
+        self.ops.caller = Some(Location::caller());
+        self.ops.get_async(dst, peer, src, opts)
+    }
+
+    /// Whether the transfer has completed (one poll); see [`Ops::test_async`].
+    pub fn test_async(&mut self, handle: &SdmaHandle) -> SimResult<bool> {
+        super::super::wait_ready(self.ops.test_async(handle))
+    }
+
+    /// Blocks until the transfer has completed; see [`Ops::wait_async`].
+    pub fn wait_async(&mut self, handle: SdmaHandle) -> SimResult<()> {
+        super::super::wait_ready(self.ops.wait_async(handle))
+    }
+}

@@ -1,0 +1,416 @@
+//! SDMA copy engines (`put_async` / `get_async`) against closed forms, exact to the
+//! picosecond, on the links-only machine of `flows.rs` (links 10 GB/s = BETA ps per byte with
+//! ALPHA latency; DMA, HBM and ports unlimited) plus a `[chip.sdma]` table. A transfer posted
+//! at 0 completes at ISSUE + COLD (first use of its channel) + DESC per descriptor + ALPHA per
+//! link leg + n * beta, with beta the slowest resource's byte time; `wait_async` returns one
+//! POLL later. Then: queue depth, handles, missing config, data and the checker.
+
+use crate::flows::links_only;
+use parking_lot::Mutex;
+use ranksim::Config;
+use ranksim::prelude::*;
+use std::sync::Arc;
+
+const NS: u64 = 1_000;
+/// Link latency (1 us) in ps.
+const ALPHA: u64 = 1_000 * NS;
+/// Link byte time at 10 GB/s in ps.
+const BETA: u64 = 100;
+const ISSUE: u64 = 30 * NS;
+const DESC: u64 = 700 * NS;
+const POLL: u64 = 50 * NS;
+const COLD: u64 = 10_000 * NS;
+
+/// The SDMA table with channels of `gbps`, descriptors of at most `max_desc` bytes and a
+/// queue of `depth`; the issue cost and poll are `issue_poll_ns`.
+fn sdma(gbps: f64, max_desc: u64, depth: usize, issue_poll_ns: (u64, u64)) -> String {
+    format!(
+        "channels = 4\nchannel_gbps = {gbps:?}\nissue_ns = {}.0\ndescriptor_ns = {}.0\nmax_descriptor_bytes = {max_desc}\n\
+         queue_depth = {depth}\npoll_ns = {}.0\ncold_start_ns = {}.0\n",
+        issue_poll_ns.0,
+        DESC / NS,
+        issue_poll_ns.1,
+        COLD / NS
+    )
+}
+
+/// The links-only full mesh of `ranks` with `[chip.sdma]` = `table`.
+fn machine(ranks: usize, table: &str) -> World {
+    let topo = "kind = \"full_mesh\"\nlink_gbps = 10.0\nlink_latency_ns = 1000.0\n";
+    let toml = format!("{}\n[chip.sdma]\n{table}", links_only(ranks, 4096, topo));
+    Config::from_toml(&toml, "sdma").unwrap().world().unwrap()
+}
+
+/// The default machine: channels of `gbps`, 1 MiB descriptors, queue 8, ISSUE and POLL.
+fn world(ranks: usize, gbps: f64) -> World {
+    machine(ranks, &sdma(gbps, 1 << 20, 8, (ISSUE / NS, POLL / NS)))
+}
+
+/// Runs `kernel` as one block on rank 0 with a `[1, cols]` f32 window `data` (2 rows: row 0
+/// is the source, row 1 the destination) and returns the times it logged.
+fn times(
+    mut w: World,
+    blocks: usize,
+    cols: usize,
+    kernel: impl Fn(&mut Core, &Tensor, &mut Vec<u64>) -> SimResult<()> + Send + Sync + 'static,
+) -> Vec<u64> {
+    let dom = w.world_domain("comm_d0").unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[2, cols]).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    let k = Dispatch::kernel("sdma", blocks, move |core| {
+        let mut mine = Vec::new();
+        let r = kernel(core, &data, &mut mine);
+        l.lock().extend(mine);
+        r
+    });
+    w.dispatch(0, k.in_domain(&dom)).unwrap();
+    w.run().unwrap();
+    let mut v = log.lock().clone();
+    v.sort_unstable();
+    v
+}
+
+/// Row 0 of rank 0's `data` into row 1 of `peer`'s, `cols` f32.
+fn row(cols: usize) -> SdmaOpts {
+    SdmaOpts::new().region(&[1, 0], &[0, 0], &[1, cols])
+}
+
+#[test]
+fn a_put_of_n_bytes_costs_issue_cold_descriptor_alpha_and_n_times_the_slowest_beta() {
+    for (gbps, beta) in [(20.0, BETA), (5.0, 200)] {
+        for cols in [1usize, 1024, 1025, 16_384] {
+            let n = 4 * cols as u64;
+            let t = times(world(2, gbps), 1, cols, move |core, data, log| {
+                let h = core.put_async(data, 1, data, &row(cols))?;
+                log.push(core.now().as_ps());
+                core.wait_async(h)?;
+                log.push(core.now().as_ps());
+                Ok(())
+            });
+            assert_eq!(t, vec![ISSUE, ISSUE + COLD + DESC + ALPHA + n * beta + POLL], "{gbps} GB/s, n={n}");
+        }
+    }
+}
+
+#[test]
+fn a_get_pays_a_request_leg_then_the_data_back() {
+    let cols = 4096;
+    let n = 4 * cols as u64;
+    let t = times(world(2, 20.0), 1, cols, move |core, data, log| {
+        let h = core.get_async(data, 1, data, &SdmaOpts::new().region(&[1, 0], &[0, 0], &[1, cols]))?;
+        core.wait_async(h)?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    assert_eq!(t, vec![ISSUE + COLD + DESC + 2 * ALPHA + n * BETA + POLL]);
+}
+
+#[test]
+fn a_local_copy_crosses_no_link() {
+    let cols = 4096;
+    let n = 4 * cols as u64;
+    // 5 GB/s channels: 200 ps per byte, HBM unlimited.
+    let t = times(world(1, 5.0), 1, cols, move |core, data, log| {
+        let h = core.put_async(data, 0, data, &row(cols))?;
+        core.wait_async(h)?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    assert_eq!(t, vec![ISSUE + COLD + DESC + n * 200 + POLL]);
+}
+
+#[test]
+fn a_transfer_longer_than_a_descriptor_pays_one_descriptor_cost_per_piece() {
+    let cols = 16_384;
+    let n = 4 * cols as u64;
+    // 16 KiB descriptors: 4 of them, one after another on the channel.
+    let w = machine(2, &sdma(20.0, 16_384, 8, (ISSUE / NS, POLL / NS)));
+    let t = times(w, 1, cols, move |core, data, log| {
+        let h = core.put_async(data, 1, data, &row(cols))?;
+        core.wait_async(h)?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    assert_eq!(t, vec![ISSUE + COLD + 4 * DESC + ALPHA + n * BETA + POLL]);
+}
+
+#[test]
+fn k_transfers_run_in_parallel_on_k_channels_and_one_after_another_on_one() {
+    // 1 GB/s channels (1000 ps per byte), free issue and poll; rank 0 puts to ranks 1..=4 over
+    // four links.
+    let (k, cols) = (4u64, 4096usize);
+    let n = 4 * cols as u64;
+    for one in [false, true] {
+        let w = machine(5, &sdma(1.0, 1 << 20, 8, (0, 0)));
+        let t = times(w, 1, cols, move |core, data, log| {
+            let mut hs = Vec::new();
+            for p in 1..=k as usize {
+                let o = if one { row(cols).channel(0) } else { row(cols).channel(p - 1) };
+                hs.push(core.put_async(data, p, data, &o)?);
+            }
+            for h in hs {
+                core.wait_async(h)?;
+            }
+            log.push(core.now().as_ps());
+            Ok(())
+        });
+        let expect = if one { COLD + k * (DESC + n * 1000) + ALPHA } else { COLD + DESC + ALPHA + n * 1000 };
+        assert_eq!(t, vec![expect], "one channel: {one}");
+    }
+}
+
+#[test]
+fn the_cold_start_is_paid_once_per_channel_per_run() {
+    let cols = 1024;
+    let one = |cold: bool| ISSUE + if cold { COLD } else { 0 } + DESC + ALPHA + 4 * cols as u64 * BETA + POLL;
+    let t = times(world(2, 20.0), 1, cols, move |core, data, log| {
+        for ch in [0, 0, 1, 1] {
+            let h = core.put_async(data, 1, data, &row(cols).channel(ch))?;
+            core.wait_async(h)?;
+            log.push(core.now().as_ps());
+        }
+        Ok(())
+    });
+    let mut at = 0;
+    let expect: Vec<u64> = [true, false, true, false]
+        .iter()
+        .map(|&c| {
+            at += one(c);
+            at
+        })
+        .collect();
+    assert_eq!(t, expect);
+}
+
+#[test]
+fn the_default_channel_is_the_block_index_modulo_the_channels() {
+    // Blocks 0 and 4 share channel 0 (4 channels): the second transfer waits for the first.
+    let cols = 1024;
+    let n = 4 * cols as u64;
+    let t = times(world(2, 5.0), 5, cols, move |core, data, log| {
+        if core.block_idx() % 4 != 0 {
+            return Ok(());
+        }
+        let h = core.put_async(data, 1, data, &row(cols))?;
+        assert_eq!(h.channel(), 0);
+        core.wait_async(h)?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    let first = ISSUE + COLD + DESC + ALPHA + n * 200 + POLL;
+    assert_eq!(t, vec![first, first + DESC + n * 200]);
+}
+
+#[test]
+fn test_async_is_false_before_completion_and_true_after() {
+    let cols = 1024;
+    let done = ISSUE + COLD + DESC + ALPHA + 4 * cols as u64 * BETA;
+    // 1 GHz: one cycle per ns. Poll at once, then just before completion, then after it.
+    let before = (done - ISSUE - POLL) / NS - 1;
+    let t = times(world(2, 20.0), 1, cols, move |core, data, log| {
+        let h = core.put_async(data, 1, data, &row(cols))?;
+        assert!(!core.test_async(&h)?);
+        core.compute(before);
+        log.push(core.now().as_ps());
+        assert!(!core.test_async(&h)?, "at {}", core.now());
+        assert!(core.test_async(&h)?, "at {}", core.now());
+        log.push(core.now().as_ps());
+        core.wait_async(h)?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    let probe = ISSUE + POLL + before * NS;
+    assert!(probe < done && probe + POLL >= done);
+    assert_eq!(t, vec![probe, probe + 2 * POLL, probe + 3 * POLL]);
+}
+
+fn run_err(
+    mut w: World,
+    blocks: usize,
+    kernel: impl Fn(&mut Core, &Tensor) -> SimResult<()> + Send + Sync + 'static,
+) -> String {
+    let dom = w.world_domain("comm_d0").unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[2, 1024]).unwrap();
+    let k = Dispatch::kernel("sdma", blocks, move |core| kernel(core, &data));
+    w.dispatch(0, k.in_domain(&dom)).unwrap();
+    w.run().unwrap_err().to_string()
+}
+
+#[test]
+fn a_machine_without_sdma_says_which_table_to_add() {
+    let e = run_err(crate::common::simple(2), 1, |core, data| {
+        let h = core.put_async(data, 1, data, &row(1024))?;
+        core.wait_async(h)
+    });
+    assert!(e.contains("put_async") && e.contains("[chip.sdma]"), "{e}");
+}
+
+#[test]
+fn bad_sdma_configs_name_their_key() {
+    let topo = "kind = \"full_mesh\"\nlink_gbps = 10.0\nlink_latency_ns = 1000.0\n";
+    for (from, to, key) in [
+        ("channels = 4", "channels = 0", "chip.sdma.channels = 0"),
+        ("queue_depth = 8", "queue_depth = 0", "chip.sdma.queue_depth = 0"),
+        ("channel_gbps = 20.0", "channel_gbps = -1.0", "chip.sdma.channel_gbps = -1"),
+        ("cold_start_ns = 10000.0", "cold_start_ns = -1.0", "chip.sdma.cold_start_ns = -1"),
+        ("poll_ns = 50.0", "pol_ns = 50.0", "unknown field `pol_ns`"),
+    ] {
+        let table = sdma(20.0, 1 << 20, 8, (ISSUE / NS, POLL / NS)).replace(from, to);
+        let toml = format!("{}\n[chip.sdma]\n{table}", links_only(2, 4096, topo));
+        let e = Config::from_toml(&toml, "sdma").unwrap_err().to_string();
+        assert!(e.contains(key), "{e}");
+    }
+}
+
+#[test]
+fn more_descriptors_than_the_queue_depth_is_an_error_naming_the_depth() {
+    let w = machine(2, &sdma(20.0, 1 << 20, 2, (ISSUE / NS, POLL / NS)));
+    let e = run_err(w, 1, |core, data| {
+        let hs = [
+            core.put_async(data, 1, data, &row(1024))?,
+            core.put_async(data, 1, data, &row(1024))?,
+            core.put_async(data, 1, data, &row(1024))?,
+        ];
+        for h in hs {
+            core.wait_async(h)?;
+        }
+        Ok(())
+    });
+    assert!(e.contains("queue depth 2 (chip.sdma.queue_depth)"), "{e}");
+    // One transfer that alone needs more descriptors than the queue holds.
+    let w = machine(2, &sdma(20.0, 1024, 2, (ISSUE / NS, POLL / NS)));
+    let e = run_err(w, 1, |core, data| {
+        let h = core.put_async(data, 1, data, &row(1024))?;
+        core.wait_async(h)
+    });
+    assert!(e.contains("needs 4 descriptors") && e.contains("chip.sdma.queue_depth"), "{e}");
+}
+
+#[test]
+fn a_handle_is_waited_once_by_the_block_that_posted_it() {
+    // Block 0 posts and hands the handle to block 1, which may not wait it.
+    let slot: Arc<Mutex<Option<SdmaHandle>>> = Arc::new(Mutex::new(None));
+    let mut w = world(2, 20.0);
+    let dom = w.world_domain("comm_d0").unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[2, 1024]).unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[2, 1]).unwrap();
+    let k = Dispatch::kernel("handoff", 2, move |core| {
+        if core.block_idx() == 0 {
+            *slot.lock() = Some(core.put_async(&data, 1, &data, &row(1024))?);
+            core.notify(&sig, 0, &[0, 0], 1, NotifyOp::Set)?;
+            core.wait(&sig, &[1, 0], 1, WaitCmp::Ge)
+        } else {
+            core.wait(&sig, &[0, 0], 1, WaitCmp::Ge)?;
+            let h = slot.lock().take().expect("block 0 left its handle");
+            core.wait_async(h)
+        }
+    });
+    w.dispatch(0, k.in_domain(&dom)).unwrap();
+    let e = w.run().unwrap_err().to_string();
+    assert!(e.contains("wait_async") && e.contains("handle #0") && e.contains("another core or block"), "{e}");
+    // A block that never waits its transfer fails, naming it.
+    let e = run_err(world(2, 20.0), 1, |core, data| {
+        let _forgotten = core.put_async(data, 1, data, &row(1024))?;
+        Ok(())
+    });
+    assert!(e.contains("never waited") && e.contains("handle #0 (put_async of 4096 bytes on channel 0"), "{e}");
+}
+
+/// Rank 0 copies `[1, 1024]` f32 into rank 1 with `put_async` (or rank 1 pulls it with
+/// `get_async` and loads it after `wait_async`) and notifies rank 1, which loads it. `early`:
+/// the notify goes before `wait_async`. Returns rank 1's destination row and the findings.
+fn handoff(get: bool, early: bool) -> (Vec<f32>, Vec<Finding>) {
+    let mut w = world(2, 20.0);
+    w.options_mut().check = true;
+    let dom = w.world_domain("comm_d0").unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[2, 1024]).unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
+    let src: Vec<f32> = (0..2048).map(|i| if i < 1024 { i as f32 } else { -1.0 }).collect();
+    w.write(&data, 0, &src).unwrap();
+    w.write(&data, 1, &vec![-1.0f32; 2048]).unwrap();
+    let d = data.clone();
+    let k = Dispatch::kernel("handoff", 1, move |core| {
+        let (me, sig, data) = (core.rank(), &sig, &d);
+        match (me, get) {
+            (0, false) => {
+                let h = core.put_async(data, 1, data, &row(1024))?;
+                if early {
+                    core.notify(sig, 1, &[0, 0], 1, NotifyOp::Set)?;
+                }
+                core.wait_async(h)?;
+                if !early {
+                    core.notify(sig, 1, &[0, 0], 1, NotifyOp::Set)?;
+                }
+                Ok(())
+            }
+            (1, false) => {
+                core.wait(sig, &[0, 0], 1, WaitCmp::Ge)?;
+                core.load(data, &[1, 0], &[1, 1024]).map(|_| ())
+            }
+            // get: rank 1 pulls row 0 of rank 0 into its row 1, then reads it.
+            (1, true) => {
+                let h = core.get_async(data, 0, data, &row(1024))?;
+                core.wait_async(h)?;
+                core.load(data, &[1, 0], &[1, 1024]).map(|_| ())
+            }
+            _ => Ok(()),
+        }
+    });
+    w.dispatch_all(&dom, k).unwrap();
+    let r = w.run().unwrap();
+    let got: Vec<f32> = w.read(&data, 1).unwrap();
+    (got[1024..].to_vec(), r.findings)
+}
+
+#[test]
+fn put_and_get_land_the_source_bytes() {
+    let want: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+    for get in [false, true] {
+        let (got, findings) = handoff(get, false);
+        assert_eq!(got, want, "get={get}");
+        assert!(findings.is_empty(), "get={get}: {findings:#?}");
+    }
+}
+
+#[test]
+fn a_notify_before_wait_async_does_not_order_the_data_and_the_checker_finds_the_race() {
+    let (_, findings) = handoff(false, true);
+    assert!(!findings.is_empty());
+    let f = &findings[0];
+    assert_eq!(f.kind, FindingKind::DataRace, "{findings:#?}");
+    let ops: Vec<&str> = f.sites.iter().map(|s| s.op.as_str()).collect();
+    assert!(ops.contains(&"put_async") && ops.contains(&"load"), "{ops:?}");
+}
+
+/// pto-isa's TGET_ASYNC device ticks (20 ns) by size in KB, T3 of hw-params.md.
+const T3: [(usize, f64); 6] =
+    [(4, 136.51), (16, 161.40), (64, 277.25), (256, 745.54), (1024, 2624.24), (4096, 10273.68)];
+
+#[test]
+fn a2a3_get_async_tracks_the_measured_tget_async_within_ten_percent() {
+    for (kb, ticks) in T3 {
+        let cols = kb * 256;
+        let mut w = Config::default_preset().world().unwrap();
+        let dom = w.world_domain("comm_d0").unwrap();
+        let data = w.alloc_window(&dom, "data", DType::F32, &[2, cols]).unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        let k = Dispatch::kernel("t3", 1, move |core| {
+            for _ in 0..2 {
+                let t0 = core.now().as_ps();
+                let h = core.get_async(&data, 1, &data, &row(cols))?;
+                core.wait_async(h)?;
+                l.lock().push(core.now().as_ps() - t0);
+            }
+            Ok(())
+        });
+        w.dispatch(0, k.in_domain(&dom)).unwrap();
+        w.run().unwrap();
+        let v = log.lock().clone();
+        // The first use of the channel pays the 92 us cold start, the second does not.
+        assert_eq!(v[0] - v[1], 92_000 * NS, "{kb} KB");
+        let model = v[1] as f64 / 20_000.0;
+        assert!((model / ticks - 1.0).abs() < 0.10, "{kb} KB: model {model:.2} ticks vs T3 {ticks}");
+    }
+}
