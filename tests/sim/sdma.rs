@@ -414,3 +414,57 @@ fn a2a3_get_async_tracks_the_measured_tget_async_within_ten_percent() {
         assert!((model / ticks - 1.0).abs() < 0.10, "{kb} KB: model {model:.2} ticks vs T3 {ticks}");
     }
 }
+
+#[test]
+fn inline_reduce_puts_add_into_the_destination_and_commute_under_the_checker() {
+    // Every rank adds its row into rank 0's accumulator with SDMA's inline reduce; rank 0
+    // waits for one credit per rank and reads the sum. Adds from all ranks race by design:
+    // atomic adds commute, so the checker must stay quiet.
+    for check in [false, true] {
+        let mut w = world(4, 20.0);
+        w.options_mut().check = check;
+        let dom = w.world_domain("comm_d0").unwrap();
+        let src = w.alloc_window(&dom, "src", DType::F32, &[1, 64]).unwrap();
+        let acc = w.alloc_window(&dom, "acc", DType::F32, &[1, 64]).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1]).unwrap();
+        for r in 0..4 {
+            w.write(&src, r, &(0..64).map(|i| (r * 100 + i) as f32).collect::<Vec<_>>()).unwrap();
+        }
+        w.write(&acc, 0, &[1000.0f32; 64]).unwrap();
+        let (s, a, g) = (src.clone(), acc.clone(), sig.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("reduce", 1, move |core| {
+                let h = core.put_async(&a, 0, &s, &SdmaOpts::new().atomic(AtomicType::Add))?;
+                core.wait_async(h)?;
+                core.notify(&g, 0, &[0], 1, NotifyOp::AtomicAdd)?;
+                if core.rank() == 0 {
+                    core.wait(&g, &[0], 4, WaitCmp::Ge)?;
+                }
+                Ok(())
+            }),
+        )
+        .unwrap();
+        let r = w.run().unwrap();
+        let want: Vec<f32> = (0..64).map(|i| 1000.0 + (0..4).map(|r| (r * 100 + i) as f32).sum::<f32>()).collect();
+        assert_eq!(w.read::<f32>(&acc, 0).unwrap(), want);
+        assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    }
+}
+
+#[test]
+fn inline_reduce_is_for_puts_of_supported_dtypes() {
+    let mut w = world(2, 20.0);
+    let dom = w.world_domain("comm_d0").unwrap();
+    let d = w.alloc_window(&dom, "d", DType::F32, &[1, 8]).unwrap();
+    w.dispatch(
+        0,
+        Dispatch::kernel("get-add", 1, move |core| {
+            core.get_async(&d, 1, &d, &SdmaOpts::new().atomic(AtomicType::Add)).map(|_| ())
+        })
+        .in_domain(&dom),
+    )
+    .unwrap();
+    let e = w.run().unwrap_err().to_string();
+    assert!(e.contains("get_async") && e.contains("only available on put_async"), "{e}");
+}

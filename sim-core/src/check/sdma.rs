@@ -40,8 +40,8 @@ impl Checker {
     }
 
     /// The transfer issues a write to `dst`; returns the id its landing reports.
-    pub(crate) fn sdma_write(&mut self, c: &SdmaClock, dst: &Place, op: Op) -> u64 {
-        self.write_as(c.epoch, c.vc.clone(), c.who.clone(), dst, false, op)
+    pub(crate) fn sdma_write(&mut self, c: &SdmaClock, dst: &Place, atomic: bool, op: Op) -> u64 {
+        self.write_as(c.epoch, c.vc.clone(), c.who.clone(), dst, atomic, op)
     }
 
     /// `actor` observed the transfer's completion: what it did happens before what follows.

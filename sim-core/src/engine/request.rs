@@ -67,6 +67,8 @@ pub(crate) struct SdmaSpec {
     pub(crate) descs: Vec<(Place, Place)>,
     /// A get: each descriptor first sends a request to the source's chip.
     pub(crate) get: bool,
+    /// `Some(dtype)`: add into the destination (inline reduce) instead of overwriting.
+    pub(crate) atomic: Option<DType>,
     pub(crate) op: &'static str,
     pub(crate) caller: Caller,
 }

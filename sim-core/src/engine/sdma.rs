@@ -21,6 +21,7 @@ use super::event::{Event, Key};
 use super::flow::FlowEnd;
 use super::request::{Caller, Place, Reply, SdmaSpec};
 use crate::check::{self, SdmaClock};
+use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::model::{PathKind, Route, SdmaParams};
 use crate::time::SimTime;
@@ -47,6 +48,8 @@ struct Desc {
     src: Place,
     dst: Place,
     get: bool,
+    /// `Some(dtype)`: an inline-reduce put.
+    atomic: Option<DType>,
     /// When the channel may start it (the transfer was posted).
     ready: SimTime,
     op: &'static str,
@@ -166,6 +169,7 @@ impl Engine {
                 src,
                 dst,
                 get: spec.get,
+                atomic: spec.atomic,
                 ready: resume.max(t),
                 op: spec.op,
                 caller: spec.caller,
@@ -233,7 +237,7 @@ impl Engine {
         let check = match (self.checker.as_mut(), clock.as_ref()) {
             (Some(ck), Some(c)) => {
                 ck.sdma_read(c, &d.src, op);
-                ck.sdma_write(c, &d.dst, op)
+                ck.sdma_write(c, &d.dst, d.atomic.is_some(), op)
             }
             _ => 0,
         };
@@ -252,7 +256,7 @@ impl Engine {
     fn sdma_land(&mut self, key: Key, i: usize, data: Vec<u8>, check: u64) {
         let Some(d) = self.sdma.descs[i].take() else { return };
         self.sdma.free.push(i);
-        self.land(key.time, &d.dst, &data, None, d.actor, d.op);
+        self.land(key.time, &d.dst, &data, d.atomic, d.actor, d.op);
         if let Some(ck) = self.checker.as_mut() {
             ck.write_land(check);
         }

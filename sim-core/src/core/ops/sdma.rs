@@ -9,6 +9,7 @@ use crate::core::Core;
 use crate::core::copy::{CopyOpts, chunk_places};
 use crate::engine::request::{Reply, Request, SdmaSpec};
 use crate::error::SimResult;
+use crate::signal::AtomicType;
 use crate::tensor::Tensor;
 use std::collections::BTreeSet;
 use std::panic::Location;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 pub struct SdmaOpts {
     region: Option<(Vec<usize>, Vec<usize>, Vec<usize>)>,
     channel: Option<usize>,
+    atomic: AtomicType,
 }
 
 impl SdmaOpts {
@@ -37,6 +39,13 @@ impl SdmaOpts {
     /// Use SDMA channel `channel` instead of `block_idx % channels`.
     pub fn channel(mut self, channel: usize) -> SdmaOpts {
         self.channel = Some(channel);
+        self
+    }
+
+    /// Reduce into the destination while copying (`AtomicType::Add`: SDMA's inline reduce,
+    /// for the dtypes the chip's atomic add supports); puts only.
+    pub fn atomic(mut self, atomic: AtomicType) -> SdmaOpts {
+        self.atomic = atomic;
         self
     }
 }
@@ -178,6 +187,10 @@ impl Ops {
             );
             return self.bad(op, msg);
         }
+        if src.1.is_some() && o.atomic != AtomicType::None {
+            return self.bad(op, "inline reduce (atomic) is only available on put_async; pass AtomicType::None".into());
+        }
+        let atomic = self.atomic_dtype(op, o.atomic, dst.0)?;
         let dst_loc = self.locate(op, dst.0, dst.1)?;
         let src_loc = self.locate(op, src.0, src.1)?;
         // Descriptors of at most max_descriptor_bytes: whole rows when a row fits, else parts
@@ -212,7 +225,7 @@ impl Ops {
         let handle = SdmaHandle { id, owner: self.sdma.owner.clone(), op, channel, bytes, caller };
         self.sdma.open.insert(id);
         self.sdma.names.push((id, handle.name()));
-        let spec = SdmaSpec { id, channel, descs, get: src.1.is_some(), op, caller: Some(caller) };
+        let spec = SdmaSpec { id, channel, descs, get: src.1.is_some(), atomic, op, caller: Some(caller) };
         let at = self.clock;
         self.clock += p.issue;
         self.link.post(at, self.clock, Request::Sdma(spec));
