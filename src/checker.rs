@@ -14,7 +14,7 @@ use sim_core::{CheckOptions, CheckReport, DType, Jitter, ReduceOp, RunReport, Si
 const COLLECTIVE_BYTES: u64 = 8192;
 /// Calls of each checked collective (two, so a call's leftovers would meet the next one).
 const COLLECTIVE_CALLS: usize = 2;
-/// AIV blocks per rank for the HOST mesh, two-shot and aiv-mesh allreduce.
+/// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
 const COLLECTIVE_BLOCKS: usize = 4;
 
 /// One checkable program.

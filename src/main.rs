@@ -156,10 +156,12 @@ struct SweepCli {
     /// all_to_all, all_to_all_v, barrier.
     #[arg(long, default_value = "allreduce", value_delimiter = ',')]
     collective: Vec<Kind>,
-    /// Allreduce algorithm(s), comma separated: mesh, ring, two-shot (PyPTO's builtins and the
-    /// vendor library's direct reduce-scatter + allgather in small tiles), aiv-mesh (HCCL-class:
-    /// the vendor library's AIV full-mesh allreduce, large double-buffered tiles over many cores
-    /// with overlapping pipes; use a large --core-num, e.g. 48).
+    /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
+    /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
+    /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
+    /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
+    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1). Give the
+    /// HCCL-class modes many cores, e.g. --core-num 48.
     #[arg(long, default_value = "mesh", value_delimiter = ',')]
     mode: Vec<Mode>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
@@ -192,7 +194,7 @@ struct SweepCli {
     /// Ranks taking part (default: every rank of the machine).
     #[arg(long)]
     ranks: Option<usize>,
-    /// AIV blocks per rank for the HOST mesh, two-shot and aiv-mesh allreduce.
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
     #[arg(long, default_value_t = 1)]
     core_num: usize,
     /// Write the results as JSON.
@@ -225,7 +227,7 @@ struct BenchCli {
     /// Collective: allreduce, allgather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier.
     #[arg(long, default_value = "allreduce")]
     collective: Kind,
-    /// Allreduce algorithm: mesh, ring, two-shot, aiv-mesh (see `sweep --help`).
+    /// Allreduce algorithm: mesh, ring, two-shot, aiv-mesh, sdma-mesh (see `sweep --help`).
     #[arg(long, default_value = "mesh")]
     mode: Mode,
     /// host or incore.
@@ -252,7 +254,7 @@ struct BenchCli {
     /// Ranks taking part (default: all).
     #[arg(long)]
     ranks: Option<usize>,
-    /// AIV blocks per rank for the HOST mesh, two-shot and aiv-mesh allreduce.
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
     #[arg(long, default_value_t = 1)]
     core_num: usize,
     /// Write the run's [STRACE] lines (PyPTO's parser rebuilds the same stats from them).

@@ -27,7 +27,7 @@ pub struct SweepSpec {
     pub warmup: u32,
     /// Ranks taking part (the first `ranks` chips).
     pub ranks: usize,
-    /// AIV blocks per rank (HOST mesh, two-shot and aiv-mesh allreduce).
+    /// AIV blocks per rank (HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce).
     pub core_num: usize,
     pub jitter: Option<Jitter>,
     /// Skip payload bytes (no validation).

@@ -3,7 +3,7 @@
 //! runs the builtin kernel (named like PyPTO's variant, `builtin.tensor.allreduce__sum__fp32`);
 //! `Path::InCore` runs the composite lowering as a one-block kernel.
 
-use crate::allreduce::{self, aiv_mesh, mesh, ring, two_shot};
+use crate::allreduce::{self, aiv_mesh, mesh, ring, sdma_mesh, two_shot};
 use crate::check::{self, MAX_BUILTIN_RANKS, fail};
 use crate::spec::{AllReduce, Kind, Mode, Path, signal_shape, variant};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
@@ -91,6 +91,19 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
             check::dtype(&what, data, &DType::ALL)?;
             mesh_signal(&what, signal, n, spec)?;
         }
+        Mode::SdmaMesh => {
+            check::op(&what, spec.op, &[ReduceOp::Sum])?;
+            let addable: Vec<DType> =
+                DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
+            check::dtype(&what, data, &addable)?;
+            if world.chip().sdma().is_none() {
+                return fail(
+                    &what,
+                    "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
+                );
+            }
+            mesh_signal(&what, signal, n, spec)?;
+        }
     }
     let name = variant(Kind::AllReduce, spec.mode, spec.op, data.dtype(), 0);
     if too_many_ranks(world, &what, n, spec.path) {
@@ -110,6 +123,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         (Mode::Ring, Path::InCore) => task!(&name, 1, args, ring::incore),
         (Mode::TwoShot, _) => task!(&name, spec.core_num, args, two_shot::block),
         (Mode::AivMesh, _) => task!(&name, spec.core_num, args, aiv_mesh::block),
+        (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, sdma_mesh::block),
     };
     launch(world, data, &name, task)
 }

@@ -13,6 +13,9 @@
 //! - **aiv-mesh** allreduce ([`Mode::AivMesh`]): HCCL-class, the vendor library's AIV
 //!   full-mesh allreduce — the same two phases with large double-buffered UB tiles over many
 //!   cores and overlapping pipes, which reaches the links' bandwidth.
+//! - **sdma-mesh** allreduce ([`Mode::SdmaMesh`]): HCCL-class, the vendor library's copy-engine
+//!   allreduce — inline-reduce SDMA puts into each slice's owner, then SDMA puts of the reduced
+//!   slices; the cores only post and wait.
 //!
 //! Kernels are written once against [`sim_core::Ops`] and run as async tasks inside the
 //! scheduler (no host threads), or on a user's kernel thread via `core.run(..)`. This crate

@@ -74,19 +74,24 @@ pub enum Mode {
     /// and allgather with large double-buffered UB tiles over many cores and overlapping
     /// pipes (not a PyPTO builtin).
     AivMesh,
+    /// HCCL-class: the vendor library's SDMA full-mesh allreduce, a reduce-scatter of
+    /// inline-reduce copy-engine puts then an allgather of puts, no UB (not a PyPTO builtin;
+    /// needs `[chip.sdma]`, sum only).
+    SdmaMesh,
 }
 
 impl Mode {
     /// Every mode.
-    pub const ALL: [Mode; 4] = [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh];
+    pub const ALL: [Mode; 5] = [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh, Mode::SdmaMesh];
 
-    /// `mesh`, `ring`, `two-shot` or `aiv-mesh`, everywhere (API, CLI, JSON).
+    /// `mesh`, `ring`, `two-shot`, `aiv-mesh` or `sdma-mesh`, everywhere (API, CLI, JSON).
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Mesh => "mesh",
             Mode::Ring => "ring",
             Mode::TwoShot => "two-shot",
             Mode::AivMesh => "aiv-mesh",
+            Mode::SdmaMesh => "sdma-mesh",
         }
     }
 }
@@ -105,7 +110,8 @@ impl FromStr for Mode {
             "ring" => Ok(Mode::Ring),
             "two-shot" | "two_shot" | "twoshot" => Ok(Mode::TwoShot),
             "aiv-mesh" | "aiv_mesh" => Ok(Mode::AivMesh),
-            _ => Err(format!("unknown mode `{s}`: expected mesh, ring, two-shot or aiv-mesh")),
+            "sdma-mesh" | "sdma_mesh" => Ok(Mode::SdmaMesh),
+            _ => Err(format!("unknown mode `{s}`: expected mesh, ring, two-shot, aiv-mesh or sdma-mesh")),
         }
     }
 }
@@ -189,6 +195,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::Ring) => format!("builtin.tensor.allreduce_ring__{op}__{dt}"),
         (Kind::AllReduce, Mode::TwoShot) => format!("builtin.tensor.allreduce_two_shot__{op}__{dt}"),
         (Kind::AllReduce, Mode::AivMesh) => format!("hccl.allreduce_aiv_mesh__{op}__{dt}"),
+        (Kind::AllReduce, Mode::SdmaMesh) => format!("hccl.allreduce_sdma_mesh__{op}__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
         (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),

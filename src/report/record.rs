@@ -13,7 +13,7 @@ pub struct SweepConfig {
     pub ranks: usize,
     /// Collective name (`allreduce`, `all_to_all`, ...).
     pub collective: String,
-    /// Algorithm (`mesh`, `ring`, `two-shot`, `aiv-mesh`).
+    /// Algorithm (`mesh`, `ring`, `two-shot`, `aiv-mesh`, `sdma-mesh`).
     pub mode: String,
     /// Lowering (`host`, `incore`).
     pub path: String,

@@ -48,6 +48,15 @@ fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: us
             t.waits = t.remote_notifies;
             t.local_notifies = t.remote_notifies;
         }
+        Mode::SdmaMesh => {
+            // Copy-engine puts: every other slice added into its owner, then this rank's slice
+            // to every peer; the same three barriers as two-shot.
+            let slice = |i: usize| (i + 1) * numel / nr - i * numel / nr;
+            t.remote_write_bytes = ((numel - slice(me)) as u64 + peers * slice(me) as u64) * es as u64;
+            t.remote_notifies = 3 * peers * active as u64;
+            t.waits = t.remote_notifies;
+            t.local_notifies = peers * active as u64;
+        }
         Mode::TwoShot | Mode::AivMesh => {
             let slice = |i: usize| (i + 1) * numel / nr - i * numel / nr;
             t.remote_read_bytes = (peers * slice(me) as u64 + (numel - slice(me)) as u64) * es as u64;
@@ -65,7 +74,7 @@ fn table_view(t: &Traffic) -> (u64, u64, u64, u64, u64) {
 }
 
 fn allreduce_strategy() -> impl Strategy<Value = (usize, usize, DType, ReduceOp, Mode, Path, usize)> {
-    (1usize..=16, 1usize..=2500, 0usize..2, 0usize..4, 0usize..4, 0usize..2, 1usize..=3).prop_map(
+    (1usize..=16, 1usize..=2500, 0usize..2, 0usize..4, 0usize..5, 0usize..2, 1usize..=3).prop_map(
         |(p, size, dt, op, mode, path, c)| {
             let mode = Mode::ALL[mode];
             let path = [Path::Host, Path::InCore][path];
@@ -77,6 +86,11 @@ fn allreduce_strategy() -> impl Strategy<Value = (usize, usize, DType, ReduceOp,
                 dt = DType::F32;
                 op = ReduceOp::Sum;
                 size = size.div_ceil(p) * p;
+            }
+            if mode == Mode::SdmaMesh {
+                // Inline reduce is an add, in the dtypes the chip's atomic add supports.
+                op = ReduceOp::Sum;
+                dt = [DType::F32, DType::BF16][size % 2];
             }
             if matches!(mode, Mode::TwoShot | Mode::AivMesh) && c == 3 {
                 dt = [DType::I32, DType::BF16][size % 2];

@@ -12,7 +12,7 @@
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter stored (`>= 2`), allgather
 //! reads done (`>= 3`); epilogue `-3`.
 
-use super::Args;
+use super::{Args, peer_order, slice};
 use crate::lanes::{Lanes, ranks};
 use sim_core::{Ops, SimResult, Tensor, TileLoad};
 
@@ -26,21 +26,9 @@ fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
     ((ub_bytes / UB_TILES) & !31).max(32) / esize
 }
 
-/// Slice `i` of `numel` elements over `n` ranks: `[floor(i*numel/n), floor((i+1)*numel/n))`.
-fn slice(i: usize, numel: usize, n: usize) -> (usize, usize) {
-    (i * numel / n, (i + 1) * numel / n)
-}
-
 /// This block's tiles of `[lo, hi)`: `(start, len)`.
 fn tiles(lo: usize, hi: usize, block: usize, blocks: usize, tile: usize) -> impl Iterator<Item = (usize, usize)> {
     (lo + block * tile..hi).step_by(blocks * tile).map(move |s| (s, tile.min(hi - s)))
-}
-
-/// The peers of `me` in the order block `block` visits them: every other rank once, starting
-/// `block` places after the next rank.
-fn peer_order(me: usize, n: usize, block: usize) -> Vec<usize> {
-    let others = n - 1;
-    (0..others).map(|k| (me + 1 + (block + k) % others) % n).collect()
 }
 
 /// One block of the AIV allreduce (HOST path: `[NR, stride]` lanes).

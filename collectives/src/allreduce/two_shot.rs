@@ -6,16 +6,11 @@
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter done (`>= 2`), allgather reads
 //! done (`>= 3`, so a next call cannot overwrite a slice a peer is still reading); epilogue `-3`.
 
-use super::Args;
+use super::{Args, slice};
 use crate::lanes::{Lanes, TILE, ranks};
 use sim_core::{Ops, SimResult};
 
 const WHAT: &str = "allreduce two-shot";
-
-/// Slice `i` of `numel` elements over `n` ranks: `[floor(i*numel/n), floor((i+1)*numel/n))`.
-fn slice(i: usize, numel: usize, n: usize) -> (usize, usize) {
-    (i * numel / n, (i + 1) * numel / n)
-}
 
 /// This block's tiles of `[lo, hi)`: `(start, len)`.
 fn tiles(lo: usize, hi: usize, block: usize, blocks: usize) -> impl Iterator<Item = (usize, usize)> {

@@ -1,0 +1,95 @@
+//! The vendor library's SDMA allreduce on a full mesh (HCCL's mesh executor for 910B above its
+//! one-shot threshold: reduce-scatter then allgather, every step a copy-engine transfer; the
+//! reduce-scatter uses SDMA's inline reduce, hw-params §2.4 and §4.1 `Mesh.md`). No UB and
+//! almost no AIV work: the cores only post descriptors and wait.
+//!
+//! Rank `me` owns slice `me`. Reduce-scatter: every rank adds its copy of slice `j` into rank
+//! `j`'s slice `j` with an inline-reduce put; rank `j`'s own contribution is already there.
+//! Allgather: every rank puts its reduced slice into every peer's copy of it. Each block moves
+//! its part of every slice on its own SDMA channel, visiting the peers in a block-dependent
+//! order so all links carry traffic at once.
+//!
+//! Barriers on the block's lane: ready (`>= 1`), the adds into every slice landed (`>= 2`,
+//! each rank waits for its transfers before crediting), allgather landed (`>= 3`); epilogue `-3`.
+
+use super::{Args, peer_order, slice};
+use crate::lanes::{Lanes, ranks};
+use sim_core::{AtomicType, Ops, SdmaHandle, SdmaOpts, SimResult, Tensor};
+
+const WHAT: &str = "allreduce sdma-mesh";
+
+/// Block `block`'s part of `[lo, hi)` when it is cut into `blocks` parts.
+fn part(lo: usize, hi: usize, block: usize, blocks: usize) -> (usize, usize) {
+    let n = hi - lo;
+    (lo + block * n / blocks, lo + (block + 1) * n / blocks)
+}
+
+/// One block of the SDMA allreduce (HOST path: `[NR, stride]` lanes).
+pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.data, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    let numel = a.data.numel();
+    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    lanes.barrier(ops, me, n, 1).await?;
+    let peers = peer_order(me, n, b);
+    let adds = SdmaOpts::new().atomic(AtomicType::Add);
+    let mut posted = Vec::with_capacity(peers.len());
+    for &j in &peers {
+        let (lo, hi) = slice(j, numel, n);
+        posted.push(put_part(ops, &flat, j, part(lo, hi, b, active), adds.clone())?);
+    }
+    wait_all(ops, posted).await?;
+    lanes.barrier(ops, me, n, 2).await?;
+    let (lo, hi) = slice(me, numel, n);
+    let mine = part(lo, hi, b, active);
+    let mut posted = Vec::with_capacity(peers.len());
+    for &j in &peers {
+        posted.push(put_part(ops, &flat, j, mine, SdmaOpts::new())?);
+    }
+    wait_all(ops, posted).await?;
+    lanes.barrier(ops, me, n, 3).await?;
+    lanes.epilogue(ops, me, n, 3)
+}
+
+/// Puts elements `[lo, hi)` of the local `flat` into the same place of `peer`'s (nothing
+/// for an empty part).
+fn put_part(
+    ops: &mut Ops,
+    flat: &Tensor,
+    peer: usize,
+    (lo, hi): (usize, usize),
+    opts: SdmaOpts,
+) -> SimResult<Option<SdmaHandle>> {
+    if lo == hi {
+        return Ok(None);
+    }
+    let opts = opts.region(&[0, lo], &[0, lo], &[1, hi - lo]);
+    ops.put_async(flat, peer, flat, &opts).map(Some)
+}
+
+async fn wait_all(ops: &mut Ops, posted: Vec<Option<SdmaHandle>>) -> SimResult<()> {
+    for h in posted.into_iter().flatten() {
+        ops.wait_async(h).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_cover_a_slice_once() {
+        for (lo, hi, blocks) in [(0, 10, 3), (5, 6, 4), (100, 1000, 48), (7, 7, 2)] {
+            let mut covered = vec![0; hi];
+            for b in 0..blocks {
+                let (l, h) = part(lo, hi, b, blocks);
+                covered[l..h].iter_mut().for_each(|c| *c += 1);
+            }
+            assert!(covered[lo..hi].iter().all(|&c| c == 1), "{lo}..{hi} over {blocks}");
+        }
+    }
+}
