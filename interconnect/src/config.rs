@@ -22,6 +22,14 @@ pub struct FabricConfig {
     pub efficiency: f64,
     /// Raw rate of each chip's ingress port, which all incoming remote traffic crosses.
     pub port_gbps: f64,
+    /// Latency of each chip's ingress port, ns: the receiving end's cost for every packet that
+    /// enters the chip from the fabric, on top of the links' (absent: 0).
+    #[serde(default)]
+    pub port_latency_ns: f64,
+    /// Time the owner of a remote read takes from the request's arrival to sending its first
+    /// byte back, ns: the response leg's start-up at the far end (absent: 0).
+    #[serde(default)]
+    pub read_turnaround_ns: f64,
     /// When a notify may land relative to the payload its core wrote before it.
     #[serde(default)]
     pub ordering: Ordering,
@@ -228,7 +236,12 @@ impl FabricConfig {
     /// The ingress port of every chip (no latency of its own).
     pub(crate) fn port(&self) -> Result<LinkParams, FabricConfigError> {
         let (raw, rate) = rates("port_gbps", self.port_gbps, self.checked_efficiency()?)?;
-        Ok(LinkParams { raw, rate, latency: SimDuration::ZERO })
+        Ok(LinkParams { raw, rate, latency: latency("port_latency_ns", self.port_latency_ns)? })
+    }
+
+    /// The remote-read turnaround, checked.
+    pub(crate) fn read_turnaround(&self) -> Result<SimDuration, FabricConfigError> {
+        latency("read_turnaround_ns", self.read_turnaround_ns)
     }
 
     /// Checks every value for a machine of `ranks` chips (the same checks [`crate::build_network`]
@@ -236,6 +249,7 @@ impl FabricConfig {
     pub fn validate(&self, ranks: usize) -> Result<(), FabricConfigError> {
         self.checked_packet_bytes()?;
         self.port()?;
+        self.read_turnaround()?;
         crate::Topology::new(self, ranks).map(|_| ())
     }
 }

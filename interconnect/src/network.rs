@@ -40,6 +40,7 @@ impl ChipPaths {
 #[derive(Debug)]
 pub struct NetworkModel {
     packet_bytes: u64,
+    read_turnaround: SimDuration,
     relaxed: bool,
     ranks: usize,
     cores: usize,
@@ -76,7 +77,7 @@ impl NetworkModel {
         let mut resources = Vec::new();
         for c in 0..ranks {
             resources.push(Resource::new(format!("hbm {c}"), c, chip.hbm, SimDuration::ZERO));
-            resources.push(Resource::new(format!("port {c}"), c, port.rate, SimDuration::ZERO));
+            resources.push(Resource::new(format!("port {c}"), c, port.rate, port.latency));
             for k in 0..chip.cores {
                 resources.push(Resource::new(format!("mte2 {c}.{k}"), c, chip.mte2, SimDuration::ZERO));
             }
@@ -93,7 +94,19 @@ impl NetworkModel {
         let (paths, ids) = (Vec::new(), BTreeMap::new());
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
         let (cores, sdma_channels) = (chip.cores, chip.sdma_channels);
-        Ok(NetworkModel { packet_bytes, relaxed, ranks, cores, sdma_channels, topology, resources, paths, ids })
+        let read_turnaround = cfg.read_turnaround()?;
+        Ok(NetworkModel {
+            packet_bytes,
+            read_turnaround,
+            relaxed,
+            ranks,
+            cores,
+            sdma_channels,
+            topology,
+            resources,
+            paths,
+            ids,
+        })
     }
 
     /// The topology the links come from.
@@ -249,6 +262,10 @@ impl Network for NetworkModel {
 
     fn relaxed_ordering(&self) -> bool {
         self.relaxed
+    }
+
+    fn read_turnaround(&self) -> SimDuration {
+        self.read_turnaround
     }
 
     fn reset(&mut self) {

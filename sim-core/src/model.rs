@@ -172,4 +172,8 @@ pub trait Network: Send + Debug {
     fn relaxed_ordering(&self) -> bool {
         false
     }
+    /// Time the owner of a remote read takes from the request's arrival to sending the data.
+    fn read_turnaround(&self) -> SimDuration {
+        SimDuration::ZERO
+    }
 }

@@ -225,6 +225,13 @@ fn config_errors_name_the_key() {
     .unwrap_err()
     .to_string();
     has(&e, &["chip.dma.gm_to_ub.gbps = -1"]);
+    for key in ["port_latency_ns", "read_turnaround_ns"] {
+        let e =
+            Config::from_toml(&base.replace("port_gbps = inf", &format!("port_gbps = inf\n{key} = -5.0")), "t.toml")
+                .unwrap_err()
+                .to_string();
+        has(&e, &[&format!("fabric.{key} = -5")]);
+    }
     let e = Config::from_toml(&base.replace("kind = \"full_mesh\"", "kind = \"hypercube\""), "t.toml")
         .unwrap_err()
         .to_string();

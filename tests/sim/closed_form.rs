@@ -132,3 +132,45 @@ fn a_ring_of_dependent_neighbour_transfers_takes_p_minus_1_steps() {
     // The same on a full mesh: each step uses one link.
     assert_eq!(dependent_ring(&mesh(p as usize), (n / p) as usize), (p - 1) * step);
 }
+
+/// A remote read of `n` bytes on the links-only mesh with `[fabric]` port latency `port_ns`
+/// and read turnaround `turn_ns`: the time the reader resumes, in ps.
+fn remote_read(n: usize, port_ns: u64, turn_ns: u64, via_get: bool) -> u64 {
+    let toml = mesh(2).replace(
+        "port_gbps = inf",
+        &format!("port_gbps = inf\nport_latency_ns = {port_ns}.0\nread_turnaround_ns = {turn_ns}.0"),
+    );
+    let mut w = Config::from_toml(&toml, "lat").unwrap().world().unwrap();
+    let dom = w.world_domain("comm_d0").unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[2, n / 4]).unwrap();
+    let log = Arc::new(Mutex::new(0u64));
+    let l = log.clone();
+    let k = Dispatch::kernel("read", 1, move |core| {
+        if via_get {
+            core.get(&data, 1, &data, &CopyOpts::new().region(&[0, 0], &[1, 0], &[1, n / 4]))?;
+        } else {
+            core.remote_load(&data, 1, &[1, 0], &[1, n / 4])?;
+        }
+        *l.lock() = core.now().as_ps();
+        Ok(())
+    });
+    w.dispatch(0, k.in_domain(&dom)).unwrap();
+    w.run().unwrap();
+    *log.lock()
+}
+
+#[test]
+fn a_remote_read_pays_both_legs_the_owners_turnaround_and_the_readers_port() {
+    const NS: u64 = 1_000;
+    let n = 65_536;
+    for via_get in [false, true] {
+        // The request crosses one link (ALPHA, no payload); the data comes back over one link
+        // (ALPHA + n * BETA) and through the reader's ingress port. The request itself also
+        // enters the owner through its port.
+        let base = remote_read(n, 0, 0, via_get);
+        assert_eq!(base, 2 * ALPHA + n as u64 * BETA, "via_get {via_get}");
+        assert_eq!(remote_read(n, 0, 300, via_get), base + 300 * NS, "turnaround, via_get {via_get}");
+        assert_eq!(remote_read(n, 200, 0, via_get), base + 200 * NS, "port, via_get {via_get}");
+        assert_eq!(remote_read(n, 200, 300, via_get), base + 500 * NS, "both, via_get {via_get}");
+    }
+}

@@ -2,7 +2,15 @@ use super::*;
 use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, Ordering, TopologyConfig};
 
 fn a2a3_like(topology: TopologyConfig) -> FabricConfig {
-    FabricConfig { packet_bytes: 4096, efficiency: 0.7, port_gbps: 196.0, topology, ordering: Ordering::Release }
+    FabricConfig {
+        packet_bytes: 4096,
+        efficiency: 0.7,
+        port_gbps: 196.0,
+        port_latency_ns: 0.0,
+        read_turnaround_ns: 0.0,
+        topology,
+        ordering: Ordering::Release,
+    }
 }
 
 fn mesh(ranks: Option<usize>) -> FullMeshConfig {

@@ -16,7 +16,15 @@ fn ring() -> TopologyConfig {
 }
 
 fn cfg(topology: TopologyConfig, port_gbps: f64) -> FabricConfig {
-    FabricConfig { packet_bytes: 1000, efficiency: 1.0, port_gbps, topology, ordering: Ordering::Release }
+    FabricConfig {
+        packet_bytes: 1000,
+        efficiency: 1.0,
+        port_gbps,
+        port_latency_ns: 0.0,
+        read_turnaround_ns: 0.0,
+        topology,
+        ordering: Ordering::Release,
+    }
 }
 
 fn model(topology: TopologyConfig, ranks: usize, chip: ChipPaths) -> NetworkModel {

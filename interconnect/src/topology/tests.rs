@@ -7,6 +7,8 @@ fn fabric(topology: TopologyConfig) -> FabricConfig {
         packet_bytes: 4096,
         efficiency: 1.0,
         port_gbps: f64::INFINITY,
+        port_latency_ns: 0.0,
+        read_turnaround_ns: 0.0,
         topology,
         ordering: Ordering::Release,
     }

@@ -84,7 +84,8 @@ impl Engine {
         let route =
             Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
         let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
-        self.start_flow(key, route, src.region.bytes() as u64, key.time, None, end);
+        let at = key.time + self.net.read_turnaround();
+        self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
     }
 
     /// A chunk is in UB: store it once MTE3 is free.

@@ -300,7 +300,8 @@ impl Engine {
                 };
                 let bytes = data.len() as u64;
                 let end = self.read_end(actor, data, ticket, issued, Some(src.chip));
-                self.start_flow(key, route, bytes, key.time, None, end);
+                let at = key.time + self.net.read_turnaround();
+                self.start_flow(key, route, bytes, at, None, end);
             }
             Event::Loaded { actor, ticket, data, issued, peer } => {
                 self.loaded(key.time, actor, ticket, data, issued, peer)

@@ -242,6 +242,7 @@ impl Engine {
             _ => 0,
         };
         let data = self.mem.read(&d.src);
+        let get = d.get;
         let route = if d.get {
             Route { kind: PathKind::SdmaGet, chip: me, core: channel, peer: d.src.chip }
         } else {
@@ -250,7 +251,8 @@ impl Engine {
         let bytes = data.len() as u64;
         let cleared = Some(Event::Sdma(SdmaEvent::Cleared { ch }));
         let end = FlowEnd::Event(Event::Sdma(SdmaEvent::Land { desc: i, data, check }));
-        self.start_flow(key, route, bytes, key.time, cleared, end);
+        let at = if get { key.time + self.net.read_turnaround() } else { key.time };
+        self.start_flow(key, route, bytes, at, cleared, end);
     }
 
     fn sdma_land(&mut self, key: Key, i: usize, data: Vec<u8>, check: u64) {
