@@ -77,6 +77,33 @@ pub(crate) struct TensorMeta {
     pub(crate) capacity: usize,
     pub(crate) dtype: DType,
     pub(crate) shape: Vec<usize>,
+    /// Where element 0 of this view sits, in bytes from `base` (non-zero for slices).
+    pub(crate) start: usize,
+    /// Element strides of a slice (`None`: dense row-major over `shape`).
+    pub(crate) strides: Option<Vec<usize>>,
+}
+
+impl TensorMeta {
+    /// A dense row-major view of a whole allocation.
+    pub(crate) fn dense(
+        name: Arc<str>,
+        space: Space,
+        base: usize,
+        capacity: usize,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Self {
+        TensorMeta { name, space, base, capacity, dtype, shape: shape.to_vec(), start: 0, strides: None }
+    }
+}
+
+/// Row-major element strides of `shape`.
+fn dense_strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1];
+    }
+    s
 }
 
 /// A typed, shaped view of a GM buffer or a window buffer. Cheap to clone; kernels capture
@@ -120,10 +147,10 @@ impl Tensor {
         self.numel() * self.0.dtype.size()
     }
 
-    /// Bytes allocated for the underlying buffer (32-byte rounded for windows). Views may
-    /// reach up to here, e.g. for 32-byte-rounded tail reads.
+    /// Bytes of the underlying buffer (32-byte rounded for windows) from this view's start.
+    /// Views may reach up to here, e.g. for 32-byte-rounded tail reads.
     pub fn capacity_bytes(&self) -> usize {
-        self.0.capacity
+        self.0.capacity - self.0.start
     }
 
     /// Whether this is a window buffer (reachable by peers).
@@ -158,7 +185,8 @@ impl Tensor {
     }
 
     /// Another view of the same allocation with a new dtype and shape (`pld.window(buf, shape,
-    /// dtype=...)`). The view must fit in the allocation.
+    /// dtype=...)`), starting where this view starts. The view must fit in the allocation; a
+    /// slice can be viewed only when its elements are contiguous.
     pub fn view(&self, dtype: DType, shape: &[usize]) -> Result<Tensor, crate::SimError> {
         let need = shape.iter().product::<usize>() * dtype.size();
         if shape.is_empty() || shape.contains(&0) {
@@ -167,26 +195,94 @@ impl Tensor {
                 self.name()
             )));
         }
-        if need > self.0.capacity {
+        if !self.is_contiguous() {
             return Err(crate::SimError::invalid(format!(
-                "view of `{}` as {dtype}{shape:?} needs {need} bytes but the buffer has {}; allocate a larger buffer or view fewer elements",
+                "view of `{}`: this slice (shape {:?} of a larger tensor) is not contiguous; slice whole rows to view it",
                 self.name(),
-                self.0.capacity
+                self.shape()
             )));
         }
+        let room = self.capacity_bytes();
+        if need > room {
+            return Err(crate::SimError::invalid(format!(
+                "view of `{}` as {dtype}{shape:?} needs {need} bytes but the buffer has {room} from the view's start; allocate a larger buffer or view fewer elements",
+                self.name(),
+            )));
+        }
+        let meta = TensorMeta {
+            start: self.0.start,
+            ..TensorMeta::dense(self.0.name.clone(), self.0.space.clone(), self.0.base, self.0.capacity, dtype, shape)
+        };
+        Ok(Tensor(Arc::new(meta)))
+    }
+
+    /// The part `offsets .. offsets + shape` of this tensor as a tensor of its own (`win[a:b]`,
+    /// `pl.tensor.slice`): same memory, same dtype, bounds checked against this view. Kernels
+    /// address it from its own origin; peers reach a window slice at the same place.
+    pub fn slice(&self, offsets: &[usize], shape: &[usize]) -> Result<Tensor, crate::SimError> {
+        let n = self.shape().len();
+        if offsets.len() != n || shape.len() != n {
+            return Err(crate::SimError::invalid(format!(
+                "slice of `{}` (shape {:?}): give one offset and one extent per dimension, got {offsets:?} and {shape:?}",
+                self.name(),
+                self.shape()
+            )));
+        }
+        for d in 0..n {
+            if shape[d] == 0 || offsets[d].checked_add(shape[d]).is_none_or(|end| end > self.shape()[d]) {
+                return Err(crate::SimError::invalid(format!(
+                    "slice {offsets:?} + {shape:?} of `{}` falls outside its shape {:?} (dimension {d}: {} + {} > {}) or is empty",
+                    self.name(),
+                    self.shape(),
+                    offsets[d],
+                    shape[d],
+                    self.shape()[d]
+                )));
+            }
+        }
+        let strides = self.strides();
+        let skip: usize = offsets.iter().zip(&strides).map(|(o, s)| o * s).sum();
         Ok(Tensor(Arc::new(TensorMeta {
-            name: self.0.name.clone(),
-            space: self.0.space.clone(),
-            base: self.0.base,
-            capacity: self.0.capacity,
-            dtype,
+            start: self.0.start + skip * self.dtype().size(),
+            strides: Some(strides),
             shape: shape.to_vec(),
+            ..TensorMeta::dense(
+                self.0.name.clone(),
+                self.0.space.clone(),
+                self.0.base,
+                self.0.capacity,
+                self.dtype(),
+                &[],
+            )
         })))
     }
 
-    /// Whether two tensors are views of the same allocation.
+    /// Element strides of this view, per dimension.
+    pub fn strides(&self) -> Vec<usize> {
+        self.0.strides.clone().unwrap_or_else(|| dense_strides(self.shape()))
+    }
+
+    /// Whether the view's elements are one contiguous run (every dense tensor; a slice of
+    /// whole trailing rows).
+    pub fn is_contiguous(&self) -> bool {
+        let dense = dense_strides(self.shape());
+        self.strides().iter().zip(&dense).zip(self.shape()).all(|((s, d), &n)| n == 1 || s == d)
+    }
+
+    /// Whether two tensors are views of the same bytes of one allocation (slices that do not
+    /// share a byte are not).
     pub fn same_buffer(&self, other: &Tensor) -> bool {
-        self.0.space == other.0.space && self.0.base == other.0.base
+        if self.0.space != other.0.space || self.0.base != other.0.base {
+            return false;
+        }
+        let (a, b) = (self.byte_span(), other.byte_span());
+        a.0 < b.1 && b.0 < a.1
+    }
+
+    /// The first and one-past-last byte (from the allocation's start) the view can touch.
+    fn byte_span(&self) -> (usize, usize) {
+        let last: usize = self.shape().iter().zip(self.strides()).map(|(n, s)| (n - 1) * s).sum();
+        (self.0.start, self.0.start + (last + 1) * self.dtype().size())
     }
 }
 
@@ -261,9 +357,12 @@ pub(crate) fn row_starts(t: &Tensor, offsets: &[usize], extent: &[usize]) -> Res
         }
     }
     let es = t.dtype().size();
-    let mut strides = vec![1usize; n];
-    for d in (0..n - 1).rev() {
-        strides[d] = strides[d + 1] * shape[d + 1];
+    let strides = t.strides();
+    if strides[n - 1] != 1 {
+        return Err(format!(
+            "`{}` has a non-unit stride in its last dimension; slices keep whole elements rows",
+            t.name()
+        ));
     }
     let rows: usize = extent[..n - 1].iter().product();
     let mut out = Vec::with_capacity(rows);
@@ -273,7 +372,7 @@ pub(crate) fn row_starts(t: &Tensor, offsets: &[usize], extent: &[usize]) -> Res
         for d in 0..n - 1 {
             lin += (offsets[d] + idx[d]) * strides[d];
         }
-        out.push(t.0.base + lin * es);
+        out.push(t.0.base + t.0.start + lin * es);
         for d in (0..n - 1).rev() {
             idx[d] += 1;
             if idx[d] < extent[d] {
@@ -296,14 +395,8 @@ mod tests {
     use super::*;
 
     fn tensor(shape: &[usize], base: usize) -> Tensor {
-        Tensor(Arc::new(TensorMeta {
-            name: "t".into(),
-            space: Space::Gm { buf: 0 },
-            base,
-            capacity: shape.iter().product::<usize>() * 4,
-            dtype: DType::F32,
-            shape: shape.to_vec(),
-        }))
+        let capacity = shape.iter().product::<usize>() * 4;
+        Tensor(Arc::new(TensorMeta::dense("t".into(), Space::Gm { buf: 0 }, base, capacity, DType::F32, shape)))
     }
 
     #[test]

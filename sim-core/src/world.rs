@@ -21,7 +21,7 @@ use crate::memory::Memory;
 use crate::model::{ChipTiming, Network};
 use crate::program::Dispatch;
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
-use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
+use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta, resolve_region};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{Mark, Trace};
 use std::sync::Arc;
@@ -251,14 +251,8 @@ impl World {
         ds.bytes += capacity;
         ds.names.push(name.to_string());
         self.mem.grow_window(id, base + capacity);
-        Ok(Tensor(Arc::new(TensorMeta {
-            name: name.into(),
-            space: Space::Window { domain: domain.0.clone() },
-            base,
-            capacity,
-            dtype,
-            shape: shape.to_vec(),
-        })))
+        let space = Space::Window { domain: domain.0.clone() };
+        Ok(Tensor(Arc::new(TensorMeta::dense(name.into(), space, base, capacity, dtype, shape))))
     }
 
     /// Total window bytes of a domain (the sum of its 32-byte-rounded buffers).
@@ -273,14 +267,7 @@ impl World {
         let buf = self.gm_names.len();
         self.gm_names.push(name.to_string());
         self.mem.add_gm(nbytes, self.size);
-        Ok(Tensor(Arc::new(TensorMeta {
-            name: name.into(),
-            space: Space::Gm { buf },
-            base: 0,
-            capacity: nbytes,
-            dtype,
-            shape: shape.to_vec(),
-        })))
+        Ok(Tensor(Arc::new(TensorMeta::dense(name.into(), Space::Gm { buf }, 0, nbytes, dtype, shape))))
     }
 
     /// Copies host data into rank `rank`'s copy of `t` (the dense domain rank for a window,
@@ -288,15 +275,14 @@ impl World {
     pub fn write<T: Element>(&mut self, t: &Tensor, rank: usize, data: &[T]) -> SimResult<()> {
         self.check_host_io("write", t, rank, T::DTYPE, data.len())?;
         self.prepare(t);
-        let bytes = to_bytes(data);
-        self.mem.host_write(mem_key(t, rank), t.0.base, &bytes);
+        self.host_write(t, rank, &to_bytes(data));
         Ok(())
     }
 
     /// Copies rank `rank`'s copy of `t` back to the host.
     pub fn read<T: Element>(&self, t: &Tensor, rank: usize) -> SimResult<Vec<T>> {
         self.check_host_io("read", t, rank, T::DTYPE, t.numel())?;
-        Ok(from_bytes(&self.mem.host_read(mem_key(t, rank), t.0.base, t.nbytes())))
+        Ok(from_bytes(&self.host_read(t, rank)))
     }
 
     /// As [`World::write`], with values given as f64 and converted to `t`'s dtype (floats
@@ -309,7 +295,7 @@ impl World {
         for (i, &v) in data.iter().enumerate() {
             dt.write_f64(&mut bytes, i, v);
         }
-        self.mem.host_write(mem_key(t, rank), t.0.base, &bytes);
+        self.host_write(t, rank, &bytes);
         Ok(())
     }
 
@@ -317,8 +303,28 @@ impl World {
     pub fn read_f64(&self, t: &Tensor, rank: usize) -> SimResult<Vec<f64>> {
         let dt = t.dtype();
         self.check_host_io("read", t, rank, dt, t.numel())?;
-        let bytes = self.mem.host_read(mem_key(t, rank), t.0.base, t.nbytes());
+        let bytes = self.host_read(t, rank);
         Ok((0..t.numel()).map(|i| dt.read_f64(&bytes, i)).collect())
+    }
+
+    /// The byte runs of the whole view `t` (one for a dense tensor, one per row of a slice).
+    fn runs(t: &Tensor) -> Vec<(usize, usize)> {
+        let zeros = vec![0; t.shape().len()];
+        resolve_region(t, &zeros, t.shape()).map_or_else(|_| vec![(t.0.base, t.nbytes())], |r| r.runs)
+    }
+
+    /// Writes `bytes` (the view's elements in row-major order) into rank `rank`'s copy of `t`.
+    fn host_write(&mut self, t: &Tensor, rank: usize, bytes: &[u8]) {
+        let mut at = 0;
+        for (off, len) in World::runs(t) {
+            self.mem.host_write(mem_key(t, rank), off, &bytes[at..at + len]);
+            at += len;
+        }
+    }
+
+    /// Reads rank `rank`'s copy of the view `t`, its elements in row-major order.
+    fn host_read(&self, t: &Tensor, rank: usize) -> Vec<u8> {
+        World::runs(t).into_iter().flat_map(|(off, len)| self.mem.host_read(mem_key(t, rank), off, len)).collect()
     }
 
     /// Records a warning about the next run (a builtin that will silently do nothing, say);

@@ -21,6 +21,7 @@ mod primitives;
 mod programs;
 mod run_options;
 mod sdma;
+mod slices;
 mod tile_ops;
 mod timing;
 mod timing_props;
