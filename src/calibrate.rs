@@ -84,6 +84,8 @@ pub struct Fit {
     pub efficiency: f64,
     /// One entry per fitted table, in the order given.
     pub tables: Vec<FitTable>,
+    /// What the fit could not do (a parameter held at its bound), for the user to read.
+    pub warnings: Vec<String>,
 }
 
 impl Fit {
@@ -371,7 +373,16 @@ fn finish(series: &[Series], x: [f64; 2], r: &[f64], eff: f64) -> Result<Fit, St
                 .collect(),
         })
         .collect();
-    Ok(Fit { latency_ns: alpha, gbps, efficiency: eff, tables })
+    let mut warnings = Vec::new();
+    if x[0] <= BOUNDS[0].0 {
+        warnings.push(
+            "the fitted latency is held at its floor of 0 ns: the measured small-message times are shorter than \
+             the rest of the simulated path takes, so the link latency cannot explain them (look at the per-point \
+             errors of the smallest sizes)"
+                .to_string(),
+        );
+    }
+    Ok(Fit { latency_ns: alpha, gbps, efficiency: eff, tables, warnings })
 }
 
 #[cfg(test)]
@@ -422,14 +433,15 @@ mod refusals {
 
     #[test]
     fn fitted_values_out_of_reach_are_reported_not_passed_to_the_config() {
-        // Times that fall steeply would need a negative latency; the latency stays at its floor
-        // of 0 and the result is a valid (if poor) fit, never a config error.
         let cfg = Config::default_preset();
-        let s = [series("fast", GET, &[(4096, 0.001), (1 << 20, 0.5)])];
-        match fit(&cfg, LinkClass::Node, &s) {
-            Ok(f) => assert!(f.latency_ns >= 0.0 && f.gbps.is_finite() && f.rms_error() > 0.1, "{f:?}"),
-            Err(e) => assert!(e.contains("edge of its search space"), "{e}"),
-        }
+        // 4 KiB in 10 ns would need a negative link latency: it stays at 0 and says so.
+        let f = fit(&cfg, LinkClass::Node, &[series("fast", GET, &[(4096, 0.01), (1 << 20, 50.0)])]).unwrap();
+        assert_eq!(f.latency_ns, 0.0, "{f:?}");
+        assert!(f.gbps.is_finite() && f.gbps > 0.0, "{f:?}");
+        assert!(f.warnings.iter().any(|w| w.contains("held at its floor of 0 ns")), "{f:?}");
+        // 2 us per byte is slower than the slowest rate the search allows (0.001 GB/s).
+        let e = fit(&cfg, LinkClass::Node, &[series("slow", GET, &[(4096, 1e4), (1 << 20, 2e6)])]).unwrap_err();
+        assert!(e.contains("ran to the edge of its search space"), "{e}");
     }
 }
 

@@ -122,6 +122,9 @@ fn print_fit(out: &mut dyn Write, f: &Fit) -> std::io::Result<()> {
             writeln!(out, "rms relative error of {}: {:.2}%", t.name, t.rms_error() * 100.0)?;
         }
     }
+    for w in &f.warnings {
+        writeln!(out, "WARNING: {w}")?;
+    }
     let rms = f.rms_error();
     writeln!(out, "rms relative error: {:.2}%", rms * 100.0)?;
     if rms > WARN_RMS {
