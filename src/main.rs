@@ -217,7 +217,7 @@ struct CalibrateCli {
     table: Vec<PathBuf>,
     /// What the table at the same position measured, e.g. `get`, `put peer=8`, `allreduce` or
     /// `collective allreduce mode=two-shot core_num=48 ranks=2`; without it a table's own
-    /// `# workload:` line is used.
+    /// `# workload:` line is used (`-` says so for a table before one that needs a --workload).
     #[arg(long)]
     workload: Vec<String>,
     /// Which links to fit: node (the flat topology's links) or levelK (NICs of level K).
@@ -384,6 +384,9 @@ fn calibrate_args(c: CalibrateCli) -> Result<CalibrateArgs, String> {
         .workload
         .iter()
         .map(|w| {
+            if w == "-" {
+                return Ok(None);
+            }
             let mut line = WorkloadLine::parse(w).map_err(|e| format!("--workload `{w}`: {e}"))?;
             if let Program::Collective(kind) = line.program {
                 line.mode = line.mode.or(c.mode.filter(|_| kind == Kind::AllReduce));
@@ -392,7 +395,7 @@ fn calibrate_args(c: CalibrateCli) -> Result<CalibrateArgs, String> {
                 line.ranks = line.ranks.or(c.ranks);
                 line.dtype = line.dtype.or(c.dtype);
             }
-            Ok(line)
+            Ok(Some(line))
         })
         .collect::<Result<_, String>>()?;
     Ok(CalibrateArgs { config: c.config, tables: c.table, workloads, link: c.link })

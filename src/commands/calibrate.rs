@@ -20,8 +20,8 @@ pub struct CalibrateArgs {
     /// The measured tables (CSV files).
     pub tables: Vec<PathBuf>,
     /// Workloads given on the command line, paired with `tables` in order; a table without one
-    /// uses its own `# workload:` line.
-    pub workloads: Vec<WorkloadLine>,
+    /// (past the end, or `None`) uses its own `# workload:` line.
+    pub workloads: Vec<Option<WorkloadLine>>,
     /// `node` or `levelK`.
     pub link: String,
 }
@@ -54,7 +54,7 @@ pub fn calibrate(out: &mut dyn Write, a: &CalibrateArgs) -> CmdResult {
     let mut series = Vec::new();
     writeln!(out, "# calibrate {} links of `{}`", a.link, cfg.machine.name).map_err(io)?;
     for (i, path) in a.tables.iter().enumerate() {
-        let s = load_series(out, path, a.workloads.get(i), &cfg, peer)?;
+        let s = load_series(out, path, a.workloads.get(i).and_then(Option::as_ref), &cfg, peer)?;
         writeln!(out, "# {}: {} points of {}", s.name, s.points.len(), s.workload.describe()).map_err(io)?;
         series.push(s);
     }

@@ -239,6 +239,11 @@ fn calibrate_fits_several_tables_reading_their_workload_lines_and_warns_when_poo
         .and_then(|s| s.trim_end_matches('%').parse().ok())
         .unwrap();
     assert_eq!(out.contains(&format!("WARNING: rms relative error {rms:.2}% is above 10%")), rms > 10.0, "{out}");
+    // `-` keeps a table's own line; the second table's --workload replaces its line.
+    let (code, out) = ranksim(&["calibrate", "--table", t3, "--table", host, "--workload", "-", "--workload", "put"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("tget_910b.csv: --workload `put` replaces the table's `# workload: get`"), "{out}");
+    assert!(out.contains("tget_910b.csv: 6 points of put + notify"), "{out}");
     let (code, out) = ranksim(&["calibrate", "--table", t3, "--workload", "get", "--workload", "put"]);
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("2 --workload for 1 --table"), "{out}");
