@@ -372,6 +372,19 @@ mod tests {
     }
 
     #[test]
+    fn every_file_in_configs_measurements_is_shipped_and_nothing_else() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/measurements");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .collect();
+        files.sort();
+        let mut shipped: Vec<String> = SHIPPED.iter().map(|s| s.0.to_string()).collect();
+        shipped.sort();
+        assert_eq!(files, shipped);
+    }
+
+    #[test]
     fn tables_parse_headers_comments_suffixes_and_units() {
         let t =
             parse("x", "# source: here\n# workload: put chunk=4K\nsize,busbw_gbps\n4K, 0.9\n64K,2.5 # note\n1M;40\n")

@@ -97,16 +97,7 @@ impl Workload {
     pub fn value_from(&self, unit: Unit, size: u64, time_us: f64) -> Result<f64, String> {
         match unit {
             Unit::TimeUs => Ok(time_us),
-            Unit::BusbwGbps => {
-                Ok(report::busbw_gbps(self.kind().unwrap_or(Kind::Barrier), size, time_us, self.ranks()))
-            }
-        }
-    }
-
-    fn ranks(&self) -> usize {
-        match self {
-            Workload::Collective(s) => s.ranks,
-            _ => 2,
+            Unit::BusbwGbps => Ok(size as f64 * self.bus_factor()? / (time_us * 1e3)),
         }
     }
 
@@ -179,6 +170,7 @@ mod tests {
         assert!((bw - 15.0).abs() < 1e-9, "{bw}");
         let get = Workload::resolve(&WorkloadLine::parse("get").unwrap(), &cfg, 1).unwrap();
         assert!(get.time_from(Unit::BusbwGbps, 4096, 1.0).unwrap_err().contains("has no bus bandwidth"));
+        assert!(get.value_from(Unit::BusbwGbps, 4096, 1.0).unwrap_err().contains("has no bus bandwidth"));
         let e = Workload::resolve(&WorkloadLine::parse("get_async").unwrap(), &cfg, 1).unwrap_err();
         assert!(e.contains("needs an SDMA copy engine"), "{e}");
     }
