@@ -28,10 +28,12 @@ pub mod calibrate;
 pub mod checker;
 pub mod commands;
 pub mod config;
+pub mod measurements;
 pub mod programs;
 pub mod report;
 pub mod strace;
 pub mod sweep;
+pub mod workload;
 
 pub use chip_model;
 pub use collectives;

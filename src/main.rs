@@ -3,9 +3,9 @@
 
 use clap::{Parser, Subcommand};
 use collectives::{Kind, Mode, Path};
-use ranksim::calibrate::Workload;
 use ranksim::collectives;
 use ranksim::commands::{self, Status, bench::BenchArgs, calibrate::CalibrateArgs, sweep::SweepArgs};
+use ranksim::measurements::{Program, WorkloadLine};
 use ranksim::report::parse_size;
 use ranksim::sim_core::{DType, Jitter, ReduceOp, SimDuration};
 use ranksim::sweep::SweepSpec;
@@ -43,37 +43,29 @@ enum Command {
         #[arg(long, num_args = 2, value_names = ["A", "B"])]
         route: Option<Vec<usize>>,
     },
-    /// Fit one link class's latency and bandwidth to measured `size,time_us` points (a CSV) by
-    /// least squares with the simulator in the loop; print the per-point error of the
-    /// re-simulation and a config snippet.
-    Calibrate {
+    /// Fit one link class's latency and bandwidth to one or more measured tables at once (CSV:
+    /// `size,time_us` or `size,busbw_gbps` rows) by least squares with the simulator in the
+    /// loop; print the per-point and per-table error of the re-simulation (a WARNING above 10%
+    /// rms) and a config snippet. Refuses tables that cannot determine both (one size, a
+    /// barrier, time that does not grow with size).
+    Calibrate(Box<CalibrateCli>),
+    /// Compare the simulator with measured tables (configs/measurements/, embedded): per point
+    /// the measured and simulated value and the error, per table the rms and worst error.
+    /// Exits 1 when any point's error exceeds --tolerance; tables the simulator cannot run yet
+    /// are listed as "not run" with what they need.
+    Validate {
         /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// CSV of measured points: `size,time_us` per line (K/M/G suffixes, # comments).
+        /// Run only this table: a shipped table's name (e.g. t3-tget) or a CSV file; repeatable.
         #[arg(long)]
-        table: PathBuf,
-        /// What was measured: get (one-core remote read, rank 0 <- 1), put, or a collective name.
-        #[arg(long, default_value = "get")]
-        workload: String,
-        /// Which links to fit: node (the flat topology's links) or levelK (NICs of level K).
-        #[arg(long, default_value = "node")]
-        link: String,
-        /// Allreduce algorithm, for a collective workload.
-        #[arg(long, default_value = "mesh")]
-        mode: Mode,
-        /// host or incore, for a collective workload.
-        #[arg(long, default_value = "host")]
-        path: Path,
-        /// AIV blocks per rank, for a collective workload.
-        #[arg(long, default_value_t = 1)]
-        core_num: usize,
-        /// Ranks taking part, for a collective workload (default: all).
+        table: Vec<String>,
+        /// Largest |error| in percent a point may have before the exit code is 1.
+        #[arg(long, default_value_t = 10.0)]
+        tolerance: f64,
+        /// Write the results as JSON.
         #[arg(long)]
-        ranks: Option<usize>,
-        /// Element type, for a collective workload.
-        #[arg(short = 'd', long = "datatype", default_value = "f32")]
-        dtype: DType,
+        json: Option<PathBuf>,
     },
     /// Run programs under the protocol checker (data races, stale reads, signal misuse,
     /// deadlocks), unperturbed and with seeded jitter; exit 1 when anything is found.
@@ -220,6 +212,40 @@ struct SweepCli {
 }
 
 #[derive(clap::Args)]
+struct CalibrateCli {
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// CSV of measured points (`size,time_us` or `size,busbw_gbps`, K/M/G suffixes, # comments);
+    /// repeat to fit several tables at once.
+    #[arg(long, required = true)]
+    table: Vec<PathBuf>,
+    /// What the table at the same position measured, e.g. `get`, `put peer=8`, `allreduce` or
+    /// `collective allreduce mode=two-shot core_num=48 ranks=2`; without it a table's own
+    /// `# workload:` line is used (`-` says so for a table before one that needs a --workload).
+    #[arg(long)]
+    workload: Vec<String>,
+    /// Which links to fit: node (the flat topology's links) or levelK (NICs of level K).
+    #[arg(long, default_value = "node")]
+    link: String,
+    /// Allreduce algorithm of a --workload collective that does not say (default mesh).
+    #[arg(long)]
+    mode: Option<Mode>,
+    /// host or incore, for a --workload collective that does not say (default host).
+    #[arg(long)]
+    path: Option<Path>,
+    /// AIV blocks per rank, for a --workload allreduce that does not say (default 1).
+    #[arg(long)]
+    core_num: Option<usize>,
+    /// Ranks taking part, for a --workload collective that does not say (default: all).
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// Element type, for a --workload collective that does not say (default f32).
+    #[arg(short = 'd', long = "datatype")]
+    dtype: Option<DType>,
+}
+
+#[derive(clap::Args)]
 struct BenchCli {
     /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
     #[arg(long)]
@@ -286,9 +312,10 @@ fn main() -> ExitCode {
             let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
             commands::topo::topo(&mut out, config.as_deref(), route)
         }
-        Some(Command::Calibrate { config, table, workload, link, mode, path, core_num, ranks, dtype }) => {
-            calibrate_args(config, table, &workload, link, (mode, path, core_num, ranks, dtype))
-                .and_then(|a| commands::calibrate::calibrate(&mut out, &a))
+        Some(Command::Calibrate(c)) => calibrate_args(*c).and_then(|a| commands::calibrate::calibrate(&mut out, &a)),
+        Some(Command::Validate { config, table, tolerance, json }) => {
+            let a = commands::validate::ValidateArgs { config, tables: table, tolerance_pct: tolerance, json };
+            commands::validate::validate(&mut out, &a)
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
         Some(Command::Check { config, program, ranks, seeds, jitter_op_ns, jitter_dispatch_ns, json, trace, list }) => {
@@ -357,35 +384,24 @@ fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
     Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace })
 }
 
-fn calibrate_args(
-    config: Option<PathBuf>,
-    table: PathBuf,
-    workload: &str,
-    link: String,
-    (mode, path, core_num, ranks, dtype): (Mode, Path, usize, Option<usize>, DType),
-) -> Result<CalibrateArgs, String> {
-    let cfg = ranksim::Config::load_or_default(config.as_deref()).map_err(|e| e.to_string())?;
-    let crossing = || ranksim::calibrate::crossing_peer(&cfg, commands::calibrate::link_class(&link)?);
-    let workload = match workload {
-        "get" => Workload::Get { peer: crossing()? },
-        "put" => Workload::Put { peer: crossing()? },
-        name => {
-            let kind: Kind = name.parse().map_err(|e| format!("--workload: {e} (or get, put)"))?;
-            Workload::Collective(SweepSpec {
-                kind,
-                mode,
-                path,
-                dtype,
-                op: ReduceOp::Sum,
-                root: 0,
-                iters: 1,
-                warmup: 0,
-                ranks: ranks.unwrap_or(cfg.machine.ranks),
-                core_num,
-                jitter: None,
-                timing_only: true,
-            })
-        }
-    };
-    Ok(CalibrateArgs { config, table, workload, link })
+fn calibrate_args(c: CalibrateCli) -> Result<CalibrateArgs, String> {
+    let workloads = c
+        .workload
+        .iter()
+        .map(|w| {
+            if w == "-" {
+                return Ok(None);
+            }
+            let mut line = WorkloadLine::parse(w).map_err(|e| format!("--workload `{w}`: {e}"))?;
+            if let Program::Collective(kind) = line.program {
+                line.mode = line.mode.or(c.mode.filter(|_| kind == Kind::AllReduce));
+                line.core_num = line.core_num.or(c.core_num.filter(|_| kind == Kind::AllReduce));
+                line.path = line.path.or(c.path);
+                line.ranks = line.ranks.or(c.ranks);
+                line.dtype = line.dtype.or(c.dtype);
+            }
+            Ok(Some(line))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(CalibrateArgs { config: c.config, tables: c.table, workloads, link: c.link })
 }

@@ -1,18 +1,27 @@
-//! `ranksim calibrate`: fit a link class's latency and bandwidth to measured (size, time)
-//! points, show how well the re-simulation matches each point, and print the config snippet.
+//! `ranksim calibrate`: fit a link class's latency and bandwidth to one or more measured tables
+//! at once, show how well the re-simulation matches each point and each table, warn when it
+//! does not, and print the config snippet.
 
 use super::{CmdResult, Status};
 use crate::Config;
-use crate::calibrate::{LinkClass, Workload, fit, parse_table};
+use crate::calibrate::{Fit, LinkClass, Series, crossing_peer, fit};
+use crate::measurements::{self, WorkloadLine};
+use crate::workload::Workload;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Above this rms relative error (a fraction) the fit prints a warning.
+pub const WARN_RMS: f64 = 0.10;
 
 /// Everything `calibrate` is told.
 #[derive(Clone, Debug)]
 pub struct CalibrateArgs {
     pub config: Option<PathBuf>,
-    pub table: PathBuf,
-    pub workload: Workload,
+    /// The measured tables (CSV files).
+    pub tables: Vec<PathBuf>,
+    /// Workloads given on the command line, paired with `tables` in order; a table without one
+    /// (past the end, or `None`) uses its own `# workload:` line.
+    pub workloads: Vec<Option<WorkloadLine>>,
     /// `node` or `levelK`.
     pub link: String,
 }
@@ -33,31 +42,24 @@ pub fn link_class(s: &str) -> Result<LinkClass, String> {
 pub fn calibrate(out: &mut dyn Write, a: &CalibrateArgs) -> CmdResult {
     let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
-    let text = std::fs::read_to_string(&a.table).map_err(|e| format!("cannot read {}: {e}", a.table.display()))?;
-    let points = parse_table(&text).map_err(|e| format!("{}: {e}", a.table.display()))?;
     let class = link_class(&a.link)?;
-    let f = fit(&cfg, class, &a.workload, &points)?;
-    let what = match &a.workload {
-        Workload::Get { peer } => format!("get (one core, rank 0 <- rank {peer})"),
-        Workload::Put { peer } => format!("put + notify (one core, rank 0 -> rank {peer})"),
-        Workload::Collective(s) => format!("{} {} {} on {} ranks", s.kind, s.mode, s.path, s.ranks),
-    };
-    writeln!(out, "# calibrate {} links of `{}` to {} points of {what}", a.link, cfg.machine.name, points.len())
-        .map_err(io)?;
-    writeln!(
-        out,
-        "fitted: latency {:.1} ns, raw rate {:.3} GB/s (effective {:.3} GB/s at efficiency {})",
-        f.latency_ns,
-        f.gbps,
-        f.gbps * f.efficiency,
-        f.efficiency
-    )
-    .map_err(io)?;
-    writeln!(out, "{:>12} {:>14} {:>14} {:>9}", "size(B)", "measured(us)", "simulated(us)", "error(%)").map_err(io)?;
-    for (size, m, s) in &f.points {
-        writeln!(out, "{size:>12} {m:>14.3} {s:>14.3} {:>9.2}", (s - m) / m * 100.0).map_err(io)?;
+    if a.workloads.len() > a.tables.len() {
+        return Err(format!(
+            "{} --workload for {} --table; give at most one --workload per --table, in the same order",
+            a.workloads.len(),
+            a.tables.len()
+        ));
     }
-    writeln!(out, "rms relative error: {:.2}%", f.rms_error() * 100.0).map_err(io)?;
+    let peer = crossing_peer(&cfg, class)?;
+    let mut series = Vec::new();
+    writeln!(out, "# calibrate {} links of `{}`", a.link, cfg.machine.name).map_err(io)?;
+    for (i, path) in a.tables.iter().enumerate() {
+        let s = load_series(out, path, a.workloads.get(i).and_then(Option::as_ref), &cfg, peer)?;
+        writeln!(out, "# {}: {} points of {}", s.name, s.points.len(), s.workload.describe()).map_err(io)?;
+        series.push(s);
+    }
+    let f = fit(&cfg, class, &series)?;
+    print_fit(out, &f).map_err(io)?;
     writeln!(out, "# config snippet").map_err(io)?;
     let (table, rate, latency) = match class {
         LinkClass::Node => (node_table(&cfg), "link_gbps", "link_latency_ns"),
@@ -65,6 +67,76 @@ pub fn calibrate(out: &mut dyn Write, a: &CalibrateArgs) -> CmdResult {
     };
     writeln!(out, "{table}\n{rate} = {:.3}\n{latency} = {:.1}", f.gbps, f.latency_ns).map_err(io)?;
     Ok(Status::Ok)
+}
+
+/// Reads one table and pairs it with its workload: the command line's, else its own line.
+fn load_series(
+    out: &mut dyn Write,
+    path: &Path,
+    given: Option<&WorkloadLine>,
+    cfg: &Config,
+    peer: usize,
+) -> Result<Series, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let table = measurements::parse(&path.display().to_string(), &text)?;
+    let line = match (given, &table.workload) {
+        (Some(g), Some(own)) if g != own => {
+            writeln!(out, "# {}: --workload `{g}` replaces the table's `# workload: {own}`", table.name)
+                .map_err(|e| e.to_string())?;
+            g
+        }
+        (Some(g), _) => g,
+        (None, Some(own)) => own,
+        (None, None) => {
+            return Err(format!(
+                "{}: no `# workload:` line and no --workload for it; add e.g. `# workload: get` to the file or pass \
+                 --workload get",
+                table.name
+            ));
+        }
+    };
+    let workload = Workload::resolve(line, cfg, peer).map_err(|e| format!("{}: {e}", table.name))?;
+    Series::from_table(&table, workload)
+}
+
+/// The fitted values, every table's points and rms, the overall rms and a warning above
+/// [`WARN_RMS`].
+fn print_fit(out: &mut dyn Write, f: &Fit) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "fitted: latency {:.1} ns, raw rate {:.3} GB/s (effective {:.3} GB/s at efficiency {})",
+        f.latency_ns,
+        f.gbps,
+        f.gbps * f.efficiency,
+        f.efficiency
+    )?;
+    for t in &f.tables {
+        if f.tables.len() > 1 {
+            writeln!(out, "## {}", t.name)?;
+        }
+        writeln!(out, "{:>12} {:>14} {:>14} {:>9}", "size(B)", "measured(us)", "simulated(us)", "error(%)")?;
+        for (size, m, s) in &t.points {
+            writeln!(out, "{size:>12} {m:>14.3} {s:>14.3} {:>9.2}", (s - m) / m * 100.0)?;
+        }
+        if f.tables.len() > 1 {
+            writeln!(out, "rms relative error of {}: {:.2}%", t.name, t.rms_error() * 100.0)?;
+        }
+    }
+    for w in &f.warnings {
+        writeln!(out, "WARNING: {w}")?;
+    }
+    let rms = f.rms_error();
+    writeln!(out, "rms relative error: {:.2}%", rms * 100.0)?;
+    if rms > WARN_RMS {
+        writeln!(
+            out,
+            "WARNING: rms relative error {:.2}% is above {:.0}%: the link's latency and bandwidth alone do not explain \
+             these measurements (another part of the model differs); the fitted values are a compromise",
+            rms * 100.0,
+            WARN_RMS * 100.0
+        )?;
+    }
+    Ok(())
 }
 
 fn node_table(cfg: &Config) -> String {

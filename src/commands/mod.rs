@@ -7,6 +7,7 @@ pub mod check;
 pub mod run;
 pub mod sweep;
 pub mod topo;
+pub mod validate;
 
 /// A command's outcome: success, findings (wrong results, too slow), or a usage error.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

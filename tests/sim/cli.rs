@@ -120,3 +120,131 @@ fn check_lists_programs_and_gates_on_findings() {
     assert_eq!(code, 2);
     assert!(out.contains("no program `nope`; `ranksim check --list` names them"), "{out}");
 }
+
+/// A temporary file holding `text`, removed when dropped.
+struct TempCsv(std::path::PathBuf);
+
+impl TempCsv {
+    fn new(tag: &str, text: &str) -> TempCsv {
+        let p = std::env::temp_dir().join(format!("ranksim-{tag}-{}.csv", std::process::id()));
+        std::fs::write(&p, text).unwrap();
+        TempCsv(p)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempCsv {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn validate_prints_every_shipped_table_and_gates_on_the_computed_errors() {
+    let json = std::env::temp_dir().join(format!("ranksim-validate-{}.json", std::process::id()));
+    let (code, out) = ranksim(&["validate", "--json", json.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    for (name, _) in ranksim::measurements::SHIPPED {
+        assert!(out.contains(&format!("\n## {name}: ")), "{name} missing from:\n{out}");
+    }
+    assert!(out.contains("\nnot run: needs an SDMA copy engine"), "{out}");
+    assert!(out.contains("# worst error overall: "), "{out}");
+    // The exit code follows the errors the run computed, whatever they are.
+    let tol = v["tolerance_pct"].as_f64().unwrap();
+    assert_eq!(tol, 10.0);
+    let worst = v["worst_error_pct"].as_f64().unwrap().abs();
+    assert_eq!(code, if worst > tol { 1 } else { 0 }, "{out}");
+    let tget = v["tables"].as_array().unwrap().iter().find(|t| t["name"] == "t3-tget").unwrap();
+    let errs: Vec<f64> = tget["points"].as_array().unwrap().iter().map(|p| p["error_pct"].as_f64().unwrap()).collect();
+    assert_eq!(errs.len(), 6);
+    let max = errs.iter().fold(0.0f64, |m, e| m.max(e.abs()));
+    let pass = format!("{}", max + 0.5);
+    let (code, first) = ranksim(&["validate", "--table", "t3-tget", "--tolerance", &pass]);
+    assert_eq!(code, 0, "{first}");
+    assert!(!first.lines().any(|l| l.ends_with("  over")) && first.contains("0 of 6 point(s) outside"), "{first}");
+    let (_, again) = ranksim(&["validate", "--table", "t3-tget", "--tolerance", &pass]);
+    assert_eq!(first, again, "validate output is byte-identical across runs");
+    let fail = format!("{}", (max - 0.5).max(0.0));
+    let (code, out) = ranksim(&["validate", "--table", "t3-tget", "--tolerance", &fail]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.lines().any(|l| l.ends_with("  over")), "{out}");
+}
+
+#[test]
+fn validate_explains_bad_tables_by_line() {
+    let bad = TempCsv::new("validate-bad", "# source: me\n# workload: get peer=1 chunk=64K\nsize,time_us\n4K,1,2\n");
+    let (code, out) = ranksim(&["validate", "--table", bad.path()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("line 4: `4K,1,2` has 3 column(s)"), "{out}");
+    let bad = TempCsv::new("validate-workload", "# source: me\n# workload: get peer=1 size=4\nsize,time_us\n4K,1\n");
+    let (code, out) = ranksim(&["validate", "--table", bad.path()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("line 2: `# workload: get peer=1 size=4`: unknown key `size` for `get`"), "{out}");
+    let (code, out) = ranksim(&["validate", "--table", "t9-nope"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no shipped table `t9-nope`"), "{out}");
+    let (code, out) = ranksim(&["validate", "--tolerance=-1"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("--tolerance -1"), "{out}");
+}
+
+#[test]
+fn calibrate_refuses_what_it_cannot_determine() {
+    let cases: [(&str, &[&str], &str); 7] = [
+        ("single", &["get"], "size,time_us\n4K,1\n"),
+        ("barrier", &["barrier"], "size,time_us\n4K,1\n64K,2\n"),
+        ("flat", &["get"], "size,time_us\n4K,5\n1M,5\n"),
+        ("zero", &["get"], "size,time_us\n0,1\n4K,2\n"),
+        ("header", &["get"], "bytes,us\n4K,1\n1M,2\n"),
+        ("columns", &["get"], "size,time_us\n4K,1,9\n1M,2,9\n"),
+        ("noworkload", &[], "size,time_us\n4K,1\n1M,20\n"),
+    ];
+    let want = [
+        "every point is at one size (4096 B): one size cannot separate the link latency from its bandwidth",
+        "a barrier moves no bytes, so it says nothing about the link bandwidth",
+        "the time does not grow with size (5 us at 4096 B, 5 us at 1048576 B)",
+        "line 2: size 0 moves no bytes",
+        "line 1: `bytes,us` is not a recognised header; write `size,time_us` or `size,busbw_gbps`",
+        "line 2: `4K,1,9` has 3 column(s)",
+        "no `# workload:` line and no --workload for it",
+    ];
+    for ((tag, workload, text), want) in cases.iter().zip(want) {
+        let t = TempCsv::new(&format!("calibrate-{tag}"), text);
+        let mut args = vec!["calibrate", "--table", t.path()];
+        for w in *workload {
+            args.extend(["--workload", w]);
+        }
+        let (code, out) = ranksim(&args);
+        assert_eq!(code, 2, "{tag}: {out}");
+        assert!(out.contains(want), "{tag}: {out}");
+    }
+}
+
+#[test]
+fn calibrate_fits_several_tables_reading_their_workload_lines_and_warns_when_poor() {
+    let t3 = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/measurements/t3-tget.csv");
+    let host = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/tget_910b.csv");
+    let (code, out) = ranksim(&["calibrate", "--table", t3, "--table", host]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("t3-tget.csv: 6 points of get (one core, rank 0 <- rank 1)"), "{out}");
+    assert!(out.contains("tget_910b.csv: 6 points of get"), "{out}");
+    assert_eq!(out.matches("rms relative error of ").count(), 2, "{out}");
+    let rms: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("rms relative error: "))
+        .and_then(|s| s.trim_end_matches('%').parse().ok())
+        .unwrap();
+    assert_eq!(out.contains(&format!("WARNING: rms relative error {rms:.2}% is above 10%")), rms > 10.0, "{out}");
+    // `-` keeps a table's own line; the second table's --workload replaces its line.
+    let (code, out) = ranksim(&["calibrate", "--table", t3, "--table", host, "--workload", "-", "--workload", "put"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("tget_910b.csv: --workload `put` replaces the table's `# workload: get`"), "{out}");
+    assert!(out.contains("tget_910b.csv: 6 points of put + notify"), "{out}");
+    let (code, out) = ranksim(&["calibrate", "--table", t3, "--workload", "get", "--workload", "put"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("2 --workload for 1 --table"), "{out}");
+}

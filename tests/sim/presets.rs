@@ -11,7 +11,8 @@ fn every_preset_file_is_embedded_and_runs_an_allreduce() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
-        .filter_map(|e| e.ok()?.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter_map(|e| Some(e.ok()?.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .collect();
     files.sort();
     let mut embedded: Vec<String> = ranksim::config::PRESETS.iter().map(|p| p.0.to_string()).collect();

@@ -1,0 +1,250 @@
+//! `ranksim validate`: compare the simulator with measured tables. For every point it prints
+//! the measured value, the model's and the relative error; for every table the rms and worst
+//! error; at the end the worst error overall. Nothing is fitted or tuned here: the numbers
+//! are the config's as it stands. Tables whose workload the simulator cannot run yet are
+//! listed as not run, with what they need, and no numbers.
+
+use super::{CmdResult, Status};
+use crate::Config;
+use crate::measurements::{self, Table};
+use crate::workload::Workload;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Everything `validate` is told.
+#[derive(Clone, Debug)]
+pub struct ValidateArgs {
+    pub config: Option<PathBuf>,
+    /// Shipped table names or CSV files; empty: every shipped table.
+    pub tables: Vec<String>,
+    /// Largest |error| (percent) a point may have before the status is `Failed`.
+    pub tolerance_pct: f64,
+    pub json: Option<PathBuf>,
+}
+
+/// One compared point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointResult {
+    pub size: u64,
+    pub measured: f64,
+    pub model: f64,
+    /// `(model - measured) / measured`, percent.
+    pub error_pct: f64,
+}
+
+/// One table's comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TableResult {
+    pub name: String,
+    pub source: Vec<String>,
+    pub workload: String,
+    /// `time_us` or `busbw_gbps`.
+    pub unit: String,
+    /// Why the table was not run (what the simulator needs), or `None` when it was.
+    pub not_run: Option<String>,
+    pub points: Vec<PointResult>,
+    pub rms_error_pct: Option<f64>,
+    /// The error of largest magnitude, with its sign.
+    pub worst_error_pct: Option<f64>,
+}
+
+/// The whole report, as `--json` writes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ValidateReport {
+    pub machine: String,
+    pub tolerance_pct: f64,
+    pub tables: Vec<TableResult>,
+    /// The error of largest magnitude over every point run, with its table and size.
+    pub worst_error_pct: Option<f64>,
+    pub worst_table: Option<String>,
+    pub worst_size: Option<u64>,
+    /// Points whose |error| exceeds the tolerance.
+    pub points_outside: usize,
+    pub points_run: usize,
+}
+
+/// The relative error of `model` against `measured`, in percent (positive: the model is higher).
+pub fn error_pct(measured: f64, model: f64) -> f64 {
+    (model - measured) / measured * 100.0
+}
+
+/// Root mean square of errors; 0 for none.
+pub fn rms(errors: &[f64]) -> f64 {
+    if errors.is_empty() {
+        return 0.0;
+    }
+    (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt()
+}
+
+/// The index of the error of largest magnitude (the first on ties).
+pub fn worst(errors: &[f64]) -> Option<usize> {
+    (0..errors.len()).fold(None, |best, i| match best {
+        Some(b) if errors[b].abs() >= errors[i].abs() => Some(b),
+        _ => Some(i),
+    })
+}
+
+/// The tables `names` names (shipped names or CSV files), or every shipped table.
+pub fn load_tables(names: &[String]) -> Result<Vec<Table>, String> {
+    if names.is_empty() {
+        return measurements::SHIPPED.iter().map(|(n, _)| measurements::shipped(n)).collect();
+    }
+    names
+        .iter()
+        .map(|n| {
+            let path = std::path::Path::new(n);
+            if measurements::SHIPPED.iter().any(|(s, _)| s == n) || !path.exists() {
+                return measurements::shipped(n);
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {n}: {e}"))?;
+            measurements::parse(n, &text)
+        })
+        .collect()
+}
+
+/// Compares one table with the model on `cfg`.
+pub fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
+    if t.source.is_empty() {
+        return Err(format!("{}: no `# source:` line; add one saying where the numbers come from", t.name));
+    }
+    let line = t.require_workload()?;
+    let mut res = TableResult {
+        name: t.name.clone(),
+        source: t.source.clone(),
+        workload: line.to_string(),
+        unit: t.unit.column().to_string(),
+        not_run: line.needs().map(str::to_string),
+        points: Vec::new(),
+        rms_error_pct: None,
+        worst_error_pct: None,
+    };
+    if res.not_run.is_some() {
+        return Ok(res);
+    }
+    let w = Workload::resolve(line, cfg, 1).map_err(|e| format!("{}: {e}", t.name))?;
+    for r in &t.rows {
+        let at = |e: String| format!("{} line {}: {e}", t.name, r.line);
+        let time = w.time_us(cfg, r.size).map_err(at)?;
+        let model = w.value_from(t.unit, r.size, time).map_err(at)?;
+        res.points.push(PointResult { size: r.size, measured: r.value, model, error_pct: error_pct(r.value, model) });
+    }
+    let errors: Vec<f64> = res.points.iter().map(|p| p.error_pct).collect();
+    res.rms_error_pct = Some(rms(&errors));
+    res.worst_error_pct = worst(&errors).map(|i| errors[i]);
+    Ok(res)
+}
+
+/// Runs every table and summarises.
+pub fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<ValidateReport, String> {
+    let results = tables.iter().map(|t| run_table(cfg, t)).collect::<Result<Vec<_>, String>>()?;
+    let all: Vec<(&TableResult, &PointResult)> =
+        results.iter().flat_map(|t| t.points.iter().map(move |p| (t, p))).collect();
+    let errors: Vec<f64> = all.iter().map(|(_, p)| p.error_pct).collect();
+    let w = worst(&errors).map(|i| all[i]);
+    Ok(ValidateReport {
+        machine: cfg.machine.name.clone(),
+        tolerance_pct,
+        worst_error_pct: w.map(|(_, p)| p.error_pct),
+        worst_table: w.map(|(t, _)| t.name.clone()),
+        worst_size: w.map(|(_, p)| p.size),
+        points_outside: errors.iter().filter(|e| e.abs() > tolerance_pct).count(),
+        points_run: errors.len(),
+        tables: results,
+    })
+}
+
+/// Runs `validate`.
+pub fn validate(out: &mut dyn Write, a: &ValidateArgs) -> CmdResult {
+    if !(a.tolerance_pct.is_finite() && a.tolerance_pct >= 0.0) {
+        return Err(format!("--tolerance {}: give a percentage of 0 or more, e.g. 10", a.tolerance_pct));
+    }
+    let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
+    let tables = load_tables(&a.tables)?;
+    let report = compare(&cfg, &tables, a.tolerance_pct)?;
+    print_report(out, &report).map_err(|e| e.to_string())?;
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| format!("cannot encode the JSON: {e}"))?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(if report.points_outside > 0 { Status::Failed } else { Status::Ok })
+}
+
+/// The text report.
+fn print_report(out: &mut dyn Write, r: &ValidateReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "# validate `{}` against {} measured table(s); tolerance {}%",
+        r.machine,
+        r.tables.len(),
+        r.tolerance_pct
+    )?;
+    for t in &r.tables {
+        print_table(out, t, r.tolerance_pct)?;
+    }
+    writeln!(out, "#")?;
+    let not_run = r.tables.iter().filter(|t| t.not_run.is_some()).count();
+    match (r.worst_error_pct, &r.worst_table, r.worst_size) {
+        (Some(e), Some(t), Some(s)) => writeln!(
+            out,
+            "# worst error overall: {e:+.2}% ({t} at {s} B); {} of {} point(s) outside {}%; {not_run} table(s) not run",
+            r.points_outside, r.points_run, r.tolerance_pct
+        ),
+        _ => writeln!(out, "# no point was run; {not_run} table(s) not run"),
+    }
+}
+
+/// One table: its source, its points and its summary, or why it was not run.
+fn print_table(out: &mut dyn Write, t: &TableResult, tolerance: f64) -> std::io::Result<()> {
+    writeln!(out, "#\n## {}: {} of `{}`", t.name, t.unit, t.workload)?;
+    for s in &t.source {
+        writeln!(out, "# source: {s}")?;
+    }
+    if let Some(needs) = &t.not_run {
+        return writeln!(out, "not run: needs {needs}");
+    }
+    let u = if t.unit == "time_us" { "us" } else { "GB/s" };
+    let (m, s) = (format!("measured({u})"), format!("model({u})"));
+    writeln!(out, "{:>12} {m:>16} {s:>16} {:>10}", "size(B)", "error(%)")?;
+    for p in &t.points {
+        let flag = if p.error_pct.abs() > tolerance { "  over" } else { "" };
+        writeln!(out, "{:>12} {:>16.4} {:>16.4} {:>+10.2}{flag}", p.size, p.measured, p.model, p.error_pct)?;
+    }
+    if let (Some(rms), Some(w)) = (t.rms_error_pct, t.worst_error_pct) {
+        writeln!(out, "{}: rms error {rms:.2}%, worst {w:+.2}%", t.name)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_relative_to_the_measurement_with_rms_and_signed_worst() {
+        assert_eq!(error_pct(2.0, 3.0), 50.0);
+        assert_eq!(error_pct(4.0, 1.0), -75.0);
+        assert_eq!(rms(&[]), 0.0);
+        assert!((rms(&[3.0, -4.0]) - (12.5f64).sqrt()).abs() < 1e-12);
+        assert_eq!(worst(&[10.0, -30.0, 30.0, 5.0]), Some(1));
+        assert_eq!(worst(&[]), None);
+    }
+
+    #[test]
+    fn a_table_the_simulator_cannot_run_has_no_numbers() {
+        let t = measurements::shipped("t3-tget-async").unwrap();
+        let r = run_table(&Config::default_preset(), &t).unwrap();
+        assert!(r.not_run.as_deref().unwrap_or("").contains("SDMA"), "{r:?}");
+        assert!(r.points.is_empty() && r.rms_error_pct.is_none() && r.worst_error_pct.is_none());
+    }
+
+    #[test]
+    fn a_table_needs_a_source_and_a_workload() {
+        let cfg = Config::default_preset();
+        let t = measurements::parse("x", "# workload: get\n4K,1\n").unwrap();
+        assert!(run_table(&cfg, &t).unwrap_err().contains("x: no `# source:` line"));
+        let t = measurements::parse("x", "# source: me\n4K,1\n").unwrap();
+        assert!(run_table(&cfg, &t).unwrap_err().contains("x: no `# workload:` line"));
+        assert!(load_tables(&["nope".into()]).unwrap_err().contains("no shipped table `nope`; the tables are t3-tget"));
+    }
+}
