@@ -23,8 +23,8 @@
 //! - `get [peer=N] [chunk=SIZE]` — one core of rank 0 reads SIZE-chunked data from rank `peer`
 //!   (default: the first rank across the links being studied, rank 1 on a flat topology);
 //! - `put [peer=N] [chunk=SIZE]` — one core of rank 0 writes to `peer` and notifies;
-//! - `get_async [peer=N]` — the same read over the SDMA engine (pto-isa `TGET_ASYNC`);
-//!   recognised, but the simulator cannot run it yet ([`WorkloadLine::needs`]);
+//! - `get_async [peer=N]` — the same read over an SDMA engine (pto-isa `TGET_ASYNC`), timed
+//!   on a warm channel; a chip without `[chip.sdma]` cannot run it ([`Workload::needs`]);
 //! - `collective NAME [mode=M] [path=P] [core_num=N] [ranks=N] [dtype=D]` — a collective as
 //!   `ranksim sweep` runs it (`mode` is for allreduce only).
 
@@ -94,6 +94,8 @@ pub struct WorkloadLine {
     pub core_num: Option<usize>,
     pub ranks: Option<usize>,
     pub dtype: Option<DType>,
+    /// Untimed collective calls before the timed one (a measured best-of-sweep figure is warm).
+    pub warmup: Option<u32>,
 }
 
 /// The keys each program accepts.
@@ -101,8 +103,8 @@ fn keys_of(p: Program) -> &'static [&'static str] {
     match p {
         Program::Get | Program::Put => &["peer", "chunk"],
         Program::GetAsync => &["peer"],
-        Program::Collective(Kind::AllReduce) => &["mode", "path", "core_num", "ranks", "dtype"],
-        Program::Collective(_) => &["path", "ranks", "dtype"],
+        Program::Collective(Kind::AllReduce) => &["mode", "path", "core_num", "ranks", "dtype", "warmup"],
+        Program::Collective(_) => &["path", "ranks", "dtype", "warmup"],
     }
 }
 
@@ -118,6 +120,7 @@ impl WorkloadLine {
             core_num: None,
             ranks: None,
             dtype: None,
+            warmup: None,
         }
     }
 
@@ -176,6 +179,10 @@ impl WorkloadLine {
             "path" => self.path.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
             "core_num" => self.core_num.replace(count(value)?).is_some(),
             "ranks" => self.ranks.replace(count(value)?).is_some(),
+            "warmup" => {
+                let n = value.parse::<u32>().map_err(|_| bad("expected a whole number of calls"))?;
+                self.warmup.replace(n).is_some()
+            }
             _ => self.dtype.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
         };
         if dup {
@@ -190,16 +197,6 @@ impl WorkloadLine {
             Program::Put => "put".into(),
             Program::GetAsync => "get_async".into(),
             Program::Collective(k) => format!("collective {k}"),
-        }
-    }
-
-    /// What the simulator lacks to run this workload, or `None` when it can.
-    pub fn needs(&self) -> Option<&'static str> {
-        match self.program {
-            Program::GetAsync => Some(
-                "an SDMA copy engine and a `get_async` operation (pto-isa TGET_ASYNC); the simulator has neither yet",
-            ),
-            _ => None,
         }
     }
 }
@@ -228,6 +225,9 @@ impl fmt::Display for WorkloadLine {
         }
         if let Some(v) = self.dtype {
             write!(f, " dtype={}", v.name())?;
+        }
+        if let Some(v) = self.warmup {
+            write!(f, " warmup={v}")?;
         }
         Ok(())
     }
@@ -431,7 +431,5 @@ mod tests {
         assert!(err("collective").contains("needs a name"));
         let e = parse("t", "# workload: get peer=one\n4K,1\n").unwrap_err();
         assert!(e.starts_with("t line 1: `# workload: get peer=one`: `peer=one`: expected a whole number"), "{e}");
-        assert!(WorkloadLine::parse("get_async").unwrap().needs().is_some());
-        assert!(WorkloadLine::parse("get").unwrap().needs().is_none());
     }
 }

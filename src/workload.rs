@@ -7,7 +7,7 @@ use crate::measurements::{Program, Unit, WorkloadLine};
 use crate::report;
 use crate::sweep::{SweepSpec, run_calls, time_per_call};
 use collectives::{Kind, Mode, Path};
-use sim_core::{CopyOpts, DType, Dispatch, NotifyOp, ReduceOp, WaitCmp};
+use sim_core::{CopyOpts, DType, Dispatch, NotifyOp, ReduceOp, SdmaOpts, WaitCmp};
 
 /// Bytes per staged chunk of a get / put when the workload does not say (64 KiB through UB).
 pub const DEFAULT_CHUNK: u64 = 64 * 1024;
@@ -21,21 +21,35 @@ pub enum Workload {
     /// Rank 0 puts `size` bytes to rank `peer` in `chunk`-byte chunks and notifies; `peer`
     /// waits; the time is the slower dispatch.
     Put { peer: usize, chunk: u64 },
+    /// Rank 0 gets `size` bytes from rank `peer` with an SDMA engine and waits for it (pto-isa's
+    /// TGET_ASYNC test); the time is the second of two calls, once the channel is warm.
+    GetAsync { peer: usize },
     /// A collective as `sweep` runs it; the time is the slowest rank's dispatch.
     Collective(SweepSpec),
 }
 
 impl Workload {
+    /// What the machine `cfg` lacks to run `line`, or `None` when it can.
+    pub fn needs(line: &WorkloadLine, cfg: &Config) -> Option<&'static str> {
+        match line.program {
+            Program::GetAsync if cfg.chip.sdma.is_none() => {
+                Some("an SDMA copy engine (pto-isa TGET_ASYNC): add a [chip.sdma] table to the machine config")
+            }
+            _ => None,
+        }
+    }
+
     /// The runnable form of `line` on `cfg`; `peer` is the get / put peer when the line gives
-    /// none. A line the simulator cannot run yet is an error saying what it needs.
+    /// none. A line the machine cannot run is an error saying what it needs.
     pub fn resolve(line: &WorkloadLine, cfg: &Config, peer: usize) -> Result<Workload, String> {
-        if let Some(needs) = line.needs() {
+        if let Some(needs) = Workload::needs(line, cfg) {
             return Err(format!("`{line}` cannot run: needs {needs}"));
         }
         let chunk = line.chunk.unwrap_or(DEFAULT_CHUNK);
         let peer = line.peer.unwrap_or(peer);
         Ok(match line.program {
-            Program::Get | Program::GetAsync => Workload::Get { peer, chunk },
+            Program::Get => Workload::Get { peer, chunk },
+            Program::GetAsync => Workload::GetAsync { peer },
             Program::Put => Workload::Put { peer, chunk },
             Program::Collective(kind) => Workload::Collective(SweepSpec {
                 kind,
@@ -45,7 +59,7 @@ impl Workload {
                 op: ReduceOp::Sum,
                 root: 0,
                 iters: 1,
-                warmup: 0,
+                warmup: line.warmup.unwrap_or(0),
                 ranks: line.ranks.unwrap_or(cfg.machine.ranks),
                 core_num: line.core_num.unwrap_or(1),
                 jitter: None,
@@ -59,6 +73,7 @@ impl Workload {
         match self {
             Workload::Get { peer, .. } => format!("get (one core, rank 0 <- rank {peer})"),
             Workload::Put { peer, .. } => format!("put + notify (one core, rank 0 -> rank {peer})"),
+            Workload::GetAsync { peer } => format!("get_async (SDMA, rank 0 <- rank {peer})"),
             Workload::Collective(s) => format!("{} {} {} on {} ranks", s.kind, s.mode, s.path, s.ranks),
         }
     }
@@ -105,18 +120,21 @@ impl Workload {
     pub fn time_us(&self, cfg: &Config, size: u64) -> Result<f64, String> {
         match self {
             Workload::Collective(spec) => {
-                let r = run_calls(cfg, spec, size, 1, false)?
+                let (warmup, calls) = (spec.warmup as usize, spec.warmup as usize + 1);
+                let r = run_calls(cfg, spec, size, calls, false)?
                     .ok_or_else(|| format!("size {size} gives no element per rank"))?;
-                Ok(time_per_call(&r, spec.ranks, 0, 1))
+                Ok(time_per_call(&r, spec.ranks, warmup, calls))
             }
             &Workload::Get { peer, chunk } => p2p(cfg, true, peer, chunk, size),
             &Workload::Put { peer, chunk } => p2p(cfg, false, peer, chunk, size),
+            &Workload::GetAsync { peer } => sdma_get(cfg, peer, size),
         }
     }
 }
 
-/// One point-to-point transfer of `size` bytes between ranks 0 and `peer`.
-fn p2p(cfg: &Config, get: bool, peer: usize, chunk: u64, size: u64) -> Result<f64, String> {
+/// A two-rank domain of ranks 0 and `peer` on a timing-only world of `cfg`, with an `[1, n]`
+/// f32 window holding `size` bytes.
+fn pair(cfg: &Config, peer: usize, size: u64) -> Result<(sim_core::World, sim_core::Domain, sim_core::Tensor), String> {
     let e = |e: sim_core::SimError| e.to_string();
     let mut w = cfg.world().map_err(|e| e.to_string())?;
     if peer == 0 || peer >= w.size() {
@@ -126,6 +144,35 @@ fn p2p(cfg: &Config, get: bool, peer: usize, chunk: u64, size: u64) -> Result<f6
     let dom = w.create_domain("p2p", &[0, peer], sim_core::DomainOptions::default()).map_err(e)?;
     let n = (size / 4).max(1) as usize;
     let buf = w.alloc_window(&dom, "buf", DType::F32, &[1, n]).map_err(e)?;
+    Ok((w, dom, buf))
+}
+
+/// Rank 0 gets `size` bytes of rank `peer`'s window with an SDMA engine, twice; the time (us)
+/// of the second call, on a warm channel (the first pays the channel's cold start).
+fn sdma_get(cfg: &Config, peer: usize, size: u64) -> Result<f64, String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let (mut w, dom, buf) = pair(cfg, peer, size)?;
+    let local = w.alloc_tensor("local", DType::F32, buf.shape()).map_err(e)?;
+    for _ in 0..2 {
+        let (l, b) = (local.clone(), buf.clone());
+        let k = Dispatch::kernel("tget_async", 1, move |c| {
+            let h = c.get_async(&l, 1, &b, &SdmaOpts::new())?;
+            c.wait_async(h)
+        });
+        w.dispatch(0, k.in_domain(&dom)).map_err(e)?;
+    }
+    let r = w.run().map_err(e)?;
+    r.dispatches
+        .last()
+        .map(|d| d.device_wall().as_us_f64())
+        .ok_or_else(|| "the get_async run dispatched nothing".into())
+}
+
+/// One point-to-point transfer of `size` bytes between ranks 0 and `peer`.
+fn p2p(cfg: &Config, get: bool, peer: usize, chunk: u64, size: u64) -> Result<f64, String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let (mut w, dom, buf) = pair(cfg, peer, size)?;
+    let n = buf.numel();
     let local = w.alloc_tensor("local", DType::F32, &[1, n]).map_err(e)?;
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[2, 1]).map_err(e)?;
     let opts = CopyOpts::new().chunks(1, n.min((chunk / 4).max(1) as usize));
@@ -171,7 +218,11 @@ mod tests {
         let get = Workload::resolve(&WorkloadLine::parse("get").unwrap(), &cfg, 1).unwrap();
         assert!(get.time_from(Unit::BusbwGbps, 4096, 1.0).unwrap_err().contains("has no bus bandwidth"));
         assert!(get.value_from(Unit::BusbwGbps, 4096, 1.0).unwrap_err().contains("has no bus bandwidth"));
-        let e = Workload::resolve(&WorkloadLine::parse("get_async").unwrap(), &cfg, 1).unwrap_err();
-        assert!(e.contains("needs an SDMA copy engine"), "{e}");
+        let line = WorkloadLine::parse("get_async").unwrap();
+        assert!(Workload::resolve(&line, &cfg, 1).is_ok());
+        let mut bare = cfg.clone();
+        bare.chip.sdma = None;
+        let e = Workload::resolve(&line, &bare, 1).unwrap_err();
+        assert!(e.contains("needs an SDMA copy engine") && e.contains("[chip.sdma]"), "{e}");
     }
 }

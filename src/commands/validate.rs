@@ -114,7 +114,7 @@ pub fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
         source: t.source.clone(),
         workload: line.to_string(),
         unit: t.unit.column().to_string(),
-        not_run: line.needs().map(str::to_string),
+        not_run: Workload::needs(line, cfg).map(str::to_string),
         points: Vec::new(),
         rms_error_pct: None,
         worst_error_pct: None,
@@ -231,9 +231,11 @@ mod tests {
     }
 
     #[test]
-    fn a_table_the_simulator_cannot_run_has_no_numbers() {
+    fn a_table_the_machine_cannot_run_has_no_numbers() {
         let t = measurements::shipped("t3-tget-async").unwrap();
-        let r = run_table(&Config::default_preset(), &t).unwrap();
+        let mut bare = Config::default_preset();
+        bare.chip.sdma = None;
+        let r = run_table(&bare, &t).unwrap();
         assert!(r.not_run.as_deref().unwrap_or("").contains("SDMA"), "{r:?}");
         assert!(r.points.is_empty() && r.rms_error_pct.is_none() && r.worst_error_pct.is_none());
     }
