@@ -114,7 +114,7 @@ fn preset_routes_have_the_sourced_latencies() {
     };
     assert_eq!(
         line("a2a3", 0, 1),
-        "0 -> mte3 0.0 -> link 0->1 -> port 1 -> hbm 1 (latency 500.000 ns, bottleneck 19.600 GB/s at link 0->1)"
+        "0 -> mte3 0.0 -> link 0->1 -> port 1 -> hbm 1 (latency 110.000 ns, bottleneck 19.600 GB/s at link 0->1)"
     );
     assert_eq!(
         line("a3-supernode", 4, 5),
@@ -130,11 +130,11 @@ fn preset_routes_have_the_sourced_latencies() {
     );
     assert_eq!(
         line("ring8", 0, 5),
-        "0 -> mte3 0.0 -> link 0->7 -> link 7->6 -> link 6->5 -> port 5 -> hbm 5 (latency 1500.000 ns, bottleneck 19.600 GB/s at link 0->7)"
+        "0 -> mte3 0.0 -> link 0->7 -> link 7->6 -> link 6->5 -> port 5 -> hbm 5 (latency 330.000 ns, bottleneck 19.600 GB/s at link 0->7)"
     );
     assert_eq!(
         line("torus4x4", 0, 15),
-        "0 -> mte3 0.0 -> link 0->3 -> link 3->15 -> port 15 -> hbm 15 (latency 1000.000 ns, bottleneck 19.600 GB/s at link 0->3)"
+        "0 -> mte3 0.0 -> link 0->3 -> link 3->15 -> port 15 -> hbm 15 (latency 220.000 ns, bottleneck 19.600 GB/s at link 0->3)"
     );
     assert_eq!(
         line("two-node", 7, 8),
@@ -142,6 +142,6 @@ fn preset_routes_have_the_sourced_latencies() {
     );
     assert_eq!(
         line("two-node", 1, 6),
-        "1 -> mte3 1.0 -> link 1->6 -> port 6 -> hbm 6 (latency 500.000 ns, bottleneck 19.600 GB/s at link 1->6)"
+        "1 -> mte3 1.0 -> link 1->6 -> port 6 -> hbm 6 (latency 110.000 ns, bottleneck 19.600 GB/s at link 1->6)"
     );
 }

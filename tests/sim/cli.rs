@@ -55,7 +55,7 @@ fn topo_prints_every_preset_and_the_route_between_two_ranks() {
         assert!(out.lines().any(|l| l.starts_with(&route) && l.ends_with(')')), "{out}");
     }
     let (_, out) = ranksim(&["topo", "--config", "torus4x4", "--route", "0", "5"]);
-    assert!(out.contains("0 -> mte3 0.0 -> link 0->1 -> link 1->5 -> port 5 -> hbm 5 (latency 1000.000 ns"), "{out}");
+    assert!(out.contains("0 -> mte3 0.0 -> link 0->1 -> link 1->5 -> port 5 -> hbm 5 (latency 220.000 ns"), "{out}");
     let (_, out) = ranksim(&["topo", "--config", "two-node", "--route", "0", "9"]);
     assert!(out.contains("-> nic1-up 0 -> nic1-down 9 -> port 9 -> hbm 9 (latency 1500.000 ns"), "{out}");
     let (code, out) = ranksim(&["topo", "--route", "0", "8"]);
