@@ -55,8 +55,7 @@ impl Checkable {
 }
 
 fn collective_spec(kind: Kind, mode: Mode, path: Path, ranks: usize) -> SweepSpec {
-    let blocks = kind == Kind::AllReduce && path == Path::Host && mode != Mode::Ring;
-    SweepSpec {
+    let mut spec = SweepSpec {
         kind,
         mode,
         path,
@@ -66,10 +65,12 @@ fn collective_spec(kind: Kind, mode: Mode, path: Path, ranks: usize) -> SweepSpe
         iters: COLLECTIVE_CALLS as u32,
         warmup: 0,
         ranks,
-        core_num: if blocks { COLLECTIVE_BLOCKS } else { 1 },
+        core_num: COLLECTIVE_BLOCKS,
         jitter: None,
         timing_only: false,
-    }
+    };
+    spec.core_num = crate::sweep::blocks(&spec);
+    spec
 }
 
 /// Every checkable program: tutorials, collectives, then the broken zoo.
@@ -86,14 +87,16 @@ pub fn catalogue() -> Vec<Checkable> {
         });
     }
     for kind in Kind::ALL {
-        let modes: &[Mode] = if kind == Kind::AllReduce { &Mode::ALL } else { &[Mode::Mesh] };
+        let modes: &[Mode] = match kind {
+            Kind::AllReduce => &Mode::ALL,
+            Kind::AllGather => &[Mode::Mesh, Mode::SdmaMesh],
+            _ => &[Mode::Mesh],
+        };
         for &mode in modes {
             for path in [Path::Host, Path::InCore] {
-                let name = match kind {
-                    Kind::AllReduce => format!("{kind}-{mode}-{path}"),
-                    _ => format!("{kind}-{path}"),
-                };
-                let how = if kind == Kind::AllReduce { format!("{mode}, {path}") } else { path.to_string() };
+                let named = kind == Kind::AllReduce || mode != Mode::Mesh;
+                let name = if named { format!("{kind}-{mode}-{path}") } else { format!("{kind}-{path}") };
+                let how = if named { format!("{mode}, {path}") } else { path.to_string() };
                 let about = format!("{COLLECTIVE_CALLS} calls of {kind} ({how}), {COLLECTIVE_BYTES} B per rank");
                 let max = (path == Path::Host).then_some(collectives::MAX_BUILTIN_RANKS);
                 let what = What::Collective { kind, mode, path };

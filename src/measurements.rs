@@ -103,7 +103,9 @@ fn keys_of(p: Program) -> &'static [&'static str] {
     match p {
         Program::Get | Program::Put => &["peer", "chunk"],
         Program::GetAsync => &["peer"],
-        Program::Collective(Kind::AllReduce) => &["mode", "path", "core_num", "ranks", "dtype", "warmup"],
+        Program::Collective(Kind::AllReduce | Kind::AllGather) => {
+            &["mode", "path", "core_num", "ranks", "dtype", "warmup"]
+        }
         Program::Collective(_) => &["path", "ranks", "dtype", "warmup"],
     }
 }
@@ -422,7 +424,7 @@ mod tests {
         assert!(err("").contains("empty"));
         assert!(err("fetch").contains("unknown workload `fetch`"));
         assert!(err("get size=4").contains("unknown key `size` for `get`; keys here: peer, chunk"));
-        assert!(err("collective allgather mode=ring").contains("keys here: path, ranks, dtype"));
+        assert!(err("collective broadcast mode=ring").contains("keys here: path, ranks, dtype, warmup"));
         assert!(err("get peer").contains("`peer` is not key=value"));
         assert!(err("get peer=x").contains("`peer=x`: expected a whole number"));
         assert!(err("get peer=1 peer=2").contains("`peer` is given twice"));

@@ -9,7 +9,7 @@
 
 use crate::Config;
 use crate::report::{self, ResultRow};
-use collectives::{AllReduce, Kind, Mode, Path};
+use collectives::{AllGather, AllReduce, Kind, Mode, Path};
 use sim_core::{DType, Domain, Jitter, ReduceOp, RunReport, SimDuration, Tensor, World};
 
 /// What a sweep runs.
@@ -197,14 +197,21 @@ struct Buffers {
     sig: Tensor,
 }
 
+/// AIV blocks a call runs on: `core_num` for the multi-block algorithms (the HOST mesh,
+/// two-shot and HCCL-class allreduces, the SDMA allgather), 1 otherwise.
+pub fn blocks(spec: &SweepSpec) -> usize {
+    let multi = match spec.kind {
+        Kind::AllReduce => spec.path == Path::Host && spec.mode != Mode::Ring,
+        Kind::AllGather => spec.mode == Mode::SdmaMesh,
+        _ => false,
+    };
+    if multi { spec.core_num } else { 1 }
+}
+
 impl Buffers {
     fn new(w: &mut World, dom: &Domain, spec: &SweepSpec, count: usize) -> sim_core::SimResult<Buffers> {
         let n = spec.ranks;
-        let cn = if spec.kind == Kind::AllReduce && spec.path == Path::Host && spec.mode != Mode::Ring {
-            spec.core_num
-        } else {
-            1
-        };
+        let cn = blocks(spec);
         let sig = w.alloc_window(
             dom,
             "signal",
@@ -253,16 +260,16 @@ impl Buffers {
         let main = || self.main.clone().ok_or_else(|| sim_core::SimError::invalid("no data buffer"));
         let second = || self.second.clone().ok_or_else(|| sim_core::SimError::invalid("no target buffer"));
         match spec.kind {
-            Kind::AllReduce => {
-                let cn = if spec.path == Path::Host && spec.mode != Mode::Ring { spec.core_num } else { 1 };
-                collectives::allreduce(
-                    w,
-                    &main()?,
-                    &self.sig,
-                    AllReduce { op: spec.op, mode: spec.mode, path: spec.path, core_num: cn },
-                )
+            Kind::AllReduce => collectives::allreduce(
+                w,
+                &main()?,
+                &self.sig,
+                AllReduce { op: spec.op, mode: spec.mode, path: spec.path, core_num: blocks(spec) },
+            ),
+            Kind::AllGather => {
+                let how = AllGather { mode: spec.mode, path: spec.path, core_num: blocks(spec) };
+                collectives::allgather_with(w, &main()?, &second()?, &self.sig, how)
             }
-            Kind::AllGather => collectives::allgather(w, &main()?, &second()?, &self.sig, spec.path),
             Kind::ReduceScatter => collectives::reduce_scatter(w, &main()?, &self.sig, spec.op, spec.path),
             Kind::Broadcast => collectives::broadcast(w, &main()?, &self.sig, spec.root, spec.path),
             Kind::AllToAll => collectives::all_to_all(w, &main()?, &second()?, &self.sig, spec.path),

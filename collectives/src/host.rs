@@ -5,7 +5,7 @@
 
 use crate::allreduce::{self, aiv_mesh, mesh, ring, sdma_mesh, two_shot};
 use crate::check::{self, MAX_BUILTIN_RANKS, fail};
-use crate::spec::{AllReduce, Kind, Mode, Path, signal_shape, variant};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape, variant};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
 
@@ -128,6 +128,31 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
     launch(world, data, &name, task)
 }
 
+/// The modes an allgather runs in, with their signals and core counts.
+fn allgather_mode(world: &World, what: &str, signal: &Tensor, n: usize, spec: AllGather) -> SimResult<()> {
+    match spec.mode {
+        Mode::Mesh if spec.core_num == 1 => check::rank_signal(what, signal, n, false),
+        Mode::Mesh => {
+            fail(what, format!("the builtin allgather runs on one block; core_num must be 1, got {}", spec.core_num))
+        }
+        Mode::SdmaMesh => {
+            let aiv = world.chip().aiv_cores();
+            if spec.core_num == 0 || spec.core_num > aiv {
+                return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
+            }
+            if world.chip().sdma().is_none() {
+                return fail(
+                    what,
+                    "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
+                );
+            }
+            let want = signal_shape(Kind::AllGather, Mode::SdmaMesh, spec.path, n, spec.core_num);
+            check::signal(what, signal, &want)
+        }
+        other => fail(what, format!("allgather runs as mesh (PyPTO's builtin) or sdma-mesh (HCCL-class), not {other}")),
+    }
+}
+
 /// Mesh and two-shot signals: HOST `[NR]` (one block) or `[NR, stride >= core_num]`; InCore
 /// `[NR, 1]`.
 fn mesh_signal(what: &str, sig: &Tensor, n: usize, spec: AllReduce) -> SimResult<()> {
@@ -199,9 +224,24 @@ pub fn broadcast(world: &mut World, data: &Tensor, signal: &Tensor, root: usize,
 /// `pld.tensor.allgather(stage, target, signal)`: row r of every rank's `[NR, R]` target
 /// becomes rank r's `[1, R]` stage.
 pub fn allgather(world: &mut World, stage: &Tensor, target: &Tensor, signal: &Tensor, path: Path) -> SimResult<()> {
-    let what = format!("allgather ({path})");
+    allgather_with(world, stage, target, signal, AllGather { path, ..AllGather::default() })
+}
+
+/// An allgather run as `spec` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
+/// allgather (`Mode::SdmaMesh`: signal `[NR, core_num]`, or `[NR, 1]` on one block; needs
+/// `[chip.sdma]`). Operands as for [`allgather`].
+pub fn allgather_with(
+    world: &mut World,
+    stage: &Tensor,
+    target: &Tensor,
+    signal: &Tensor,
+    spec: AllGather,
+) -> SimResult<()> {
+    let path = spec.path;
+    let what = format!("allgather ({} {path})", spec.mode);
     check::windows(&what, &[("stage", stage), ("target", target), ("signal", signal)])?;
-    check::dtype(&what, target, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let builtin_f32 = path == Path::Host && spec.mode == Mode::Mesh;
+    check::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let r = check::leading(&what, target, n)?;
     if stage.numel() != r || stage.dtype() != target.dtype() {
@@ -216,15 +256,16 @@ pub fn allgather(world: &mut World, stage: &Tensor, target: &Tensor, signal: &Te
             ),
         );
     }
-    check::rank_signal(&what, signal, n, false)?;
-    let name = variant(Kind::AllGather, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, path) {
+    allgather_mode(world, &what, signal, n, spec)?;
+    let name = variant(Kind::AllGather, spec.mode, ReduceOp::Sum, target.dtype(), 0);
+    if spec.mode == Mode::Mesh && too_many_ranks(world, &what, n, path) {
         return no_op(world, target, &name);
     }
     let args = ag::Args { stage: stage.clone(), target: target.clone(), sig: signal.clone() };
-    let task = match path {
-        Path::Host => task!(&name, 1, args, ag::host),
-        Path::InCore => task!(&name, 1, args, ag::incore),
+    let task = match (spec.mode, path) {
+        (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, ag::sdma_mesh),
+        (_, Path::Host) => task!(&name, 1, args, ag::host),
+        (_, Path::InCore) => task!(&name, 1, args, ag::incore),
     };
     launch(world, target, &name, task)
 }

@@ -93,6 +93,13 @@ pub(crate) fn ranks(ops: &mut Ops, t: &Tensor, what: &'static str) -> SimResult<
     }
 }
 
+/// The peers of `me` in the order block `block` visits them: every other rank once, starting
+/// `block` places after the next rank, so a rank's blocks spread over all its links.
+pub(crate) fn peer_order(me: usize, n: usize, block: usize) -> Vec<usize> {
+    let others = n.saturating_sub(1).max(1);
+    (0..n.saturating_sub(1)).map(|k| (me + 1 + (block + k) % others) % n).collect()
+}
+
 /// `t` viewed as `[1, n]` over its whole allocation, so 32-byte-rounded tail reads fit.
 pub(crate) fn padded(ops: &mut Ops, t: &Tensor, what: &'static str) -> SimResult<Tensor> {
     let n = t.capacity_bytes() / t.dtype().size();

@@ -37,5 +37,5 @@ mod reduce_scatter;
 mod spec;
 
 pub use check::MAX_BUILTIN_RANKS;
-pub use host::{all_to_all, all_to_all_v, allgather, allreduce, barrier, broadcast, reduce_scatter};
-pub use spec::{AllReduce, Kind, Mode, Path, signal_shape};
+pub use host::{all_to_all, all_to_all_v, allgather, allgather_with, allreduce, barrier, broadcast, reduce_scatter};
+pub use spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape};

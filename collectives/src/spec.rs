@@ -153,6 +153,22 @@ impl FromStr for Path {
     }
 }
 
+/// How an allgather runs: PyPTO's builtin (`Mode::Mesh`, HOST or InCore) or the HCCL-class
+/// copy-engine allgather (`Mode::SdmaMesh`, on `core_num` blocks and SDMA channels).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AllGather {
+    pub mode: Mode,
+    pub path: Path,
+    /// Blocks (and SDMA channels) per rank for `sdma-mesh`; 1 for the builtin.
+    pub core_num: usize,
+}
+
+impl Default for AllGather {
+    fn default() -> AllGather {
+        AllGather { mode: Mode::Mesh, path: Path::Host, core_num: 1 }
+    }
+}
+
 /// How an allreduce runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct AllReduce {
@@ -177,7 +193,9 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
     match (kind, mode, path) {
         (Kind::AllReduce, Mode::Ring, Path::Host) => vec![rounds + 1, nranks],
         (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
-        (Kind::AllReduce, _, Path::Host) if core_num > 1 => vec![nranks, core_num],
+        (Kind::AllReduce, _, Path::Host) | (Kind::AllGather, Mode::SdmaMesh, _) if core_num > 1 => {
+            vec![nranks, core_num]
+        }
         (Kind::AllReduce, _, Path::Host) | (Kind::Barrier, _, Path::Host) => vec![nranks],
         _ => vec![nranks, 1],
     }
@@ -196,6 +214,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::TwoShot) => format!("builtin.tensor.allreduce_two_shot__{op}__{dt}"),
         (Kind::AllReduce, Mode::AivMesh) => format!("hccl.allreduce_aiv_mesh__{op}__{dt}"),
         (Kind::AllReduce, Mode::SdmaMesh) => format!("hccl.allreduce_sdma_mesh__{op}__{dt}"),
+        (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
         (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),

@@ -117,11 +117,16 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
 fn combos(a: &SweepArgs) -> Vec<Combo> {
     let mut out = Vec::new();
     for &kind in &a.collectives {
-        if kind == Kind::AllReduce {
-            out.extend(a.modes.iter().map(|&mode| Combo { kind, mode }));
-        } else {
+        let modes: Vec<Mode> = match kind {
+            Kind::AllReduce => a.modes.clone(),
+            // The builtin, and the HCCL-class SDMA allgather when asked for.
+            Kind::AllGather => a.modes.iter().copied().filter(|m| matches!(m, Mode::Mesh | Mode::SdmaMesh)).collect(),
+            _ => Vec::new(),
+        };
+        if modes.is_empty() {
             out.push(Combo { kind, mode: Mode::Mesh });
         }
+        out.extend(modes.into_iter().map(|mode| Combo { kind, mode }));
     }
     out
 }

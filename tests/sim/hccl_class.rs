@@ -64,3 +64,46 @@ fn sdma_mesh_allreduce_runs_close_to_the_mesh_link_bound_once_its_channels_are_w
     let extra = cold.row.time_us - warm.row.time_us;
     assert!((0.8 * 92.0..=92.0).contains(&extra), "a cold call is {extra} us slower");
 }
+
+fn allgather_spec(ranks: usize, core_num: usize, warmup: u32) -> SweepSpec {
+    SweepSpec { kind: Kind::AllGather, ..with_warmup(Mode::SdmaMesh, ranks, core_num, warmup) }
+}
+
+#[test]
+fn sdma_allgather_delivers_every_row_on_any_rank_and_block_count() {
+    let cfg = Config::default_preset();
+    for (ranks, core_num, bytes) in [(2, 1, 4096), (3, 5, 1000), (8, 48, 1 << 16)] {
+        let p = run_point(&cfg, &allgather_spec(ranks, core_num, 0), bytes, false).unwrap().unwrap();
+        assert_eq!(p.row.nwrong, Some(0), "{ranks} ranks, {core_num} blocks");
+    }
+}
+
+#[test]
+fn sdma_allgather_runs_close_to_the_link_bound() {
+    let cfg = Config::default_preset();
+    // busbw = (n-1)/n x algbw: each rank receives (n-1) rows, one per link. At 16 MiB on 48
+    // channels each descriptor moves 43 KiB (8 ranks) and costs chip.sdma.descriptor_ns first,
+    // which leaves the links idle up to a fifth of the time: 80 % of the bound is the floor.
+    for (ranks, links) in [(2, 1.0), (8, 7.0)] {
+        let bound = links * 28.0 * 0.7;
+        let p = run_point(&cfg, &allgather_spec(ranks, 48, 1), 16 << 20, false).unwrap().unwrap();
+        assert_eq!(p.row.nwrong, Some(0));
+        let busbw = p.row.busbw_gbps;
+        assert!(busbw <= bound && busbw >= 0.8 * bound, "{ranks} ranks: {busbw} GB/s against {bound}");
+    }
+}
+
+#[test]
+fn allgather_modes_are_the_builtin_or_sdma_mesh() {
+    let mut w = Config::default_preset().world().unwrap();
+    let dom = w.world_domain("comm_d0").unwrap();
+    let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, 8]).unwrap();
+    let target = w.alloc_window(&dom, "target", DType::F32, &[8, 8]).unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[8, 1]).unwrap();
+    let how = ranksim::collectives::AllGather { mode: Mode::TwoShot, path: Path::Host, core_num: 1 };
+    let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
+    assert!(e.contains("mesh (PyPTO's builtin) or sdma-mesh (HCCL-class), not two-shot"), "{e}");
+    let how = ranksim::collectives::AllGather { mode: Mode::SdmaMesh, path: Path::Host, core_num: 4 };
+    let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
+    assert!(e.contains("[8, 4]"), "{e}");
+}

@@ -12,8 +12,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter stored (`>= 2`), allgather
 //! reads done (`>= 3`); epilogue `-3`.
 
-use super::{Args, peer_order, slice};
-use crate::lanes::{Lanes, ranks};
+use super::{Args, slice};
+use crate::lanes::{Lanes, peer_order, ranks};
 use sim_core::{Ops, SimResult, Tensor, TileLoad};
 
 const WHAT: &str = "allreduce aiv-mesh";

@@ -12,8 +12,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), the adds into every slice landed (`>= 2`,
 //! each rank waits for its transfers before crediting), allgather landed (`>= 3`); epilogue `-3`.
 
-use super::{Args, peer_order, slice};
-use crate::lanes::{Lanes, ranks};
+use super::{Args, slice};
+use crate::lanes::{Lanes, peer_order, ranks};
 use sim_core::{AtomicType, Ops, SdmaHandle, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "allreduce sdma-mesh";
