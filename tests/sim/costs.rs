@@ -198,8 +198,7 @@ fn waits(poll_ns: &str) -> (u64, u64) {
     )
     .unwrap();
     w.run().unwrap();
-    let v = *log.lock();
-    v
+    *log.lock()
 }
 
 #[test]
