@@ -25,9 +25,18 @@ pub fn arange_input(rank: usize, size: usize) -> Vec<f32> {
     (0..size).map(|i| (rank * 100 + i) as f32).collect()
 }
 
-/// Compares per-rank results with their goldens exactly.
+/// Compares per-rank results with their goldens exactly: the same number of ranks, of
+/// elements per rank, and every element.
 pub fn compare(report: RunReport, what: &str, got: &[Vec<f32>], want: &[Vec<f32>]) -> Outcome {
+    if got.len() != want.len() {
+        let detail = format!("{what}: {} ranks of results but {} goldens", got.len(), want.len());
+        return Outcome { ok: false, detail, report };
+    }
     for (r, (g, w)) in got.iter().zip(want).enumerate() {
+        if g.len() != w.len() {
+            let detail = format!("{what}: rank {r} has {} elements but the golden has {}", g.len(), w.len());
+            return Outcome { ok: false, detail, report };
+        }
         if let Some(i) = g.iter().zip(w).position(|(a, b)| a != b) {
             return Outcome {
                 ok: false,
@@ -50,4 +59,29 @@ pub fn barrier(core: &mut Core, signal: &Tensor, generation: i32) -> SimResult<(
         core.wait(signal, &[src, 0], generation, WaitCmp::Ge)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty_report() -> RunReport {
+        let mut w = crate::Config::default_preset().world().expect("the a2a3 world");
+        w.run().expect("an empty run")
+    }
+
+    #[test]
+    fn compare_needs_every_rank_and_every_element() {
+        let want = vec![vec![1.0, 2.0], vec![3.0, 4.0]];
+        assert!(compare(empty_report(), "x", &want, &want).ok);
+        let short = vec![vec![1.0], vec![3.0, 4.0]];
+        let o = compare(empty_report(), "x", &short, &want);
+        assert!(!o.ok && o.detail.contains("rank 0 has 1 elements but the golden has 2"), "{}", o.detail);
+        let fewer = vec![vec![1.0, 2.0]];
+        let o = compare(empty_report(), "x", &fewer, &want);
+        assert!(!o.ok && o.detail.contains("1 ranks of results but 2 goldens"), "{}", o.detail);
+        let wrong = vec![vec![1.0, 2.0], vec![3.0, 5.0]];
+        let o = compare(empty_report(), "x", &wrong, &want);
+        assert!(!o.ok && o.detail.contains("rank 1 element 1 is 5"), "{}", o.detail);
+    }
 }

@@ -137,13 +137,19 @@ fn random_host_delays_change_nothing() {
 fn one_host_core_gives_the_same_result() {
     let reference = stress(Exec::Threads);
     let pinned = std::thread::spawn(|| {
-        // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it, and
-        // sched_setaffinity(0, ..) pins the calling thread, whose children inherit the mask.
+        // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET/CPU_ISSET only touch inside it;
+        // sched_getaffinity fills it and sched_setaffinity(0, ..) pins the calling thread,
+        // whose children inherit the mask. The core is the first one this process may use,
+        // which need not be CPU 0.
         unsafe {
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(libc::sched_getaffinity(0, size, &mut allowed), 0);
+            let cpu = (0..libc::CPU_SETSIZE as usize).find(|&c| libc::CPU_ISSET(c, &allowed)).expect("an allowed CPU");
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_ZERO(&mut set);
-            libc::CPU_SET(0, &mut set);
-            assert_eq!(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set), 0);
+            libc::CPU_SET(cpu, &mut set);
+            assert_eq!(libc::sched_setaffinity(0, size, &set), 0);
         }
         stress(Exec::Threads)
     })
