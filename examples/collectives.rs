@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example collectives`
 
-use collectives::{AllReduce, Kind, Mode, Path};
+use collectives::{AllGather, AllReduce, Kind, Mode, Path};
 use ranksim::collectives;
 use ranksim::prelude::*;
 
@@ -21,9 +21,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (Kind::AllReduce, Mode::Mesh, Path::Host),
         (Kind::AllReduce, Mode::Ring, Path::Host),
         (Kind::AllReduce, Mode::TwoShot, Path::Host),
+        (Kind::AllReduce, Mode::AivMesh, Path::Host),
+        (Kind::AllReduce, Mode::SdmaMesh, Path::Host),
         (Kind::AllReduce, Mode::Mesh, Path::InCore),
         (Kind::AllReduce, Mode::Ring, Path::InCore),
         (Kind::AllGather, Mode::Mesh, Path::Host),
+        (Kind::AllGather, Mode::SdmaMesh, Path::Host),
         (Kind::ReduceScatter, Mode::Mesh, Path::Host),
         (Kind::Broadcast, Mode::Mesh, Path::Host),
         (Kind::AllToAll, Mode::Mesh, Path::Host),
@@ -33,7 +36,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (kind, mode, path) in cases {
         let mut w = cfg.world()?;
         let dom = w.world_domain("comm_d0")?;
-        let core_num = if kind == Kind::AllReduce && path == Path::Host && mode != Mode::Ring { 8 } else { 1 };
+        let multi = (kind == Kind::AllReduce && path == Path::Host && mode != Mode::Ring) || mode == Mode::SdmaMesh;
+        let core_num = if multi { 8 } else { 1 };
         let sig =
             w.alloc_window(&dom, "signal", DType::I32, &collectives::signal_shape(kind, mode, path, p, core_num))?;
         let row = ELEMS / p;
@@ -45,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Kind::AllGather => {
                 let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, row])?;
                 let target = w.alloc_window(&dom, "target", DType::F32, &[p, row])?;
-                collectives::allgather(&mut w, &stage, &target, &sig, path)?;
+                collectives::allgather_with(&mut w, &stage, &target, &sig, AllGather { mode, path, core_num })?;
             }
             Kind::ReduceScatter => {
                 let data = w.alloc_window(&dom, "data", DType::F32, &[p, row])?;

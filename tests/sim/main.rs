@@ -13,6 +13,7 @@ mod costs;
 mod deferred;
 mod determinism;
 mod domains;
+mod examples;
 mod flows;
 mod hccl_class;
 mod outputs;
