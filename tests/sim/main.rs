@@ -24,6 +24,7 @@ mod programs;
 mod run_options;
 mod sdma;
 mod slices;
+mod sweep_timing;
 mod tile_ops;
 mod timing;
 mod timing_props;
