@@ -2,6 +2,7 @@
 
 use crate::common::{a2a3, all, simple};
 use ranksim::prelude::*;
+use std::sync::Arc;
 
 #[test]
 fn self_notify_hits_the_same_cell_and_negative_add_clears_credits() {
@@ -281,13 +282,12 @@ fn three_dimensional_windows_flatten_leading_dims() {
 fn tile_math_in_every_dtype_through_the_core() {
     let mut w = simple(1);
     let dom = all(&mut w);
-    let out = w.alloc_tensor("out", DType::F32, &[4, 6]).unwrap();
+    let out = w.alloc_tensor("out", DType::F32, &[DType::ALL.len(), 6]).unwrap();
     let o = out.clone();
     w.dispatch_all(
         &dom,
         Dispatch::kernel("math", 1, move |core| {
-            let mut row = 0;
-            for dt in DType::ALL {
+            for (row, dt) in DType::ALL.into_iter().enumerate() {
                 let a = Tile::from_slice(1, 2, &[3.0f32, -2.0])?;
                 let b = Tile::from_slice(1, 2, &[2.0f32, 5.0])?;
                 let (a, b) = (convert(&a, dt), convert(&b, dt));
@@ -300,19 +300,49 @@ fn tile_math_in_every_dtype_through_the_core() {
                     core.muls(&a, 2.0)?,
                 ];
                 let vals: Vec<f32> = r.iter().map(|t| t.get_f64(0, 1) as f32).collect();
-                if dt == DType::F32 || dt == DType::I32 || dt == DType::F16 || dt == DType::I8 {
-                    core.store(&Tile::from_slice(1, 6, &vals)?, &o, &[row, 0])?;
-                    row += 1;
-                }
+                core.store(&Tile::from_slice(1, 6, &vals)?, &o, &[row, 0])?;
             }
             Ok(())
         }),
     )
     .unwrap();
     w.run().unwrap();
-    // Element 1 of each result: -2 op 5 for add, max, min, mul, adds 1, muls 2.
+    // Element 1 of each result: -2 op 5 for add, max, min, mul, adds 1, muls 2, in every dtype.
     let want = [3.0f32, 5.0, -2.0, -10.0, -1.0, -4.0];
-    assert_eq!(w.read::<f32>(&out, 0).unwrap(), want.repeat(4));
+    assert_eq!(w.read::<f32>(&out, 0).unwrap(), want.repeat(DType::ALL.len()));
+}
+
+#[test]
+fn sixteen_bit_floats_round_after_every_operation() {
+    // 256 + 1 is not a bf16 (8 significant bits): each add rounds back to 256, so adding 1 twice
+    // stays 256, where f32 reaches 258. f16 (11 bits) holds 2049 only as 2048 the same way.
+    let mut w = simple(1);
+    let dom = all(&mut w);
+    let got = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let g = got.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("round", 1, move |core| {
+            for (dt, start) in [(DType::BF16, 256.0f32), (DType::F16, 2048.0), (DType::F32, 256.0)] {
+                let t = convert(&Tile::from_slice(1, 1, &[start])?, dt);
+                let once = core.adds(&t, 1.0)?;
+                let twice = core.adds(&once, 1.0)?;
+                let sum = core.add(&once, &once)?;
+                g.lock().push((dt, once.get_f64(0, 0), twice.get_f64(0, 0), sum.get_f64(0, 0)));
+            }
+            Ok(())
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(
+        *got.lock(),
+        vec![
+            (DType::BF16, 256.0, 256.0, 512.0),
+            (DType::F16, 2048.0, 2048.0, 4096.0),
+            (DType::F32, 257.0, 258.0, 514.0)
+        ]
+    );
 }
 
 /// `t` with its values converted to `dt` (host-side helper).
