@@ -47,6 +47,19 @@ pub fn write_f64(w: &mut World, t: &Tensor, r: usize, vals: &[f64]) {
     w.write_f64(t, r, vals).unwrap()
 }
 
+/// `v` as a `dt` element holds it, computed here with the standard library and `half` only
+/// (never through the simulator): for the f32-exact inputs the tests stage, one rounding.
+pub fn stored_as(dt: DType, v: f64) -> f64 {
+    match dt {
+        DType::F32 => v as f32 as f64,
+        DType::F16 => f16::from_f32(v as f32).to_f64(),
+        DType::BF16 => bf16::from_f32(v as f32).to_f64(),
+        DType::I32 => v as i32 as f64,
+        DType::I16 => v as i16 as f64,
+        DType::I8 => v as i8 as f64,
+    }
+}
+
 /// Rank `r`'s copy of `t`, as f64.
 pub fn read_f64(w: &World, t: &Tensor, r: usize) -> Vec<f64> {
     w.read_f64(t, r).unwrap()

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 // readme-snippet-start
+#[rustfmt::skip]
 fn readme_snippet() -> Result<(ranksim::sim_core::RunReport, Vec<f32>), Box<dyn std::error::Error>> {
     use ranksim::prelude::*;
 
@@ -13,17 +14,14 @@ fn readme_snippet() -> Result<(ranksim::sim_core::RunReport, Vec<f32>), Box<dyn 
     let data = world.alloc_window(&dom, "data", DType::F32, &[1, 256])?;
     let sig = world.alloc_window(&dom, "signal", DType::I32, &[8, 1])?;
     let (d, s) = (data.clone(), sig.clone());
-    world.dispatch_all(
-        &dom,
-        Dispatch::kernel("shift", 1, move |core| {
-            let (me, n) = (core.rank(), core.nranks());
-            let t = core.load(&d, &[0, 0], &[1, 256])?;
-            core.remote_store(&t, &d, (me + 1) % n, &[0, 0], AtomicType::None)?;
-            core.notify(&s, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
-            core.wait(&s, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
-        }),
-    )?;
-    let report = world.run()?; // Err(SimError::Deadlock(..)) if the protocol hangs
+    world.dispatch_all(&dom, Dispatch::kernel("shift", 1, move |core| {
+        let (me, n) = (core.rank(), core.nranks());
+        let t = core.load(&d, &[0, 0], &[1, 256])?;
+        core.remote_store(&t, &d, (me + 1) % n, &[0, 0], AtomicType::None)?;
+        core.notify(&s, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+        core.wait(&s, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
+    }))?;
+    let report = world.run()?;          // Err(SimError::Deadlock(..)) if the protocol hangs
     let out: Vec<f32> = world.read(&data, 0)?;
     Ok((report, out))
 }
@@ -44,7 +42,7 @@ fn the_readme_snippet_is_this_test_and_it_runs() {
     let body = body.expect("the markers");
     // The test's copy is the README's, wrapped in a function that returns what it computed.
     let inner: Vec<&str> = lines(body);
-    let inner = &inner[1..inner.len() - 2];
+    let inner = &inner[2..inner.len() - 2];
     assert_eq!(inner, lines(block).as_slice(), "README.md's snippet and this test's copy differ; update both");
     let (report, out) = readme_snippet().expect("the snippet runs");
     assert!(report.end.as_ps() > 0);

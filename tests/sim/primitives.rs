@@ -471,3 +471,28 @@ fn f64_values_and_scalars_round_to_nearest_even_into_16_bit_types() {
         assert_eq!(w.read_f64(&out, 0).unwrap(), vec![up; 4], "{dt} scalars");
     }
 }
+
+#[test]
+fn host_staging_round_trips_every_dtype_exactly_and_rounds_once() {
+    // Values every dtype holds exactly come back unchanged; a value between two bf16/f16
+    // neighbours comes back as the nearest (ties to even), on every rank.
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let p = |e: i32| 2f64.powi(e);
+    for dt in DType::ALL {
+        let t = w.alloc_window(&dom, &format!("t_{dt}"), dt, &[1, 6]).unwrap();
+        let exact = [0.0, 1.0, -2.0, 100.0, -128.0, 127.0];
+        for r in 0..2 {
+            w.write_f64(&t, r, &exact).unwrap();
+            assert_eq!(w.read_f64(&t, r).unwrap(), exact.to_vec(), "{dt} rank {r}");
+        }
+    }
+    for (dt, tie, below, above, up) in [
+        (DType::BF16, 1.0 + p(-8), 1.0 + p(-8) - p(-30), 1.0 + p(-8) + p(-30), 1.0 + p(-7)),
+        (DType::F16, 1.0 + p(-11), 1.0 + p(-11) - p(-40), 1.0 + p(-11) + p(-40), 1.0 + p(-10)),
+    ] {
+        let t = w.alloc_window(&dom, &format!("half_{dt}"), dt, &[3]).unwrap();
+        w.write_f64(&t, 1, &[tie, below, above]).unwrap();
+        assert_eq!(w.read_f64(&t, 1).unwrap(), vec![1.0, 1.0, up], "{dt}");
+    }
+}
