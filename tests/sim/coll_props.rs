@@ -21,7 +21,10 @@ fn value(op: ReduceOp, dt: DType, r: usize, i: usize) -> f64 {
     }
 }
 
-/// What §3.13 says one rank of a HOST allreduce moves (and the two-shot's own pattern).
+/// What §3.13 says one rank of a HOST allreduce moves, and for ranksim's own algorithms
+/// (two-shot, aiv-mesh, sdma-mesh; no PyPTO table covers them) what their definition implies:
+/// a direct reduce-scatter pulls (or pushes) every peer's copy of this rank's slice, the
+/// allgather moves every other slice once, behind three lane barriers.
 fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: usize, stride: usize) -> Traffic {
     let peers = (nr - 1) as u64;
     let mut t = Traffic::default();
@@ -31,16 +34,16 @@ fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: us
     let active = spec.core_num.min(stride);
     match spec.mode {
         Mode::Mesh => {
-            for b in 0..active {
-                let bases: Vec<usize> = (b * 256..numel).step_by(active * 256).collect();
-                for &base in &bases {
-                    let chunk = 256.min(numel - base);
-                    t.remote_read_bytes += peers * ((chunk * es).div_ceil(32) * 32) as u64;
-                }
-                t.remote_notifies += peers * (bases.len() as u64 + 1);
-                t.local_notifies += peers;
-            }
+            // §3.13: per block b, (NR-1) x its chunks' transfer bytes read and (NR-1)(K_b + 1)
+            // notifies. Summed over the blocks, every one of the K = ceil(N/256) chunks is read
+            // once from each peer, 32-byte rounded (§3.4), and the blocks' K_b add up to K.
+            let k = numel.div_ceil(256);
+            let last = numel - 256 * (k - 1);
+            let round32 = |bytes: usize| bytes.div_ceil(32) * 32;
+            t.remote_read_bytes = peers * ((k - 1) * round32(256 * es) + round32(last * es)) as u64;
+            t.remote_notifies = peers * (k + active) as u64;
             t.waits = t.remote_notifies;
+            t.local_notifies = peers * active as u64;
         }
         Mode::Ring => {
             t.remote_read_bytes = 2 * peers * (numel / nr * 4) as u64;
