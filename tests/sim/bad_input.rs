@@ -190,14 +190,10 @@ fn host_side_misuse() {
         &w.dispatch(0, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&sub)).unwrap_err().to_string(),
         &["not a member of its domain `sub`"],
     );
-    assert!(
-        World::new(
-            0,
-            std::sync::Arc::new(ranksim::chip_model::ChipModel::from_config(&Config::default_preset().chip).unwrap()),
-            Config::default_preset().network().unwrap()
-        )
-        .is_err()
-    );
+    let chip =
+        std::sync::Arc::new(ranksim::chip_model::ChipModel::from_config(&Config::default_preset().chip).unwrap());
+    let e = World::new(0, chip, Config::default_preset().network().unwrap()).err().expect("a world of 0 ranks");
+    has(&e.to_string(), &["a world needs at least one rank (chip); got 0"]);
 }
 
 #[test]
