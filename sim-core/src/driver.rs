@@ -198,7 +198,10 @@ fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
 fn wake_thread(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>, actor: usize, slot: Slot) {
     g.slots[actor] = slot;
     shared.ready[actor].store(true, Ordering::Release);
-    if g.threads[actor].is_some() {
+    // Once the run is over the joined threads' handles are gone: a late answer (an abort for
+    // a kernel still running its code) goes to the slot its own thread reads, never to a new
+    // thread that nobody would join.
+    if g.threads[actor].is_some() || g.exit {
         if g.parked[actor] {
             g.parked[actor] = false;
             g.active += 1;

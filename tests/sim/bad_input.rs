@@ -237,3 +237,30 @@ fn config_errors_name_the_key() {
     let e = Config::load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err().to_string();
     has(&e, &["/nonexistent/x.toml"]);
 }
+
+#[test]
+fn a_run_that_fails_while_other_cores_keep_asking_ends_cleanly_every_time() {
+    // Block 0 fails at once; the other blocks keep making blocking requests, which the ended
+    // run answers with an abort. Repeated, so the late answers meet the driver at every point
+    // of its shutdown (a late answer once started a thread nobody joined).
+    for _ in 0..40 {
+        let mut w = crate::common::simple(1);
+        let dom = crate::common::all(&mut w);
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1]).unwrap();
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("late", 4, move |core| {
+                if core.block_idx() == 0 {
+                    return Err(SimError::invalid("block 0 gives up"));
+                }
+                for _ in 0..200 {
+                    core.test_signal(&sig, &[0], 1, WaitCmp::Ge)?;
+                }
+                Ok(())
+            }),
+        )
+        .unwrap();
+        let e = w.run().unwrap_err().to_string();
+        assert!(e.contains("block 0 gives up"), "{e}");
+    }
+}
