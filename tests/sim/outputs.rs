@@ -83,11 +83,14 @@ fn device_and_host_walls_follow_the_dispatch_records() {
     log.add_run(&report);
     let s = stats_of(&log, 1, 0);
     let d = report.of_chip(0).next().unwrap();
-    let want = (d.device_wall().as_ps() as f64 / 1000.0).round() / 1000.0;
+    // The device wall is the first task's start to the dispatch's end (read off the record).
+    let first = d.tasks.iter().map(|t| t.start).min().unwrap();
+    let want = ((d.end.as_ps() - first.as_ps()) as f64 / 1000.0).round() / 1000.0;
     assert_eq!(s.per_rank(Metric::Device).unwrap()[&41_000], vec![want]);
-    // chip.run adds the configured host costs (4.04 + 4.04 us on a2a3).
+    // chip.run adds the configured host costs.
     let host = s.per_rank(Metric::Host).unwrap()[&41_000][0];
-    assert!((host - want - 8.08).abs() < 1e-6, "host {host} device {want}");
+    let extra = cfg.host.bind_us + cfg.host.finalize_us;
+    assert!((host - want - extra).abs() < 1e-6, "host {host} device {want} host costs {extra}");
 }
 
 fn chrome_json(kind: Kind) -> Value {
