@@ -20,6 +20,7 @@ mod pipes;
 mod presets;
 mod primitives;
 mod programs;
+mod readme;
 mod run_options;
 mod sdma;
 mod slices;
