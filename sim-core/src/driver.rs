@@ -196,9 +196,16 @@ fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
 
 /// Hands `slot` to a thread actor, starting its thread if it has none yet.
 fn wake_thread(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>, actor: usize, slot: Slot) {
+    if g.exit && matches!(slot, Slot::Start(..)) {
+        // The run is over and its threads are being joined: a kernel thread still finishing
+        // (after a failure) must not start a block, let alone a thread nobody would join.
+        return;
+    }
     g.slots[actor] = slot;
     shared.ready[actor].store(true, Ordering::Release);
-    if g.threads[actor].is_some() {
+    // After `exit` the handles have been taken for joining: the actor's thread (if any) is
+    // still running and finds its slot; a new thread would never be joined.
+    if g.threads[actor].is_some() || g.exit {
         if g.parked[actor] {
             g.parked[actor] = false;
             g.active += 1;
