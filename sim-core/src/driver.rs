@@ -196,6 +196,11 @@ fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
 
 /// Hands `slot` to a thread actor, starting its thread if it has none yet.
 fn wake_thread(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>, actor: usize, slot: Slot) {
+    if g.exit && matches!(slot, Slot::Start(..)) {
+        // The run is over and its threads are being joined: a kernel thread still finishing
+        // (after a failure) must not start a block, let alone a thread nobody would join.
+        return;
+    }
     g.slots[actor] = slot;
     shared.ready[actor].store(true, Ordering::Release);
     // Once the run is over the joined threads' handles are gone: a late answer (an abort for

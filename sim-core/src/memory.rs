@@ -56,6 +56,12 @@ impl Memory {
         }
     }
 
+    /// Drops the bytes of every window of `domain` (released and past its run fence).
+    pub(crate) fn free_window(&mut self, domain: usize) {
+        self.win[domain].iter_mut().for_each(|w| *w = Vec::new());
+        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d == domain));
+    }
+
     /// Zeroes every window of `domain`.
     pub(crate) fn zero_window(&mut self, domain: usize) {
         self.win[domain].iter_mut().for_each(|w| w.fill(0));

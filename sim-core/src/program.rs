@@ -1,9 +1,11 @@
 //! What the host hands a chip: dispatches made of tasks, each task a kernel run on one or more
-//! AIV blocks, with dependencies between the tasks of one dispatch.
+//! AIV blocks, with dependencies between the tasks of one dispatch: explicit ones
+//! ([`Task::after`]) and the ones its declared tensors imply ([`Task::input`], ...; see
+//! [`crate::dataflow`]).
 
 use crate::core::{Core, Ops};
 use crate::error::SimResult;
-use crate::tensor::Domain;
+use crate::tensor::{Domain, Tensor};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -30,6 +32,44 @@ pub(crate) enum Body {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TaskId(pub usize);
 
+/// How a task uses a tensor it declares: PyPTO's tensor tags (`TensorArgType`), which are
+/// the only source of data-flow edges between the tasks of a dispatch (see
+/// [`crate::dataflow`] for the edges each one makes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ArgDir {
+    /// Read only (`INPUT`): after every earlier writer of overlapping bytes.
+    Input,
+    /// A fresh result (`OUTPUT`): the task creates these bytes, so no earlier task of the
+    /// dispatch may use them, and every later task declaring them runs after it.
+    Output,
+    /// Read and written (`INOUT`): after every earlier writer of overlapping bytes; later
+    /// readers run after it.
+    InOut,
+    /// Written over existing contents (`OUTPUT_EXISTING`): ordered after the bytes' creator
+    /// only, not after earlier readers or writers; later readers run after it.
+    OutputExisting,
+    /// Passed without data-flow ordering (`NO_DEP`): after the bytes' creator only.
+    NoDep,
+}
+
+impl ArgDir {
+    /// PyPTO's name of the tag.
+    pub fn pypto_name(self) -> &'static str {
+        match self {
+            ArgDir::Input => "INPUT",
+            ArgDir::Output => "OUTPUT",
+            ArgDir::InOut => "INOUT",
+            ArgDir::OutputExisting => "OUTPUT_EXISTING",
+            ArgDir::NoDep => "NO_DEP",
+        }
+    }
+
+    /// Whether the task reads the bytes.
+    pub fn reads(self) -> bool {
+        matches!(self, ArgDir::Input | ArgDir::InOut)
+    }
+}
+
 /// One InCore task: `blocks` copies of a kernel started together on free AIV cores.
 #[derive(Clone)]
 pub struct Task {
@@ -38,6 +78,8 @@ pub struct Task {
     pub(crate) body: Body,
     pub(crate) deps: Vec<TaskId>,
     pub(crate) lanes: usize,
+    /// Declared tensors, in declaration order.
+    pub(crate) args: Vec<(ArgDir, Tensor)>,
 }
 
 impl fmt::Debug for Task {
@@ -49,7 +91,14 @@ impl fmt::Debug for Task {
 impl Task {
     /// A task running `kernel` on `blocks` cores.
     pub fn new(name: &str, blocks: usize, kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static) -> Task {
-        Task { name: name.into(), blocks, body: Body::Thread(Arc::new(kernel)), deps: Vec::new(), lanes: 1 }
+        Task {
+            name: name.into(),
+            blocks,
+            body: Body::Thread(Arc::new(kernel)),
+            deps: Vec::new(),
+            lanes: 1,
+            args: Vec::new(),
+        }
     }
 
     /// A task whose blocks run `kernel` as futures polled by the scheduler (no threads). The
@@ -67,13 +116,60 @@ impl Task {
         Fut: Future<Output = (Ops, SimResult<()>)> + Send + 'static,
     {
         let body: AsyncKernel = Arc::new(move |ops| Box::pin(kernel(ops)));
-        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new(), lanes: 1 }
+        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new(), lanes: 1, args: Vec::new() }
     }
 
     /// The same task, started only after `deps` have completed.
     pub fn after(mut self, deps: &[TaskId]) -> Task {
         self.deps.extend_from_slice(deps);
         self
+    }
+
+    /// The same task, declaring that it reads `t` (PyPTO `INPUT`): it starts after every
+    /// earlier task of its dispatch that writes bytes of `t` (`output`, `inout`,
+    /// `output_existing`).
+    pub fn input(self, t: &Tensor) -> Task {
+        self.arg(ArgDir::Input, t)
+    }
+
+    /// The same task, declaring that it creates `t` (PyPTO `OUTPUT`): no earlier task of the
+    /// dispatch may declare those bytes, and every later task that declares them starts after
+    /// this one.
+    pub fn output(self, t: &Tensor) -> Task {
+        self.arg(ArgDir::Output, t)
+    }
+
+    /// The same task, declaring that it reads and writes `t` (PyPTO `INOUT`).
+    pub fn inout(self, t: &Tensor) -> Task {
+        self.arg(ArgDir::InOut, t)
+    }
+
+    /// The same task, declaring that it overwrites `t` without reading it (PyPTO
+    /// `OUTPUT_EXISTING`): ordered after `t`'s creator only; later readers wait for it.
+    pub fn output_existing(self, t: &Tensor) -> Task {
+        self.arg(ArgDir::OutputExisting, t)
+    }
+
+    /// The same task, passing `t` without data-flow ordering (PyPTO `NO_DEP`).
+    pub fn no_dep(self, t: &Tensor) -> Task {
+        self.arg(ArgDir::NoDep, t)
+    }
+
+    /// The same task, declaring `t` with tag `dir`.
+    pub fn arg(mut self, dir: ArgDir, t: &Tensor) -> Task {
+        self.args.push((dir, t.clone()));
+        self
+    }
+
+    /// The declared tensors, in declaration order.
+    pub fn args(&self) -> &[(ArgDir, Tensor)] {
+        &self.args
+    }
+
+    /// The tasks this one starts after: [`Task::after`]'s, and once the dispatch is queued
+    /// ([`crate::World::dispatch`]) also the ones its declared tensors imply.
+    pub fn deps(&self) -> &[TaskId] {
+        &self.deps
     }
 
     /// The same task with `lanes` cores per block, as a mixed kernel's vector sub-blocks

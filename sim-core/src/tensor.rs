@@ -4,17 +4,37 @@
 use crate::dtype::DType;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A comm domain: an ordered subset of the world's chips. A chip's dense rank in the domain is
 /// its index in `members`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct DomainInfo {
     pub(crate) id: usize,
     pub(crate) name: String,
     pub(crate) members: Vec<usize>,
+    /// The host released the domain and a run fence freed its windows; set only between runs.
+    pub(crate) freed: AtomicBool,
 }
 
+impl PartialEq for DomainInfo {
+    fn eq(&self, other: &DomainInfo) -> bool {
+        (self.id, &self.name, &self.members) == (other.id, &other.name, &other.members)
+    }
+}
+
+impl Eq for DomainInfo {}
+
 impl DomainInfo {
+    pub(crate) fn new(id: usize, name: &str, members: &[usize]) -> DomainInfo {
+        DomainInfo { id, name: name.to_string(), members: members.to_vec(), freed: AtomicBool::new(false) }
+    }
+
+    /// Whether the domain was released and its windows freed ([`crate::World::release_domain`]).
+    pub fn is_freed(&self) -> bool {
+        self.freed.load(Ordering::Acquire)
+    }
+
     /// The domain's name (`comm_d0`, ...).
     pub fn name(&self) -> &str {
         &self.name

@@ -12,6 +12,7 @@
 //! ```
 
 use crate::check::Finding;
+use crate::dataflow;
 use crate::driver;
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::engine::Engine;
@@ -19,12 +20,13 @@ use crate::engine::request::MemKey;
 use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
 use crate::model::{ChipTiming, Network};
-use crate::program::Dispatch;
+use crate::program::{ArgDir, Dispatch};
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta, resolve_region};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{Mark, Trace};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// Window-buffer sizes are rounded up to this many bytes (`kCommBufferAlignmentBytes`).
 pub const WINDOW_ALIGN: usize = 32;
@@ -63,6 +65,10 @@ pub(crate) struct DomainState {
     bytes: usize,
     /// A run has used the windows since they were last zeroed.
     pub(crate) dirty: bool,
+    /// `window_size` of [`World::allocate_domain`]: the windows may hold at most this many bytes.
+    limit: Option<usize>,
+    /// [`World::release_domain`] was called; the windows are freed at the next run fence.
+    released: bool,
 }
 
 /// Seeded perturbation of a run's timing: every transfer and memory access completes up to
@@ -131,6 +137,12 @@ pub struct World {
     pub(crate) options: RunOptions,
     /// The checker's findings of the last run, whatever its outcome.
     pub(crate) findings: Vec<Finding>,
+    /// `gm_written[buf][chip]`: the host staged, or a queued task declared writing, some of
+    /// that chip's copy of GM buffer `buf`.
+    gm_written: Vec<Vec<bool>>,
+    /// `opaque[chip]`: a task that declares no tensor was queued on the chip (it may have
+    /// written any of its GM buffers).
+    opaque: Vec<bool>,
 }
 
 impl World {
@@ -153,6 +165,8 @@ impl World {
             warnings: Vec::new(),
             options: RunOptions::default(),
             findings: Vec::new(),
+            gm_written: Vec::new(),
+            opaque: vec![false; size],
         })
     }
 
@@ -217,16 +231,90 @@ impl World {
                 w[0]
             )));
         }
-        if self.domains.iter().any(|d| d.domain.0.name == name) {
+        if self.domains.iter().any(|d| d.domain.0.name == name && !d.released) {
             return Err(SimError::invalid(format!(
-                "a domain named `{name}` already exists; domain names must be unique"
+                "a domain named `{name}` already exists; domain names must be unique among live domains (release_domain frees a name)"
             )));
         }
-        let info = Arc::new(DomainInfo { id: self.domains.len(), name: name.to_string(), members: members.to_vec() });
+        let info = Arc::new(DomainInfo::new(self.domains.len(), name, members));
         self.mem.add_domain(members.len());
         let domain = Domain(info);
-        self.domains.push(DomainState { domain: domain.clone(), opts, names: Vec::new(), bytes: 0, dirty: false });
+        self.domains.push(DomainState {
+            domain: domain.clone(),
+            opts,
+            names: Vec::new(),
+            bytes: 0,
+            dirty: false,
+            limit: None,
+            released: false,
+        });
         Ok(domain)
+    }
+
+    /// A comm domain over `members` whose windows may hold at most `window_size` bytes per
+    /// rank (simpler's `orch.allocate_domain(name, workers, window_size, buffers)`): a window
+    /// buffer that would not fit is refused by [`World::alloc_window`], naming the sizes.
+    /// Release it with [`World::release_domain`] when done.
+    pub fn allocate_domain(
+        &mut self,
+        name: &str,
+        members: &[usize],
+        window_size: usize,
+        opts: DomainOptions,
+    ) -> SimResult<Domain> {
+        let d = self.create_domain(name, members, opts)?;
+        self.domains[d.0.id].limit = Some(window_size);
+        Ok(d)
+    }
+
+    /// Releases `domain` (the end of simpler's `with orch.allocate_domain(...)` block): from
+    /// now on nothing new may use it (no dispatch in it, no task declaring its windows, no
+    /// window allocation, no host read or write), and its name is free again. Dispatches
+    /// queued before still run: the windows are freed at the next run's end (the run fence),
+    /// or at once when nothing is queued. A kernel that touches a window after it was freed
+    /// fails with an error naming the window and the domain.
+    pub fn release_domain(&mut self, domain: &Domain) -> SimResult<()> {
+        let ds = self.domain_state(domain)?;
+        if ds.released {
+            return Err(SimError::invalid(format!("domain `{}` was already released", domain.0.name)));
+        }
+        ds.released = true;
+        if self.queues.iter().all(Vec::is_empty) {
+            self.free_released();
+        }
+        Ok(())
+    }
+
+    /// Frees the windows of every released domain (after a run fence).
+    pub(crate) fn free_released(&mut self) {
+        for (i, d) in self.domains.iter_mut().enumerate() {
+            if d.released && !d.domain.0.is_freed() {
+                self.mem.free_window(i);
+                d.bytes = 0;
+                d.domain.0.freed.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    /// The host state of `domain`, if it belongs to this world.
+    fn domain_state(&mut self, domain: &Domain) -> SimResult<&mut DomainState> {
+        self.domains
+            .get_mut(domain.0.id)
+            .filter(|d| d.domain == *domain)
+            .ok_or_else(|| SimError::invalid(format!("domain `{}` does not belong to this world", domain.0.name)))
+    }
+
+    /// An error if `domain` was released.
+    fn check_live(&self, domain: &crate::tensor::DomainInfo, what: impl FnOnce() -> String) -> SimResult<()> {
+        if self.domains.get(domain.id).is_some_and(|d| d.released) {
+            return Err(SimError::invalid(format!(
+                "{}: domain `{}` was released (World::release_domain){}; allocate a new domain for new work",
+                what(),
+                domain.name,
+                if domain.is_freed() { " and its windows freed" } else { "" }
+            )));
+        }
+        Ok(())
     }
 
     /// Allocates a zeroed window buffer of `dtype` and `shape` in every member of `domain`
@@ -235,10 +323,9 @@ impl World {
     pub fn alloc_window(&mut self, domain: &Domain, name: &str, dtype: DType, shape: &[usize]) -> SimResult<Tensor> {
         check_shape(name, shape)?;
         let id = domain.0.id;
-        let ds =
-            self.domains.get_mut(id).filter(|d| d.domain == *domain).ok_or_else(|| {
-                SimError::invalid(format!("domain `{}` does not belong to this world", domain.0.name))
-            })?;
+        self.domain_state(domain)?;
+        self.check_live(&domain.0, || format!("window `{name}` cannot be allocated"))?;
+        let ds = &mut self.domains[id];
         if ds.names.iter().any(|n| n == name) {
             return Err(SimError::invalid(format!(
                 "domain `{}` already has a buffer named `{name}`; names must be unique within a domain",
@@ -248,6 +335,15 @@ impl World {
         let nbytes = shape.iter().product::<usize>() * dtype.size();
         let capacity = nbytes.div_ceil(WINDOW_ALIGN) * WINDOW_ALIGN;
         let base = ds.bytes;
+        if let Some(limit) = ds.limit
+            && base + capacity > limit
+        {
+            return Err(SimError::invalid(format!(
+                "domain `{}` has a window_size of {limit} bytes, but window `{name}` ({dtype} {shape:?}: {nbytes} bytes, {capacity} rounded up to {WINDOW_ALIGN}) after the {base} bytes already allocated needs {}; enlarge window_size or shrink the windows",
+                domain.0.name,
+                base + capacity
+            )));
+        }
         ds.bytes += capacity;
         ds.names.push(name.to_string());
         self.mem.grow_window(id, base + capacity);
@@ -255,9 +351,14 @@ impl World {
         Ok(Tensor(Arc::new(TensorMeta::dense(name.into(), space, base, capacity, dtype, shape))))
     }
 
-    /// Total window bytes of a domain (the sum of its 32-byte-rounded buffers).
+    /// Total window bytes of a domain (the sum of its 32-byte-rounded buffers; 0 once freed).
     pub fn window_size(&self, domain: &Domain) -> usize {
         self.domains.get(domain.0.id).map_or(0, |d| d.bytes)
+    }
+
+    /// The `window_size` limit of a domain made by [`World::allocate_domain`].
+    pub fn window_limit(&self, domain: &Domain) -> Option<usize> {
+        self.domains.get(domain.0.id).and_then(|d| d.limit)
     }
 
     /// Allocates a zeroed GM tensor on every chip; each chip's kernels see their own copy.
@@ -266,6 +367,7 @@ impl World {
         let nbytes = shape.iter().product::<usize>() * dtype.size();
         let buf = self.gm_names.len();
         self.gm_names.push(name.to_string());
+        self.gm_written.push(vec![false; self.size]);
         self.mem.add_gm(nbytes, self.size);
         Ok(Tensor(Arc::new(TensorMeta::dense(name.into(), Space::Gm { buf }, 0, nbytes, dtype, shape))))
     }
@@ -315,6 +417,9 @@ impl World {
 
     /// Writes `bytes` (the view's elements in row-major order) into rank `rank`'s copy of `t`.
     fn host_write(&mut self, t: &Tensor, rank: usize, bytes: &[u8]) {
+        if let Space::Gm { buf } = &t.0.space {
+            self.gm_written[*buf][rank] = true;
+        }
         let mut at = 0;
         for (off, len) in World::runs(t) {
             self.mem.host_write(mem_key(t, rank), off, &bytes[at..at + len]);
@@ -339,13 +444,23 @@ impl World {
     }
 
     /// Queues a dispatch on chip `chip`. Chips run their dispatches one at a time, in order.
-    pub fn dispatch(&mut self, chip: usize, d: Dispatch) -> SimResult<()> {
+    ///
+    /// Each task starts after the tasks of [`crate::Task::after`] and after those its declared
+    /// tensors imply ([`crate::dataflow`]). Refused: a declared window of a domain the chip is
+    /// not a member of or that was released, and a declared read (`input`, `inout`) of a GM
+    /// tensor nothing can have produced on this chip: no earlier task of the dispatch declares
+    /// writing it, no earlier dispatch on the chip did (nor ran a task declaring nothing), and
+    /// the host never staged it.
+    pub fn dispatch(&mut self, chip: usize, mut d: Dispatch) -> SimResult<()> {
         if chip >= self.size {
             return Err(SimError::invalid(format!(
                 "dispatch `{}` to rank {chip}, but the world has ranks 0..={}",
                 d.name,
                 self.size - 1
             )));
+        }
+        if let Some(dom) = &d.domain {
+            self.check_live(&dom.0, || format!("dispatch `{}` to rank {chip}", d.name))?;
         }
         if let Some(dom) = &d.domain
             && dom.0.rank_of(chip).is_none()
@@ -373,8 +488,61 @@ impl World {
                 )));
             }
         }
+        let written = self.check_args(chip, &d)?;
+        let data = dataflow::derive(&d).map_err(SimError::invalid)?;
+        for (t, deps) in d.tasks.iter_mut().zip(data) {
+            t.deps.extend(deps);
+            t.deps.sort_unstable();
+            t.deps.dedup();
+        }
+        for buf in written {
+            self.gm_written[buf][chip] = true;
+        }
+        self.opaque[chip] |= d.tasks.iter().any(|t| t.args.is_empty());
         self.queues[chip].push(d);
         Ok(())
+    }
+
+    /// Checks the tensors `d`'s tasks declare for `chip`; returns the GM buffers they may write.
+    fn check_args(&self, chip: usize, d: &Dispatch) -> SimResult<Vec<usize>> {
+        let mut written: Vec<usize> = Vec::new();
+        let mut opaque = self.opaque[chip];
+        for t in &d.tasks {
+            for (dir, x) in &t.args {
+                let who = || format!("task `{}` of dispatch `{}` on rank {chip} declares {x:?}", t.name, d.name);
+                match &x.0.space {
+                    Space::Window { domain } => {
+                        self.check_live(domain, who)?;
+                        if domain.rank_of(chip).is_none() {
+                            return Err(SimError::invalid(format!(
+                                "{}, a window of domain `{}` (members {:?}): rank {chip} is not a member, so its kernels cannot reach it",
+                                who(),
+                                domain.name,
+                                domain.members
+                            )));
+                        }
+                    }
+                    Space::Gm { buf } => {
+                        if dir.reads() && !opaque && !self.gm_written[*buf][chip] && !written.contains(buf) {
+                            return Err(SimError::invalid(format!(
+                                "{} as {}, but nothing produces it: no earlier task of the dispatch declares writing it (output, inout, output_existing), no earlier dispatch on rank {chip} did, and the host never staged it (World::write); declare its producer or stage the data",
+                                who(),
+                                dir.pypto_name()
+                            )));
+                        }
+                    }
+                }
+            }
+            for (dir, x) in &t.args {
+                if let Space::Gm { buf } = &x.0.space
+                    && *dir != ArgDir::Input
+                {
+                    written.push(*buf);
+                }
+            }
+            opaque |= t.args.is_empty();
+        }
+        Ok(written)
     }
 
     /// Queues `d` on every member of `domain`, with ranks answered for that domain.
@@ -394,7 +562,16 @@ impl World {
 
     /// Runs every queued dispatch to completion and returns its timing. On failure (bad
     /// kernel argument, panic, deadlock) the memory is left as the run left it.
+    /// The windows of domains released before the run are freed at its end, whatever its
+    /// outcome.
     pub fn run(&mut self) -> SimResult<RunReport> {
+        let r = self.run_once();
+        self.free_released();
+        r
+    }
+
+    /// [`World::run`] without freeing released domains (the checker reruns a program).
+    pub(crate) fn run_once(&mut self) -> SimResult<RunReport> {
         for i in 0..self.domains.len() {
             self.prepare_domain(i);
         }
@@ -455,6 +632,9 @@ impl World {
     }
 
     fn check_host_io(&self, what: &str, t: &Tensor, rank: usize, dtype: DType, len: usize) -> SimResult<()> {
+        if let Space::Window { domain } = &t.0.space {
+            self.check_live(domain, || format!("host {what} of window `{}`", t.name()))?;
+        }
         if dtype != t.dtype() {
             return Err(SimError::invalid(format!(
                 "host {what} of `{}` with {dtype} data, but the tensor is {}",

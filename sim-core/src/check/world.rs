@@ -73,7 +73,7 @@ impl World {
             self.options.check = true;
             self.options.jitter =
                 (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
-            let outcome = self.run();
+            let outcome = self.run_once();
             report.runs += 1;
             let seed = (i > 0).then_some(i);
             let mut found = std::mem::take(&mut self.findings);
@@ -82,12 +82,14 @@ impl World {
                 Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
                 Err(e) => {
                     self.options = saved;
+                    self.free_released();
                     return Err(e);
                 }
             }
             report.merge(found, seed);
         }
         self.options = saved;
+        self.free_released();
         Ok(report)
     }
 }

@@ -604,6 +604,14 @@ impl Ops {
                 self.bad(op, msg)
             }
             (Space::Window { domain }, peer) => {
+                if domain.is_freed() {
+                    let msg = format!(
+                        "`{}` is a window of domain `{}`, which was released (World::release_domain) and whose windows were freed after its last run; allocate a new domain and its windows",
+                        t.name(),
+                        domain.name
+                    );
+                    return self.bad(op, msg);
+                }
                 let Some(my_rank) = domain.rank_of(me) else {
                     let msg = format!(
                         "rank {me} is not a member of domain `{}` (members {:?}) that owns `{}`",
