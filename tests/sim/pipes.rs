@@ -273,3 +273,40 @@ fn scalar_reads_and_writes_cost_one_scalar_access_and_see_program_order() {
     assert_eq!(*seen.lock(), vec![(60_000, 1.0 + 2f64.powi(-7)), (180_000, 0.0 + 4.0 + 8.0 + 12.0)]);
     assert_eq!(w.read_f64(&t, 0).unwrap()[11], 1.0 + 2f64.powi(-7));
 }
+
+/// Loads row 0, runs five `adds` on it, then loads row 1 (issued after the vector work in
+/// program order) and records when row 1 is in UB.
+fn load_after_vector_work(overlap: bool) -> u64 {
+    let mut w = simple(1);
+    let dom = all(&mut w);
+    let x = w.alloc_tensor("x", DType::F32, &[2, N]).unwrap();
+    let seen = Arc::new(Mutex::new(0u64));
+    let s = seen.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("v-then-load", 1, move |core| {
+            if overlap {
+                core.overlap_pipes();
+            }
+            let mut t = core.load(&x, &[0, 0], &[1, N])?;
+            for _ in 0..5 {
+                t = core.adds(&t, 1.0)?;
+            }
+            let h = core.load_async(&x, &[1, 0], &[1, N])?;
+            core.wait_load(h)?;
+            *s.lock() = core.now().as_ps();
+            core.store(&t, &x, &[0, 0])
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    *seen.lock()
+}
+
+#[test]
+fn vector_work_holds_only_the_vector_pipe_once_pipes_overlap() {
+    // Serial: the second load starts after the five adds. Overlapped: the scalar unit issues
+    // it while the vector pipe works, so it lands one load after the first.
+    assert_eq!(load_after_vector_work(false), L + 5 * ADD + L);
+    assert_eq!(load_after_vector_work(true), 2 * L);
+}
