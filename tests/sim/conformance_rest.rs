@@ -265,3 +265,296 @@ fn companion_programming_model() {
         }
     }
 }
+
+// ---- primitives and windows (items 26, 58, 71, 77) -------------------------------------------
+
+/// Item 71's program: rank r `remote_store`s its source row into row r of the next rank's raw
+/// window and barriers with it (notify, wait); task `read`, after the push when `ordered`,
+/// copies the row the previous rank wrote into GM `out`.
+fn remote_store_window_raw(p: usize, ordered: bool) -> (World, Tensor) {
+    const N: usize = 128;
+    let (mut w, dom) = setup(p);
+    let src = w.alloc_tensor("src", DType::F32, &[1, N]).unwrap();
+    let raw = w.alloc_window(&dom, "raw", DType::F32, &[p, N]).unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[p, 1]).unwrap();
+    let out = w.alloc_tensor("out", DType::F32, &[1, N]).unwrap();
+    for r in 0..p {
+        w.write(&src, r, &arange(r, N)).unwrap();
+    }
+    let mut d = Dispatch::new("remote_store_window_raw");
+    let (sk, rw, sg) = (src.clone(), raw.clone(), sig.clone());
+    let push = d.add(Task::new("push", 1, move |core| {
+        let (me, n) = (core.rank(), core.nranks());
+        let t = core.load(&sk, &[0, 0], &[1, N])?;
+        core.remote_store(&t, &rw, (me + 1) % n, &[me, 0], AtomicType::None)?;
+        core.notify(&sg, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+        core.wait(&sg, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
+    }));
+    let (rw, o) = (raw.clone(), out.clone());
+    let read = Task::new("read", 1, move |core| {
+        let prev = (core.rank() + core.nranks() - 1) % core.nranks();
+        let t = core.load(&rw, &[prev, 0], &[1, N])?;
+        core.store(&t, &o, &[0, 0])
+    });
+    d.add(if ordered { read.after(&[push]) } else { read });
+    w.dispatch_all(&dom, d).unwrap();
+    (w, out)
+}
+
+/// Item 71, `test_l3_remote_store_window_raw.py::test_remote_store_window_raw_device`: the
+/// target of a `remote_store` counts as a write, so a reader kernel ordered after the push and
+/// its barrier sees the row; golden: the written row equals the source row of the writer.
+/// Without that ordering the checker reports the reader's load racing the remote write.
+#[test]
+fn t71_remote_store_window_raw_device() {
+    const N: usize = 128;
+    for p in [2, 4] {
+        let (mut w, out) = remote_store_window_raw(p, true);
+        run_checked(&mut w);
+        for r in 0..p {
+            assert_eq!(w.read::<f32>(&out, r).unwrap(), arange((r + p - 1) % p, N), "P={p} rank {r}");
+        }
+        let (mut w, _) = remote_store_window_raw(p, false);
+        let report = w.check(&CheckOptions::default()).unwrap();
+        let races: Vec<_> = report.findings.iter().filter(|f| f.kind == FindingKind::DataRace).collect();
+        assert!(!races.is_empty(), "P={p}: {:#?}", report.findings);
+        assert!(
+            races.iter().all(|f| {
+                let ops: Vec<&str> = f.sites.iter().map(|s| s.op.as_str()).collect();
+                ops.contains(&"remote_store") && ops.contains(&"load")
+            }),
+            "{races:#?}"
+        );
+    }
+}
+
+const M77: usize = 4;
+const N77: usize = 64;
+const HALF: usize = N77 / 2;
+
+/// Item 77a, `test_l3_window_slice_incore.py::test_window_row_slice_read`: a kernel reads the
+/// window slice `win[:, HALF:N]` as local data; golden `out = in[:, HALF:N]`.
+#[test]
+fn t77a_window_row_slice_read() {
+    for p in [2, 4] {
+        let (mut w, dom) = setup(p);
+        let win = w.alloc_window(&dom, "win", DType::F32, &[M77, N77]).unwrap();
+        let out = w.alloc_tensor("out", DType::F32, &[M77, N77 - HALF]).unwrap();
+        for r in 0..p {
+            w.write(&win, r, &arange(r, M77 * N77)).unwrap();
+        }
+        let (part, o) = (win.slice(&[0, HALF], &[M77, N77 - HALF]).unwrap(), out.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("slice_read", 1, move |core| {
+                let t = core.load(&part, &[0, 0], &[M77, N77 - HALF])?;
+                core.store(&t, &o, &[0, 0])
+            }),
+        )
+        .unwrap();
+        run_checked(&mut w);
+        for r in 0..p {
+            let input = arange(r, M77 * N77);
+            let want: Vec<f32> = (0..M77).flat_map(|i| input[i * N77 + HALF..(i + 1) * N77].to_vec()).collect();
+            assert_eq!(w.read::<f32>(&out, r).unwrap(), want, "P={p} rank {r}");
+        }
+    }
+}
+
+/// Item 77b, `…::test_local_stage_into_window_slice`: local data staged into the window slice
+/// `win[:, HALF:N]` and read back through it round-trips; the other half stays zero.
+#[test]
+fn t77b_local_stage_into_window_slice() {
+    for p in [2, 4] {
+        let (mut w, dom) = setup(p);
+        let inp = w.alloc_tensor("in", DType::F32, &[M77, HALF]).unwrap();
+        let win = w.alloc_window(&dom, "win", DType::F32, &[M77, N77]).unwrap();
+        let out = w.alloc_tensor("out", DType::F32, &[M77, HALF]).unwrap();
+        for r in 0..p {
+            w.write(&inp, r, &arange(r, M77 * HALF)).unwrap();
+        }
+        let (i, part, o) = (inp.clone(), win.slice(&[0, HALF], &[M77, HALF]).unwrap(), out.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("stage_round_trip", 1, move |core| {
+                let t = core.load(&i, &[0, 0], &[M77, HALF])?;
+                core.store(&t, &part, &[0, 0])?;
+                let back = core.load(&part, &[0, 0], &[M77, HALF])?;
+                core.store(&back, &o, &[0, 0])
+            }),
+        )
+        .unwrap();
+        run_checked(&mut w);
+        for r in 0..p {
+            let input = arange(r, M77 * HALF);
+            assert_eq!(w.read::<f32>(&out, r).unwrap(), input, "P={p} rank {r}: round trip");
+            let full = w.read::<f32>(&win, r).unwrap();
+            for row in 0..M77 {
+                assert_eq!(full[row * N77..row * N77 + HALF], [0.0; HALF], "untouched half of row {row}");
+                assert_eq!(full[row * N77 + HALF..(row + 1) * N77], input[row * HALF..(row + 1) * HALF]);
+            }
+        }
+    }
+}
+
+/// Item 77c, `…::test_cast_add_on_window`: `sh + cast(routed)` where `routed` is BF16 data in
+/// a window slice (rows `M..2M` of the rank's routed buffer, pushed there by the previous
+/// rank) and `sh` local f32; golden from the inputs as BF16 holds them, `rtol = atol = 1e-2`.
+#[test]
+fn t77c_cast_add_on_window() {
+    let routed_in = |r: usize| -> Vec<f64> { (0..M77 * N77).map(|i| (r * 100 + i) as f64 * 0.01).collect() };
+    for p in [2, 4] {
+        let (mut w, dom) = setup(p);
+        let src = w.alloc_tensor("routed_src", DType::BF16, &[M77, N77]).unwrap();
+        let sh = w.alloc_tensor("sh", DType::F32, &[M77, N77]).unwrap();
+        let routed = w.alloc_window(&dom, "routed", DType::BF16, &[2 * M77, N77]).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[p, 1]).unwrap();
+        let out = w.alloc_tensor("out", DType::F32, &[M77, N77]).unwrap();
+        for r in 0..p {
+            w.write_f64(&src, r, &routed_in(r)).unwrap();
+            w.write(&sh, r, &arange(r, M77 * N77)).unwrap();
+        }
+        let part = routed.slice(&[M77, 0], &[M77, N77]).unwrap();
+        let (s, shk, o, sg) = (src.clone(), sh.clone(), out.clone(), sig.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("cast_add", 1, move |core| {
+                let (me, n) = (core.rank(), core.nranks());
+                let t = core.load(&s, &[0, 0], &[M77, N77])?;
+                core.remote_store(&t, &part, (me + 1) % n, &[0, 0], AtomicType::None)?;
+                core.notify(&sg, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+                core.wait(&sg, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)?;
+                let got = core.load(&part, &[0, 0], &[M77, N77])?;
+                let wide = core.cast(&got, DType::F32, RoundMode::Rint)?;
+                let base = core.load(&shk, &[0, 0], &[M77, N77])?;
+                let t = core.add(&base, &wide)?;
+                core.store(&t, &o, &[0, 0])
+            }),
+        )
+        .unwrap();
+        run_checked(&mut w);
+        for r in 0..p {
+            let prev = (r + p - 1) % p;
+            let want: Vec<f64> = routed_in(prev)
+                .iter()
+                .zip(arange(r, M77 * N77))
+                .map(|(&x, s)| s as f64 + stored_as(DType::BF16, x))
+                .collect();
+            allclose(&read_f64(&w, &out, r), &want, 1e-2, 1e-2).unwrap_or_else(|e| panic!("P={p} rank {r}: {e}"));
+        }
+    }
+}
+
+/// Item 58, `test_l3_multi_group.py::test_two_groups_independent_swap` (also in
+/// `domains.rs::two_overlapping_domains_swap_independently`), here with PyPTO's arange inputs
+/// and under the checker: domains {0,1} and {1,2} swap independently; golden
+/// `outs_a[0] = in[1]`, `outs_a[1] = in[0]`, `outs_b[1] = in[2]`, `outs_b[2] = in[1]`, and the
+/// slots a group does not write stay zero.
+#[test]
+fn t58_two_groups_independent_swap() {
+    const SIZE: usize = 64;
+    let (mut w, _) = setup(3);
+    let a = w.create_domain("group_a", &[0, 1], DomainOptions::default()).unwrap();
+    let b = w.create_domain("group_b", &[1, 2], DomainOptions::default()).unwrap();
+    let input = w.alloc_tensor("in", DType::F32, &[1, SIZE]).unwrap();
+    let outs_a = w.alloc_tensor("outs_a", DType::F32, &[1, SIZE]).unwrap();
+    let outs_b = w.alloc_tensor("outs_b", DType::F32, &[1, SIZE]).unwrap();
+    for chip in 0..3 {
+        w.write(&input, chip, &arange(chip, SIZE)).unwrap();
+    }
+    for (dom, out) in [(&a, &outs_a), (&b, &outs_b)] {
+        let stage = w.alloc_window(dom, "stage", DType::F32, &[1, SIZE]).unwrap();
+        let sig = w.alloc_window(dom, "sig", DType::I32, &[2, 1]).unwrap();
+        let (i, o) = (input.clone(), out.clone());
+        w.dispatch_all(
+            dom,
+            Dispatch::kernel("swap", 1, move |core| {
+                let (me, peer) = (core.rank(), 1 - core.rank());
+                let t = core.load(&i, &[0, 0], &[1, SIZE])?;
+                core.store(&t, &stage, &[0, 0])?;
+                core.notify(&sig, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+                core.wait(&sig, &[peer, 0], 1, WaitCmp::Ge)?;
+                let got = core.remote_load(&stage, peer, &[0, 0], &[1, SIZE])?;
+                core.store(&got, &o, &[0, 0])
+            }),
+        )
+        .unwrap();
+    }
+    run_checked(&mut w);
+    let zero = vec![0.0f32; SIZE];
+    assert_eq!(w.read::<f32>(&outs_a, 0).unwrap(), arange(1, SIZE));
+    assert_eq!(w.read::<f32>(&outs_a, 1).unwrap(), arange(0, SIZE));
+    assert_eq!(w.read::<f32>(&outs_a, 2).unwrap(), zero, "chip 2 is not in group a");
+    assert_eq!(w.read::<f32>(&outs_b, 0).unwrap(), zero, "chip 0 is not in group b");
+    assert_eq!(w.read::<f32>(&outs_b, 1).unwrap(), arange(2, SIZE));
+    assert_eq!(w.read::<f32>(&outs_b, 2).unwrap(), arange(1, SIZE));
+}
+
+/// Item 26, `test_l3_deferred_completion.py::test_deferred_completion_a5_cross_rank_correctness`
+/// on the a5 preset: per rank 4 `defer_wait` waiters on `flag >= epoch`, a publisher that
+/// `remote_store`s `[epoch, 10*me + j ..]` to the next rank and Set-notifies the epoch, and a
+/// consumer after each waiter copying the payload; epochs 1..2 on persistent windows with
+/// reset off. Golden: every consumer reads `[epoch, previous rank's tags]`.
+#[test]
+fn t26_deferred_completion_a5_cross_rank() {
+    // Jitter on transfers only: see `t26_..._with_dispatch_jitter` for why not on dispatches.
+    t26_case(CheckOptions { seeds: SEEDS, op_jitter: SimDuration::from_us(1), dispatch_jitter: SimDuration::from_ns(0) });
+}
+
+/// Item 26 checked with dispatch jitter too. Ignored: it shows a checker false positive, not a
+/// protocol error. When a late dispatch registers its `defer_wait` after the Set has already
+/// landed, the engine drops the already-satisfied condition (sim-core `engine/sched.rs`,
+/// `defer_wait`'s `pending` filter) without the checker joining the cell's release clock, so
+/// the consumers after that waiter are reported racing the publisher's `remote_store` (seed 3).
+/// A blocking `wait` that finds its condition already true does join it.
+#[test]
+#[ignore = "checker false positive: an already-satisfied defer_wait condition does not order its dependents"]
+fn t26_deferred_completion_a5_cross_rank_with_dispatch_jitter() {
+    t26_case(CheckOptions { seeds: SEEDS, op_jitter: SimDuration::from_us(1), ..CheckOptions::default() });
+}
+
+fn t26_case(opts: CheckOptions) {
+    const WAITERS: usize = 4;
+    let mut w = Config::preset("a5").unwrap().world().unwrap();
+    let dom = w.create_domain("comm_d0", &[0, 1], DomainOptions::persistent_no_reset()).unwrap();
+    let flag = w.alloc_window(&dom, "flag", DType::I32, &[1, 1]).unwrap();
+    let payload = w.alloc_window(&dom, "payload", DType::I32, &[1, 8]).unwrap();
+    let out = w.alloc_tensor("out", DType::I32, &[WAITERS, 8]).unwrap();
+    for epoch in 1..=2i32 {
+        let mut d = Dispatch::new("deferred_epoch");
+        let waiters: Vec<TaskId> = (0..WAITERS)
+            .map(|i| {
+                let f = flag.clone();
+                d.add(Task::new(&format!("waiter{i}"), 1, move |core| {
+                    core.defer_wait(&[DeferCond { signal: f.clone(), offsets: vec![0, 0], expected: epoch as u32 }])
+                }))
+            })
+            .collect();
+        let (f, pl) = (flag.clone(), payload.clone());
+        d.add(Task::new("publisher", 1, move |core| {
+            let (me, n) = (core.rank(), core.nranks());
+            let vals: Vec<i32> = (0..8).map(|j| if j == 0 { epoch } else { (me * 10 + j) as i32 }).collect();
+            core.remote_store(&Tile::from_slice(1, 8, &vals)?, &pl, (me + 1) % n, &[0, 0], AtomicType::None)?;
+            core.notify(&f, (me + 1) % n, &[0, 0], epoch, NotifyOp::Set)
+        }));
+        for (i, id) in waiters.into_iter().enumerate() {
+            let (pl, o) = (payload.clone(), out.clone());
+            d.add(
+                Task::new(&format!("consumer{i}"), 1, move |core| {
+                    let t = core.load(&pl, &[0, 0], &[1, 8])?;
+                    core.store(&t, &o, &[i, 0])
+                })
+                .after(&[id]),
+            );
+        }
+        w.dispatch_all(&dom, d).unwrap();
+        let report = w.check(&opts).unwrap();
+        assert!(report.is_clean(), "epoch {epoch}: {:#?}", report.findings);
+        for r in 0..2 {
+            let prev = 1 - r;
+            let want: Vec<i32> = (0..8).map(|j| if j == 0 { epoch } else { (prev * 10 + j) as i32 }).collect();
+            assert_eq!(w.read::<i32>(&out, r).unwrap(), want.repeat(WAITERS), "epoch {epoch} rank {r}");
+            assert_eq!(w.read::<i32>(&flag, r).unwrap(), vec![epoch], "reset off: the flag keeps the epoch");
+        }
+    }
+}
