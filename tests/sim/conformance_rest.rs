@@ -36,7 +36,17 @@ fn sub(core: &mut Core, a: &Tile, b: &Tile) -> SimResult<Tile> {
 /// Queues on `chip` (no domain, no window: no communication) `f = a + b` when `add`, else
 /// `f = a - b`, over `[rows, cols]` f32 tensors in row blocks of `step`.
 #[allow(clippy::too_many_arguments)]
-fn queue_binary(w: &mut World, chip: usize, add: bool, a: &Tensor, b: &Tensor, f: &Tensor, rows: usize, cols: usize, step: usize) {
+fn queue_binary(
+    w: &mut World,
+    chip: usize,
+    add: bool,
+    a: &Tensor,
+    b: &Tensor,
+    f: &Tensor,
+    rows: usize,
+    cols: usize,
+    step: usize,
+) {
     let (ak, bk, fk) = (a.clone(), b.clone(), f.clone());
     w.dispatch(
         chip,
@@ -498,7 +508,11 @@ fn t58_two_groups_independent_swap() {
 #[test]
 fn t26_deferred_completion_a5_cross_rank() {
     // Jitter on transfers only: see `t26_..._with_dispatch_jitter` for why not on dispatches.
-    t26_case(CheckOptions { seeds: SEEDS, op_jitter: SimDuration::from_us(1), dispatch_jitter: SimDuration::from_ns(0) });
+    t26_case(CheckOptions {
+        seeds: SEEDS,
+        op_jitter: SimDuration::from_us(1),
+        dispatch_jitter: SimDuration::from_ns(0),
+    });
 }
 
 /// Item 26 checked with dispatch jitter too. Ignored: it shows a checker false positive, not a
@@ -555,6 +569,178 @@ fn t26_case(opts: CheckOptions) {
             let want: Vec<i32> = (0..8).map(|j| if j == 0 { epoch } else { (prev * 10 + j) as i32 }).collect();
             assert_eq!(w.read::<i32>(&out, r).unwrap(), want.repeat(WAITERS), "epoch {epoch} rank {r}");
             assert_eq!(w.read::<i32>(&flag, r).unwrap(), vec![epoch], "reset off: the flag keeps the epoch");
+        }
+    }
+}
+
+// ---- MoE expert-parallel dispatch / combine (item 34) ---------------------------------------
+
+/// Item 34's reduced sizes: tokens per rank, experts per token, hidden size, experts per rank.
+const EP_T: usize = 8;
+const EP_TOPK: usize = 3;
+const EP_D: usize = 64;
+const EP_L: usize = 2;
+
+/// The routing both the kernel and the host replay use: token `t` of rank `r` goes to experts
+/// `(3r + 5t + k) mod E` for k < TOPK (distinct, E = P * L >= 4) with weight `(1 + (r+t+k) % 4) / 8`.
+fn ep_route(r: usize, t: usize, k: usize, experts: usize) -> (usize, f64) {
+    ((3 * r + 5 * t + k) % experts, (1 + (r + t + k) % 4) as f64 * 0.125)
+}
+
+/// Token values, exact in BF16.
+fn ep_x(r: usize) -> Vec<f64> {
+    (0..EP_T * EP_D).map(|i| ((r * 37 + (i / EP_D) * 11 + i % EP_D) % 32) as f64 * 0.25 - 4.0).collect()
+}
+
+/// The hand-rolled barrier of phase `row`: +1 to every peer's cell `[row, me]`, wait for each.
+fn ep_barrier(core: &mut Core, sig: &Tensor, row: usize) -> SimResult<()> {
+    let (me, n) = (core.rank(), core.nranks());
+    for p in (0..n).filter(|&p| p != me) {
+        core.notify(sig, p, &[row, me], 1, NotifyOp::AtomicAdd)?;
+    }
+    for p in (0..n).filter(|&p| p != me) {
+        core.wait(sig, &[row, p], 1, WaitCmp::Ge)?;
+    }
+    Ok(())
+}
+
+/// Item 34, `test_l3_ep_dispatch_combine.py::test_ep_dispatch_combine[2,4]`, at reduced size
+/// (T = 8, TOPK = 3, D = 64, L = 2 experts per rank, R = P*T receive rows per expert):
+/// every rank AtomicAdd-publishes its per-expert token counts into the owner's count table,
+/// a count_done barrier, then reads each owner's table to find its packed offset and pushes
+/// each routed token on three channels (BF16 payload, FP32 weight, INT32 origin) with
+/// `remote_store`, a data_done barrier; each local expert `e` computes `w * (e + 1) * x` in
+/// FP32 and pushes it back to the token's origin, a combine_done barrier; each rank reduces
+/// its TOPK partials in FP32. Golden: the host replay of the routing, `allclose` at f32's
+/// tolerances (every value here is exact in FP32).
+#[test]
+fn t34_ep_dispatch_combine() {
+    for p in [2, 4] {
+        let experts = p * EP_L;
+        let rows = p * EP_T;
+        let (mut w, dom) = setup(p);
+        let x = w.alloc_tensor("x", DType::BF16, &[EP_T, EP_D]).unwrap();
+        let out = w.alloc_tensor("out", DType::F32, &[EP_T, EP_D]).unwrap();
+        let counts = w.alloc_window(&dom, "counts", DType::I32, &[p, EP_L]).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[3, p]).unwrap();
+        let recv_x = w.alloc_window(&dom, "recv_x", DType::BF16, &[EP_L * rows, EP_D]).unwrap();
+        let recv_w = w.alloc_window(&dom, "recv_w", DType::F32, &[EP_L * rows, 1]).unwrap();
+        let recv_idx = w.alloc_window(&dom, "recv_idx", DType::I32, &[EP_L * rows, 1]).unwrap();
+        let combine = w.alloc_window(&dom, "combine", DType::F32, &[EP_T * EP_TOPK, EP_D]).unwrap();
+        for r in 0..p {
+            w.write_f64(&x, r, &ep_x(r)).unwrap();
+        }
+        let (xk, ok, cnt, sg) = (x.clone(), out.clone(), counts.clone(), sig.clone());
+        let (rx, rw, ri, cb) = (recv_x.clone(), recv_w.clone(), recv_idx.clone(), combine.clone());
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("ep_dispatch_combine", 1, move |core| {
+                let (me, n) = (core.rank(), core.nranks());
+                // Count publish: cell [me, l] of expert (d, l)'s owner d, by AtomicAdd.
+                let mut mine = vec![0i32; experts];
+                for t in 0..EP_T {
+                    for k in 0..EP_TOPK {
+                        mine[ep_route(me, t, k, experts).0] += 1;
+                    }
+                }
+                for (e, &c) in mine.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    core.notify(&cnt, e / EP_L, &[me, e % EP_L], c, NotifyOp::AtomicAdd)?;
+                }
+                ep_barrier(core, &sg, 0)?; // count_done
+                // Dispatch: my rows go after those of lower ranks in each expert's packed rows.
+                for d in 0..n {
+                    let table = if d == me {
+                        core.load(&cnt, &[0, 0], &[n, EP_L])?
+                    } else {
+                        core.remote_load(&cnt, d, &[0, 0], &[n, EP_L])?
+                    };
+                    let table: Vec<i32> = table.to_vec()?;
+                    let mut next: Vec<usize> = (0..EP_L)
+                        .map(|l| l * rows + (0..me).map(|s| table[s * EP_L + l] as usize).sum::<usize>())
+                        .collect();
+                    for t in 0..EP_T {
+                        for k in 0..EP_TOPK {
+                            let (e, wt) = ep_route(me, t, k, experts);
+                            if e / EP_L != d {
+                                continue;
+                            }
+                            let slot = next[e % EP_L];
+                            next[e % EP_L] += 1;
+                            let row = core.load(&xk, &[t, 0], &[1, EP_D])?;
+                            core.remote_store(&row, &rx, d, &[slot, 0], AtomicType::None)?;
+                            core.remote_store(
+                                &Tile::from_slice(1, 1, &[wt as f32])?,
+                                &rw,
+                                d,
+                                &[slot, 0],
+                                AtomicType::None,
+                            )?;
+                            let origin = (me * EP_T + t) * EP_TOPK + k;
+                            core.remote_store(
+                                &Tile::from_slice(1, 1, &[origin as i32])?,
+                                &ri,
+                                d,
+                                &[slot, 0],
+                                AtomicType::None,
+                            )?;
+                        }
+                    }
+                }
+                ep_barrier(core, &sg, 1)?; // data_done
+                // Local experts: every received row, scaled, pushed back to its origin.
+                let table: Vec<i32> = core.load(&cnt, &[0, 0], &[n, EP_L])?.to_vec()?;
+                for l in 0..EP_L {
+                    let total: usize = (0..n).map(|s| table[s * EP_L + l] as usize).sum();
+                    for slot in l * rows..l * rows + total {
+                        let row = core.load(&rx, &[slot, 0], &[1, EP_D])?;
+                        let wt = core.read_scalar(&rw, &[slot, 0])?;
+                        let origin = core.read_scalar(&ri, &[slot, 0])? as usize;
+                        let y = core.cast(&row, DType::F32, RoundMode::Rint)?;
+                        let y = core.muls(&y, (me * EP_L + l + 1) as f64)?;
+                        let y = core.muls(&y, wt)?;
+                        let (src, tk) = (origin / (EP_T * EP_TOPK), origin % (EP_T * EP_TOPK));
+                        core.remote_store(&y, &cb, src, &[tk, 0], AtomicType::None)?;
+                    }
+                }
+                ep_barrier(core, &sg, 2)?; // combine_done
+                // FP32 reduce of each token's TOPK partials.
+                for t in 0..EP_T {
+                    let parts = core.load(&cb, &[t * EP_TOPK, 0], &[EP_TOPK, EP_D])?;
+                    let sum = core.col_sum(&parts)?;
+                    core.store(&sum, &ok, &[t, 0])?;
+                }
+                Ok(())
+            }),
+        )
+        .unwrap();
+        run_checked(&mut w);
+        for r in 0..p {
+            let xs = ep_x(r);
+            let want: Vec<f64> = (0..EP_T * EP_D)
+                .map(|i| {
+                    let t = i / EP_D;
+                    (0..EP_TOPK)
+                        .map(|k| {
+                            let (e, wt) = ep_route(r, t, k, experts);
+                            wt * (e + 1) as f64 * stored_as(DType::BF16, xs[i])
+                        })
+                        .sum()
+                })
+                .collect();
+            allclose(&read_f64(&w, &out, r), &want, 1e-5, 1e-8).unwrap_or_else(|e| panic!("P={p} rank {r}: {e}"));
+            // Every rank received exactly the rows routed to its experts.
+            let table = w.read::<i32>(&counts, r).unwrap();
+            for l in 0..EP_L {
+                let routed = (0..p)
+                    .flat_map(|s| (0..EP_T).flat_map(move |t| (0..EP_TOPK).map(move |k| (s, t, k))))
+                    .filter(|&(s, t, k)| ep_route(s, t, k, experts).0 == r * EP_L + l)
+                    .count();
+                assert_eq!(
+                    (0..p).map(|s| table[s * EP_L + l] as usize).sum::<usize>(),
+                    routed,
+                    "P={p} expert {l} of rank {r}"
+                );
+            }
         }
     }
 }
