@@ -4,6 +4,15 @@
 //! numpy's `allclose` at PyPTO's tolerances. Communication tests also run under the protocol
 //! checker (unperturbed and on several jitter seeds) and must be clean; their goldens are
 //! checked on what the last checked run left.
+//!
+//! Ported here: 23, 26, 27, 30, 31 (with 36), 34 (reduced size), 58 (again, under the
+//! checker), 67, 71, 76, 77a-c, and the programming_model companion example. Covered
+//! elsewhere: 24-25 (deferred.rs), 39 and 62-63 (the put / get tutorial programs), 40 and 65
+//! (`primitives.rs::row_put_and_row_get_move_subregions`), 59 (the signal_exchange program),
+//! 60 and 74 (domains.rs), 64, 66, 73 (primitives.rs), 68 (the remote_load_store program),
+//! 69-70 (conformance.rs). Not expressible: 22, 28-29, 32-33, 35, 37-38, 57, 61, 72, 75
+//! (host-runtime features: codegen, DFX files, Python callbacks and SubWorkers, handle
+//! lifecycles, ring prewarming, stacked DeviceTensors; no cube matmul).
 
 use crate::coll_common::{allclose, arange, read_f64, setup, stored_as};
 use ranksim::Config;
