@@ -9,6 +9,7 @@ mod coll_errors;
 mod coll_props;
 mod common;
 mod conformance;
+mod conformance_rest;
 mod costs;
 mod dataflow;
 mod deferred;
