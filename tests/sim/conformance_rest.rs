@@ -524,14 +524,10 @@ fn t26_deferred_completion_a5_cross_rank() {
     });
 }
 
-/// Item 26 checked with dispatch jitter too. Ignored: it shows a checker false positive, not a
-/// protocol error. When a late dispatch registers its `defer_wait` after the Set has already
-/// landed, the engine drops the already-satisfied condition (sim-core `engine/sched.rs`,
-/// `defer_wait`'s `pending` filter) without the checker joining the cell's release clock, so
-/// the consumers after that waiter are reported racing the publisher's `remote_store` (seed 3).
-/// A blocking `wait` that finds its condition already true does join it.
+/// Item 26 checked with dispatch jitter too: a late dispatch may register its `defer_wait`
+/// after the Set has already landed (seed 3); the already-satisfied condition must still order
+/// the consumers after the publisher (it reported a false race before the checker joined it).
 #[test]
-#[ignore = "checker false positive: an already-satisfied defer_wait condition does not order its dependents"]
 fn t26_deferred_completion_a5_cross_rank_with_dispatch_jitter() {
     t26_case(CheckOptions { seeds: SEEDS, op_jitter: SimDuration::from_us(1), ..CheckOptions::default() });
 }

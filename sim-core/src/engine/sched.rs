@@ -274,8 +274,15 @@ impl Engine {
             self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
             return;
         }
-        let pending: Vec<(CellRef, u32)> =
-            conds.into_iter().filter(|(c, e)| !Cond::UnsignedGe(*e).holds(self.mem.cell(c))).collect();
+        let (ready, pending): (Vec<(CellRef, u32)>, Vec<(CellRef, u32)>) =
+            conds.into_iter().partition(|(c, e)| Cond::UnsignedGe(*e).holds(self.mem.cell(c)));
+        // A condition that already holds orders the task after the writes that made it hold,
+        // exactly as one released later does.
+        if let Some(ck) = self.checker.as_mut() {
+            for (c, _) in &ready {
+                ck.deferred_ready(chip, ti, c);
+            }
+        }
         if !pending.is_empty() && !already_deferred && tasks_deferred >= MAX_DEFERRED_TASKS {
             let msg = format!(
                 "chip {chip} already has {tasks_deferred} deferred tasks; at most {MAX_DEFERRED_TASKS} may be pending at once (PTO2_ERROR_ASYNC_WAIT_OVERFLOW)"
