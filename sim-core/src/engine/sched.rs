@@ -274,7 +274,7 @@ impl Engine {
             self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
             return;
         }
-        let (ready, pending): (Vec<(CellRef, u32)>, Vec<(CellRef, u32)>) =
+        let (ready, pending): (Vec<_>, Vec<_>) =
             conds.into_iter().partition(|(c, e)| Cond::UnsignedGe(*e).holds(self.mem.cell(c)));
         // A condition that already holds orders the task after the writes that made it hold,
         // exactly as one released later does.
