@@ -41,7 +41,7 @@ pub use convert::{RoundMode, cast_supported};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, PathKind, Route, SdmaParams};
+pub use model::{Busy, ChipTiming, CubeParams, DmaCost, DmaDir, Network, PacketTiming, PathId, PathKind, Route, SdmaParams};
 pub use program::{AsyncKernel, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
