@@ -30,7 +30,18 @@ pub(crate) enum Body {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TaskId(pub usize);
 
-/// One InCore task: `blocks` copies of a kernel started together on free AIV cores.
+/// Which cores a task's blocks are placed on.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CoreKind {
+    /// AIV (vector) cores: UB tiles, vector ops, loads and stores, put / get. The default.
+    #[default]
+    Vector,
+    /// AIC (cube) cores: L1 / L0 staging and matmul (needs `[chip.cube]`).
+    Cube,
+}
+
+/// One InCore task: `blocks` copies of a kernel started together on free AIV cores (or AIC
+/// cores, see [`Task::on_cube`]).
 #[derive(Clone)]
 pub struct Task {
     pub(crate) name: Arc<str>,
@@ -38,6 +49,7 @@ pub struct Task {
     pub(crate) body: Body,
     pub(crate) deps: Vec<TaskId>,
     pub(crate) lanes: usize,
+    pub(crate) kind: CoreKind,
 }
 
 impl fmt::Debug for Task {
@@ -49,7 +61,7 @@ impl fmt::Debug for Task {
 impl Task {
     /// A task running `kernel` on `blocks` cores.
     pub fn new(name: &str, blocks: usize, kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static) -> Task {
-        Task { name: name.into(), blocks, body: Body::Thread(Arc::new(kernel)), deps: Vec::new(), lanes: 1 }
+        Task { name: name.into(), blocks, body: Body::Thread(Arc::new(kernel)), deps: Vec::new(), lanes: 1, kind: CoreKind::Vector }
     }
 
     /// A task whose blocks run `kernel` as futures polled by the scheduler (no threads). The
@@ -67,7 +79,7 @@ impl Task {
         Fut: Future<Output = (Ops, SimResult<()>)> + Send + 'static,
     {
         let body: AsyncKernel = Arc::new(move |ops| Box::pin(kernel(ops)));
-        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new(), lanes: 1 }
+        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new(), lanes: 1, kind: CoreKind::Vector }
     }
 
     /// The same task, started only after `deps` have completed.
@@ -87,6 +99,19 @@ impl Task {
     /// The task's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The same task placed on AIC (cube) cores: its blocks stage GM through L1 and L0 and
+    /// matmul, and cannot use UB (vector ops, load / store, put / get). Feed vector work with
+    /// a later AIV task through GM ([`Task::after`]), as PyPTO schedules a mixed kernel.
+    pub fn on_cube(mut self) -> Task {
+        self.kind = CoreKind::Cube;
+        self
+    }
+
+    /// The cores the task runs on.
+    pub fn kind(&self) -> CoreKind {
+        self.kind
     }
 }
 
