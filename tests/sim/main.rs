@@ -9,6 +9,7 @@ mod coll_errors;
 mod coll_props;
 mod common;
 mod conformance;
+mod cube;
 mod deferred;
 mod determinism;
 mod domains;
