@@ -206,6 +206,11 @@ fn wake_thread(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>, actor: usize
         }
         return;
     }
+    if g.exit {
+        // The run is over and its threads are being joined: a thread started now would never
+        // be joined (and would keep the shared state alive).
+        return;
+    }
     let s = shared.clone();
     match std::thread::Builder::new().name(format!("ranksim-core{actor}")).spawn(move || core_thread(s, actor)) {
         Ok(h) => {
