@@ -302,3 +302,44 @@ fn a_cube_producer_feeds_a_vector_consumer_through_gm() {
         assert_eq!(vec_task.start, cube_task.end);
     }
 }
+
+#[test]
+fn the_a2a3_preset_prices_a_matmul_from_its_cube_table() {
+    // 128 x 128 x 128 f16 on a 910B AIC: 14 + 8 * 8 * 8 = 526 cycles at 1.85 GHz; a 32 KiB
+    // L1 -> L0A move is 128 cycles at 256 B/cycle, L0B 256 cycles at 128 B/cycle.
+    let mut w = crate::common::a2a3();
+    let dom = all(&mut w);
+    let x = w.alloc_tensor("x", DType::F16, &[128, 128]).unwrap();
+    let y = w.alloc_tensor("y", DType::F32, &[128, 128]).unwrap();
+    let times: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let (xk, yk, tk) = (x.clone(), y.clone(), times.clone());
+    let mut d = Dispatch::new("mm");
+    d.add(
+        Task::new("mm", 24, move |core| {
+            let l1 = core.load_l1(&xk, &[0, 0], &[128, 128])?;
+            let t0 = core.now().as_ps();
+            let a = core.to_l0a(&l1)?;
+            let t1 = core.now().as_ps();
+            let b = core.to_l0b(&l1)?;
+            let t2 = core.now().as_ps();
+            let c = core.matmul(&a, &b)?;
+            if core.block_idx() == 0 {
+                tk.lock().extend([t1 - t0, t2 - t1, core.now().as_ps() - t2]);
+                core.store_acc(&c, &yk, &[0, 0])?;
+            }
+            Ok(())
+        })
+        .on_cube(),
+    );
+    w.dispatch(0, d.in_domain(&dom)).unwrap();
+    w.options_mut().check = true;
+    w.options_mut().trace = true;
+    let rep = w.run().unwrap();
+    let clock = w.chip().clock();
+    let cyc = |n| clock.cycles(n).as_ps();
+    assert_eq!(*times.lock(), vec![cyc(128), cyc(256), cyc(526)]);
+    assert!(w.last_findings().is_empty(), "{:?}", w.last_findings());
+    // The trace shows the AIC cores after the 48 AIV cores.
+    let cores: std::collections::BTreeSet<usize> = rep.trace.unwrap().ops.iter().map(|o| o.core).collect();
+    assert_eq!(cores, (48..72).collect());
+}
