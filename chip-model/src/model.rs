@@ -140,7 +140,11 @@ fn sdma(c: &SdmaConfig) -> Result<SdmaParams, ChipConfigError> {
 
 fn cube(c: &ChipConfig, k: &CubeConfig) -> Result<CubeParams, ChipConfigError> {
     if c.aic_cores == 0 {
-        return Err(err("aic_cores", c.aic_cores, "[chip.cube] needs at least one AIC core (or leave out [chip.cube])"));
+        return Err(err(
+            "aic_cores",
+            c.aic_cores,
+            "[chip.cube] needs at least one AIC core (or leave out [chip.cube])",
+        ));
     }
     for (key, v) in [
         ("l1_bytes", c.l1_bytes),
@@ -167,7 +171,11 @@ fn cube(c: &ChipConfig, k: &CubeConfig) -> Result<CubeParams, ChipConfigError> {
     {
         if let Some(b) = v {
             if b.contains(&0) {
-                return Err(err(&format!("cube.fractal.{name}"), format!("{b:?}"), "every block dimension must be positive"));
+                return Err(err(
+                    &format!("cube.fractal.{name}"),
+                    format!("{b:?}"),
+                    "every block dimension must be positive",
+                ));
             }
             fractal.push((dtype, b));
         }

@@ -61,7 +61,14 @@ impl fmt::Debug for Task {
 impl Task {
     /// A task running `kernel` on `blocks` cores.
     pub fn new(name: &str, blocks: usize, kernel: impl Fn(&mut Core) -> SimResult<()> + Send + Sync + 'static) -> Task {
-        Task { name: name.into(), blocks, body: Body::Thread(Arc::new(kernel)), deps: Vec::new(), lanes: 1, kind: CoreKind::Vector }
+        Task {
+            name: name.into(),
+            blocks,
+            body: Body::Thread(Arc::new(kernel)),
+            deps: Vec::new(),
+            lanes: 1,
+            kind: CoreKind::Vector,
+        }
     }
 
     /// A task whose blocks run `kernel` as futures polled by the scheduler (no threads). The

@@ -178,7 +178,10 @@ fn tiles_that_do_not_fit_l1_or_l0_are_errors_naming_shapes_and_capacities() {
 #[test]
 fn aic_blocks_refuse_ub_work_and_aiv_blocks_refuse_cube_work() {
     let e = run_err(CoreKind::Cube, |core, x| core.load(x, &[0, 0], &[1, 16]).map(|_| ()));
-    assert!(e.contains("`load` works on UB tiles") && e.contains("AIC (cube) cores") && e.contains("Task::after"), "{e}");
+    assert!(
+        e.contains("`load` works on UB tiles") && e.contains("AIC (cube) cores") && e.contains("Task::after"),
+        "{e}"
+    );
     let e = run_err(CoreKind::Cube, |core, _| core.adds(&Tile::zeros(DType::F16, 1, 16), 1.0).map(|_| ()));
     assert!(e.contains("`adds` works on UB tiles"), "{e}");
     let e = run_err(CoreKind::Vector, |core, x| core.load_l1(x, &[0, 0], &[16, 16]).map(|_| ()));

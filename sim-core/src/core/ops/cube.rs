@@ -196,7 +196,8 @@ impl Ops {
         self.in_buf(op, "the right operand", b, CubeBuf::L0B)?;
         let dt = a.dtype();
         if b.dtype() != dt {
-            return self.bad(op, format!("operands differ in dtype ({a:?} vs {b:?}); both must be the same input type"));
+            return self
+                .bad(op, format!("operands differ in dtype ({a:?} vs {b:?}); both must be the same input type"));
         }
         let Some(_) = cube.fractal(dt) else {
             let takes: Vec<&str> = cube.fractal.iter().map(|(d, _)| d.name()).collect();
@@ -208,7 +209,8 @@ impl Ops {
         };
         let ((m, k), (k2, n)) = (a.shape(), b.shape());
         if k != k2 {
-            let msg = format!("a {m}x{k} left operand cannot multiply a {k2}x{n} right operand: K must match ({k} vs {k2})");
+            let msg =
+                format!("a {m}x{k} left operand cannot multiply a {k2}x{n} right operand: K must match ({k} vs {k2})");
             return self.bad(op, msg);
         }
         let acc_dt = CubeParams::acc_dtype(dt);
@@ -261,7 +263,10 @@ impl Ops {
         let mut extent = vec![1; n];
         if n == 1 {
             if vr != 1 {
-                let msg = format!("a {vr}x{vc} tile cannot be stored into the 1-D tensor `{}`; use a [1, n] tile", dst.name());
+                let msg = format!(
+                    "a {vr}x{vc} tile cannot be stored into the 1-D tensor `{}`; use a [1, n] tile",
+                    dst.name()
+                );
                 return self.bad(op, msg);
             }
             extent[0] = vc;
