@@ -207,10 +207,13 @@ fn cube_tasks_need_cube_cores() {
     assert!(w.dispatch_all(&dom, d).unwrap_err().to_string().contains("2 lanes on cube cores"));
 }
 
+/// A dispatch's (chip, start ps, end ps).
+type Record = (usize, u64, u64);
+
 /// PyPTO's `test_gemm_two_rank_sharded_a`: each rank multiplies its own shard `a[r]` by the
 /// shared `b`, `c[r] = a[r] @ b`, with 2 AIC blocks per rank taking half the rows each.
 /// Returns each rank's `c` and the run's dispatch records.
-fn sharded_gemm() -> (Vec<Vec<f64>>, Vec<(usize, u64, u64)>) {
+fn sharded_gemm() -> (Vec<Vec<f64>>, Vec<Record>) {
     let (m, k, n) = (64, 32, 32);
     let mut w = cube(2);
     let dom = all(&mut w);

@@ -158,16 +158,16 @@ impl Ops {
     /// Moves an L1 tile into L0A, the left operand of a matmul (TMOV / TEXTRACT):
     /// `ceil(bytes / l1_to_l0a)` cycles.
     pub fn to_l0a(&mut self, l1: &CubeTile) -> SimResult<CubeTile> {
-        self.to_l0("to_l0a", l1, CubeBuf::L0A)
+        self.move_to_l0("to_l0a", l1, CubeBuf::L0A)
     }
 
     /// Moves an L1 tile into L0B, the right operand of a matmul: `ceil(bytes / l1_to_l0b)`
     /// cycles.
     pub fn to_l0b(&mut self, l1: &CubeTile) -> SimResult<CubeTile> {
-        self.to_l0("to_l0b", l1, CubeBuf::L0B)
+        self.move_to_l0("to_l0b", l1, CubeBuf::L0B)
     }
 
-    fn to_l0(&mut self, op: &'static str, l1: &CubeTile, buf: CubeBuf) -> SimResult<CubeTile> {
+    fn move_to_l0(&mut self, op: &'static str, l1: &CubeTile, buf: CubeBuf) -> SimResult<CubeTile> {
         let cube = self.cube_params(op)?;
         self.in_buf(op, "the source", l1, CubeBuf::L1)?;
         self.fits_cube(op, &cube, buf, l1.dtype(), l1.shape())?;
