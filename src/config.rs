@@ -146,6 +146,9 @@ impl Config {
             hbm: chip.hbm_rate(),
             sdma_channels: chip.sdma().map_or(0, |s| s.channels),
             sdma: chip.sdma().and_then(|s| s.rate),
+            cube_cores: chip.cube().map_or(0, |c| c.cores),
+            gm_to_l1: chip.cube().and_then(|c| c.gm_to_l1.rate),
+            l0c_to_gm: chip.cube().and_then(|c| c.l0c_to_gm.rate),
         })
     }
 

@@ -44,8 +44,9 @@ pub use sim_core;
 /// The names a program needs: the program API, the host API and the value types.
 pub mod prelude {
     pub use sim_core::{
-        ArgDir, AtomicType, Axis, CheckOptions, CheckReport, CopyOpts, Core, DType, DeferCond, Dispatch, Domain,
-        DomainOptions, Finding, FindingKind, NotifyOp, Ops, Pipe, ReduceOp, RoundMode, RunReport, SdmaHandle, SdmaOpts,
-        SimDuration, SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile, TileLoad, WaitCmp, World, bf16, f16,
+        ArgDir, AtomicType, Axis, CheckOptions, CheckReport, CopyOpts, Core, CoreKind, CubeBuf, CubeTile, DType,
+        DeferCond, Dispatch, Domain, DomainOptions, Finding, FindingKind, NotifyOp, Ops, Pipe, ReduceOp, RoundMode,
+        RunReport, SdmaHandle, SdmaOpts, SimDuration, SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile,
+        TileLoad, WaitCmp, World, bf16, f16,
     };
 }

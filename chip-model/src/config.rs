@@ -11,13 +11,13 @@ pub struct ChipConfig {
     pub name: String,
     /// AIV (vector) cores that kernel blocks are placed on.
     pub aiv_cores: usize,
-    /// AIC (cube) cores; informational until cube kernels are modelled.
+    /// AIC (cube) cores that cube tasks' blocks are placed on (only with `[chip.cube]`).
     pub aic_cores: usize,
     /// AI-core clock in GHz.
     pub clock_ghz: f64,
     /// Usable unified-buffer bytes per AIV core.
     pub ub_bytes: usize,
-    /// L1 bytes per AIC core; informational.
+    /// L1 bytes per AIC core (checked by `load_l1` when the chip has `[chip.cube]`).
     pub l1_bytes: usize,
     /// HBM bandwidth of the chip in GB/s, shared by all its cores (`inf`: unlimited).
     pub hbm_gbps: f64,
@@ -46,6 +46,51 @@ pub struct ChipConfig {
     /// `get_async` are errors.
     #[serde(default)]
     pub sdma: Option<SdmaConfig>,
+    /// The AIC (cube) cores' buffers and matrix unit (`[chip.cube]`); absent: the chip has no
+    /// cube cores and a cube task is an error at dispatch.
+    #[serde(default)]
+    pub cube: Option<CubeConfig>,
+}
+
+/// The AIC cores' L0 buffers, matrix unit and data paths. Matmul time is
+/// `fixed_cycles + ceil(M/m0) * ceil(K/k0) * ceil(N/n0)` cycles with `[m0, k0, n0]` the
+/// dtype's entry of `fractal`: one `m0 x k0 x n0` block of MACs per cycle.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CubeConfig {
+    /// L0A (left operand) bytes per AIC.
+    pub l0a_bytes: usize,
+    /// L0B (right operand) bytes per AIC.
+    pub l0b_bytes: usize,
+    /// L0C (accumulator) bytes per AIC.
+    pub l0c_bytes: usize,
+    /// Start-up plus drain of one matmul, in cycles.
+    pub fixed_cycles: u64,
+    /// L1 -> L0A bytes per cycle (TMOV / TEXTRACT).
+    pub l1_to_l0a_bytes_per_cycle: u64,
+    /// L1 -> L0B bytes per cycle.
+    pub l1_to_l0b_bytes_per_cycle: u64,
+    /// `[m0, k0, n0]` MAC block per cycle, per input dtype; a dtype left out is not multiplied.
+    pub fractal: FractalConfig,
+    /// GM -> L1 (the AIC's MTE2).
+    pub gm_to_l1: DmaPathConfig,
+    /// L0C -> GM (FIXPIPE).
+    pub l0c_to_gm: DmaPathConfig,
+}
+
+/// The cube's MAC block per cycle, `[m0, k0, n0]`, per input dtype (accumulating in f32, or
+/// i32 for i8).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FractalConfig {
+    #[serde(default)]
+    pub f16: Option<[u64; 3]>,
+    #[serde(default)]
+    pub bf16: Option<[u64; 3]>,
+    #[serde(default)]
+    pub f32: Option<[u64; 3]>,
+    #[serde(default)]
+    pub i8: Option<[u64; 3]>,
 }
 
 /// The chip's SDMA copy engines: channels that move GM to GM (local or a peer's) without UB.

@@ -1,8 +1,8 @@
 //! The validated chip model: configured floats are converted once to integer picoseconds and
 //! bytes per second.
 
-use crate::config::{ChipConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig};
-use sim_core::{Bandwidth, ChipTiming, DType, DmaDir, Frequency, SdmaParams, SimDuration};
+use crate::config::{ChipConfig, CubeConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig};
+use sim_core::{Bandwidth, ChipTiming, CubeParams, DType, DmaCost, DmaDir, Frequency, SdmaParams, SimDuration};
 use thiserror::Error;
 
 /// A `[chip]` value that cannot describe a chip.
@@ -46,6 +46,7 @@ pub struct ChipModel {
     task_start: SimDuration,
     bf16_atomic_add: bool,
     sdma: Option<SdmaParams>,
+    cube: Option<CubeParams>,
 }
 
 impl ChipModel {
@@ -86,6 +87,7 @@ impl ChipModel {
             task_start: ns("task_start_ns", c.task_start_ns)?,
             bf16_atomic_add: c.bf16_atomic_add,
             sdma: c.sdma.as_ref().map(sdma).transpose()?,
+            cube: c.cube.as_ref().map(|cube_cfg| cube(c, cube_cfg)).transpose()?,
         })
     }
 
@@ -133,6 +135,67 @@ fn sdma(c: &SdmaConfig) -> Result<SdmaParams, ChipConfigError> {
         queue_depth: c.queue_depth,
         poll: ns("sdma.poll_ns", c.poll_ns)?,
         cold_start: ns("sdma.cold_start_ns", c.cold_start_ns)?,
+    })
+}
+
+fn cube(c: &ChipConfig, k: &CubeConfig) -> Result<CubeParams, ChipConfigError> {
+    if c.aic_cores == 0 {
+        return Err(err(
+            "aic_cores",
+            c.aic_cores,
+            "[chip.cube] needs at least one AIC core (or leave out [chip.cube])",
+        ));
+    }
+    for (key, v) in [
+        ("l1_bytes", c.l1_bytes),
+        ("cube.l0a_bytes", k.l0a_bytes),
+        ("cube.l0b_bytes", k.l0b_bytes),
+        ("cube.l0c_bytes", k.l0c_bytes),
+    ] {
+        if v == 0 {
+            return Err(err(key, v, "a cube core's buffer must hold at least one byte"));
+        }
+    }
+    for (key, v) in [
+        ("cube.l1_to_l0a_bytes_per_cycle", k.l1_to_l0a_bytes_per_cycle),
+        ("cube.l1_to_l0b_bytes_per_cycle", k.l1_to_l0b_bytes_per_cycle),
+    ] {
+        if v == 0 {
+            return Err(err(key, v, "must be positive"));
+        }
+    }
+    let f = &k.fractal;
+    let mut fractal = Vec::new();
+    for (name, dtype, v) in
+        [("f16", DType::F16, f.f16), ("bf16", DType::BF16, f.bf16), ("f32", DType::F32, f.f32), ("i8", DType::I8, f.i8)]
+    {
+        if let Some(b) = v {
+            if b.contains(&0) {
+                return Err(err(
+                    &format!("cube.fractal.{name}"),
+                    format!("{b:?}"),
+                    "every block dimension must be positive",
+                ));
+            }
+            fractal.push((dtype, b));
+        }
+    }
+    if fractal.is_empty() {
+        return Err(err("cube.fractal", "{}", "give the MAC block of at least one input dtype (f16, bf16, f32, i8)"));
+    }
+    let cost = |key: &str, p: &DmaPathConfig| dma_path(key, p).map(|d| DmaCost { issue: d.issue, rate: d.rate });
+    Ok(CubeParams {
+        cores: c.aic_cores,
+        l1_bytes: c.l1_bytes,
+        l0a_bytes: k.l0a_bytes,
+        l0b_bytes: k.l0b_bytes,
+        l0c_bytes: k.l0c_bytes,
+        fixed_cycles: k.fixed_cycles,
+        fractal,
+        l1_to_l0a: k.l1_to_l0a_bytes_per_cycle,
+        l1_to_l0b: k.l1_to_l0b_bytes_per_cycle,
+        gm_to_l1: cost("cube.gm_to_l1", &k.gm_to_l1)?,
+        l0c_to_gm: cost("cube.l0c_to_gm", &k.l0c_to_gm)?,
     })
 }
 
@@ -224,6 +287,10 @@ impl ChipTiming for ChipModel {
     fn sdma(&self) -> Option<&SdmaParams> {
         self.sdma.as_ref()
     }
+
+    fn cube(&self) -> Option<&CubeParams> {
+        self.cube.as_ref()
+    }
 }
 
 #[cfg(test)]
@@ -256,7 +323,62 @@ mod tests {
                 elems_per_cycle: ElemsPerCycle { f32: 64, f16: 128, bf16: 128, i32: 64, i16: 128, i8: 256 },
             },
             sdma: None,
+            cube: None,
         }
+    }
+
+    fn cube_config() -> CubeConfig {
+        CubeConfig {
+            l0a_bytes: 65536,
+            l0b_bytes: 65536,
+            l0c_bytes: 131072,
+            fixed_cycles: 20,
+            l1_to_l0a_bytes_per_cycle: 256,
+            l1_to_l0b_bytes_per_cycle: 128,
+            fractal: crate::config::FractalConfig {
+                f16: Some([16, 16, 16]),
+                bf16: Some([16, 16, 16]),
+                f32: Some([16, 8, 16]),
+                i8: None,
+            },
+            gm_to_l1: DmaPathConfig::Flat { gbps: 200.0, issue_ns: 10.0 },
+            l0c_to_gm: DmaPathConfig::Hill { peak_gbps: 50.0, half_bytes: 500.0 },
+        }
+    }
+
+    #[test]
+    fn cube_is_optional_and_validated_by_key() {
+        assert_eq!(ChipModel::from_config(&config()).unwrap().cube(), None);
+        let mut c = config();
+        c.l1_bytes = 1 << 19;
+        c.cube = Some(cube_config());
+        let m = ChipModel::from_config(&c).unwrap();
+        let k = m.cube().unwrap();
+        assert_eq!((k.cores, k.l1_bytes, k.l0c_bytes), (2, 1 << 19, 131072));
+        // 100 x 40 by 40 x 33 f16: ceil(100/16) ceil(40/16) ceil(33/16) = 7 * 3 * 3 = 63, + 20.
+        assert_eq!(k.matmul_cycles(DType::F16, 100, 40, 33), Some(83));
+        // f32 takes k0 = 8: 7 * 5 * 3 = 105, + 20.
+        assert_eq!(k.matmul_cycles(DType::F32, 100, 40, 33), Some(125));
+        assert_eq!(k.matmul_cycles(DType::I8, 16, 16, 16), None);
+        assert_eq!(k.gm_to_l1.time(2000), SimDuration::from_ns(20));
+        assert_eq!(k.l0c_to_gm.time(1000), SimDuration::from_ns(30));
+        let bad = |f: fn(&mut ChipConfig)| {
+            let mut c = config();
+            c.l1_bytes = 1 << 19;
+            c.cube = Some(cube_config());
+            f(&mut c);
+            ChipModel::from_config(&c).unwrap_err().to_string()
+        };
+        assert!(bad(|c| c.aic_cores = 0).starts_with("chip.aic_cores = 0"));
+        assert!(bad(|c| c.l1_bytes = 0).starts_with("chip.l1_bytes = 0"));
+        assert!(bad(|c| c.cube.as_mut().unwrap().l0c_bytes = 0).starts_with("chip.cube.l0c_bytes = 0"));
+        assert!(bad(|c| c.cube.as_mut().unwrap().fractal.f16 = Some([16, 0, 16])).starts_with("chip.cube.fractal.f16"));
+        assert!(bad(|c| c.cube.as_mut().unwrap().fractal = Default::default()).starts_with("chip.cube.fractal"));
+        assert!(bad(|c| c.cube.as_mut().unwrap().l1_to_l0b_bytes_per_cycle = 0).contains("l1_to_l0b"));
+        assert!(
+            bad(|c| c.cube.as_mut().unwrap().gm_to_l1 = DmaPathConfig::Flat { gbps: 0.0, issue_ns: 0.0 })
+                .starts_with("chip.cube.gm_to_l1.gbps")
+        );
     }
 
     fn sdma_config() -> SdmaConfig {

@@ -38,6 +38,15 @@ pub fn describe(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<St
     if chip.sdma_channels > 0 {
         let _ = writeln!(out, "sdma: {} channels per chip, {} each", chip.sdma_channels, gbps(chip.sdma));
     }
+    if chip.cube_cores > 0 {
+        let _ = writeln!(
+            out,
+            "cube: {} AIC cores per chip; gm->l1 {}, l0c->gm {} per core",
+            chip.cube_cores,
+            gbps(chip.gm_to_l1),
+            gbps(chip.l0c_to_gm)
+        );
+    }
     Ok(out)
 }
 

@@ -25,18 +25,34 @@ pub struct ChipPaths {
     /// SDMA channels per chip (0: none) and the rate of each.
     pub sdma_channels: usize,
     pub sdma: Option<Bandwidth>,
+    /// AIC (cube) cores per chip (0: none), numbered after the AIV cores, each with its own
+    /// GM -> L1 engine (MTE2, rate `gm_to_l1`) and L0C -> GM engine (FIXPIPE, rate `l0c_to_gm`).
+    pub cube_cores: usize,
+    pub gm_to_l1: Option<Bandwidth>,
+    pub l0c_to_gm: Option<Bandwidth>,
 }
 
 impl ChipPaths {
     /// `cores` cores whose engines and HBM never limit the rate, and no SDMA channels.
     pub fn unlimited(cores: usize) -> ChipPaths {
-        ChipPaths { cores, mte2: None, mte3: None, hbm: None, sdma_channels: 0, sdma: None }
+        ChipPaths {
+            cores,
+            mte2: None,
+            mte3: None,
+            hbm: None,
+            sdma_channels: 0,
+            sdma: None,
+            cube_cores: 0,
+            gm_to_l1: None,
+            l0c_to_gm: None,
+        }
     }
 }
 
 /// The machine's data paths, implementing [`Network`]. Resources are numbered chip by chip
-/// (`hbm c`, `port c`, `mte2 c.0..`, `mte3 c.0..`, `sdma c.0..`), then the topology's links in
-/// its order.
+/// (`hbm c`, `port c`, `mte2 c.0..`, `mte3 c.0..`, `sdma c.0..`, then for the AIC cores
+/// `a..a+n` after the `a` AIV cores `mte2 c.a..` (GM -> L1) and `fixpipe c.a..` (L0C -> GM)),
+/// then the topology's links in its order.
 #[derive(Debug)]
 pub struct NetworkModel {
     packet_bytes: u64,
@@ -45,6 +61,7 @@ pub struct NetworkModel {
     ranks: usize,
     cores: usize,
     sdma_channels: usize,
+    cube_cores: usize,
     topology: Topology,
     resources: Vec<Resource>,
     paths: Vec<Vec<u32>>,
@@ -67,7 +84,13 @@ impl NetworkModel {
         let port = cfg.port()?;
         let topology = Topology::new(cfg, ranks)?;
         let count = ranks
-            .checked_mul(chip.cores.saturating_mul(2).saturating_add(2).saturating_add(chip.sdma_channels))
+            .checked_mul(
+                chip.cores
+                    .saturating_add(chip.cube_cores)
+                    .saturating_mul(2)
+                    .saturating_add(2)
+                    .saturating_add(chip.sdma_channels),
+            )
             .and_then(|n| n.checked_add(topology.links().len()))
             .filter(|&n| u32::try_from(n).is_ok());
         if count.is_none() {
@@ -87,13 +110,19 @@ impl NetworkModel {
             for k in 0..chip.sdma_channels {
                 resources.push(Resource::new(format!("sdma {c}.{k}"), c, chip.sdma, SimDuration::ZERO));
             }
+            for k in chip.cores..chip.cores + chip.cube_cores {
+                resources.push(Resource::new(format!("mte2 {c}.{k}"), c, chip.gm_to_l1, SimDuration::ZERO));
+            }
+            for k in chip.cores..chip.cores + chip.cube_cores {
+                resources.push(Resource::new(format!("fixpipe {c}.{k}"), c, chip.l0c_to_gm, SimDuration::ZERO));
+            }
         }
         for l in topology.links() {
             resources.push(Resource::new(l.name(), l.chip(), l.params.rate, l.params.latency));
         }
         let (paths, ids) = (Vec::new(), BTreeMap::new());
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
-        let (cores, sdma_channels) = (chip.cores, chip.sdma_channels);
+        let (cores, sdma_channels, cube_cores) = (chip.cores, chip.sdma_channels, chip.cube_cores);
         let read_turnaround = cfg.read_turnaround()?;
         Ok(NetworkModel {
             packet_bytes,
@@ -102,6 +131,7 @@ impl NetworkModel {
             ranks,
             cores,
             sdma_channels,
+            cube_cores,
             topology,
             resources,
             paths,
@@ -125,7 +155,7 @@ impl NetworkModel {
     }
 
     fn per_chip(&self) -> usize {
-        2 + 2 * self.cores + self.sdma_channels
+        2 + 2 * self.cores + self.sdma_channels + 2 * self.cube_cores
     }
 
     /// Index of chip-side resource `offset` of `chip`, if both exist.
@@ -141,12 +171,23 @@ impl NetworkModel {
         self.chip_res(chip, 1)
     }
 
-    fn mte2(&self, chip: usize, core: usize) -> Option<u32> {
-        (core < self.cores).then(|| self.chip_res(chip, 2 + core)).flatten()
+    /// The chip-local offset of AIC core `core`'s first engine (`core >= cores`), if it exists.
+    fn cube_res(&self, chip: usize, core: usize, second: bool) -> Option<u32> {
+        let k = core.checked_sub(self.cores).filter(|&k| k < self.cube_cores)?;
+        let base = 2 + 2 * self.cores + self.sdma_channels;
+        self.chip_res(chip, base + if second { self.cube_cores } else { 0 } + k)
     }
 
+    /// The core's GM-side input engine: MTE2 of an AIV core (GM -> UB) or of an AIC core
+    /// (GM -> L1).
+    fn mte2(&self, chip: usize, core: usize) -> Option<u32> {
+        if core < self.cores { self.chip_res(chip, 2 + core) } else { self.cube_res(chip, core, false) }
+    }
+
+    /// The core's GM-side output engine: MTE3 of an AIV core (UB -> GM) or the FIXPIPE of an
+    /// AIC core (L0C -> GM).
     fn mte3(&self, chip: usize, core: usize) -> Option<u32> {
-        (core < self.cores).then(|| self.chip_res(chip, 2 + self.cores + core)).flatten()
+        if core < self.cores { self.chip_res(chip, 2 + self.cores + core) } else { self.cube_res(chip, core, true) }
     }
 
     fn sdma(&self, chip: usize, channel: usize) -> Option<u32> {

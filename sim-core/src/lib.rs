@@ -36,14 +36,18 @@ pub mod time;
 pub mod trace;
 pub mod world;
 
-pub use crate::core::{CopyOpts, Core, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on};
+pub use crate::core::{
+    CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
+};
 pub use check::{CheckOptions, CheckReport, Finding, FindingKind};
 pub use convert::{RoundMode, cast_supported};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, PathKind, Route, SdmaParams};
-pub use program::{ArgDir, AsyncKernel, Dispatch, Kernel, KernelFuture, Task, TaskId};
+pub use model::{
+    Busy, ChipTiming, CubeParams, DmaCost, DmaDir, Network, PacketTiming, PathId, PathKind, Route, SdmaParams,
+};
+pub use program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::DeadlockReport;
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
 pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord, Traffic};

@@ -53,6 +53,70 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn sdma(&self) -> Option<&SdmaParams> {
         None
     }
+    /// The chip's AIC (cube) cores, if it has any configured (`[chip.cube]`).
+    fn cube(&self) -> Option<&CubeParams> {
+        None
+    }
+}
+
+/// One DMA path of a core: a fixed issue cost and a sustained rate (`None`: unlimited).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DmaCost {
+    pub issue: SimDuration,
+    pub rate: Option<Bandwidth>,
+}
+
+impl DmaCost {
+    /// Issue plus serialisation of `bytes`, without contention.
+    pub fn time(&self, bytes: u64) -> SimDuration {
+        self.issue + self.rate.map_or(SimDuration::ZERO, |r| r.time_for(bytes))
+    }
+}
+
+/// The chip's AIC (cube) cores (`[chip.cube]`): L1 and L0 buffers and the matrix unit.
+///
+/// Convention: the cube does one `m0 x k0 x n0` block of multiply-accumulates per cycle
+/// (`fractal[dtype]`, e.g. 16 x 16 x 16 = 4096 MACs = 8192 FLOP for f16 / bf16), so an
+/// `M x K` by `K x N` matmul takes `fixed_cycles + ceil(M/m0) ceil(K/k0) ceil(N/n0)` cycles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CubeParams {
+    /// AIC cores per chip (actors numbered after the AIV cores).
+    pub cores: usize,
+    /// L1 bytes per AIC core (one tile must fit).
+    pub l1_bytes: usize,
+    /// L0A (left operand), L0B (right operand) and L0C (accumulator) bytes per AIC core.
+    pub l0a_bytes: usize,
+    pub l0b_bytes: usize,
+    pub l0c_bytes: usize,
+    /// Start-up plus drain cycles of one matmul.
+    pub fixed_cycles: u64,
+    /// `(dtype, [m0, k0, n0])` for each input dtype the cube multiplies.
+    pub fractal: Vec<(DType, [u64; 3])>,
+    /// L1 -> L0A and L1 -> L0B bytes per cycle (TMOV / TEXTRACT, the MTE1 pipe).
+    pub l1_to_l0a: u64,
+    pub l1_to_l0b: u64,
+    /// GM -> L1 (MTE2 of the AIC core) and L0C -> GM (FIXPIPE).
+    pub gm_to_l1: DmaCost,
+    pub l0c_to_gm: DmaCost,
+}
+
+impl CubeParams {
+    /// The `[m0, k0, n0]` block of input `dtype`, if the cube takes it.
+    pub fn fractal(&self, dtype: DType) -> Option<[u64; 3]> {
+        self.fractal.iter().find(|(d, _)| *d == dtype).map(|(_, f)| *f)
+    }
+
+    /// Cycles of an `m x k` by `k x n` matmul of `dtype` inputs:
+    /// `fixed_cycles + ceil(m/m0) ceil(k/k0) ceil(n/n0)`.
+    pub fn matmul_cycles(&self, dtype: DType, m: u64, k: u64, n: u64) -> Option<u64> {
+        let [m0, k0, n0] = self.fractal(dtype)?;
+        Some(self.fixed_cycles + m.div_ceil(m0) * k.div_ceil(k0) * n.div_ceil(n0))
+    }
+
+    /// The accumulator dtype of `dtype` inputs: i32 for i8, f32 for the float types.
+    pub fn acc_dtype(dtype: DType) -> DType {
+        if dtype.is_float() { DType::F32 } else { DType::I32 }
+    }
 }
 
 /// The chip's SDMA copy engines (`[chip.sdma]`): channels that move GM to GM without UB.

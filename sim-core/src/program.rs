@@ -70,7 +70,18 @@ impl ArgDir {
     }
 }
 
-/// One InCore task: `blocks` copies of a kernel started together on free AIV cores.
+/// Which cores a task's blocks are placed on.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CoreKind {
+    /// AIV (vector) cores: UB tiles, vector ops, loads and stores, put / get. The default.
+    #[default]
+    Vector,
+    /// AIC (cube) cores: L1 / L0 staging and matmul (needs `[chip.cube]`).
+    Cube,
+}
+
+/// One InCore task: `blocks` copies of a kernel started together on free AIV cores (or AIC
+/// cores, see [`Task::on_cube`]).
 #[derive(Clone)]
 pub struct Task {
     pub(crate) name: Arc<str>,
@@ -80,6 +91,7 @@ pub struct Task {
     pub(crate) lanes: usize,
     /// Declared tensors, in declaration order.
     pub(crate) args: Vec<(ArgDir, Tensor)>,
+    pub(crate) kind: CoreKind,
 }
 
 impl fmt::Debug for Task {
@@ -98,6 +110,7 @@ impl Task {
             deps: Vec::new(),
             lanes: 1,
             args: Vec::new(),
+            kind: CoreKind::Vector,
         }
     }
 
@@ -116,7 +129,15 @@ impl Task {
         Fut: Future<Output = (Ops, SimResult<()>)> + Send + 'static,
     {
         let body: AsyncKernel = Arc::new(move |ops| Box::pin(kernel(ops)));
-        Task { name: name.into(), blocks, body: Body::Async(body), deps: Vec::new(), lanes: 1, args: Vec::new() }
+        Task {
+            name: name.into(),
+            blocks,
+            body: Body::Async(body),
+            deps: Vec::new(),
+            lanes: 1,
+            args: Vec::new(),
+            kind: CoreKind::Vector,
+        }
     }
 
     /// The same task, started only after `deps` have completed.
@@ -183,6 +204,19 @@ impl Task {
     /// The task's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The same task placed on AIC (cube) cores: its blocks stage GM through L1 and L0 and
+    /// matmul, and cannot use UB (vector ops, load / store, put / get). Feed vector work with
+    /// a later AIV task through GM ([`Task::after`]), as PyPTO schedules a mixed kernel.
+    pub fn on_cube(mut self) -> Task {
+        self.kind = CoreKind::Cube;
+        self
+    }
+
+    /// The cores the task runs on.
+    pub fn kind(&self) -> CoreKind {
+        self.kind
     }
 }
 

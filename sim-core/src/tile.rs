@@ -330,6 +330,57 @@ impl Tile {
     }
 }
 
+impl Tile {
+    /// The same tile with valid shape `rows x cols` (within the physical shape).
+    pub(crate) fn with_valid(mut self, rows: usize, cols: usize) -> Tile {
+        debug_assert!(rows <= self.rows && cols <= self.cols);
+        (self.valid_rows, self.valid_cols) = (rows, cols);
+        self
+    }
+
+    /// `self + a @ b` for an f32 (or i32) accumulator `self` (`a.rows x b.cols`) and inputs
+    /// `a` (M x K) and `b` (K x N) of one dtype, over the physical shapes (padding is zero):
+    /// each product is exact in f64 and rounded to f32 (exact for f16 / bf16), then added to
+    /// the f32 sum in ascending k; integers multiply and add in i32, wrapping.
+    pub(crate) fn matmul_acc(mut self, a: &Tile, b: &Tile) -> Tile {
+        let (m, k, n) = (a.rows, a.cols, b.cols);
+        debug_assert_eq!((b.rows, self.rows, self.cols), (k, m, n));
+        let (dt, acc) = (a.dtype, self.dtype);
+        for i in 0..m {
+            for j in 0..n {
+                let at = i * n + j;
+                let v = if acc == DType::I32 {
+                    let mut s = acc.read_f64(&self.data, at) as i32;
+                    for x in 0..k {
+                        let p = (dt.read_f64(&a.data, i * k + x) as i32)
+                            .wrapping_mul(dt.read_f64(&b.data, x * n + j) as i32);
+                        s = s.wrapping_add(p);
+                    }
+                    s as f64
+                } else {
+                    let mut s = acc.read_f64(&self.data, at) as f32;
+                    for x in 0..k {
+                        s += (dt.read_f64(&a.data, i * k + x) * dt.read_f64(&b.data, x * n + j)) as f32;
+                    }
+                    s as f64
+                };
+                acc.write_f64(&mut self.data, at, v);
+            }
+        }
+        self
+    }
+
+    /// Every element (valid or not) converted to `to` with `mode`, shapes kept; for the
+    /// fixpipe's f32 -> f16 / bf16 store, which is not limited to the vector unit's pairs.
+    pub(crate) fn convert_all(&self, to: DType, mode: RoundMode) -> Tile {
+        let mut out = Tile::zeros(to, self.rows, self.cols).with_valid(self.valid_rows, self.valid_cols);
+        for i in 0..self.rows * self.cols {
+            to.write_f64(&mut out.data, i, convert(self.dtype.read_f64(&self.data, i), to, mode));
+        }
+        out
+    }
+}
+
 /// One step of a reduction in f64, wrapping like the integer type for integers.
 fn fold(dtype: DType, op: ReduceOp, acc: f64, x: f64) -> f64 {
     let v = match op {
@@ -457,6 +508,26 @@ mod tests {
         // bf16: accumulated exactly, rounded once (256 + 1 + 1 = 258 is representable).
         let b = Tile::from_slice(1, 3, &[bf16::from_f32(256.0), bf16::from_f32(1.0), bf16::from_f32(1.0)]).unwrap();
         assert_eq!(b.reduce_axis(ReduceOp::Sum, Axis::Rows).get_f64(0, 0), 258.0);
+    }
+
+    #[test]
+    fn matmul_accumulates_exact_products_in_f32() {
+        // [[1, 2], [3, 4]] @ [[5, 6], [7, 8]] = [[19, 22], [43, 50]], plus 1 from the accumulator.
+        let a = Tile::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0].map(f16::from_f32)).unwrap();
+        let b = Tile::from_slice(2, 2, &[5.0, 6.0, 7.0, 8.0].map(f16::from_f32)).unwrap();
+        let acc = Tile::from_slice(2, 2, &[1.0f32; 4]).unwrap();
+        assert_eq!(acc.matmul_acc(&a, &b).to_vec::<f32>().unwrap(), vec![20.0, 23.0, 44.0, 51.0]);
+        // f16 2048 * 2048 = 2^22 is exact in f32 (it would overflow nothing but f16 itself).
+        let big = Tile::from_slice(1, 1, &[f16::from_f32(2048.0)]).unwrap();
+        let r = Tile::zeros(DType::F32, 1, 1).matmul_acc(&big, &big);
+        assert_eq!(r.to_vec::<f32>().unwrap(), vec![4_194_304.0]);
+        // i8 into i32, wrapping like the type.
+        let i = Tile::from_slice(1, 2, &[100i8, -128]).unwrap();
+        let j = Tile::from_slice(2, 1, &[100i8, 2]).unwrap();
+        assert_eq!(Tile::zeros(DType::I32, 1, 1).matmul_acc(&i, &j).to_vec::<i32>().unwrap(), vec![10_000 - 256]);
+        // The fixpipe's conversion rounds to nearest even: 2049 -> 2048 in f16.
+        let c = Tile::from_slice(1, 2, &[2049.0f32, 0.5]).unwrap().convert_all(DType::F16, RoundMode::Rint);
+        assert_eq!(c.to_vec::<f16>().unwrap(), vec![f16::from_f32(2048.0), f16::from_f32(0.5)]);
     }
 
     #[test]

@@ -475,7 +475,9 @@ impl World {
         }
         let cores = self.chip.aiv_cores();
         for (i, t) in d.tasks.iter().enumerate() {
-            if t.blocks == 0 || t.blocks > cores {
+            if t.kind == crate::program::CoreKind::Cube {
+                self.cube_task_fits(&d, t)?;
+            } else if t.blocks == 0 || t.blocks > cores {
                 return Err(SimError::invalid(format!(
                     "task `{}` of dispatch `{}` asks for {} blocks; a chip has {cores} AIV cores, so use 1..={cores} (core_num <= AIV count)",
                     t.name, d.name, t.blocks
@@ -543,6 +545,33 @@ impl World {
             opaque |= t.args.is_empty();
         }
         Ok(written)
+    }
+
+    /// Checks a cube task of `d` against the chip's AIC cores.
+    fn cube_task_fits(&self, d: &Dispatch, t: &crate::program::Task) -> SimResult<()> {
+        let Some(cube) = self.chip.cube() else {
+            return Err(SimError::invalid(format!(
+                "task `{}` of dispatch `{}` runs on cube cores (Task::on_cube), but the chip config has no \
+                 [chip.cube] table (chip.cube), so the chip has no AIC cores; add [chip.cube] or make it an AIV task",
+                t.name, d.name
+            )));
+        };
+        let aic = cube.cores;
+        if t.blocks == 0 || t.blocks > aic {
+            return Err(SimError::invalid(format!(
+                "task `{}` of dispatch `{}` asks for {} blocks on cube cores; a chip has {aic} AIC cores (chip.aic_cores), \
+                 so use 1..={aic}",
+                t.name, d.name, t.blocks
+            )));
+        }
+        if t.lanes != 1 {
+            return Err(SimError::invalid(format!(
+                "task `{}` of dispatch `{}` asks for {} lanes on cube cores; an AIC block is one core (lanes are AIV \
+                 sub-blocks): put the vector lanes in an AIV task after it",
+                t.name, d.name, t.lanes
+            )));
+        }
+        Ok(())
     }
 
     /// Queues `d` on every member of `domain`, with ranks answered for that domain.

@@ -11,6 +11,7 @@ mod common;
 mod conformance;
 mod conformance_rest;
 mod costs;
+mod cube;
 mod dataflow;
 mod deferred;
 mod determinism;

@@ -91,6 +91,25 @@ fn sdma_paths_cross_the_channel_and_both_hbms() {
 }
 
 #[test]
+fn cube_cores_have_their_own_engines_after_the_channels() {
+    let chip = ChipPaths { sdma_channels: 1, cube_cores: 2, gm_to_l1: gbps(20), ..ChipPaths::unlimited(2) };
+    let mut m = model(mesh(10.0, 500.0), 2, chip);
+    let mut path = |kind, chip, core| {
+        let id = m.path(&route(kind, chip, core, chip));
+        names(&m, id)
+    };
+    // AIC cores 2 and 3 follow AIV cores 0 and 1: GM -> L1 on their MTE2, L0C -> GM on the fixpipe.
+    assert_eq!(path(PathKind::Load, 1, 3), ["hbm 1", "mte2 1.3"]);
+    assert_eq!(path(PathKind::Store, 0, 2), ["fixpipe 0.2", "hbm 0"]);
+    assert_eq!(path(PathKind::Load, 1, 1), ["hbm 1", "mte2 1.1"]);
+    assert_eq!(path(PathKind::Load, 0, 4), ["hbm 0"]);
+    let id = m.path(&route(PathKind::Load, 1, 3, 1));
+    let r = m.path_resources(id)[1];
+    assert_eq!(m.resource_timing(r), Some((gbps(20), SimDuration::ZERO)));
+    assert_eq!(m.resource_chip(r), 1);
+}
+
+#[test]
 fn paths_are_cached_and_resources_named_by_chip() {
     let mut m = model(mesh(10.0, 500.0), 3, ChipPaths::unlimited(2));
     let a = write(&mut m, 0, 1, 2);

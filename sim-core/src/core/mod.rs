@@ -15,6 +15,7 @@ mod scalar;
 pub use copy::CopyOpts;
 pub use link::block_on;
 pub(crate) use link::{Link, Mailbox};
+pub use ops::cube::{CubeBuf, CubeTile};
 pub use ops::sdma::{SdmaHandle, SdmaOpts};
 pub use ops::{DeferCond, Ops};
 pub use pipes::{Pipe, TileLoad};

@@ -8,6 +8,7 @@
 //! when the scheduler has applied them, posted ones (`store`, `remote_store`, `notify`)
 //! return at once.
 
+pub(super) mod cube;
 pub(super) mod sdma;
 
 use super::copy::{CopyOpts, chunk_places};
@@ -151,7 +152,7 @@ impl Ops {
     }
 
     /// Advances the clock by local work `d`, reporting it when the run is traced.
-    fn local(&mut self, name: &'static str, d: crate::time::SimDuration) {
+    pub(super) fn local(&mut self, name: &'static str, d: crate::time::SimDuration) {
         let start = self.clock;
         self.clock += d;
         self.note(name, start, self.clock);
@@ -195,7 +196,7 @@ impl Ops {
 
     /// Element-wise `op(a, b)` on the vector unit.
     pub fn reduce(&mut self, op: ReduceOp, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.live("tile op")?;
+        self.ub_op("tile op")?;
         let r = match a.combine(op, b) {
             Ok(r) => r,
             Err(e) => return self.bad("tile op", e.to_string()),
@@ -228,7 +229,7 @@ impl Ops {
 
     /// `a + s` element-wise, with `s` converted to the tile's dtype (TADDS).
     pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.live("adds")?;
+        self.ub_op("adds")?;
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
         let mut r = a.combine_scalar(ReduceOp::Sum, s);
         r.ready = self.vector(d, &[a]);
@@ -237,7 +238,7 @@ impl Ops {
 
     /// `a * s` element-wise, with `s` converted to the tile's dtype (TMULS).
     pub fn muls(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.live("muls")?;
+        self.ub_op("muls")?;
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
         let mut r = a.combine_scalar(ReduceOp::Prod, s);
         r.ready = self.vector(d, &[a]);
@@ -247,7 +248,7 @@ impl Ops {
     /// `a` converted to `to` with rounding `mode` (TCVT), on the vector unit at the cost of
     /// the wider of the two types. Only pairs the unit converts directly are allowed.
     pub fn cast(&mut self, a: &Tile, to: DType, mode: RoundMode) -> SimResult<Tile> {
-        self.live("cast")?;
+        self.ub_op("cast")?;
         let mut r = match a.cast(to, mode) {
             Ok(r) => r,
             Err(e) => return self.bad("cast", e.to_string()),
@@ -261,7 +262,7 @@ impl Ops {
     /// `op` along each row (`Axis::Rows`: TROWSUM / TROWMAX / ..., an `[rows, 1]` tile) or
     /// down each column (`Axis::Cols`, a `[1, cols]` tile) on the vector unit.
     pub fn reduce_axis(&mut self, op: ReduceOp, axis: Axis, a: &Tile) -> SimResult<Tile> {
-        self.live("reduce_axis")?;
+        self.ub_op("reduce_axis")?;
         let mut r = a.reduce_axis(op, axis);
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
         r.ready = self.vector(d, &[a]);
@@ -290,7 +291,7 @@ impl Ops {
 
     /// The same tile viewed as `rows x cols` (`pl.reshape`): no data moves, so it is free.
     pub fn reshape(&mut self, a: &Tile, rows: usize, cols: usize) -> SimResult<Tile> {
-        self.live("reshape")?;
+        self.ub_op("reshape")?;
         match a.reshape(rows, cols) {
             Ok(r) => Ok(r),
             Err(e) => self.bad("reshape", e.to_string()),
@@ -448,7 +449,7 @@ impl Ops {
         shape: &[usize],
         valid: Option<&[usize]>,
     ) -> SimResult<Tile> {
-        self.live(op)?;
+        self.ub_op(op)?;
         let full = self.region(op, src, offsets, shape)?;
         self.fits_ub(op, src.dtype(), full.rows, full.cols, 1)?;
         let place = match valid {
@@ -485,7 +486,7 @@ impl Ops {
         atomic: AtomicType,
     ) -> SimResult<()> {
         let caller = self.caller.take().or(Some(Location::caller()));
-        self.live(op)?;
+        self.ub_op(op)?;
         if tile.dtype() != dst.dtype() {
             let msg = format!(
                 "tile is {} but `{}` is {}; the tile and the tensor need the same dtype",
@@ -537,7 +538,7 @@ impl Ops {
         src: (&Tensor, Option<usize>),
         o: &CopyOpts,
     ) -> SimResult<()> {
-        self.live(op)?;
+        self.ub_op(op)?;
         let atomic = self.atomic_dtype(op, o.atomic, dst.0)?;
         let dst_loc = self.locate(op, dst.0, dst.1)?;
         let src_loc = self.locate(op, src.0, src.1)?;
@@ -713,6 +714,34 @@ impl Ops {
             Ok(()) => Ok(()),
             Err(msg) => self.bad(op, msg),
         }
+    }
+
+    /// [`Ops::live`] for an operation on UB tiles, which AIC (cube) cores do not have.
+    pub(super) fn ub_op(&mut self, op: &'static str) -> SimResult<()> {
+        self.live(op)?;
+        if self.ctx.cube {
+            let msg = format!(
+                "`{op}` works on UB tiles, but task `{}` runs on AIC (cube) cores, which have no UB and no vector unit; \
+                 do vector work in an AIV task that reads the cube's results from GM (Task::after)",
+                self.ctx.task
+            );
+            return self.bad(op, msg);
+        }
+        Ok(())
+    }
+
+    /// [`Ops::live`] for an operation of the cube (L1, L0, matmul), which AIV cores do not have.
+    pub(super) fn cube_op(&mut self, op: &'static str) -> SimResult<()> {
+        self.live(op)?;
+        if !self.ctx.cube {
+            let msg = format!(
+                "`{op}` needs an AIC (cube) core, but task `{}` runs on AIV (vector) cores; build the task with \
+                 Task::on_cube()",
+                self.ctx.task
+            );
+            return self.bad(op, msg);
+        }
+        Ok(())
     }
 
     pub(super) fn live(&mut self, op: &'static str) -> SimResult<()> {

@@ -164,7 +164,7 @@ impl Ops {
         offsets: &[usize],
         shape: &[usize],
     ) -> SimResult<TileLoad> {
-        self.live(op)?;
+        self.ub_op(op)?;
         let full = self.region(op, src, offsets, shape)?;
         let place = self.place(op, src, peer, offsets, shape)?;
         let load = LoadShape {

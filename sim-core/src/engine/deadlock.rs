@@ -70,14 +70,19 @@ impl Engine {
             let Some(active) = cs.active.as_ref() else {
                 continue;
             };
-            let free = cs.busy.iter().filter(|b| !**b).count();
-            let waiting = (0..cs.busy.len()).filter(|&c| cs.busy[c] && self.is_blocked(chip * self.cores + c)).count();
             for tr in &active.tasks {
+                // The task's kind of core: AIV `0..aiv`, AIC `aiv..`.
+                let (cores, kind) = match tr.task.kind {
+                    crate::program::CoreKind::Vector => (0..self.aiv, "AIV"),
+                    crate::program::CoreKind::Cube => (self.aiv..cs.busy.len(), "AIC"),
+                };
+                let total = cores.len();
+                let free = cores.clone().filter(|&c| !cs.busy[c]).count();
+                let waiting = cores.filter(|&c| cs.busy[c] && self.is_blocked(chip * self.cores + c)).count();
                 let reason = match tr.state {
                     TaskState::Ready => format!(
-                        "cannot be placed: it needs {} free AIV core(s) but only {free} of {} are free ({waiting} occupied by blocked waits); use defer_wait for waiters, or fewer blocks",
+                        "cannot be placed: it needs {} free {kind} core(s) but only {free} of {total} are free ({waiting} occupied by blocked waits); use defer_wait for waiters, or fewer blocks",
                         tr.task.blocks * tr.task.lanes,
-                        cs.busy.len()
                     ),
                     TaskState::Waiting => {
                         let deps: Vec<String> = tr

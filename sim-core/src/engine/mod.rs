@@ -45,7 +45,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::Arc;
 use tracer::Tracer;
 
-/// What an actor (one AIV core of one chip) is doing, as far as the engine knows.
+/// What an actor (one AIV or AIC core of one chip) is doing, as far as the engine knows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum ActorState {
     /// No block assigned.
@@ -71,7 +71,10 @@ pub(crate) struct Engine {
     chip: Arc<dyn ChipTiming>,
     net: Box<dyn Network>,
     flows: flow::Flows,
+    /// Actors per chip: the AIV cores `0..aiv`, then the AIC cores (`[chip.cube]`) `aiv..cores`;
+    /// actor `chip * cores + core`.
     cores: usize,
+    aiv: usize,
     world: usize,
     pub(crate) mem: Memory,
     /// Keys of pending events, smallest first; the events themselves sit in `slots`.
@@ -118,13 +121,15 @@ impl Engine {
     ) -> Engine {
         net.reset();
         let net_relaxed = net.relaxed_ordering();
-        let cores = chip.aiv_cores();
+        let aiv = chip.aiv_cores();
+        let cores = aiv + chip.cube().map_or(0, |c| c.cores);
         let world = queues.len();
         let idle = Actor { state: ActorState::Idle, next_seq: 0, job: None, since: SimTime::ZERO };
         Engine {
             net,
             flows: flow::Flows::default(),
             cores,
+            aiv,
             world,
             mem,
             queue: BinaryHeap::new(),
@@ -338,7 +343,11 @@ impl Engine {
                     self.open_op(actor, name, t, src.region.bytes(), remote.then_some(src.chip));
                 }
                 let core = self.core_of(actor);
-                let at = start.max(t) + self.chip.dma_issue(DmaDir::GmToUb);
+                let issue = match (self.is_cube(actor), self.chip.cube()) {
+                    (true, Some(c)) => c.gm_to_l1.issue,
+                    _ => self.chip.dma_issue(DmaDir::GmToUb),
+                };
+                let at = start.max(t) + issue;
                 if src.chip == me {
                     if let Some(ck) = self.checker.as_mut() {
                         ck.read(actor, &src, check::Op { name: "load", time: t, location: caller });
@@ -369,7 +378,11 @@ impl Engine {
                 }
                 let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip };
-                let (bytes, at) = (data.len() as u64, start.max(t) + self.chip.dma_issue(DmaDir::UbToGm));
+                let issue = match (self.is_cube(actor), self.chip.cube()) {
+                    (true, Some(c)) => c.l0c_to_gm.issue,
+                    _ => self.chip.dma_issue(DmaDir::UbToGm),
+                };
+                let (bytes, at) = (data.len() as u64, start.max(t) + issue);
                 let ids =
                     self.issue_write(actor, &dst, atomic.is_some(), check::Op { name: op, time: t, location: caller });
                 let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
@@ -614,6 +627,11 @@ impl Engine {
 
     fn core_of(&self, actor: usize) -> usize {
         actor % self.cores
+    }
+
+    /// Whether `actor` is an AIC (cube) core: its loads fill L1, its stores leave L0C.
+    fn is_cube(&self, actor: usize) -> bool {
+        self.core_of(actor) >= self.aiv
     }
 
     fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {

@@ -172,6 +172,8 @@ pub(crate) struct TaskCtx {
     pub(crate) domain: Option<Arc<DomainInfo>>,
     /// The run records a timeline: local work is reported with `Request::Note`.
     pub(crate) trace: bool,
+    /// The blocks run on AIC (cube) cores.
+    pub(crate) cube: bool,
 }
 
 impl TaskCtx {

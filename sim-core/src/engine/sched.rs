@@ -8,7 +8,7 @@ use super::request::{Assignment, CellRef, Reply, TaskCtx};
 use super::signals::{Cond, Signals, Waiter, WaiterKind};
 use super::{ActorState, Engine};
 use crate::error::SimError;
-use crate::program::{Dispatch, Task};
+use crate::program::{CoreKind, Dispatch, Task};
 use crate::stats::{DispatchRecord, TaskRecord};
 use crate::tensor::DomainInfo;
 use crate::time::SimTime;
@@ -103,6 +103,7 @@ impl Engine {
                     world_size: world,
                     domain: domain.clone(),
                     trace,
+                    cube: task.kind == CoreKind::Cube,
                 }),
                 task: task.clone(),
                 state: TaskState::Waiting,
@@ -138,6 +139,7 @@ impl Engine {
     /// Places every ready task that fits on free cores, in submission order.
     fn place(&mut self, chip: usize, t: SimTime) {
         let at = t + self.chip.task_start();
+        let aiv = self.aiv;
         let mut starts = Vec::new();
         let mut placed = Vec::new();
         {
@@ -150,7 +152,9 @@ impl Engine {
                     continue;
                 }
                 let need = tr.task.blocks * tr.task.lanes;
-                let free: Vec<usize> = (0..cs.busy.len()).filter(|&c| !cs.busy[c]).take(need).collect();
+                // AIV cores are 0..aiv, AIC cores aiv.. (see `Engine::new`).
+                let cores = if tr.task.kind == CoreKind::Cube { aiv..cs.busy.len() } else { 0..aiv };
+                let free: Vec<usize> = cores.filter(|&c| !cs.busy[c]).take(need).collect();
                 if free.len() < need {
                     continue;
                 }

@@ -66,6 +66,45 @@ link_latency_ns = 1000.0
     )
 }
 
+/// The simple machine with 2 AIC cores per chip (`[chip.cube]`): L1 64 KiB, L0A / L0B 16 KiB,
+/// L0C 32 KiB, matmul `10 + ceil(M/16) ceil(K/k0) ceil(N/16)` cycles (k0 16 for f16 / bf16, 8
+/// for f32), L1 -> L0A 256 B and L1 -> L0B 128 B per cycle, GM -> L1 100 GB/s and L0C -> GM
+/// 50 GB/s with no issue cost.
+pub fn cube_toml(ranks: usize) -> String {
+    simple_toml(ranks).replace("l1_bytes = 0", "l1_bytes = 65536").replace(
+        "[host]",
+        r#"[chip.cube]
+l0a_bytes = 16384
+l0b_bytes = 16384
+l0c_bytes = 32768
+fixed_cycles = 10
+l1_to_l0a_bytes_per_cycle = 256
+l1_to_l0b_bytes_per_cycle = 128
+
+[chip.cube.fractal]
+f16 = [16, 16, 16]
+bf16 = [16, 16, 16]
+f32 = [16, 8, 16]
+
+[chip.cube.gm_to_l1]
+curve = "flat"
+gbps = 100.0
+issue_ns = 0.0
+
+[chip.cube.l0c_to_gm]
+curve = "flat"
+gbps = 50.0
+issue_ns = 0.0
+
+[host]"#,
+    )
+}
+
+/// A world of the simple machine with cube cores ([`cube_toml`]).
+pub fn cube(ranks: usize) -> World {
+    Config::from_toml(&cube_toml(ranks), "cube").unwrap().world().unwrap()
+}
+
 /// A world of the simple machine.
 pub fn simple(ranks: usize) -> World {
     Config::from_toml(&simple_toml(ranks), "simple").unwrap().world().unwrap()
