@@ -12,8 +12,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter stored (`>= 2`), allgather
 //! reads done (`>= 3`); epilogue `-3`.
 
-use super::{Args, slice};
-use crate::lanes::{Lanes, peer_order, ranks};
+use super::{Args, Block, slice};
+use crate::lanes::peer_order;
 use sim_core::{Ops, SimResult, Tensor, TileLoad};
 
 const WHAT: &str = "allreduce aiv-mesh";
@@ -33,14 +33,11 @@ fn tiles(lo: usize, hi: usize, block: usize, blocks: usize, tile: usize) -> impl
 
 /// One block of the AIV allreduce (HOST path: `[NR, stride]` lanes).
 pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    let (me, n) = ranks(ops, &a.data, WHAT)?;
-    let b = ops.block_idx();
-    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+    let Some(Block { me, n, b, active, lanes, flat }) = Block::of(ops, a, WHAT)? else {
         return Ok(());
     };
     ops.overlap_pipes();
     let numel = a.data.numel();
-    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
     let tile = tile_elems(ops.chip().ub_bytes(), a.data.dtype().size());
     lanes.barrier(ops, me, n, 1).await?;
     let (lo, hi) = slice(me, numel, n);

@@ -7,11 +7,39 @@ pub(crate) mod ring;
 pub(crate) mod sdma_mesh;
 pub(crate) mod two_shot;
 
-use sim_core::{ReduceOp, Tensor};
+use crate::lanes::{Lanes, ranks};
+use sim_core::{Ops, ReduceOp, SimResult, Tensor};
 
 /// Slice `i` of `numel` elements over `n` ranks: `[floor(i*numel/n), floor((i+1)*numel/n))`.
 pub(crate) fn slice(i: usize, numel: usize, n: usize) -> (usize, usize) {
     (i * numel / n, (i + 1) * numel / n)
+}
+
+/// What one block of a direct (reduce-scatter + allgather) allreduce works with.
+pub(crate) struct Block {
+    pub(crate) me: usize,
+    pub(crate) n: usize,
+    /// This block's index and how many blocks have a lane.
+    pub(crate) b: usize,
+    pub(crate) active: usize,
+    pub(crate) lanes: Lanes,
+    /// The data viewed as `[1, numel]`.
+    pub(crate) flat: Tensor,
+}
+
+impl Block {
+    /// This block's ranks, lane and flat data view; `None` for a block beyond the signal's
+    /// lanes, which does nothing (as the builtins' extra blocks return at once).
+    pub(crate) fn of(ops: &mut Ops, a: &Args, what: &'static str) -> SimResult<Option<Block>> {
+        let (me, n) = ranks(ops, &a.data, what)?;
+        let b = ops.block_idx();
+        let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+            return Ok(None);
+        };
+        let numel = a.data.numel();
+        let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(what, e.to_string()))?;
+        Ok(Some(Block { me, n, b, active, lanes, flat }))
+    }
 }
 
 /// The operands of one allreduce call.

@@ -12,8 +12,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), the adds into every slice landed (`>= 2`,
 //! each rank waits for its transfers before crediting), allgather landed (`>= 3`); epilogue `-3`.
 
-use super::{Args, slice};
-use crate::lanes::{Lanes, peer_order, ranks};
+use super::{Args, Block, slice};
+use crate::lanes::peer_order;
 use sim_core::{AtomicType, Ops, SdmaHandle, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "allreduce sdma-mesh";
@@ -26,13 +26,10 @@ fn part(lo: usize, hi: usize, block: usize, blocks: usize) -> (usize, usize) {
 
 /// One block of the SDMA allreduce (HOST path: `[NR, stride]` lanes).
 pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    let (me, n) = ranks(ops, &a.data, WHAT)?;
-    let b = ops.block_idx();
-    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+    let Some(Block { me, n, b, active, lanes, flat }) = Block::of(ops, a, WHAT)? else {
         return Ok(());
     };
     let numel = a.data.numel();
-    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
     lanes.barrier(ops, me, n, 1).await?;
     let peers = peer_order(me, n, b);
     let adds = SdmaOpts::new().atomic(AtomicType::Add);

@@ -6,8 +6,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter done (`>= 2`), allgather reads
 //! done (`>= 3`, so a next call cannot overwrite a slice a peer is still reading); epilogue `-3`.
 
-use super::{Args, slice};
-use crate::lanes::{Lanes, TILE, ranks};
+use super::{Args, Block, slice};
+use crate::lanes::TILE;
 use sim_core::{Ops, SimResult};
 
 const WHAT: &str = "allreduce two-shot";
@@ -20,13 +20,10 @@ fn tiles(lo: usize, hi: usize, block: usize, blocks: usize) -> impl Iterator<Ite
 /// One block of a two-shot allreduce (HOST path: `[NR, stride]` lanes; InCore: one block on a
 /// `[NR, 1]` signal).
 pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    let (me, n) = ranks(ops, &a.data, WHAT)?;
-    let b = ops.block_idx();
-    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+    let Some(Block { me, n, b, active, lanes, flat }) = Block::of(ops, a, WHAT)? else {
         return Ok(());
     };
     let numel = a.data.numel();
-    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
     lanes.barrier(ops, me, n, 1).await?;
     let (lo, hi) = slice(me, numel, n);
     for (base, w) in tiles(lo, hi, b, active) {
