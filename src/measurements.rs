@@ -24,7 +24,7 @@
 //!   (default: the first rank across the links being studied, rank 1 on a flat topology);
 //! - `put [peer=N] [chunk=SIZE]` — one core of rank 0 writes to `peer` and notifies;
 //! - `get_async [peer=N]` — the same read over an SDMA engine (pto-isa `TGET_ASYNC`), timed
-//!   on a warm channel; a chip without `[chip.sdma]` cannot run it ([`Workload::needs`]);
+//!   on a warm channel; a chip without `[chip.sdma]` cannot run it ([`Workload::needs`](crate::workload::Workload::needs));
 //! - `collective NAME [mode=M] [path=P] [core_num=N] [ranks=N] [dtype=D]` — a collective as
 //!   `ranksim sweep` runs it (`mode` is for allreduce only).
 

@@ -1,5 +1,5 @@
 //! `ranksim sweep`: an nccl-tests style bandwidth sweep of one or more collectives (and, for
-//! allreduce, algorithms) over message sizes, with JSON, SVG, [STRACE] and Chrome trace
+//! allreduce, algorithms) over message sizes, with JSON, SVG, \[STRACE\] and Chrome trace
 //! outputs and CI gates on wrong elements and average bus bandwidth.
 
 use super::{CmdResult, Status};

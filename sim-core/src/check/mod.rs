@@ -1,5 +1,5 @@
 //! The protocol checker: happens-before race detection, stale reads, signal misuse and
-//! deadlocks, turned into [`Finding`]s. It is off unless [`RunOptions::check`]
+//! deadlocks, turned into [`Finding`]s. It is off unless [`RunOptions::check`](crate::RunOptions::check)
 //! (crate::RunOptions) is set; the engine calls its hooks as it applies events.
 //!
 //! Happens-before: every block execution is a *strand* with a vector clock. A strand starts
