@@ -84,6 +84,17 @@ fn the_clock_scales_compute() {
     assert_eq!(t, vec![400_000]);
 }
 
+/// One core loads 4 KiB and stores it back: the clock after each, and the dispatch's end.
+fn load_then_store(w: World) -> (Vec<u64>, u64) {
+    on_rank0(w, 1, |core, data, log| {
+        let tile = core.load(data, &[0, 0], &[1, 1024])?;
+        log.push(core.now().as_ps());
+        core.store(&tile, data, &[1, 0])?;
+        log.push(core.now().as_ps());
+        Ok(())
+    })
+}
+
 #[test]
 fn flat_dma_pays_its_issue_cost_then_the_bytes() {
     let w = machine(
@@ -93,13 +104,7 @@ fn flat_dma_pays_its_issue_cost_then_the_bytes() {
             (UB_TO_GM, "[chip.dma.ub_to_gm]\ncurve = \"flat\"\ngbps = 25.0\nissue_ns = 70.0"),
         ],
     );
-    let (t, end) = on_rank0(w, 1, |core, data, log| {
-        let tile = core.load(data, &[0, 0], &[1, 1024])?;
-        log.push(core.now().as_ps());
-        core.store(&tile, data, &[1, 0])?;
-        log.push(core.now().as_ps());
-        Ok(())
-    });
+    let (t, end) = load_then_store(w);
     // Load: 30 ns issue + 4096 B at 50 GB/s (81 920 ps). Store: the core pays 70 ns issue +
     // 4096 B at 25 GB/s (163 840 ps); the bytes land when MTE3 has moved them.
     let load = 30_000 + 81_920;
@@ -117,13 +122,7 @@ fn hill_dma_pays_half_bytes_over_peak_then_the_bytes() {
             (UB_TO_GM, "[chip.dma.ub_to_gm]\ncurve = \"hill\"\npeak_gbps = 20.0\nhalf_bytes = 1000"),
         ],
     );
-    let (t, end) = on_rank0(w, 1, |core, data, log| {
-        let tile = core.load(data, &[0, 0], &[1, 1024])?;
-        log.push(core.now().as_ps());
-        core.store(&tile, data, &[1, 0])?;
-        log.push(core.now().as_ps());
-        Ok(())
-    });
+    let (t, end) = load_then_store(w);
     // time(B) = K / peak + B / peak: load (5000 + 4096) / 50 GB/s, store (1000 + 4096) / 20 GB/s.
     let load = 100_000 + 81_920;
     let store = 50_000 + 204_800;
