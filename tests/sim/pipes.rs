@@ -310,3 +310,36 @@ fn vector_work_holds_only_the_vector_pipe_once_pipes_overlap() {
     assert_eq!(load_after_vector_work(false), L + 5 * ADD + L);
     assert_eq!(load_after_vector_work(true), 2 * L);
 }
+
+#[test]
+fn a_load_a_block_never_collected_does_not_reach_the_next_block_on_its_core() {
+    // Task `a` stores x, starts loading it (held behind the store) and ends without collecting
+    // it; task `b` then runs on the same (only) core and loads y with the same ticket number.
+    let toml = crate::common::simple_toml(1).replace("aiv_cores = 4", "aiv_cores = 1");
+    let mut w = Config::from_toml(&toml, "one-core").unwrap().world().unwrap();
+    let dom = all(&mut w);
+    let x = w.alloc_tensor("x", DType::F32, &[1, N]).unwrap();
+    let y = w.alloc_tensor("y", DType::F32, &[1, N]).unwrap();
+    let out = w.alloc_tensor("out", DType::F32, &[1, N]).unwrap();
+    w.write(&y, 0, &[5.0f32; N]).unwrap();
+    let mut d = Dispatch::new("two blocks");
+    let xa = x.clone();
+    let a = d.add(Task::new("a", 1, move |core| {
+        core.overlap_pipes();
+        core.store(&Tile::from_slice(1, N, &[7.0f32; N])?, &xa, &[0, 0])?;
+        let _forgotten = core.load_async(&xa, &[0, 0], &[1, N])?;
+        Ok(())
+    }));
+    let (yb, ob) = (y.clone(), out.clone());
+    d.add(
+        Task::new("b", 1, move |core| {
+            let h = core.load_async(&yb, &[0, 0], &[1, N])?;
+            let t = core.wait_load(h)?;
+            core.store(&t, &ob, &[0, 0])
+        })
+        .after(&[a]),
+    );
+    w.dispatch(0, d.in_domain(&dom)).unwrap();
+    w.run().unwrap();
+    assert_eq!(w.read::<f32>(&out, 0).unwrap(), vec![5.0; N]);
+}

@@ -228,8 +228,13 @@ impl Engine {
 
     /// Takes a request from `actor`, issued at its local time `at`. `resume` is the actor's
     /// clock after a posted request (ignored for blocking ones).
-    pub(crate) fn submit(&mut self, actor: usize, at: SimTime, resume: SimTime, req: Request) {
+    pub(crate) fn submit(&mut self, actor: usize, at: SimTime, resume: SimTime, mut req: Request) {
         self.stats.requests += 1;
+        // An asynchronous load belongs to the block issuing it, even if it is applied later
+        // (held behind the core's own writes) when the block has ended.
+        if let Request::Read { ticket: Some(k), .. } = &mut req {
+            *k = self.loads.stamp(actor, *k);
+        }
         let blocking = req.is_blocking();
         if self.outcome.is_some() {
             if blocking {
@@ -335,7 +340,6 @@ impl Engine {
         let me = self.chip_of(actor);
         match req {
             Request::Read { src, caller, start, ticket } => {
-                let ticket = ticket.map(|k| self.loads.stamp(actor, k));
                 let remote = src.chip != me;
                 self.traffic[me].read(remote, src.region.bytes());
                 if ticket.is_none() {
