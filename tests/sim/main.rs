@@ -18,6 +18,7 @@ mod determinism;
 mod domains;
 mod examples;
 mod flows;
+mod golden;
 mod hccl_class;
 mod outputs;
 mod pipes;
