@@ -5,8 +5,8 @@
 use crate::config::{FabricConfig, FabricConfigError, err};
 use crate::topology::Topology;
 use resource::Resource;
+use rustc_hash::FxHashMap;
 use sim_core::{Bandwidth, Busy, Network, PacketTiming, PathId, PathKind, Route, SimDuration, SimTime};
-use std::collections::BTreeMap;
 
 mod resource;
 
@@ -65,7 +65,8 @@ pub struct NetworkModel {
     topology: Topology,
     resources: Vec<Resource>,
     paths: Vec<Vec<u32>>,
-    ids: BTreeMap<Route, PathId>,
+    /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
+    ids: FxHashMap<Route, PathId>,
 }
 
 /// Builds the [`Network`] of `ranks` chips described by `cfg`, with chip-side paths `chip`.
@@ -120,7 +121,7 @@ impl NetworkModel {
         for l in topology.links() {
             resources.push(Resource::new(l.name(), l.chip(), l.params.rate, l.params.latency));
         }
-        let (paths, ids) = (Vec::new(), BTreeMap::new());
+        let (paths, ids) = (Vec::new(), FxHashMap::default());
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
         let (cores, sdma_channels, cube_cores) = (chip.cores, chip.sdma_channels, chip.cube_cores);
         let read_turnaround = cfg.read_turnaround()?;

@@ -217,7 +217,8 @@ pub struct Busy {
 /// The scheduler calls [`Network::send`] in nondecreasing time order of its events, so a
 /// model may keep occupancy state and stay deterministic.
 pub trait Network: Send + Debug {
-    /// The path of `route` (resolved once, then cached by id).
+    /// The path of `route` (resolved once, then cached by id). Ids are dense: the n-th
+    /// distinct route gets `PathId(n)`, so the scheduler keeps per-path state in a vector.
     fn path(&mut self, route: &Route) -> PathId;
     /// Bytes per packet.
     fn packet_bytes(&self) -> u64;

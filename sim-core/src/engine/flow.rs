@@ -10,7 +10,7 @@ use super::request::Reply;
 use crate::model::{PathId, Route};
 use crate::time::SimTime;
 use crate::trace::LinkBusy;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// What happens when a flow's last byte has arrived.
 #[derive(Debug)]
@@ -40,8 +40,9 @@ pub(crate) struct Flow {
 pub(crate) struct Flows {
     slots: Vec<Option<Flow>>,
     free: Vec<usize>,
-    /// Per path, the flows not finished sending; the front one is sending.
-    queues: BTreeMap<PathId, VecDeque<usize>>,
+    /// Per path (indexed by the dense [`PathId`]), the flows not finished sending; the front
+    /// one is sending. Queues are kept when they empty, so a path reused costs no allocation.
+    queues: Vec<VecDeque<usize>>,
 }
 
 impl Flows {
@@ -74,7 +75,11 @@ impl Engine {
         let at = at + self.op_jitter();
         let path = self.net.path(&route);
         let id = self.flows.put(Flow { path, at, left: bytes, origin, cleared, end: Some(end) });
-        let q = self.flows.queues.entry(path).or_default();
+        let p = path.0 as usize;
+        if self.flows.queues.len() <= p {
+            self.flows.queues.resize_with(p + 1, VecDeque::new);
+        }
+        let q = &mut self.flows.queues[p];
         q.push_back(id);
         if q.len() == 1 {
             self.push_derived(at, origin, Event::FlowStep { flow: id });
@@ -116,12 +121,9 @@ impl Engine {
 
     /// The flow after a finished one on `path` starts once the path has cleared.
     fn next_on_path(&mut self, path: PathId, cleared: SimTime) {
-        let Some(q) = self.flows.queues.get_mut(&path) else { return };
+        let Some(q) = self.flows.queues.get_mut(path.0 as usize) else { return };
         q.pop_front();
-        let Some(&next) = q.front() else {
-            self.flows.queues.remove(&path);
-            return;
-        };
+        let Some(&next) = q.front() else { return };
         let Some(f) = self.flows.slots[next].as_ref() else { return };
         let (at, origin) = (f.at.max(cleared), f.origin);
         self.push_derived(at, origin, Event::FlowStep { flow: next });
