@@ -7,7 +7,7 @@
 use crate::dtype::DType;
 use crate::engine::request::{CellRef, MemKey, Place};
 use crate::tile::{ReduceOp, combine_bytes};
-use std::collections::BTreeMap;
+use rustc_hash::FxHashMap;
 
 /// Every byte array of a world: `gm[buf][chip]` and `win[domain][member]`.
 #[derive(Debug, Clone)]
@@ -16,7 +16,7 @@ pub(crate) struct Memory {
     gm: Vec<Vec<Vec<u8>>>,
     win: Vec<Vec<Vec<u8>>>,
     /// Signal cells in timing-only mode.
-    cells: BTreeMap<(MemKey, usize), i32>,
+    cells: FxHashMap<(MemKey, usize), i32>,
 }
 
 impl Default for Memory {
@@ -28,7 +28,7 @@ impl Default for Memory {
 impl Memory {
     /// Empty memory; `payload = false` stores no payload bytes.
     pub(crate) fn new(payload: bool) -> Memory {
-        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: BTreeMap::new() }
+        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: FxHashMap::default() }
     }
 
     /// Whether payload bytes are stored.

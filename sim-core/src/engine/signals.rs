@@ -5,6 +5,7 @@ use crate::memory::Memory;
 use crate::report::CellWrite;
 use crate::signal::{WaitCmp, deferred_holds};
 use crate::time::SimTime;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, VecDeque};
 
 /// How many writes per cell a report shows.
@@ -54,7 +55,8 @@ pub(crate) struct Signals {
     waiters: Vec<Option<Waiter>>,
     free: Vec<usize>,
     by_cell: BTreeMap<(MemKey, usize), Vec<usize>>,
-    history: BTreeMap<(MemKey, usize), VecDeque<CellWrite>>,
+    /// Looked up by cell, never iterated.
+    history: FxHashMap<(MemKey, usize), VecDeque<CellWrite>>,
 }
 
 impl Signals {

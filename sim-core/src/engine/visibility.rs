@@ -16,6 +16,7 @@ use crate::check;
 use crate::error::SimError;
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The memory and byte runs a write covers.
@@ -36,7 +37,7 @@ pub(super) struct Visibility {
     /// Notifies that arrived before an earlier write of their core had landed.
     held: Vec<Vec<SignalLand>>,
     /// Cells with a notify of the actor in flight: (actor, memory, offset) -> count.
-    notifying: BTreeMap<(usize, MemKey, usize), u32>,
+    notifying: FxHashMap<(usize, MemKey, usize), u32>,
     /// Actors blocked in `fence`.
     fencing: Vec<bool>,
     /// Blocks that ended while their writes were in flight.
@@ -52,7 +53,7 @@ impl Visibility {
             held_reads: (0..actors).map(|_| Vec::new()).collect(),
             next: vec![0; actors],
             held: vec![Vec::new(); actors],
-            notifying: BTreeMap::new(),
+            notifying: FxHashMap::default(),
             fencing: vec![false; actors],
             finishing: (0..actors).map(|_| None).collect(),
         }
