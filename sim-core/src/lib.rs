@@ -26,6 +26,7 @@ mod engine;
 pub mod error;
 mod memory;
 pub mod model;
+mod payload;
 pub mod program;
 pub mod report;
 pub mod signal;

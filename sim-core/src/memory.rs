@@ -6,6 +6,7 @@
 
 use crate::dtype::DType;
 use crate::engine::request::{CellRef, MemKey, Place};
+use crate::payload::Payload;
 use crate::tile::{ReduceOp, combine_bytes};
 use rustc_hash::FxHashMap;
 
@@ -97,24 +98,33 @@ impl Memory {
         }
     }
 
-    /// The region's bytes, runs concatenated (zeros in timing-only mode).
-    pub(crate) fn read(&self, p: &Place) -> Vec<u8> {
+    /// The region's bytes, runs concatenated (only their count in timing-only mode).
+    pub(crate) fn read(&self, p: &Place) -> Payload {
         if !self.payload {
-            return vec![0; p.region.bytes()];
+            return Payload::Absent(p.region.bytes());
         }
         let mem = self.bytes(p.mem);
         let mut out = Vec::with_capacity(p.region.bytes());
         for &(off, len) in &p.region.runs {
             out.extend_from_slice(&mem[off..off + len]);
         }
-        out
+        Payload::Bytes(out)
     }
 
     /// Writes `data` over the region's runs, or adds it element-wise when `atomic` is set.
-    pub(crate) fn write(&mut self, p: &Place, data: &[u8], atomic: Option<DType>) {
+    /// Absent bytes (a timing-only tile stored into payload memory) write zeros.
+    pub(crate) fn write(&mut self, p: &Place, data: &Payload, atomic: Option<DType>) {
         if !self.payload {
             return;
         }
+        let zeros;
+        let data = match data.bytes() {
+            Some(b) => b,
+            None => {
+                zeros = vec![0u8; data.len()];
+                &zeros
+            }
+        };
         let mem = self.bytes_mut(p.mem);
         let mut pos = 0;
         for &(off, len) in &p.region.runs {

@@ -8,6 +8,7 @@
 use crate::convert::{RoundMode, cast_supported, convert};
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::error::SimError;
+use crate::payload::Payload;
 use crate::time::SimTime;
 use half::{bf16, f16};
 use std::fmt;
@@ -65,7 +66,8 @@ pub struct Tile {
     cols: usize,
     valid_rows: usize,
     valid_cols: usize,
-    data: Vec<u8>,
+    /// Row-major over the physical shape; absent in a timing-only run (all zeros).
+    data: Payload,
     /// When the pipe that produced it has finished writing it into UB (a consumer on another
     /// pipe starts no earlier). Not part of the value: equal tiles may be ready at different times.
     pub(crate) ready: SimTime,
@@ -98,7 +100,7 @@ impl Tile {
             cols,
             valid_rows: rows,
             valid_cols: cols,
-            data: vec![0; rows * cols * dtype.size()],
+            data: Payload::Bytes(vec![0; rows * cols * dtype.size()]),
             ready: SimTime::ZERO,
         }
     }
@@ -112,11 +114,11 @@ impl Tile {
                 rows * cols
             )));
         }
-        Ok(Tile::from_bytes(T::DTYPE, rows, cols, to_bytes(data)))
+        Ok(Tile::from_bytes(T::DTYPE, rows, cols, Payload::Bytes(to_bytes(data))))
     }
 
     /// A tile from raw little-endian bytes (`bytes.len() == rows * cols * dtype.size()`).
-    pub(crate) fn from_bytes(dtype: DType, rows: usize, cols: usize, data: Vec<u8>) -> Tile {
+    pub(crate) fn from_bytes(dtype: DType, rows: usize, cols: usize, data: Payload) -> Tile {
         debug_assert_eq!(data.len(), rows * cols * dtype.size());
         Tile { dtype, rows, cols, valid_rows: rows, valid_cols: cols, data, ready: SimTime::ZERO }
     }
@@ -128,21 +130,38 @@ impl Tile {
         rows: usize,
         cols: usize,
         valid: (usize, usize),
-        data: Vec<u8>,
+        data: Payload,
     ) -> Tile {
         if valid == (rows, cols) {
             return Tile::from_bytes(dtype, rows, cols, data);
         }
+        let (vr, vc) = valid;
+        let Payload::Bytes(data) = data else {
+            return Tile::absent(dtype, rows, cols).with_valid(vr, vc);
+        };
         let mut t = Tile::zeros(dtype, rows, cols);
         let es = dtype.size();
-        let (vr, vc) = valid;
-        for r in 0..vr {
-            let dst = r * cols * es;
-            t.data[dst..dst + vc * es].copy_from_slice(&data[r * vc * es..(r + 1) * vc * es]);
+        if let Payload::Bytes(out) = &mut t.data {
+            for r in 0..vr {
+                let dst = r * cols * es;
+                out[dst..dst + vc * es].copy_from_slice(&data[r * vc * es..(r + 1) * vc * es]);
+            }
         }
-        t.valid_rows = vr;
-        t.valid_cols = vc;
-        t
+        t.with_valid(vr, vc)
+    }
+
+    /// A timing-only tile: its shape, no bytes.
+    fn absent(dtype: DType, rows: usize, cols: usize) -> Tile {
+        let data = Payload::Absent(rows * cols * dtype.size());
+        Tile { dtype, rows, cols, valid_rows: rows, valid_cols: cols, data, ready: SimTime::ZERO }
+    }
+
+    /// A tile of this one's kind (bytes or none) with a new dtype and shape, zero-filled.
+    fn like(&self, dtype: DType, rows: usize, cols: usize) -> Tile {
+        match self.data {
+            Payload::Bytes(_) => Tile::zeros(dtype, rows, cols),
+            Payload::Absent(_) => Tile::absent(dtype, rows, cols),
+        }
     }
 
     /// The same tile with a smaller valid part (what a store writes back): `rows x cols` must
@@ -177,7 +196,7 @@ impl Tile {
 
     /// Physical size in bytes (what the tile occupies in UB).
     pub fn bytes(&self) -> usize {
-        self.data.len()
+        self.rows * self.cols * self.dtype.size()
     }
 
     /// Number of physical elements.
@@ -199,26 +218,40 @@ impl Tile {
                 self.dtype
             )));
         }
-        Ok(from_bytes(&self.data))
+        Ok(match &self.data {
+            Payload::Bytes(b) => from_bytes(b),
+            Payload::Absent(n) => from_bytes(&vec![0u8; *n]),
+        })
     }
 
-    /// Element `(r, c)` as f64.
+    /// Element `(r, c)` as f64 (zero in a timing-only run).
     pub fn get_f64(&self, r: usize, c: usize) -> f64 {
-        self.dtype.read_f64(&self.data, r * self.cols + c)
+        self.data.bytes().map_or(0.0, |b| self.dtype.read_f64(b, r * self.cols + c))
     }
 
     /// The valid part, row-major, as raw bytes (what a store writes).
-    pub(crate) fn valid_bytes(&self) -> Vec<u8> {
+    pub(crate) fn valid_bytes(&self) -> Payload {
+        let es = self.dtype.size();
+        let Payload::Bytes(data) = &self.data else {
+            return Payload::Absent(self.valid_rows * self.valid_cols * es);
+        };
         if (self.valid_rows, self.valid_cols) == (self.rows, self.cols) {
             return self.data.clone();
         }
-        let es = self.dtype.size();
         let mut out = Vec::with_capacity(self.valid_rows * self.valid_cols * es);
         for r in 0..self.valid_rows {
             let s = r * self.cols * es;
-            out.extend_from_slice(&self.data[s..s + self.valid_cols * es]);
+            out.extend_from_slice(&data[s..s + self.valid_cols * es]);
         }
-        out
+        Payload::Bytes(out)
+    }
+
+    /// The bytes of this tile and of `out` when both are kept (payload runs).
+    fn both<'a>(&'a self, out: &'a mut Tile) -> Option<(&'a [u8], &'a mut Vec<u8>)> {
+        match (&self.data, &mut out.data) {
+            (Payload::Bytes(a), Payload::Bytes(b)) => Some((a, b)),
+            _ => None,
+        }
     }
 
     /// Element-wise `op(self, other)`. Both tiles must have the same dtype and shapes; the
@@ -230,17 +263,22 @@ impl Tile {
             )));
         }
         let mut out = self.clone();
-        combine_bytes(self.dtype, op, &mut out.data, &other.data);
+        match (&mut out.data, &other.data) {
+            (Payload::Bytes(a), Payload::Bytes(b)) => combine_bytes(self.dtype, op, a, b),
+            (a, _) => *a = Payload::Absent(self.bytes()),
+        }
         Ok(out)
     }
 
     /// Element-wise `op(self, scalar)`, with the scalar converted to the tile's dtype first.
     pub fn combine_scalar(&self, op: ReduceOp, scalar: f64) -> Tile {
-        let mut s = vec![0u8; self.dtype.size()];
-        self.dtype.write_f64(&mut s, 0, scalar);
-        let rhs: Vec<u8> = s.iter().copied().cycle().take(self.data.len()).collect();
         let mut out = self.clone();
-        combine_bytes(self.dtype, op, &mut out.data, &rhs);
+        if let Payload::Bytes(acc) = &mut out.data {
+            let mut s = vec![0u8; self.dtype.size()];
+            self.dtype.write_f64(&mut s, 0, scalar);
+            let rhs: Vec<u8> = s.iter().copied().cycle().take(acc.len()).collect();
+            combine_bytes(self.dtype, op, acc, &rhs);
+        }
         out
     }
 }
@@ -278,12 +316,14 @@ impl Tile {
                 self.dtype
             )));
         }
-        let mut out = Tile::zeros(to, self.rows, self.cols);
-        (out.valid_rows, out.valid_cols) = (self.valid_rows, self.valid_cols);
-        for r in 0..self.valid_rows {
-            for c in 0..self.valid_cols {
-                let i = r * self.cols + c;
-                to.write_f64(&mut out.data, i, convert(self.dtype.read_f64(&self.data, i), to, mode));
+        let mut out = self.like(to, self.rows, self.cols).with_valid(self.valid_rows, self.valid_cols);
+        let (dtype, cols, (vr, vc)) = (self.dtype, self.cols, self.valid_shape());
+        if let Some((src, dst)) = self.both(&mut out) {
+            for r in 0..vr {
+                for c in 0..vc {
+                    let i = r * cols + c;
+                    to.write_f64(dst, i, convert(dtype.read_f64(src, i), to, mode));
+                }
             }
         }
         Ok(out)
@@ -297,20 +337,21 @@ impl Tile {
             Axis::Rows => (self.rows, 1, vr, vc),
             Axis::Cols => (1, self.cols, vc, vr),
         };
-        let mut out = Tile::zeros(self.dtype, out_r, out_c);
+        let mut out = self.like(self.dtype, out_r, out_c);
         (out.valid_rows, out.valid_cols) = match axis {
             Axis::Rows => (vr, 1),
             Axis::Cols => (1, vc),
         };
+        let (dtype, cols) = (self.dtype, self.cols);
+        let Some((src, dst)) = self.both(&mut out) else { return out };
         for g in 0..groups {
             let at = |k: usize| match axis {
-                Axis::Rows => g * self.cols + k,
-                Axis::Cols => k * self.cols + g,
+                Axis::Rows => g * cols + k,
+                Axis::Cols => k * cols + g,
             };
-            let acc = (1..len).fold(self.dtype.read_f64(&self.data, at(0)), |acc, k| {
-                fold(self.dtype, op, acc, self.dtype.read_f64(&self.data, at(k)))
-            });
-            self.dtype.write_f64(&mut out.data, g, acc);
+            let acc =
+                (1..len).fold(dtype.read_f64(src, at(0)), |acc, k| fold(dtype, op, acc, dtype.read_f64(src, at(k))));
+            dtype.write_f64(dst, g, acc);
         }
         out
     }
@@ -346,25 +387,28 @@ impl Tile {
         let (m, k, n) = (a.rows, a.cols, b.cols);
         debug_assert_eq!((b.rows, self.rows, self.cols), (k, m, n));
         let (dt, acc) = (a.dtype, self.dtype);
+        let (Payload::Bytes(a), Payload::Bytes(b), Payload::Bytes(out)) = (&a.data, &b.data, &mut self.data) else {
+            self.data = Payload::Absent(self.rows * self.cols * acc.size());
+            return self;
+        };
         for i in 0..m {
             for j in 0..n {
                 let at = i * n + j;
                 let v = if acc == DType::I32 {
-                    let mut s = acc.read_f64(&self.data, at) as i32;
+                    let mut s = acc.read_f64(out, at) as i32;
                     for x in 0..k {
-                        let p = (dt.read_f64(&a.data, i * k + x) as i32)
-                            .wrapping_mul(dt.read_f64(&b.data, x * n + j) as i32);
+                        let p = (dt.read_f64(a, i * k + x) as i32).wrapping_mul(dt.read_f64(b, x * n + j) as i32);
                         s = s.wrapping_add(p);
                     }
                     s as f64
                 } else {
-                    let mut s = acc.read_f64(&self.data, at) as f32;
+                    let mut s = acc.read_f64(out, at) as f32;
                     for x in 0..k {
-                        s += (dt.read_f64(&a.data, i * k + x) * dt.read_f64(&b.data, x * n + j)) as f32;
+                        s += (dt.read_f64(a, i * k + x) * dt.read_f64(b, x * n + j)) as f32;
                     }
                     s as f64
                 };
-                acc.write_f64(&mut self.data, at, v);
+                acc.write_f64(out, at, v);
             }
         }
         self
@@ -373,9 +417,12 @@ impl Tile {
     /// Every element (valid or not) converted to `to` with `mode`, shapes kept; for the
     /// fixpipe's f32 -> f16 / bf16 store, which is not limited to the vector unit's pairs.
     pub(crate) fn convert_all(&self, to: DType, mode: RoundMode) -> Tile {
-        let mut out = Tile::zeros(to, self.rows, self.cols).with_valid(self.valid_rows, self.valid_cols);
-        for i in 0..self.rows * self.cols {
-            to.write_f64(&mut out.data, i, convert(self.dtype.read_f64(&self.data, i), to, mode));
+        let mut out = self.like(to, self.rows, self.cols).with_valid(self.valid_rows, self.valid_cols);
+        let (dtype, n) = (self.dtype, self.len());
+        if let Some((src, dst)) = self.both(&mut out) {
+            for i in 0..n {
+                to.write_f64(dst, i, convert(dtype.read_f64(src, i), to, mode));
+            }
         }
         out
     }
@@ -549,8 +596,29 @@ mod tests {
 
     #[test]
     fn valid_part_is_what_is_stored() {
-        let t = Tile::from_valid_bytes(DType::I32, 2, 3, (1, 2), to_bytes(&[7i32, 8]));
+        let t = Tile::from_valid_bytes(DType::I32, 2, 3, (1, 2), Payload::Bytes(to_bytes(&[7i32, 8])));
         assert_eq!(t.to_vec::<i32>().unwrap(), vec![7, 8, 0, 0, 0, 0]);
-        assert_eq!(from_bytes::<i32>(&t.valid_bytes()), vec![7, 8]);
+        assert_eq!(from_bytes::<i32>(&t.valid_bytes().into_bytes()), vec![7, 8]);
+    }
+
+    /// A timing-only tile keeps its shape, size and valid part through every op, reads as
+    /// zeros, and never grows bytes.
+    #[test]
+    fn timing_only_tiles_carry_shapes_not_bytes() {
+        let t = Tile::from_valid_bytes(DType::F32, 4, 8, (3, 8), Payload::Absent(3 * 8 * 4));
+        assert_eq!((t.shape(), t.valid_shape(), t.bytes()), ((4, 8), (3, 8), 128));
+        assert_eq!(t.valid_bytes(), Payload::Absent(96));
+        let sum = t.combine(ReduceOp::Sum, &t).unwrap();
+        assert_eq!((sum.bytes(), sum.valid_bytes()), (128, Payload::Absent(96)));
+        assert_eq!(t.combine_scalar(ReduceOp::Prod, 2.0).valid_bytes(), Payload::Absent(96));
+        let h = t.cast(DType::F16, RoundMode::Rint).unwrap();
+        assert_eq!((h.bytes(), h.valid_bytes()), (64, Payload::Absent(48)));
+        let r = t.reduce_axis(ReduceOp::Max, Axis::Rows);
+        assert_eq!((r.shape(), r.valid_shape(), r.valid_bytes()), ((4, 1), (3, 1), Payload::Absent(12)));
+        assert_eq!(t.get_f64(1, 1), 0.0);
+        assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0; 32]);
+        // Mixed with a payload tile, the result has no bytes either.
+        let z = Tile::zeros(DType::F32, 4, 8).with_valid(3, 8);
+        assert_eq!(z.combine(ReduceOp::Sum, &t).unwrap().valid_bytes(), Payload::Absent(96));
     }
 }

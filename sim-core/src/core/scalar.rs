@@ -37,7 +37,7 @@ impl Ops {
         let place = self.place("read_scalar", src, None, offsets, &ones)?;
         let caller = self.caller.take();
         match self.call(Request::ScalarRead { src: place, caller }).await? {
-            Reply::Data(bytes) => Ok(src.dtype().read_f64(&bytes, 0)),
+            Reply::Data(bytes) => Ok(src.dtype().read_f64(&bytes.into_bytes(), 0)),
             _ => self.bad("read_scalar", "the scheduler answered a scalar read without data".into()),
         }
     }

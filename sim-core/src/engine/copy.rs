@@ -10,6 +10,7 @@ use super::event::{Event, Key};
 use super::flow::FlowEnd;
 use super::request::{CopySpec, Reply};
 use crate::model::{DmaDir, PathKind, Route};
+use crate::payload::Payload;
 
 /// The progress of one put/get.
 #[derive(Debug)]
@@ -21,7 +22,7 @@ pub(crate) struct CopyJob {
     /// Chunks whose store has cleared.
     stored: usize,
     /// A loaded chunk waiting for MTE3: (index, bytes).
-    staged: Option<(usize, Vec<u8>)>,
+    staged: Option<(usize, Payload)>,
     /// A store is in flight (MTE3 busy).
     storing: bool,
 }
@@ -89,7 +90,7 @@ impl Engine {
     }
 
     /// A chunk is in UB: store it once MTE3 is free.
-    pub(super) fn copy_loaded(&mut self, key: Key, id: usize, chunk: usize, data: Vec<u8>) {
+    pub(super) fn copy_loaded(&mut self, key: Key, id: usize, chunk: usize, data: Payload) {
         let Some(job) = self.copies[id].as_mut() else { return };
         job.staged = Some((chunk, data));
         self.copy_try_store(key, id);

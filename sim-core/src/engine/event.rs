@@ -4,6 +4,7 @@
 
 use super::request::{CellRef, Place, Request};
 use crate::dtype::DType;
+use crate::payload::Payload;
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 
@@ -27,9 +28,9 @@ pub(crate) enum Event {
     /// The request of a remote read reached the owner: read there and send the data back.
     RemoteRead { actor: usize, src: Place, caller: super::request::Caller, ticket: Option<u64>, issued: SimTime },
     /// The bytes of an asynchronous load (`ticket`) have arrived in UB.
-    Loaded { actor: usize, ticket: u64, data: Vec<u8>, issued: SimTime, peer: Option<usize> },
+    Loaded { actor: usize, ticket: u64, data: Payload, issued: SimTime, peer: Option<usize> },
     /// Payload bytes land in memory.
-    Land { dst: Place, data: Vec<u8>, atomic: Option<DType>, writer: usize, op: &'static str, ids: WriteIds },
+    Land { dst: Place, data: Payload, atomic: Option<DType>, writer: usize, op: &'static str, ids: WriteIds },
     /// A notify lands in its cell.
     Signal(SignalLand),
     /// The next packet of a flow enters its path.
@@ -37,7 +38,7 @@ pub(crate) enum Event {
     /// The read request of a get's chunk reached the owner.
     CopyRemoteRead { job: usize, chunk: usize },
     /// A chunk of a put/get is in UB.
-    CopyLoaded { job: usize, chunk: usize, data: Vec<u8> },
+    CopyLoaded { job: usize, chunk: usize, data: Payload },
     /// The store of a put/get chunk has cleared MTE3.
     CopyStored { job: usize },
     /// A chip starts its next queued dispatch.

@@ -6,6 +6,7 @@ use super::Engine;
 use super::event::Event;
 use super::flow::FlowEnd;
 use super::request::Reply;
+use crate::payload::Payload;
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 
@@ -13,7 +14,7 @@ use std::collections::BTreeMap;
 #[derive(Debug)]
 enum Slot {
     /// Its bytes are in UB, not collected yet.
-    Arrived(Vec<u8>),
+    Arrived(Payload),
     /// The core is blocked collecting it.
     Awaited,
 }
@@ -50,7 +51,7 @@ impl Engine {
     pub(super) fn read_end(
         &self,
         actor: usize,
-        data: Vec<u8>,
+        data: Payload,
         ticket: Option<u64>,
         issued: SimTime,
         peer: Option<usize>,
@@ -67,7 +68,7 @@ impl Engine {
         t: SimTime,
         actor: usize,
         ticket: u64,
-        data: Vec<u8>,
+        data: Payload,
         issued: SimTime,
         peer: Option<usize>,
     ) {

@@ -25,6 +25,7 @@ use crate::dtype::DType;
 use crate::error::SimError;
 use crate::memory::Memory;
 use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
+use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::report::CellWrite;
 use crate::signal::{NotifyOp, apply_notify};
@@ -501,7 +502,15 @@ impl Engine {
     }
 
     /// Applies payload bytes and releases waiters on any signal cell they overwrote.
-    fn land(&mut self, t: SimTime, dst: &Place, data: &[u8], atomic: Option<DType>, writer: usize, op: &'static str) {
+    fn land(
+        &mut self,
+        t: SimTime,
+        dst: &Place,
+        data: &Payload,
+        atomic: Option<DType>,
+        writer: usize,
+        op: &'static str,
+    ) {
         self.mem.write(dst, data, atomic);
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {

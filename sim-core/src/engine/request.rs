@@ -4,6 +4,7 @@
 
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
+use crate::payload::Payload;
 use crate::program::Body;
 use crate::signal::{NotifyOp, WaitCmp};
 use crate::tensor::{DomainInfo, Region};
@@ -84,7 +85,7 @@ pub(crate) enum Request {
     Collect { ticket: u64 },
     /// Posted: write bytes (a tile's valid part) to a region, plainly or as an atomic add; its
     /// DMA starts no earlier than `start` (when the MTE3 pipe and the tile are ready).
-    Write { dst: Place, data: Vec<u8>, atomic: Option<DType>, op: &'static str, caller: Caller, start: SimTime },
+    Write { dst: Place, data: Payload, atomic: Option<DType>, op: &'static str, caller: Caller, start: SimTime },
     /// Blocking: one element of local GM read by the scalar unit (no DMA).
     ScalarRead { src: Place, caller: Caller },
     /// Posted: one element of local GM written by the scalar unit (no DMA).
@@ -141,7 +142,7 @@ impl Request {
 #[derive(Debug)]
 pub(crate) enum Reply {
     /// Bytes read (row-major, the region's runs concatenated).
-    Data(Vec<u8>),
+    Data(Payload),
     /// The operation completed.
     Done,
     /// A yes/no answer: a signal test or an SDMA completion poll.

@@ -7,6 +7,7 @@ use super::event::{Event, Key};
 use super::request::{Caller, CellRef, Place, Reply};
 use super::signals::{Cond, Signals};
 use crate::check;
+use crate::payload::Payload;
 use crate::signal::WaitCmp;
 use crate::time::SimTime;
 
@@ -41,7 +42,8 @@ impl Engine {
         let t = key.time;
         let op = check::Op { name: "write_scalar", time: t, location: caller };
         let ids = self.issue_write(actor, &dst, false, op);
-        let land = Event::Land { dst, data, atomic: None, writer: actor, op: "write_scalar", ids };
+        let land =
+            Event::Land { dst, data: Payload::Bytes(data), atomic: None, writer: actor, op: "write_scalar", ids };
         self.push_derived(t + self.chip.scalar_gm_access(), key, land);
     }
 }

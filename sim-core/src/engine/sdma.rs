@@ -24,6 +24,7 @@ use crate::check::{self, SdmaClock};
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::model::{PathKind, Route, SdmaParams};
+use crate::payload::Payload;
 use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -37,7 +38,7 @@ pub(crate) enum SdmaEvent {
     /// The descriptor in progress on channel `ch` has cleared it.
     Cleared { ch: usize },
     /// A descriptor's bytes land (`check` is the checker's id of the write).
-    Land { desc: usize, data: Vec<u8>, check: u64 },
+    Land { desc: usize, data: Payload, check: u64 },
 }
 
 #[derive(Debug)]
@@ -255,7 +256,7 @@ impl Engine {
         self.start_flow(key, route, bytes, at, cleared, end);
     }
 
-    fn sdma_land(&mut self, key: Key, i: usize, data: Vec<u8>, check: u64) {
+    fn sdma_land(&mut self, key: Key, i: usize, data: Payload, check: u64) {
         let Some(d) = self.sdma.descs[i].take() else { return };
         self.sdma.free.push(i);
         self.land(key.time, &d.dst, &data, d.atomic, d.actor, d.op);
