@@ -442,8 +442,25 @@ pub(crate) fn row_starts(t: &Tensor, offsets: &[usize], extent: &[usize]) -> Res
 
 /// Byte offset (inside the memory) of the element at `offsets`.
 pub(crate) fn element_offset(t: &Tensor, offsets: &[usize]) -> Result<usize, String> {
-    let ones = vec![1; t.shape().len()];
-    resolve_region(t, offsets, &ones).map(|r| r.runs[0].0)
+    let shape = t.shape();
+    let unit_last = t.0.strides.as_ref().is_none_or(|s| s.last() == Some(&1));
+    if !unit_last || offsets.len() != shape.len() || offsets.iter().zip(shape).any(|(&o, &n)| o >= n) {
+        // Refused: the region check words the error.
+        let ones = vec![1; shape.len()];
+        return resolve_region(t, offsets, &ones).map(|r| r.runs[0].0);
+    }
+    let lin: usize = match &t.0.strides {
+        Some(strides) => offsets.iter().zip(strides).map(|(o, s)| o * s).sum(),
+        None => {
+            let (mut lin, mut stride) = (0, 1);
+            for (o, n) in offsets.iter().zip(shape).rev() {
+                lin += o * stride;
+                stride *= n;
+            }
+            lin
+        }
+    };
+    Ok(t.0.base + t.0.start + lin * t.dtype().size())
 }
 
 #[cfg(test)]
@@ -482,6 +499,26 @@ mod tests {
         assert!(e.contains("dimension 0: 3 + 2 > 4"), "{e}");
         let e = resolve_region(&tensor(&[4, 8], 0), &[0], &[1]).unwrap_err();
         assert!(e.contains("rank 2"), "{e}");
+    }
+
+    #[test]
+    fn element_offsets_agree_with_one_element_regions() {
+        for shape in [vec![5], vec![3, 4], vec![2, 3, 4]] {
+            let t = tensor(&shape, 96);
+            let n: usize = shape.iter().product();
+            for i in 0..n {
+                let mut rest = i;
+                let mut off = vec![0; shape.len()];
+                for d in (0..shape.len()).rev() {
+                    (off[d], rest) = (rest % shape[d], rest / shape[d]);
+                }
+                let ones = vec![1; shape.len()];
+                assert_eq!(element_offset(&t, &off).unwrap(), resolve_region(&t, &off, &ones).unwrap().runs[0].0);
+            }
+        }
+        let t = tensor(&[3, 4], 0);
+        assert!(element_offset(&t, &[3, 0]).unwrap_err().contains("fall outside"));
+        assert!(element_offset(&t, &[0]).unwrap_err().contains("rank 2"));
     }
 
     #[test]
