@@ -7,6 +7,7 @@
 //! [`Engine::pump`] applies every event that is safe to apply, and the releases it produced
 //! are collected with [`Engine::take_wakes`]. The threaded driver (`crate::driver`) wraps it.
 
+mod bounds;
 mod copy;
 mod deadlock;
 pub(crate) mod event;
@@ -42,7 +43,7 @@ use request::{Assignment, CellRef, Place, Reply, Request, Wake};
 use sched::ChipSched;
 use signals::{Cond, Signals, Waiter, WaiterKind};
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 use tracer::Tracer;
 
@@ -85,7 +86,7 @@ pub(crate) struct Engine {
     now: SimTime,
     actors: Vec<Actor>,
     /// Lower bounds `(time, actor, seq)` of every running actor's next request.
-    running: BTreeSet<(SimTime, usize, u64)>,
+    running: bounds::Bounds,
     /// Actors with a block assigned (running or blocked).
     busy: usize,
     chips: Vec<ChipSched>,
@@ -138,7 +139,7 @@ impl Engine {
             next_sub: 1,
             now: SimTime::ZERO,
             actors: vec![idle; world * cores],
-            running: BTreeSet::new(),
+            running: bounds::Bounds::new(world * cores),
             busy: 0,
             chips: queues.into_iter().map(|q| ChipSched::new(q, cores)).collect(),
             signals: Signals::default(),
@@ -271,7 +272,7 @@ impl Engine {
             let Some(Reverse(top)) = self.queue.peek() else {
                 break;
             };
-            if let Some(&(t, a, s)) = self.running.first()
+            if let Some((t, a, s)) = self.running.first()
                 && (top.key.time, top.key.actor, top.key.seq, top.key.sub) >= (t, a, s, 0)
             {
                 return;

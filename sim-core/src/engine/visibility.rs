@@ -17,19 +17,44 @@ use crate::error::SimError;
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// The memory and byte runs a write covers.
 type Covered = (MemKey, Vec<(usize, usize)>);
+
+/// Issue numbers of one actor's writes in flight, ascending. Numbers are issued in increasing
+/// order and few are in flight at once, so a sorted vector beats a tree.
+#[derive(Clone, Debug, Default)]
+struct InFlight(Vec<u64>);
+
+impl InFlight {
+    fn insert(&mut self, seq: u64) {
+        debug_assert!(self.0.last().is_none_or(|&l| l < seq));
+        self.0.push(seq);
+    }
+
+    fn remove(&mut self, seq: &u64) {
+        if let Ok(i) = self.0.binary_search(seq) {
+            self.0.remove(i);
+        }
+    }
+
+    fn first(&self) -> Option<&u64> {
+        self.0.first()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 /// Per-actor state of writes in flight.
 #[derive(Debug)]
 pub(super) struct Visibility {
     relaxed: bool,
     /// Issue numbers of writes and notifies not landed yet.
-    inflight: Vec<BTreeSet<u64>>,
-    /// Bytes each data write in flight covers, by (actor, issue number).
-    regions: BTreeMap<(usize, u64), Covered>,
+    inflight: Vec<InFlight>,
+    /// Per actor, the bytes each data write in flight covers, by issue number (ascending).
+    regions: Vec<Vec<(u64, Covered)>>,
     /// Reads (a blocking one, or asynchronous loads) that wait for the same core's writes to
     /// overlapping bytes, in issue order.
     held_reads: Vec<Vec<(Key, Request)>>,
@@ -48,8 +73,8 @@ impl Visibility {
     pub(super) fn new(actors: usize, relaxed: bool) -> Visibility {
         Visibility {
             relaxed,
-            inflight: vec![BTreeSet::new(); actors],
-            regions: BTreeMap::new(),
+            inflight: vec![InFlight::default(); actors],
+            regions: vec![Vec::new(); actors],
             held_reads: (0..actors).map(|_| Vec::new()).collect(),
             next: vec![0; actors],
             held: vec![Vec::new(); actors],
@@ -71,7 +96,7 @@ impl Visibility {
 
     /// Whether a data write of `actor` in flight overlaps `p`.
     fn overlaps(&self, actor: usize, p: &Place) -> bool {
-        self.regions.range((actor, 0)..(actor + 1, 0)).any(|(_, (mem, runs))| {
+        self.regions[actor].iter().any(|(_, (mem, runs))| {
             *mem == p.mem && runs.iter().any(|&(a, al)| p.region.runs.iter().any(|&(b, bl)| a < b + bl && b < a + al))
         })
     }
@@ -88,7 +113,7 @@ impl Engine {
     /// Numbers a write of `actor` to `dst` and tells the checker.
     pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, op: check::Op) -> WriteIds {
         let seq = self.vis.issue(actor);
-        self.vis.regions.insert((actor, seq), (dst.mem, dst.region.runs.clone()));
+        self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.clone())));
         let check = self.checker.as_mut().map_or(0, |ck| ck.write_issue(actor, dst, atomic, op));
         WriteIds { seq, check }
     }
@@ -150,7 +175,10 @@ impl Engine {
     /// Write or notify `seq` of `actor` has landed at `t`: release what waited for it.
     pub(super) fn landed(&mut self, actor: usize, seq: u64, t: SimTime) {
         self.vis.inflight[actor].remove(&seq);
-        self.vis.regions.remove(&(actor, seq));
+        let regions = &mut self.vis.regions[actor];
+        if let Ok(i) = regions.binary_search_by_key(&seq, |r| r.0) {
+            regions.remove(i);
+        }
         for (key, req) in std::mem::take(&mut self.vis.held_reads[actor]) {
             let key = Key { time: t, ..key };
             if let Some(req) = self.hold_read(key, actor, req) {
