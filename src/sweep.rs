@@ -287,30 +287,42 @@ impl Buffers {
         let n = spec.ranks;
         let v = |r: usize, i: usize| value(spec.op, r, i);
         let fold = |i: usize| (1..n).fold(v(0, i), |a, r| combine(spec.op, a, v(r, i)));
+        // The goldens every rank shares, computed once.
+        let reduced: Vec<f64> = match spec.kind {
+            Kind::AllReduce => (0..count).map(fold).collect(),
+            Kind::Broadcast => (0..count).map(|i| v(spec.root, i)).collect(),
+            Kind::AllGather => (0..n).flat_map(|r| (0..count).map(move |i| v(r, i))).collect(),
+            _ => Vec::new(),
+        };
         let mut wrong = 0;
         for me in 0..n {
-            let (got, want): (Vec<f64>, Vec<f64>) = match spec.kind {
-                Kind::AllReduce => (read(w, self.main.as_ref(), me)?, (0..count).map(fold).collect()),
-                Kind::Broadcast => (read(w, self.main.as_ref(), me)?, (0..count).map(|i| v(spec.root, i)).collect()),
+            let (got, want): (Vec<f64>, &[f64]) = match spec.kind {
+                Kind::AllReduce | Kind::Broadcast => (read(w, self.main.as_ref(), me)?, &reduced),
                 Kind::ReduceScatter => {
                     let all = read(w, self.main.as_ref(), me)?;
-                    (all[me * count..(me + 1) * count].to_vec(), (me * count..(me + 1) * count).map(fold).collect())
+                    let want: Vec<f64> = (me * count..(me + 1) * count).map(fold).collect();
+                    wrong += count_wrong(&all[me * count..(me + 1) * count], &want);
+                    continue;
                 }
-                Kind::AllGather => (
-                    read(w, self.second.as_ref(), me)?,
-                    (0..n).flat_map(|r| (0..count).map(move |i| v(r, i))).collect(),
-                ),
-                Kind::AllToAll | Kind::AllToAllV => (
-                    read(w, self.second.as_ref(), me)?,
-                    (0..n).flat_map(|src| (0..count).map(move |i| v(src, me * count + i))).collect(),
-                ),
-                Kind::Barrier => (Vec::new(), Vec::new()),
+                Kind::AllGather => (read(w, self.second.as_ref(), me)?, &reduced),
+                Kind::AllToAll | Kind::AllToAllV => {
+                    let got = read(w, self.second.as_ref(), me)?;
+                    let want: Vec<f64> =
+                        (0..n).flat_map(|src| (0..count).map(move |i| v(src, me * count + i))).collect();
+                    wrong += count_wrong(&got, &want);
+                    continue;
+                }
+                Kind::Barrier => (Vec::new(), &reduced),
             };
-            wrong += got.iter().zip(&want).filter(|(g, w)| g != w).count() as u64;
-            wrong += got.len().abs_diff(want.len()) as u64;
+            wrong += count_wrong(&got, want);
         }
         Ok(wrong)
     }
+}
+
+/// Elements of `got` that differ from `want`, a missing or extra one counting as wrong.
+fn count_wrong(got: &[f64], want: &[f64]) -> u64 {
+    (got.iter().zip(want).filter(|(g, w)| g != w).count() + got.len().abs_diff(want.len())) as u64
 }
 
 fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {

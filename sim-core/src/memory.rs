@@ -69,12 +69,13 @@ impl Memory {
         self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d == domain));
     }
 
-    /// `len` bytes at `off` of memory `k` (zeros in timing-only mode).
-    pub(crate) fn host_read(&self, k: MemKey, off: usize, len: usize) -> Vec<u8> {
+    /// Appends `len` bytes at `off` of memory `k` to `out` (zeros in timing-only mode).
+    pub(crate) fn host_read(&self, k: MemKey, off: usize, len: usize, out: &mut Vec<u8>) {
         if !self.payload {
-            return vec![0; len];
+            out.resize(out.len() + len, 0);
+            return;
         }
-        self.bytes(k)[off..off + len].to_vec()
+        out.extend_from_slice(&self.bytes(k)[off..off + len]);
     }
 
     /// Writes `data` at `off` of memory `k` (dropped in timing-only mode).

@@ -429,7 +429,11 @@ impl World {
 
     /// Reads rank `rank`'s copy of the view `t`, its elements in row-major order.
     fn host_read(&self, t: &Tensor, rank: usize) -> Vec<u8> {
-        World::runs(t).into_iter().flat_map(|(off, len)| self.mem.host_read(mem_key(t, rank), off, len)).collect()
+        let mut out = Vec::with_capacity(t.nbytes());
+        for (off, len) in World::runs(t) {
+            self.mem.host_read(mem_key(t, rank), off, len, &mut out);
+        }
+        out
     }
 
     /// Records a warning about the next run (a builtin that will silently do nothing, say);
