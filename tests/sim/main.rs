@@ -19,6 +19,7 @@ mod domains;
 mod examples;
 mod flows;
 mod hccl_class;
+mod limits;
 mod outputs;
 mod pipes;
 mod presets;
