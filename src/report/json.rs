@@ -19,7 +19,7 @@ pub struct SweepJson {
 impl SweepJson {
     /// Bundles a sweep, computing `average_bus_bandwidth` from the rows.
     pub fn new(config: SweepConfig, results: Vec<ResultRow>) -> SweepJson {
-        let busbw: Vec<f64> = results.iter().map(|r| r.busbw_gbps).collect();
+        let busbw: Vec<f64> = results.iter().filter(|r| r.failed.is_none()).map(|r| r.busbw_gbps).collect();
         SweepJson { config, average_bus_bandwidth: average_busbw(&busbw), results }
     }
 }
@@ -67,6 +67,7 @@ mod tests {
             busbw_gbps: busbw,
             nwrong,
             series: None,
+            failed: None,
         }
     }
 

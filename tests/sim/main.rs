@@ -29,6 +29,7 @@ mod readme;
 mod run_options;
 mod sdma;
 mod slices;
+mod sweep_rows;
 mod sweep_timing;
 mod tile_ops;
 mod timing;
