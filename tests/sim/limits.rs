@@ -174,3 +174,20 @@ fn the_largest_allowed_costs_sweep_without_overflow() {
     assert!(std::fs::read_to_string(&strace).unwrap().contains("[STRACE]"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A value of the wrong type inside `[chip.dma.*]` (and the cube's DMA curves) is reported at
+/// its key's line, not at the table header; a missing or foreign key is named.
+#[test]
+fn type_errors_in_dma_tables_name_the_key() {
+    let e = config_err(&a2a3_with("gbps = 473.6 ", "gbps = \"x\" "));
+    assert!(e.contains("gbps = \"x\"") && e.contains("invalid type: string"), "{e}");
+    assert!(!e.contains("| [chip.cube.gm_to_l1]"), "{e}");
+    let e = config_err(&a2a3_with("half_bytes = 1755 ", "half_bytes = [1] "));
+    assert!(e.contains("half_bytes = [1]"), "{e}");
+    let e = config_err(&a2a3_with("half_bytes = 1755 ", "# half_bytes removed "));
+    assert!(e.contains("curve = \"hill\" needs `half_bytes`"), "{e}");
+    let e = config_err(&a2a3_with("half_bytes = 1755 ", "half_bytes = 1755\nissue_ns = 3.0 "));
+    assert!(e.contains("`issue_ns` is not a key of curve = \"hill\""), "{e}");
+    let e = config_err(&a2a3_with("curve = \"flat\"", "curve = \"steep\""));
+    assert!(e.contains("curve = \"steep\" is not a DMA curve; use flat or hill"), "{e}");
+}
