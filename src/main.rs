@@ -207,7 +207,7 @@ struct SweepCli {
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Exit 1 when the average bus bandwidth (GB/s, finite, >= 0) is below this.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     min_busbw: Option<f64>,
     #[command(flatten)]
     jitter: JitterCli,

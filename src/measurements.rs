@@ -293,7 +293,9 @@ pub fn parse(name: &str, text: &str) -> Result<Table, String> {
         }
         let cols: Vec<&str> = line.split([',', ';', '\t']).map(str::trim).collect();
         let first_row = t.rows.is_empty() && !seen_header;
-        if first_row && cols[0].parse::<f64>().is_err() && !cols[0].starts_with(|c: char| c.is_ascii_digit()) {
+        // Only a line that starts with a word can be the header: a bad first data row (`-4K,1`,
+        // `.5K,1`) is reported as the bad row it is.
+        if first_row && cols[0].starts_with(|c: char| c.is_ascii_alphabetic()) {
             t.unit = header_unit(&cols).ok_or_else(|| {
                 at(format!("`{line}` is not a recognised header; write `size,time_us` or `size,busbw_gbps`"))
             })?;
@@ -410,6 +412,9 @@ mod tests {
         assert!(err("4K,1\n8Q,2\n").contains("line 2: invalid size `8Q`"));
         assert!(err("8K,1\n4K,2\n").contains("line 2: size 4096 does not exceed the previous row's 8192"));
         assert!(err("# only comments\n").contains("t: no data rows"));
+        // A bad first row is a bad row, not an unrecognised header (issue 13).
+        assert!(err("-4K,1\n8K,2\n").contains("line 1: invalid size `-4K`"), "{}", err("-4K,1\n8K,2\n"));
+        assert!(err(".5K,1\n8K,2\n").contains("line 1: invalid size `.5K`"));
         assert!(err("# workload: get\n# workload: put\n4K,1\n").contains("line 2: a second `# workload:` line"));
     }
 

@@ -50,7 +50,7 @@ pub const MAX_JITTER_PS: u64 = 1_000_000_000_000;
 impl SweepSpec {
     /// Checks the values a user gave (not just their types): calls, root, jitter and the
     /// largest size, naming the argument, its value and the allowed range.
-    pub fn validate(&self, max_size: u64, machine_ranks: usize) -> Result<(), String> {
+    pub fn validate(&self, size_flag: &str, max_size: u64, machine_ranks: usize) -> Result<(), String> {
         if self.ranks == 0 || self.ranks > machine_ranks {
             return Err(format!(
                 "--ranks {}: the machine has {machine_ranks} ranks; use 1..={machine_ranks}",
@@ -81,7 +81,11 @@ impl SweepSpec {
         let limit = if self.timing_only { MAX_SIZE_TIMING } else { MAX_SIZE_PAYLOAD };
         if max_size > limit {
             let hint = if self.timing_only { "" } else { "; add --no-data (timing-only) for sizes up to 16G" };
-            return Err(format!("size {max_size}: at most {} bytes ({}){hint}", limit, report::size_label(limit)));
+            return Err(format!(
+                "{size_flag} {max_size}: a size is at most {} bytes ({}){hint}",
+                limit,
+                report::size_label(limit)
+            ));
         }
         Ok(())
     }

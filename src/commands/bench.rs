@@ -32,10 +32,13 @@ pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
             a.spec.ranks, cfg.machine.name, cfg.machine.ranks
         ));
     }
-    a.spec.validate(a.size, cfg.machine.ranks)?;
+    a.spec.validate("-b", a.size, cfg.machine.ranks)?;
     let (rounds, warmup) = (a.spec.iters as usize, a.spec.warmup as usize);
     let Some(report) = run_calls(&cfg, &a.spec, a.size, rounds + warmup, false)? else {
-        return Err(format!("a size of {} bytes gives no element per rank; use a larger --size", a.size));
+        return Err(format!(
+            "-b {}: a size of {} bytes gives no element per rank; use a larger -b/--size",
+            a.size, a.size
+        ));
     };
     let mut log = StraceLog::new(&cfg.host);
     log.add_run(&report);

@@ -61,7 +61,8 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             cfg.machine.name, cfg.machine.ranks, cfg.machine.ranks
         ));
     }
-    let sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)?;
+    let sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
+        .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
     if let Some(min) = a.min_busbw
         && !(min.is_finite() && min >= 0.0)
     {
@@ -70,7 +71,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let combos = combos(a);
     for combo in &combos {
         let spec = spec(a, combo, ranks);
-        spec.validate(a.max_bytes, cfg.machine.ranks)?;
+        spec.validate("-e", a.max_bytes, cfg.machine.ranks)?;
         if !sizes.iter().any(|&s| has_elements(&spec, s)) {
             return Err(format!(
                 "{}: no size from -b {} to -e {} gives an element per rank on {ranks} ranks ({}-byte {}); raise -e",

@@ -18,6 +18,7 @@ mod determinism;
 mod domains;
 mod examples;
 mod flows;
+mod fuzz;
 mod hccl_class;
 mod limits;
 mod outputs;

@@ -190,8 +190,11 @@ fn cli_values_are_checked_as_values() {
         (SweepArgs { collectives: vec![Kind::Broadcast], root: 8, ..args() }, "--root 8: out of range for 8 ranks"),
         (SweepArgs { root: usize::MAX, ..args() }, "--root 18446744073709551615"),
         (SweepArgs { min_bytes: 1, max_bytes: 1, ..args() }, "no size from -b 1 to -e 1 gives an element"),
-        (SweepArgs { max_bytes: 4 << 30, ..args() }, "size 4294967296: at most 1073741824 bytes (1G); add --no-data"),
-        (SweepArgs { max_bytes: u64::MAX, no_data: true, ..args() }, "size 18446744073709551615: at most"),
+        (
+            SweepArgs { max_bytes: 4 << 30, ..args() },
+            "-e 4294967296: a size is at most 1073741824 bytes (1G); add --no-data",
+        ),
+        (SweepArgs { max_bytes: u64::MAX, no_data: true, ..args() }, "-e 18446744073709551615: a size is at most"),
     ];
     for (a, want) in cases {
         let (r, table) = run_sweep(&a);
