@@ -66,7 +66,7 @@ enum Command {
         #[arg(long)]
         table: Vec<String>,
         /// Largest |error| in percent a point may have before the exit code is 1.
-        #[arg(long, default_value_t = 10.0)]
+        #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
         tolerance: f64,
         /// Write the results as JSON.
         #[arg(long)]
@@ -171,7 +171,7 @@ struct SweepCli {
     #[arg(short = 'e', long = "maxbytes", default_value = "64M", value_parser = parse_size)]
     max_bytes: u64,
     /// Size multiplier between steps.
-    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0)]
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
     factor: f64,
     /// Element type: f32, f16, bf16, i32, i16, i8.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]

@@ -183,19 +183,13 @@ pub struct RawDmaPath {
 impl TryFrom<RawDmaPath> for DmaPathConfig {
     type Error = String;
     fn try_from(r: RawDmaPath) -> Result<DmaPathConfig, String> {
-        let keys =
-            [("gbps", r.gbps), ("issue_ns", r.issue_ns), ("peak_gbps", r.peak_gbps), ("half_bytes", r.half_bytes)];
-        let (takes, make): (&[&str], fn(&[Option<f64>; 4]) -> DmaPathConfig) = match r.curve.as_str() {
-            "flat" => (&["gbps", "issue_ns"], |v| DmaPathConfig::Flat {
-                gbps: v[0].unwrap_or_default(),
-                issue_ns: v[1].unwrap_or_default(),
-            }),
-            "hill" => (&["peak_gbps", "half_bytes"], |v| DmaPathConfig::Hill {
-                peak_gbps: v[2].unwrap_or_default(),
-                half_bytes: v[3].unwrap_or_default(),
-            }),
+        let takes: &[&str] = match r.curve.as_str() {
+            "flat" => &["gbps", "issue_ns"],
+            "hill" => &["peak_gbps", "half_bytes"],
             other => return Err(format!("curve = \"{other}\" is not a DMA curve; use flat or hill")),
         };
+        let keys =
+            [("gbps", r.gbps), ("issue_ns", r.issue_ns), ("peak_gbps", r.peak_gbps), ("half_bytes", r.half_bytes)];
         for (key, v) in keys {
             match (takes.contains(&key), v.is_some()) {
                 (true, false) => return Err(format!("curve = \"{}\" needs `{key}`", r.curve)),
@@ -209,6 +203,11 @@ impl TryFrom<RawDmaPath> for DmaPathConfig {
                 _ => {}
             }
         }
-        Ok(make(&keys.map(|(_, v)| v)))
+        match (r.gbps, r.issue_ns, r.peak_gbps, r.half_bytes) {
+            (Some(gbps), Some(issue_ns), None, None) => Ok(DmaPathConfig::Flat { gbps, issue_ns }),
+            (None, None, Some(peak_gbps), Some(half_bytes)) => Ok(DmaPathConfig::Hill { peak_gbps, half_bytes }),
+            // Not reached: the loop above checked the keys against the curve.
+            _ => Err(format!("curve = \"{}\" takes curve, {}", r.curve, takes.join(", "))),
+        }
     }
 }

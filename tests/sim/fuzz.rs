@@ -541,3 +541,25 @@ fn regression_min_busbw_negative_infinity_names_the_flag() {
         assert!(text.contains(&format!("error: --min-busbw {v}: must be a finite number")), "{text}");
     }
 }
+
+/// A hierarchical node of `i64::MAX` ranks overflowed `node.ranks x groups`, and the error
+/// named only `levels[0].groups`; it now names `topology.node.ranks` too.
+#[test]
+fn regression_a_huge_node_names_its_ranks() {
+    let text = include_str!("../../configs/a3-supernode.toml");
+    let old = "ranks = 2                      # 2 dies per 910C package";
+    assert!(text.contains(old));
+    let e = Config::from_toml(&text.replace(old, "ranks = 9223372036854775807 #"), "t").unwrap_err().to_string();
+    assert!(
+        e.contains("fabric.topology.levels[0].groups") && e.contains("topology.node.ranks = 9223372036854775807"),
+        "{e}"
+    );
+}
+
+/// `-f -inf` was split by clap into short flags, like `--min-busbw -inf`.
+#[test]
+fn regression_a_negative_step_factor_names_the_flag() {
+    let (code, text) = ranksim(&["sweep".into(), "-f".into(), "-inf".into(), "-e".into(), "8K".into()]).unwrap();
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("error: -b 1024 -e 8192 -f -inf: invalid sweep: step factor -inf"), "{text}");
+}
