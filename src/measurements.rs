@@ -345,6 +345,10 @@ fn data_row(cols: &[&str], line: &str, unit: Unit) -> Result<(u64, f64), String>
     if size == 0 {
         return Err("size 0 moves no bytes; remove the row or give a positive size".into());
     }
+    let max = crate::sweep::MAX_SIZE_TIMING;
+    if size > max {
+        return Err(format!("size {size} is more than the simulator times ({max} bytes, 16G)"));
+    }
     let value: f64 = cols[1].parse().map_err(|_| format!("`{}` is not a number ({})", cols[1], unit.column()))?;
     if !(value > 0.0 && value.is_finite()) {
         return Err(format!("{} {value} must be a positive number", unit.column()));
@@ -415,6 +419,7 @@ mod tests {
         // A bad first row is a bad row, not an unrecognised header (issue 13).
         assert!(err("-4K,1\n8K,2\n").contains("line 1: invalid size `-4K`"), "{}", err("-4K,1\n8K,2\n"));
         assert!(err(".5K,1\n8K,2\n").contains("line 1: invalid size `.5K`"));
+        assert!(err("4K,1\n32G,2\n").contains("line 2: size 34359738368 is more than the simulator times"));
         assert!(err("# workload: get\n# workload: put\n4K,1\n").contains("line 2: a second `# workload:` line"));
     }
 

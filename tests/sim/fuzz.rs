@@ -270,6 +270,16 @@ enum KOp {
     Put(usize),
     Fence,
     Scalar([usize; 2]),
+    /// A put or get with generated chunk geometry (zero rows or columns included).
+    Copy(bool, usize, [usize; 2], bool),
+    /// Two tiles of generated shapes added.
+    Add([usize; 2], [usize; 2]),
+    /// A tile reshaped to generated dimensions.
+    Reshape([usize; 2], [usize; 2]),
+    /// A flag set and waited between two generated pipes, with a generated event id.
+    Flag(usize, usize, u32, bool),
+    /// An asynchronous load, then its wait.
+    LoadAsync([usize; 2], [usize; 2]),
 }
 
 fn kop() -> impl Strategy<Value = KOp> {
@@ -288,8 +298,16 @@ fn kop() -> impl Strategy<Value = KOp> {
         (0usize..6).prop_map(KOp::Put),
         Just(KOp::Fence),
         off().prop_map(KOp::Scalar),
+        (any::<bool>(), 0usize..6, shape(), any::<bool>()).prop_map(|(g, p, c, pp)| KOp::Copy(g, p, c, pp)),
+        (shape(), shape()).prop_map(|(a, b)| KOp::Add(a, b)),
+        (shape(), shape()).prop_map(|(a, b)| KOp::Reshape(a, b)),
+        (0usize..4, 0usize..4, prop_oneof![0u32..4, any::<u32>()], any::<bool>())
+            .prop_map(|(a, b, e, w)| KOp::Flag(a, b, e, w)),
+        (off(), shape()).prop_map(|(o, s)| KOp::LoadAsync(o, s)),
     ]
 }
+
+const PIPES: [Pipe; 4] = [Pipe::Mte2, Pipe::Vector, Pipe::Mte3, Pipe::Scalar];
 
 fn apply(c: &mut Core, op: &KOp, x: &Tensor, sig: &Tensor) -> SimResult<()> {
     match *op {
@@ -307,6 +325,21 @@ fn apply(c: &mut Core, op: &KOp, x: &Tensor, sig: &Tensor) -> SimResult<()> {
         KOp::Put(p) => c.put(x, p, x, &CopyOpts::new().chunks(1, 64)),
         KOp::Fence => c.fence(),
         KOp::Scalar(o) => c.read_scalar(x, &o).map(|_| ()),
+        KOp::Copy(get, p, [r, k], pipe) => {
+            let opts = CopyOpts::new().chunks(r, k).pipeline(pipe);
+            if get { c.get(x, p, x, &opts) } else { c.put(x, p, x, &opts) }
+        }
+        KOp::Add(a, b) => c.add(&Tile::zeros(DType::F32, a[0], a[1]), &Tile::zeros(DType::F32, b[0], b[1])).map(|_| ()),
+        KOp::Reshape(a, b) => c.reshape(&Tile::zeros(DType::F32, a[0], a[1]), b[0], b[1]).map(|_| ()),
+        KOp::Flag(a, b, e, wait) => {
+            c.overlap_pipes();
+            c.set_flag(PIPES[a], PIPES[b], e)?;
+            if wait { c.wait_flag(PIPES[a], PIPES[b], e) } else { Ok(()) }
+        }
+        KOp::LoadAsync(o, s) => {
+            let l = c.load_async(x, &o, &s)?;
+            c.wait_load(l).map(|_| ())
+        }
     }
 }
 
@@ -324,6 +357,12 @@ fn op_name(op: &KOp) -> &'static str {
         KOp::Put(_) => "put",
         KOp::Fence => "fence",
         KOp::Scalar(_) => "read_scalar",
+        KOp::Copy(true, ..) => "get",
+        KOp::Copy(false, ..) => "put",
+        KOp::Add(..) => "add",
+        KOp::Reshape(..) => "reshape",
+        KOp::Flag(..) => "flag",
+        KOp::LoadAsync(..) => "load",
     }
 }
 
@@ -562,4 +601,17 @@ fn regression_a_negative_step_factor_names_the_flag() {
     let (code, text) = ranksim(&["sweep".into(), "-f".into(), "-inf".into(), "-e".into(), "8K".into()]).unwrap();
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("error: -b 1024 -e 8192 -f -inf: invalid sweep: step factor -inf"), "{text}");
+}
+
+/// Adding tiles of different shapes was reported as `tile op: tile sum`, naming no call the
+/// kernel made; it now names `add` (and `max` / `min` / `mul` for theirs).
+#[test]
+fn regression_tile_arithmetic_errors_name_the_call() {
+    let mut w = simple(2);
+    let dom = w.world_domain("d").unwrap();
+    let k =
+        Dispatch::kernel("k", 1, |c| c.add(&Tile::zeros(DType::F32, 0, 0), &Tile::zeros(DType::F32, 0, 1)).map(|_| ()));
+    w.dispatch(0, k.in_domain(&dom)).unwrap();
+    let e = w.run().unwrap_err().to_string();
+    assert!(e.contains(": add: ") && e.contains("operands differ"), "{e}");
 }
