@@ -95,9 +95,10 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         let mut rows: Vec<ResultRow> = Vec::new();
         let mut last_count = None;
         for (i, &size) in sizes.iter().enumerate() {
-            // Sizes that round to the element count of the previous one would repeat its row.
+            // Sizes that round to the element count of the previous one would repeat its row
+            // (a barrier moves no data: its one row per size is nccl-tests' too).
             let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, ranks);
-            if last_count == Some(count) {
+            if last_count == Some(count) && spec.kind != Kind::Barrier {
                 continue;
             }
             last_count = Some(count);

@@ -218,6 +218,12 @@ fn a_step_factor_never_repeats_a_row() {
     uniq.dedup();
     assert_eq!(sizes, uniq, "{table}");
     assert_eq!(sizes.len(), 11, "{table}");
+    // A barrier moves no data: it keeps one row per size, as nccl-tests prints (and main's
+    // goldens pin).
+    let a = SweepArgs { collectives: vec![Kind::Barrier], min_bytes: 1024, max_bytes: 65536, factor: 8.0, ..args() };
+    let (r, table) = run_sweep(&a);
+    assert_eq!(r, Ok(Status::Ok), "{table}");
+    assert_eq!(rows(&table).len(), 3, "{table}");
 }
 
 /// A 1-rank machine: `run` skips the programs that need two ranks, instead of failing with
