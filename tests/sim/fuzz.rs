@@ -179,7 +179,7 @@ fn mutate(root: &mut Value, path: &[Seg], m: &Mutation) -> String {
 
 /// The outcome of one generated config: accepted and swept, or refused.
 #[allow(clippy::type_complexity)]
-fn try_config(text: String) -> Result<Result<Result<(Status, String), String>, String>, String> {
+fn try_config(text: String, mode: usize) -> Result<Result<Result<(Status, String), String>, String>, String> {
     guarded(move || {
         let cfg = Config::from_toml(&text, "fuzz").map_err(|e| e.to_string())?;
         let d = scratch();
@@ -188,7 +188,9 @@ fn try_config(text: String) -> Result<Result<Result<(Status, String), String>, S
         let a = SweepArgs {
             config: Some(path),
             collectives: vec![collectives::Kind::AllReduce],
-            modes: vec![collectives::Mode::Mesh],
+            // The builtin, the direct and the SDMA allreduce: between them every [chip] and
+            // [fabric] key is on some path.
+            modes: vec![[collectives::Mode::Mesh, collectives::Mode::TwoShot, collectives::Mode::SdmaMesh][mode % 3]],
             path: collectives::Path::Host,
             min_bytes: 1024,
             max_bytes: 2048,
@@ -199,7 +201,7 @@ fn try_config(text: String) -> Result<Result<Result<(Status, String), String>, S
             iters: 1,
             warmup: 0,
             ranks: Some(cfg.machine.ranks.min(8)),
-            core_num: 1,
+            core_num: 1 + mode % 2,
             json: None,
             plot: None,
             strace: Some(d.join("s.txt")),
@@ -209,7 +211,11 @@ fn try_config(text: String) -> Result<Result<Result<(Status, String), String>, S
             no_data: false,
         };
         let mut out = Vec::new();
-        let r = sweep(&mut out, &a);
+        let mut r = sweep(&mut out, &a);
+        if r.is_ok() && mode >= 3 {
+            // Every tutorial program (the cube one included) on the same machine.
+            r = ranksim::commands::run::run(&mut out, None, Some(&a.config.clone().unwrap()), None, false);
+        }
         std::fs::remove_dir_all(&d).ok();
         // An accepted config must give a result (rows, possibly FAILED with a reason).
         Ok(r.map(|s| (s, String::from_utf8_lossy(&out).into_owned())).map_err(|e| format!("sweep failed: {e}")))
@@ -217,16 +223,16 @@ fn try_config(text: String) -> Result<Result<Result<(Status, String), String>, S
 }
 
 /// Checks one generated config: refused naming `key`, or accepted with a result.
-fn check_config(text: String, key: &str) -> Result<(), TestCaseError> {
-    match try_config(text.clone()) {
+fn check_config(text: String, key: &str, mode: usize) -> Result<(), TestCaseError> {
+    match try_config(text.clone(), mode) {
         Err(why) => Err(TestCaseError::fail(format!("{why}\nkey `{key}`, config:\n{text}"))),
         Ok(Err(e)) if !e.contains(key) => {
             Err(TestCaseError::fail(format!("the error does not name `{key}`: {e}\nconfig:\n{text}")))
         }
         Ok(Err(_)) => Ok(()),
-        Ok(Ok(Err(e))) => Err(TestCaseError::fail(format!("accepted but: {e}\nkey `{key}`"))),
+        Ok(Ok(Err(e))) => Err(TestCaseError::fail(format!("accepted but: {e}\nkey `{key}`\nconfig:\n{text}"))),
         Ok(Ok(Ok((_, table)))) => {
-            prop_assert!(table.contains("Avg bus bandwidth"), "{}", table);
+            prop_assert!(table.contains("Avg bus bandwidth") || table.contains("FAILED"), "{}", table);
             Ok(())
         }
     }
@@ -242,13 +248,13 @@ proptest! {
 
     /// One leaf of a preset mutated: refused naming that key, or accepted and swept.
     #[test]
-    fn fuzz_configs(preset in 0usize..6, leaf in any::<prop::sample::Index>(), m in mutation()) {
+    fn fuzz_configs(preset in 0usize..6, leaf in any::<prop::sample::Index>(), m in mutation(), mode in 0usize..6) {
         let (_, mut doc) = preset_value(preset);
         let mut all = Vec::new();
         leaves(&doc, &mut Vec::new(), &mut all);
         let path = leaf.get(&all).clone();
         let key = mutate(&mut doc, &path, &m);
-        check_config(toml::to_string(&doc).unwrap(), &key)?;
+        check_config(toml::to_string(&doc).unwrap(), &key, mode)?;
     }
 }
 
