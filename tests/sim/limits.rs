@@ -191,3 +191,33 @@ fn type_errors_in_dma_tables_name_the_key() {
     let e = config_err(&a2a3_with("curve = \"flat\"", "curve = \"steep\""));
     assert!(e.contains("curve = \"steep\" is not a DMA curve; use flat or hill"), "{e}");
 }
+
+/// A buffer whose byte size overflows (a size of u64::MAX elements, say) is an error naming the
+/// buffer and its shape, not an overflow panic or an "empty shape".
+#[test]
+fn a_buffer_too_large_to_address_is_refused_by_name() {
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let e = w.alloc_window(&dom, "huge", DType::F32, &[usize::MAX]).unwrap_err().to_string();
+    assert!(e.contains("buffer `huge`") && e.contains("[18446744073709551615]") && e.contains("2^48"), "{e}");
+    let e = w.alloc_tensor("wide", DType::I32, &[1 << 40, 1 << 10]).unwrap_err().to_string();
+    assert!(e.contains("buffer `wide`") && !e.contains("non-empty"), "{e}");
+    // bench at a size of u64::MAX bytes is refused naming -b.
+    let spec = ranksim::sweep::SweepSpec {
+        kind: collectives::Kind::AllReduce,
+        mode: collectives::Mode::Mesh,
+        path: collectives::Path::Host,
+        dtype: DType::F32,
+        op: ReduceOp::Sum,
+        root: 0,
+        iters: 1,
+        warmup: 0,
+        ranks: 8,
+        core_num: 1,
+        jitter: None,
+        timing_only: true,
+    };
+    let a = ranksim::commands::bench::BenchArgs { config: None, spec, size: u64::MAX, strace: None };
+    let e = ranksim::commands::bench::bench(&mut Vec::new(), &a).unwrap_err();
+    assert!(e.starts_with("-b 18446744073709551615: a size is at most"), "{e}");
+}
