@@ -220,6 +220,15 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_row_shows_its_reason_instead_of_a_time() {
+        let r = ResultRow::failed(1000, 250, "float", "sum", -1, "cut short: the ring returned".into());
+        assert_eq!(
+            row(&r),
+            "        1000           250     float     sum      -1  FAILED: cut short: the ring returned"
+        );
+    }
+
+    #[test]
     fn footer_uses_nccl_tests_spacing() {
         assert_eq!(footer(0.874326), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.874326\n#");
         assert_eq!(footer(123.4567891), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 123.457\n#");
