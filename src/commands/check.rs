@@ -70,6 +70,16 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
     let mut found = 0;
     for c in chosen {
         let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
+        if a.program.is_none() && a.ranks.is_none() && c.min_ranks > max {
+            // Checking everything: a program this machine is too small for is skipped, said so.
+            writeln!(
+                out,
+                "skip  {:<28} needs at least {} ranks; the machine has {}",
+                c.name, c.min_ranks, cfg.machine.ranks
+            )
+            .map_err(io)?;
+            continue;
+        }
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
         let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {

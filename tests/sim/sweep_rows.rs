@@ -243,5 +243,24 @@ fn run_on_one_rank_skips_programs_that_need_two() {
     assert!(e.contains("program `put` needs at least 2 ranks; got 1"), "{e}");
     let e = run(&mut Vec::new(), None, Some(&cfg), Some(2), false).unwrap_err();
     assert!(e.contains("--ranks 2: machine `simple` has 1 ranks; use 1..=1"), "{e}");
+    // `check` of everything skips them too (it failed with "needs 2..=1 ranks"); on a 1-rank
+    // a2a3, which has the SDMA engines and cube cores some programs need.
+    let a2a3 = include_str!("../../configs/a2a3.toml").replacen("ranks = 8 ", "ranks = 1 ", 1);
+    let one = d.join("a2a3-1.toml");
+    std::fs::write(&one, a2a3).unwrap();
+    let a = ranksim::commands::check::CheckArgs {
+        config: Some(one),
+        program: None,
+        ranks: None,
+        options: CheckOptions { seeds: 0, op_jitter: SimDuration::ZERO, dispatch_jitter: SimDuration::ZERO },
+        json: None,
+        trace: None,
+        list: false,
+    };
+    let mut out = Vec::new();
+    let st = ranksim::commands::check::check(&mut out, &a);
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(st, Ok(Status::Ok), "{text}");
+    assert!(text.contains("skip  signal_exchange") && text.contains("clean hello_rank"), "{text}");
     std::fs::remove_dir_all(&d).ok();
 }
