@@ -146,6 +146,14 @@ pub fn check_traced(
         let outcome = c.run(&mut w, ranks);
         let mut found = w.last_findings().to_vec();
         match outcome {
+            // A builtin that returned at once checked nothing: say so, never "clean".
+            Ok(r) if !r.warnings.is_empty() => {
+                return Err(format!(
+                    "{}: the run was cut short, so nothing was checked: {}",
+                    c.name,
+                    r.warnings.join("; ")
+                ));
+            }
             Ok(r) => timeline = timeline.or(r.trace),
             Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
             Err(e) => return Err(format!("{}: {e}", c.name)),

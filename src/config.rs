@@ -20,6 +20,13 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("two-node", include_str!("../configs/two-node.toml")),
 ];
 
+/// The most ranks a machine may have (a full mesh of 1024 chips already has a million links).
+pub const MAX_RANKS: usize = 1024;
+
+/// The largest `[host]` cost in us (1 s), the same per-operation bound as `[chip]`'s
+/// (`chip_model::limits`), so a `[STRACE]` host timeline never overflows.
+pub const MAX_HOST_US: f64 = 1e6;
+
 /// The preset used when no config is given.
 pub const DEFAULT_PRESET: &str = "a2a3";
 
@@ -114,13 +121,14 @@ impl Config {
 
     fn validate(&self, origin: &str) -> Result<(), ConfigError> {
         let invalid = |message: String| ConfigError::Invalid { origin: origin.to_string(), message };
-        if self.machine.ranks == 0 {
-            return Err(invalid("machine.ranks = 0: a machine needs at least one rank (chip)".into()));
+        let ranks = self.machine.ranks;
+        if ranks == 0 || ranks > MAX_RANKS {
+            return Err(invalid(format!("machine.ranks = {ranks}: a machine has 1..={MAX_RANKS} ranks (chips)")));
         }
         ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
         for (key, v) in [("host.bind_us", self.host.bind_us), ("host.finalize_us", self.host.finalize_us)] {
-            if !v.is_finite() || v < 0.0 {
-                return Err(invalid(format!("{key} = {v}: must be a non-negative number of microseconds")));
+            if !(v.is_finite() && (0.0..=MAX_HOST_US).contains(&v)) {
+                return Err(invalid(format!("{key} = {v}: must be a number of microseconds from 0 to 1e6 (1 s)")));
             }
         }
         self.network().map_err(invalid)?;

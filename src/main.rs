@@ -27,7 +27,12 @@ struct Cli {
 enum Command {
     /// Bandwidth sweep over message sizes, printed like nccl-tests (size, count, type, redop,
     /// root, time, algbw, busbw, #wrong) with an average-busbw footer. Exits 1 when an element
-    /// is wrong or the average busbw is below --min-busbw.
+    /// is wrong, the average busbw is below --min-busbw, or a size has no measurement: a row
+    /// marked FAILED (in the table and as `failed` in the JSON) says why — its run failed (a
+    /// dtype the path does not support, a tile that overflows UB, ...) or was cut short by a
+    /// builtin's early return (more than 16 ranks, a ring whose count is not a multiple of the
+    /// ranks) — and the sweep goes on with the other sizes. Sizes that round to the element
+    /// count of the previous one are not repeated.
     Sweep(Box<SweepCli>),
     /// PyPTO's benchmark(): run WARMUP + ROUNDS calls of a collective, build BenchmarkStats
     /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
@@ -61,7 +66,7 @@ enum Command {
         #[arg(long)]
         table: Vec<String>,
         /// Largest |error| in percent a point may have before the exit code is 1.
-        #[arg(long, default_value_t = 10.0)]
+        #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
         tolerance: f64,
         /// Write the results as JSON.
         #[arg(long)]
@@ -121,10 +126,10 @@ struct JitterCli {
     /// Turn on seeded timing jitter (the same seed gives the same run; repeated calls differ).
     #[arg(long)]
     seed: Option<u64>,
-    /// Largest jitter added to a transfer or memory access, ns (with --seed).
+    /// Largest jitter added to a transfer or memory access, ns (with --seed; at most 1e9).
     #[arg(long, default_value_t = 20)]
     jitter_op_ns: u64,
-    /// Largest jitter added to a dispatch start, ns (with --seed).
+    /// Largest jitter added to a dispatch start, ns (with --seed; at most 1e9).
     #[arg(long, default_value_t = 1000)]
     jitter_dispatch_ns: u64,
 }
@@ -166,7 +171,7 @@ struct SweepCli {
     #[arg(short = 'e', long = "maxbytes", default_value = "64M", value_parser = parse_size)]
     max_bytes: u64,
     /// Size multiplier between steps.
-    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0)]
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
     factor: f64,
     /// Element type: f32, f16, bf16, i32, i16, i8.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]
@@ -177,10 +182,10 @@ struct SweepCli {
     /// Root rank of broadcast.
     #[arg(short = 'r', long = "root", default_value_t = 0)]
     root: usize,
-    /// Timed calls per size (runs are deterministic: more only matter with --seed).
+    /// Timed calls per size, 1..=10000 (runs are deterministic: more only matter with --seed).
     #[arg(short = 'n', long = "iters", default_value_t = 1)]
     iters: u32,
-    /// Untimed calls before the timed ones.
+    /// Untimed calls before the timed ones, 0..=10000.
     #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
     warmup: u32,
     /// Ranks taking part (default: every rank of the machine).
@@ -201,8 +206,8 @@ struct SweepCli {
     /// Write a Chrome trace (Perfetto) of the first size's run.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Exit 1 when the average bus bandwidth (GB/s) is below this.
-    #[arg(long)]
+    /// Exit 1 when the average bus bandwidth (GB/s, finite, >= 0) is below this.
+    #[arg(long, allow_hyphen_values = true)]
     min_busbw: Option<f64>,
     #[command(flatten)]
     jitter: JitterCli,

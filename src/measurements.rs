@@ -293,7 +293,9 @@ pub fn parse(name: &str, text: &str) -> Result<Table, String> {
         }
         let cols: Vec<&str> = line.split([',', ';', '\t']).map(str::trim).collect();
         let first_row = t.rows.is_empty() && !seen_header;
-        if first_row && cols[0].parse::<f64>().is_err() && !cols[0].starts_with(|c: char| c.is_ascii_digit()) {
+        // Only a line that starts with a word can be the header: a bad first data row (`-4K,1`,
+        // `.5K,1`) is reported as the bad row it is.
+        if first_row && cols[0].starts_with(|c: char| c.is_ascii_alphabetic()) {
             t.unit = header_unit(&cols).ok_or_else(|| {
                 at(format!("`{line}` is not a recognised header; write `size,time_us` or `size,busbw_gbps`"))
             })?;
@@ -342,6 +344,10 @@ fn data_row(cols: &[&str], line: &str, unit: Unit) -> Result<(u64, f64), String>
     let size = crate::report::parse_size(cols[0])?;
     if size == 0 {
         return Err("size 0 moves no bytes; remove the row or give a positive size".into());
+    }
+    let max = crate::sweep::MAX_SIZE_TIMING;
+    if size > max {
+        return Err(format!("size {size} is more than the simulator times ({max} bytes, 16G)"));
     }
     let value: f64 = cols[1].parse().map_err(|_| format!("`{}` is not a number ({})", cols[1], unit.column()))?;
     if !(value > 0.0 && value.is_finite()) {
@@ -410,6 +416,10 @@ mod tests {
         assert!(err("4K,1\n8Q,2\n").contains("line 2: invalid size `8Q`"));
         assert!(err("8K,1\n4K,2\n").contains("line 2: size 4096 does not exceed the previous row's 8192"));
         assert!(err("# only comments\n").contains("t: no data rows"));
+        // A bad first row is a bad row, not an unrecognised header (issue 13).
+        assert!(err("-4K,1\n8K,2\n").contains("line 1: invalid size `-4K`"), "{}", err("-4K,1\n8K,2\n"));
+        assert!(err(".5K,1\n8K,2\n").contains("line 1: invalid size `.5K`"));
+        assert!(err("4K,1\n32G,2\n").contains("line 2: size 34359738368 is more than the simulator times"));
         assert!(err("# workload: get\n# workload: put\n4K,1\n").contains("line 2: a second `# workload:` line"));
     }
 

@@ -20,7 +20,7 @@ pub const PID_BASE: u64 = 41_000;
 
 /// Nanoseconds of a picosecond count, rounded to nearest.
 fn ns(ps: u64) -> i64 {
-    ((ps + 500) / 1000) as i64
+    i64::try_from(ps.saturating_add(500) / 1000).unwrap_or(i64::MAX)
 }
 
 /// A callable's hash: FNV-1a of its name (stable across runs and platforms).
@@ -67,7 +67,9 @@ impl StraceLog {
             self.invocations.push(inv);
         }
         let end = report.dispatches.iter().map(|d| d.end).max().unwrap_or(SimTime::ZERO);
-        self.offset += (end + self.finalize + self.bind).as_ps();
+        // Saturating: past the u64 clock the host timeline stops (configs bound `[host]` so a
+        // real sweep never gets there).
+        self.offset = self.offset.saturating_add((end + self.finalize + self.bind).as_ps());
     }
 
     fn invocation(&mut self, d: &DispatchRecord) -> TraceInvocation {
@@ -81,7 +83,7 @@ impl StraceLog {
         self.names.insert(hid.clone(), d.name.clone());
         let (dev_start, dev_end) = (d.first_start(), d.end);
         let dev = ns(dev_end.saturating_since(dev_start).as_ps()).max(1);
-        let host_start = self.offset + dev_start.as_ps();
+        let host_start = self.offset.saturating_add(dev_start.as_ps());
         let span = |depth: u32, name: &str, ts: i64, dur: i64, attrs: String| TraceSpan {
             pid,
             tid: pid,
@@ -101,10 +103,10 @@ impl StraceLog {
         }
         spans.push(span(3, SCHED_SPAN, 0, dev, "clk=dev".into()));
         spans.push(span(2, DEVICE_SPAN, 0, dev, "clk=dev".into()));
-        let mono = |ps: u64| MONO_ORIGIN_NS as i64 + ns(ps);
+        let mono = |ps: u64| (MONO_ORIGIN_NS as i64).saturating_add(ns(ps));
         spans.push(span(1, "chip.run.runner_run", mono(host_start), dev, String::new()));
         let root_start = host_start.saturating_sub(self.bind.as_ps());
-        let root_dur = dev + ns(self.bind.as_ps() + self.finalize.as_ps());
+        let root_dur = dev.saturating_add(ns(self.bind.as_ps().saturating_add(self.finalize.as_ps())));
         let attrs = format!("run_id={inv} dispatch_id={inv} slot_id=0 generation=1 run_epoch={inv}");
         spans.push(span(0, HOST_SPAN, mono(root_start), root_dur, attrs));
         TraceInvocation { pid, inv, hid, spans }

@@ -34,6 +34,63 @@ pub struct SweepSpec {
     pub timing_only: bool,
 }
 
+/// The most timed calls (`-n`) and, separately, warmup calls (`-w`) per size: a bound that
+/// keeps a sweep finite and its sums far from any overflow.
+pub const MAX_CALLS: u32 = 10_000;
+
+/// The largest message size with payload (1 GiB: every rank holds its buffers in memory).
+pub const MAX_SIZE_PAYLOAD: u64 = 1 << 30;
+
+/// The largest message size of a timing-only run (`--no-data`): 16 GiB.
+pub const MAX_SIZE_TIMING: u64 = 1 << 34;
+
+/// The largest jitter (per transfer or per dispatch start): 1 s, as any configured cost.
+pub const MAX_JITTER_PS: u64 = 1_000_000_000_000;
+
+impl SweepSpec {
+    /// Checks the values a user gave (not just their types): calls, root, jitter and the
+    /// largest size, naming the argument, its value and the allowed range.
+    pub fn validate(&self, size_flag: &str, max_size: u64, machine_ranks: usize) -> Result<(), String> {
+        if self.ranks == 0 || self.ranks > machine_ranks {
+            return Err(format!(
+                "--ranks {}: the machine has {machine_ranks} ranks; use 1..={machine_ranks}",
+                self.ranks
+            ));
+        }
+        if self.iters == 0 || self.iters > MAX_CALLS {
+            return Err(format!("-n {}: timed calls must be in 1..={MAX_CALLS}", self.iters));
+        }
+        if self.warmup > MAX_CALLS {
+            return Err(format!("-w {}: warmup calls must be in 0..={MAX_CALLS}", self.warmup));
+        }
+        if self.root >= self.ranks {
+            return Err(format!(
+                "--root {}: out of range for {} ranks; use 0..={}",
+                self.root,
+                self.ranks,
+                self.ranks - 1
+            ));
+        }
+        if let Some(j) = self.jitter {
+            for (flag, d) in [("--jitter-op-ns", j.op), ("--jitter-dispatch-ns", j.dispatch)] {
+                if d.as_ps() > MAX_JITTER_PS {
+                    return Err(format!("{flag} {}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000));
+                }
+            }
+        }
+        let limit = if self.timing_only { MAX_SIZE_TIMING } else { MAX_SIZE_PAYLOAD };
+        if max_size > limit {
+            let hint = if self.timing_only { "" } else { "; add --no-data (timing-only) for sizes up to 16G" };
+            return Err(format!(
+                "{size_flag} {max_size}: a size is at most {} bytes ({}){hint}",
+                limit,
+                report::size_label(limit)
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One measured size.
 #[derive(Clone, Debug)]
 pub struct Point {
@@ -81,28 +138,54 @@ pub fn run_point(cfg: &Config, spec: &SweepSpec, size: u64, trace: bool) -> Resu
     if count == 0 && spec.kind != Kind::Barrier {
         return Ok(None);
     }
-    let calls = (spec.iters + spec.warmup).max(1) as usize;
+    let calls = (spec.iters as usize).saturating_add(spec.warmup as usize).max(1);
     let checked = !spec.timing_only;
     let check_run = if checked { Some(run(cfg, spec, count, 1, false, trace && calls == 1)?) } else { None };
     let timed = match (&check_run, calls) {
         (Some(r), 1) => r.report.clone(),
         _ => run(cfg, spec, count, calls, true, trace)?.report,
     };
-    let time_us = time_per_call(&timed, n, spec.warmup as usize, calls);
     let bytes = report::bytes_for(spec.kind, count as u64, es, n);
+    // A builtin that returned at once (more than 16 ranks, a ring whose count is not a
+    // multiple of the ranks, a root out of range) warned: its time is not the collective's.
+    let mut warnings: Vec<&String> = check_run.iter().flat_map(|r| &r.report.warnings).collect();
+    warnings.extend(timed.warnings.iter().filter(|w| !warnings.contains(w)).collect::<Vec<_>>());
+    if !warnings.is_empty() {
+        let why = format!("cut short: {}", warnings.iter().map(|w| w.as_str()).collect::<Vec<_>>().join("; "));
+        let row = failed_row(spec, size, why).unwrap_or_else(|| {
+            ResultRow::failed(bytes, count as u64, nccl_type(spec.dtype), "none", -1, String::new())
+        });
+        return Ok(Some(Point { row, report: timed }));
+    }
+    let time_us = time_per_call(&timed, n, spec.warmup as usize, calls);
     let row = ResultRow {
         size: bytes,
         count: count as u64,
         type_name: nccl_type(spec.dtype).to_string(),
         redop: if reduces(spec.kind) { spec.op.name().to_string() } else { "none".into() },
-        root: if spec.kind == Kind::Broadcast { spec.root as i64 } else { -1 },
+        root: if spec.kind == Kind::Broadcast { i64::try_from(spec.root).unwrap_or(i64::MAX) } else { -1 },
         time_us,
         algbw_gbps: report::algbw_gbps(bytes, time_us),
         busbw_gbps: report::busbw_gbps(spec.kind, bytes, time_us, n),
         nwrong: check_run.map(|r| r.wrong),
         series: None,
+        failed: None,
     };
     Ok(Some(Point { row, report: timed }))
+}
+
+/// The row of `size` that could not be measured, with its reason (`None` when the size gives
+/// no element per rank: no row at all).
+pub fn failed_row(spec: &SweepSpec, size: u64, why: String) -> Option<ResultRow> {
+    let (n, es) = (spec.ranks, spec.dtype.size() as u64);
+    let count = report::count_for(spec.kind, size, es, n);
+    if count == 0 && spec.kind != Kind::Barrier {
+        return None;
+    }
+    let bytes = report::bytes_for(spec.kind, count, es, n);
+    let redop = if reduces(spec.kind) { spec.op.name() } else { "none" };
+    let root = if spec.kind == Kind::Broadcast { i64::try_from(spec.root).unwrap_or(i64::MAX) } else { -1 };
+    Some(ResultRow::failed(bytes, count, nccl_type(spec.dtype), redop, root, why))
 }
 
 /// Runs `calls` calls of the collective at `size` bytes (timing-only when the spec says so)

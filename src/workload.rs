@@ -123,6 +123,9 @@ impl Workload {
                 let (warmup, calls) = (spec.warmup as usize, spec.warmup as usize + 1);
                 let r = run_calls(cfg, spec, size, calls, false)?
                     .ok_or_else(|| format!("size {size} gives no element per rank"))?;
+                if let Some(w) = r.warnings.first() {
+                    return Err(format!("size {size}: the run was cut short, so it has no time: {w}"));
+                }
                 Ok(time_per_call(&r, spec.ranks, warmup, calls))
             }
             &Workload::Get { peer, chunk } => p2p(cfg, true, peer, chunk, size),

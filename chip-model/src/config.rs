@@ -125,9 +125,10 @@ pub struct DmaConfig {
     pub ub_to_gm: DmaPathConfig,
 }
 
-/// One DMA direction's cost curve.
+/// One DMA direction's cost curve. Read through [`RawDmaPath`] (every key optional) so that a
+/// value of the wrong type is reported at its own key, not at the table.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "curve", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(try_from = "RawDmaPath")]
 pub enum DmaPathConfig {
     /// `time(B) = issue_ns + B / gbps`.
     Flat {
@@ -166,4 +167,47 @@ pub struct ElemsPerCycle {
     pub i32: u64,
     pub i16: u64,
     pub i8: u64,
+}
+
+/// Every key a DMA curve takes, each optional; `curve` decides which must and may be there.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDmaPath {
+    curve: String,
+    gbps: Option<f64>,
+    issue_ns: Option<f64>,
+    peak_gbps: Option<f64>,
+    half_bytes: Option<f64>,
+}
+
+impl TryFrom<RawDmaPath> for DmaPathConfig {
+    type Error = String;
+    fn try_from(r: RawDmaPath) -> Result<DmaPathConfig, String> {
+        let takes: &[&str] = match r.curve.as_str() {
+            "flat" => &["gbps", "issue_ns"],
+            "hill" => &["peak_gbps", "half_bytes"],
+            other => return Err(format!("curve = \"{other}\" is not a DMA curve; use flat or hill")),
+        };
+        let keys =
+            [("gbps", r.gbps), ("issue_ns", r.issue_ns), ("peak_gbps", r.peak_gbps), ("half_bytes", r.half_bytes)];
+        for (key, v) in keys {
+            match (takes.contains(&key), v.is_some()) {
+                (true, false) => return Err(format!("curve = \"{}\" needs `{key}`", r.curve)),
+                (false, true) => {
+                    return Err(format!(
+                        "`{key}` is not a key of curve = \"{}\" (its keys: curve, {})",
+                        r.curve,
+                        takes.join(", ")
+                    ));
+                }
+                _ => {}
+            }
+        }
+        match (r.gbps, r.issue_ns, r.peak_gbps, r.half_bytes) {
+            (Some(gbps), Some(issue_ns), None, None) => Ok(DmaPathConfig::Flat { gbps, issue_ns }),
+            (None, None, Some(peak_gbps), Some(half_bytes)) => Ok(DmaPathConfig::Hill { peak_gbps, half_bytes }),
+            // Not reached: the loop above checked the keys against the curve.
+            _ => Err(format!("curve = \"{}\" takes curve, {}", r.curve, takes.join(", "))),
+        }
+    }
 }

@@ -7,6 +7,7 @@
 //! [`sim_core::ChipTiming`].
 
 mod config;
+pub mod limits;
 mod model;
 
 pub use config::{ChipConfig, DmaConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig, VectorConfig};

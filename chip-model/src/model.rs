@@ -2,6 +2,7 @@
 //! bytes per second.
 
 use crate::config::{ChipConfig, CubeConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig};
+use crate::limits::{CLOCK_GHZ, MAX_BUFFER_BYTES, MAX_CORES, MAX_COST_NS, MAX_QUEUE_DEPTH};
 use sim_core::{Bandwidth, ChipTiming, CubeParams, DType, DmaCost, DmaDir, Frequency, SdmaParams, SimDuration};
 use thiserror::Error;
 
@@ -52,11 +53,23 @@ pub struct ChipModel {
 impl ChipModel {
     /// Validates a config and converts it to integer time.
     pub fn from_config(c: &ChipConfig) -> Result<ChipModel, ChipConfigError> {
-        if c.aiv_cores == 0 {
-            return Err(err("aiv_cores", c.aiv_cores, "a chip needs at least one AIV core"));
+        if c.aiv_cores == 0 || c.aiv_cores > MAX_CORES {
+            return Err(err("aiv_cores", c.aiv_cores, &format!("must be in 1..={MAX_CORES}")));
+        }
+        if c.aic_cores > MAX_CORES {
+            return Err(err("aic_cores", c.aic_cores, &format!("must be in 0..={MAX_CORES}")));
         }
         if c.ub_bytes == 0 {
             return Err(err("ub_bytes", c.ub_bytes, "the unified buffer must hold at least one byte"));
+        }
+        for (key, v) in [("ub_bytes", c.ub_bytes), ("l1_bytes", c.l1_bytes)] {
+            if v > MAX_BUFFER_BYTES {
+                return Err(err(key, v, &format!("must be at most {MAX_BUFFER_BYTES} (1 GiB)")));
+            }
+        }
+        let (lo, hi) = CLOCK_GHZ;
+        if !(c.clock_ghz.is_finite() && (lo..=hi).contains(&c.clock_ghz)) {
+            return Err(err("clock_ghz", c.clock_ghz, &format!("must be a number of GHz from {lo} to {hi}")));
         }
         let clock = Frequency::from_ghz_f64(c.clock_ghz)
             .ok_or_else(|| err("clock_ghz", c.clock_ghz, "must be a positive number of GHz"))?;
@@ -67,15 +80,27 @@ impl ChipModel {
                 return Err(err(&format!("vector.elems_per_cycle.{dt}"), v, "must be positive"));
             }
         }
+        cycles("vector.fixed_cycles", c.vector.fixed_cycles, c.clock_ghz)?;
         if !(c.hbm_efficiency > 0.0 && c.hbm_efficiency <= 1.0) {
             return Err(err("hbm_efficiency", c.hbm_efficiency, "must be in (0, 1]"));
         }
+        rate("hbm_gbps", c.hbm_gbps)?;
+        let hbm = rate("hbm_gbps", c.hbm_gbps * c.hbm_efficiency).map_err(|_| {
+            err(
+                "hbm_efficiency",
+                c.hbm_efficiency,
+                &format!(
+                    "hbm_gbps x hbm_efficiency = {} GB/s is below 1 byte per second; raise hbm_efficiency (in (0, 1])",
+                    c.hbm_gbps * c.hbm_efficiency
+                ),
+            )
+        })?;
         Ok(ChipModel {
             name: c.name.clone(),
             aiv_cores: c.aiv_cores,
             ub_bytes: c.ub_bytes,
             clock,
-            hbm: rate("hbm_gbps", c.hbm_gbps * c.hbm_efficiency)?,
+            hbm,
             gm_to_ub: dma_path("dma.gm_to_ub", &c.dma.gm_to_ub)?,
             ub_to_gm: dma_path("dma.ub_to_gm", &c.dma.ub_to_gm)?,
             vector_fixed: c.vector.fixed_cycles,
@@ -98,10 +123,19 @@ impl ChipModel {
 }
 
 fn ns(key: &str, v: f64) -> Result<SimDuration, ChipConfigError> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(err(key, v, "must be a non-negative number of nanoseconds"));
+    if !(v.is_finite() && (0.0..=MAX_COST_NS).contains(&v)) {
+        return Err(err(key, v, "must be a number of nanoseconds from 0 to 1e9 (1 s)"));
     }
     Ok(SimDuration::from_ns_f64(v))
+}
+
+/// A cycle count that costs at most one second at `clock_ghz` (see [`crate::limits`]).
+fn cycles(key: &str, v: u64, clock_ghz: f64) -> Result<u64, ChipConfigError> {
+    let max = clock_ghz * MAX_COST_NS;
+    if v as f64 > max {
+        return Err(err(key, v, &format!("must be at most {max} cycles (1 s at clock_ghz = {clock_ghz})")));
+    }
+    Ok(v)
 }
 
 /// A GB/s figure: positive, or `inf` for unlimited (`None`).
@@ -116,8 +150,12 @@ fn sdma(c: &SdmaConfig) -> Result<SdmaParams, ChipConfigError> {
     if c.channels == 0 || c.channels > 1024 {
         return Err(err("sdma.channels", c.channels, "must be in 1..=1024 (or leave out [chip.sdma] for no SDMA)"));
     }
-    if c.queue_depth == 0 {
-        return Err(err("sdma.queue_depth", c.queue_depth, "a channel must hold at least one descriptor"));
+    if c.queue_depth == 0 || c.queue_depth > MAX_QUEUE_DEPTH {
+        return Err(err(
+            "sdma.queue_depth",
+            c.queue_depth,
+            &format!("a channel holds 1..={MAX_QUEUE_DEPTH} descriptors"),
+        ));
     }
     if c.max_descriptor_bytes == 0 {
         return Err(err(
@@ -152,10 +190,11 @@ fn cube(c: &ChipConfig, k: &CubeConfig) -> Result<CubeParams, ChipConfigError> {
         ("cube.l0b_bytes", k.l0b_bytes),
         ("cube.l0c_bytes", k.l0c_bytes),
     ] {
-        if v == 0 {
-            return Err(err(key, v, "a cube core's buffer must hold at least one byte"));
+        if v == 0 || v > MAX_BUFFER_BYTES {
+            return Err(err(key, v, &format!("a cube core's buffer holds 1..={MAX_BUFFER_BYTES} bytes")));
         }
     }
+    cycles("cube.fixed_cycles", k.fixed_cycles, c.clock_ghz)?;
     for (key, v) in [
         ("cube.l1_to_l0a_bytes_per_cycle", k.l1_to_l0a_bytes_per_cycle),
         ("cube.l1_to_l0b_bytes_per_cycle", k.l1_to_l0b_bytes_per_cycle),
@@ -207,8 +246,13 @@ fn dma_path(key: &str, p: &DmaPathConfig) -> Result<DmaPath, ChipConfigError> {
         DmaPathConfig::Hill { peak_gbps, half_bytes } => {
             let r = rate(&format!("{key}.peak_gbps"), peak_gbps)?
                 .ok_or_else(|| err(&format!("{key}.peak_gbps"), peak_gbps, "a Hill curve needs a finite peak"))?;
-            if !half_bytes.is_finite() || half_bytes < 0.0 {
-                return Err(err(&format!("{key}.half_bytes"), half_bytes, "must be a non-negative byte count"));
+            let max = peak_gbps * MAX_COST_NS;
+            if !(half_bytes.is_finite() && (0.0..=max).contains(&half_bytes)) {
+                return Err(err(
+                    &format!("{key}.half_bytes"),
+                    half_bytes,
+                    &format!("must be a byte count from 0 to peak_gbps x 1e9 = {max} (an issue cost of at most 1 s)"),
+                ));
             }
             // time(B) = K / peak + B / peak: the issue cost is K bytes at the peak rate.
             let issue = SimDuration::from_ns_f64(half_bytes / (peak_gbps * 1e9) * 1e9);

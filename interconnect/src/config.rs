@@ -50,9 +50,10 @@ pub enum Ordering {
     Relaxed,
 }
 
-/// `[fabric.topology]`: `kind` selects the topology.
+/// `[fabric.topology]`: `kind` selects the topology. Read through [`RawTopology`] (all keys
+/// optional) so that a value of the wrong type is reported at its own key, not at the table.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(try_from = "RawTopology")]
 pub enum TopologyConfig {
     /// Every chip pair has its own full-duplex link.
     FullMesh(FullMeshConfig),
@@ -68,7 +69,7 @@ pub enum TopologyConfig {
 
 /// `[fabric.topology.node]` of a hierarchical topology: one of the flat kinds.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(try_from = "RawTopology")]
 pub enum NodeConfig {
     FullMesh(FullMeshConfig),
     Ring(RingConfig),
@@ -152,6 +153,124 @@ pub struct LevelConfig {
     pub nic_gbps: f64,
     /// Latency of each NIC uplink and downlink, ns (a crossing of this level pays it twice).
     pub nic_latency_ns: f64,
+}
+
+/// Every key any topology kind takes, each optional: serde reads each value at its own key
+/// (a type error names the line of the key), then `kind` decides which keys must and may be
+/// there.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopology {
+    kind: String,
+    ranks: Option<usize>,
+    bidirectional: Option<bool>,
+    x: Option<usize>,
+    y: Option<usize>,
+    link_gbps: Option<f64>,
+    link_latency_ns: Option<f64>,
+    node: Option<Box<RawTopology>>,
+    levels: Option<Vec<LevelConfig>>,
+}
+
+/// The keys of `[fabric.topology]` other than `kind`, in declaration order.
+const TOPOLOGY_KEYS: [&str; 8] = ["ranks", "bidirectional", "x", "y", "link_gbps", "link_latency_ns", "node", "levels"];
+
+impl RawTopology {
+    /// Which optional keys are present, in [`TOPOLOGY_KEYS`] order.
+    fn present(&self) -> [bool; 8] {
+        [
+            self.ranks.is_some(),
+            self.bidirectional.is_some(),
+            self.x.is_some(),
+            self.y.is_some(),
+            self.link_gbps.is_some(),
+            self.link_latency_ns.is_some(),
+            self.node.is_some(),
+            self.levels.is_some(),
+        ]
+    }
+
+    /// Refuses a key `kind` does not take (`allowed`), naming it.
+    fn only(&self, allowed: &[&str]) -> Result<(), String> {
+        for (key, there) in TOPOLOGY_KEYS.iter().zip(self.present()) {
+            if there && !allowed.contains(key) {
+                return Err(format!(
+                    "`{key}` is not a key of kind = \"{}\" (its keys: kind, {})",
+                    self.kind,
+                    allowed.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn need<T: Clone>(&self, key: &str, v: &Option<T>) -> Result<T, String> {
+        v.clone().ok_or_else(|| format!("kind = \"{}\" needs `{key}`", self.kind))
+    }
+
+    /// A flat kind (every kind but `hierarchical`), or `None` for `hierarchical`.
+    fn flat(&self) -> Result<Option<NodeConfig>, String> {
+        let link = |t: &RawTopology| -> Result<(f64, f64), String> {
+            Ok((t.need("link_gbps", &t.link_gbps)?, t.need("link_latency_ns", &t.link_latency_ns)?))
+        };
+        Ok(Some(match self.kind.as_str() {
+            "full_mesh" => {
+                self.only(&["ranks", "link_gbps", "link_latency_ns"])?;
+                let (link_gbps, link_latency_ns) = link(self)?;
+                NodeConfig::FullMesh(FullMeshConfig { ranks: self.ranks, link_gbps, link_latency_ns })
+            }
+            "ring" => {
+                self.only(&["ranks", "bidirectional", "link_gbps", "link_latency_ns"])?;
+                let (link_gbps, link_latency_ns) = link(self)?;
+                let bidirectional = self.need("bidirectional", &self.bidirectional)?;
+                NodeConfig::Ring(RingConfig { ranks: self.ranks, bidirectional, link_gbps, link_latency_ns })
+            }
+            "torus2d" => {
+                self.only(&["x", "y", "link_gbps", "link_latency_ns"])?;
+                let (link_gbps, link_latency_ns) = link(self)?;
+                let (x, y) = (self.need("x", &self.x)?, self.need("y", &self.y)?);
+                NodeConfig::Torus2d(TorusConfig { x, y, link_gbps, link_latency_ns })
+            }
+            "switch" => {
+                self.only(&["ranks", "link_gbps", "link_latency_ns"])?;
+                let (link_gbps, link_latency_ns) = link(self)?;
+                NodeConfig::Switch(SwitchConfig { ranks: self.ranks, link_gbps, link_latency_ns })
+            }
+            "hierarchical" => return Ok(None),
+            other => {
+                return Err(format!(
+                    "kind = \"{other}\" is not a topology; use full_mesh, ring, torus2d, switch or hierarchical"
+                ));
+            }
+        }))
+    }
+}
+
+impl TryFrom<RawTopology> for NodeConfig {
+    type Error = String;
+    fn try_from(raw: RawTopology) -> Result<NodeConfig, String> {
+        raw.flat()?.ok_or_else(|| {
+            "kind = \"hierarchical\" cannot be a node; a node is full_mesh, ring, torus2d or switch".to_string()
+        })
+    }
+}
+
+impl TryFrom<RawTopology> for TopologyConfig {
+    type Error = String;
+    fn try_from(raw: RawTopology) -> Result<TopologyConfig, String> {
+        Ok(match raw.flat()? {
+            Some(NodeConfig::FullMesh(c)) => TopologyConfig::FullMesh(c),
+            Some(NodeConfig::Ring(c)) => TopologyConfig::Ring(c),
+            Some(NodeConfig::Torus2d(c)) => TopologyConfig::Torus2d(c),
+            Some(NodeConfig::Switch(c)) => TopologyConfig::Switch(c),
+            None => {
+                raw.only(&["node", "levels"])?;
+                let node = raw.need("node", &raw.node)?;
+                let levels = raw.need("levels", &raw.levels)?;
+                TopologyConfig::Hierarchical(HierarchicalConfig { node: NodeConfig::try_from(*node)?, levels })
+            }
+        })
+    }
 }
 
 /// A `[fabric]` value that cannot describe a fabric; `key` is dotted below `fabric`.
@@ -307,11 +426,25 @@ link_latency_ns = 500.0
         let e = parse(&MESH.replace("link_gbps", "link_gbs")).unwrap_err();
         assert!(e.contains("unknown field `link_gbs`"), "{e}");
         let e = parse(&MESH.replace("\"full_mesh\"", "\"mesh\"")).unwrap_err();
-        assert!(e.contains("unknown variant `mesh`"), "{e}");
+        assert!(e.contains("kind = \"mesh\" is not a topology; use full_mesh, ring"), "{e}");
         let e = parse(&MESH.replace("efficiency = 0.7\n", "efficiency = 0.7\nbogus = 1\n")).unwrap_err();
         assert!(e.contains("unknown field `bogus`"), "{e}");
         let e = parse(&MESH.replace("packet_bytes = 4096\n", "")).unwrap_err();
         assert!(e.contains("missing field `packet_bytes`"), "{e}");
+    }
+
+    /// A value of the wrong type inside `[fabric.topology]` is reported at its key's line, not
+    /// at the table header (issue 13); a key another kind takes is named.
+    #[test]
+    fn type_errors_in_the_topology_name_the_key() {
+        let e = parse(&MESH.replace("link_gbps = 28.0", "link_gbps = \"fast\"")).unwrap_err();
+        assert!(e.contains("link_gbps = \"fast\"") && e.contains("invalid type: string"), "{e}");
+        let e = parse(&MESH.replace("link_latency_ns = 500.0", "link_latency_ns = [1]")).unwrap_err();
+        assert!(e.contains("link_latency_ns = [1]"), "{e}");
+        let e = parse(&MESH.replace("link_gbps = 28.0", "link_gbps = 28.0\nx = 2")).unwrap_err();
+        assert!(e.contains("`x` is not a key of kind = \"full_mesh\""), "{e}");
+        let e = parse(&MESH.replace("link_gbps = 28.0\n", "")).unwrap_err();
+        assert!(e.contains("kind = \"full_mesh\" needs `link_gbps`"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,15 @@ impl SimTime {
     /// The start of a run.
     pub const ZERO: SimTime = SimTime(0);
 
+    /// The last representable instant (about 213 days): where arithmetic that overflowed the
+    /// u64-picosecond clock saturates. Nothing is ever scheduled there.
+    pub const NEVER: SimTime = SimTime(u64::MAX);
+
+    /// Whether this instant is where an overflowing sum saturated ([`SimTime::NEVER`]).
+    pub const fn is_overflowed(self) -> bool {
+        self.0 == u64::MAX
+    }
+
     /// An instant `ps` picoseconds after the start.
     pub const fn from_ps(ps: u64) -> Self {
         SimTime(ps)
@@ -54,14 +63,14 @@ impl SimDuration {
         SimDuration(ps)
     }
 
-    /// A span of `ns` nanoseconds.
+    /// A span of `ns` nanoseconds (saturating at `u64::MAX` picoseconds).
     pub const fn from_ns(ns: u64) -> Self {
-        SimDuration(ns * 1_000)
+        SimDuration(ns.saturating_mul(1_000))
     }
 
-    /// A span of `us` microseconds.
+    /// A span of `us` microseconds (saturating at `u64::MAX` picoseconds).
     pub const fn from_us(us: u64) -> Self {
-        SimDuration(us * 1_000_000)
+        SimDuration(us.saturating_mul(1_000_000))
     }
 
     /// Converts a configured nanosecond figure once, rounding up to a whole picosecond.
@@ -96,8 +105,11 @@ impl SimDuration {
 
 impl Add<SimDuration> for SimTime {
     type Output = SimTime;
+    /// Saturates at [`SimTime::NEVER`]: the engine refuses to schedule anything there and
+    /// ends the run with an error naming the actor and the event (see
+    /// [`SimTime::is_overflowed`]), so an overflow is an error, never a panic or a wrap.
     fn add(self, d: SimDuration) -> SimTime {
-        SimTime(self.0.checked_add(d.0).expect("simulated time overflowed u64 picoseconds"))
+        SimTime(self.0.saturating_add(d.0))
     }
 }
 
@@ -109,8 +121,10 @@ impl AddAssign<SimDuration> for SimTime {
 
 impl Add for SimDuration {
     type Output = SimDuration;
+    /// Saturates at `u64::MAX` picoseconds; a time built from it is [`SimTime::NEVER`], which
+    /// the engine reports as an overflow.
     fn add(self, d: SimDuration) -> SimDuration {
-        SimDuration(self.0.checked_add(d.0).expect("simulated duration overflowed"))
+        SimDuration(self.0.saturating_add(d.0))
     }
 }
 

@@ -321,7 +321,7 @@ impl World {
     /// (`pld.alloc_window_buffer` + `pld.window`). Buffers are 32-byte rounded and laid out
     /// consecutively, so a buffer has the same window offset on every rank.
     pub fn alloc_window(&mut self, domain: &Domain, name: &str, dtype: DType, shape: &[usize]) -> SimResult<Tensor> {
-        check_shape(name, shape)?;
+        let nbytes = check_shape(name, dtype, shape)?;
         let id = domain.0.id;
         self.domain_state(domain)?;
         self.check_live(&domain.0, || format!("window `{name}` cannot be allocated"))?;
@@ -332,7 +332,6 @@ impl World {
                 domain.0.name
             )));
         }
-        let nbytes = shape.iter().product::<usize>() * dtype.size();
         let capacity = nbytes.div_ceil(WINDOW_ALIGN) * WINDOW_ALIGN;
         let base = ds.bytes;
         if let Some(limit) = ds.limit
@@ -363,8 +362,7 @@ impl World {
 
     /// Allocates a zeroed GM tensor on every chip; each chip's kernels see their own copy.
     pub fn alloc_tensor(&mut self, name: &str, dtype: DType, shape: &[usize]) -> SimResult<Tensor> {
-        check_shape(name, shape)?;
-        let nbytes = shape.iter().product::<usize>() * dtype.size();
+        let nbytes = check_shape(name, dtype, shape)?;
         let buf = self.gm_names.len();
         self.gm_names.push(name.to_string());
         self.gm_written.push(vec![false; self.size]);
@@ -706,11 +704,25 @@ fn mem_key(t: &Tensor, rank: usize) -> MemKey {
     }
 }
 
-fn check_shape(name: &str, shape: &[usize]) -> SimResult<()> {
+/// The byte size of a buffer of `dtype` and `shape`: positive dimensions, and a size that fits
+/// the address space ([`MAX_BUFFER_BYTES`]) without overflowing.
+fn check_shape(name: &str, dtype: DType, shape: &[usize]) -> SimResult<usize> {
     if shape.is_empty() || shape.contains(&0) {
         return Err(SimError::invalid(format!(
             "buffer `{name}`: shape {shape:?} must be non-empty with positive dimensions"
         )));
     }
-    Ok(())
+    shape
+        .iter()
+        .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= MAX_BUFFER_BYTES)
+        .ok_or_else(|| {
+            SimError::invalid(format!(
+                "buffer `{name}`: {dtype} {shape:?} is more than {MAX_BUFFER_BYTES} bytes (2^48), the most one buffer may hold"
+            ))
+        })
 }
+
+/// The largest buffer (window or GM tensor) in bytes: 2^48, far above any chip's memory and
+/// far below where window offsets could overflow.
+pub const MAX_BUFFER_BYTES: usize = 1 << 48;

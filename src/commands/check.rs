@@ -22,6 +22,9 @@ pub struct CheckArgs {
     pub list: bool,
 }
 
+/// The most jittered reruns `--seeds` asks for.
+pub const MAX_SEEDS: u64 = 100_000;
+
 /// Checks, prints the findings, writes the JSON; `Failed` when anything was found.
 pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
     let io = |e: std::io::Error| e.to_string();
@@ -45,6 +48,14 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
         return Err("--trace needs --program: it writes the trace of one program's unperturbed run".into());
     }
     let o = &a.options;
+    for (flag, d) in [("--jitter-op-ns", o.op_jitter), ("--jitter-dispatch-ns", o.dispatch_jitter)] {
+        if d.as_ps() > crate::sweep::MAX_JITTER_PS {
+            return Err(format!("{flag} {}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000));
+        }
+    }
+    if o.seeds > MAX_SEEDS {
+        return Err(format!("--seeds {}: at most {MAX_SEEDS} jittered reruns", o.seeds));
+    }
     writeln!(
         out,
         "# ranksim check on `{}`: {} program(s), the unperturbed run and {} seed(s) each (jitter up to {} per transfer, {} per dispatch)",
@@ -59,6 +70,16 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
     let mut found = 0;
     for c in chosen {
         let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
+        if a.program.is_none() && a.ranks.is_none() && c.min_ranks > max {
+            // Checking everything: a program this machine is too small for is skipped, said so.
+            writeln!(
+                out,
+                "skip  {:<28} needs at least {} ranks; the machine has {}",
+                c.name, c.min_ranks, cfg.machine.ranks
+            )
+            .map_err(io)?;
+            continue;
+        }
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
         let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {

@@ -5,7 +5,7 @@
 use super::{CmdResult, Status};
 use crate::Config;
 use crate::report::{self, ResultRow, Series, SweepConfig, SweepJson};
-use crate::sweep::{Point, SweepSpec, nccl_type, run_point};
+use crate::sweep::{Point, SweepSpec, failed_row, nccl_type, run_point};
 use collectives::{Kind, Mode, Path};
 use sim_core::{DType, Jitter, ReduceOp};
 use std::io::{IsTerminal, Write};
@@ -61,8 +61,28 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             cfg.machine.name, cfg.machine.ranks, cfg.machine.ranks
         ));
     }
-    let sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)?;
+    let sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
+        .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
+    if let Some(min) = a.min_busbw
+        && !(min.is_finite() && min >= 0.0)
+    {
+        return Err(format!("--min-busbw {min}: must be a finite number of GB/s, 0 or more"));
+    }
     let combos = combos(a);
+    for combo in &combos {
+        let spec = spec(a, combo, ranks);
+        spec.validate("-e", a.max_bytes, cfg.machine.ranks)?;
+        if !sizes.iter().any(|&s| has_elements(&spec, s)) {
+            return Err(format!(
+                "{}: no size from -b {} to -e {} gives an element per rank on {ranks} ranks ({}-byte {}); raise -e",
+                combo.label(),
+                a.min_bytes,
+                a.max_bytes,
+                a.dtype.size(),
+                a.dtype
+            ));
+        }
+    }
     let progress = std::io::stderr().is_terminal();
     let (mut all_rows, mut series, mut failed) = (Vec::new(), Vec::new(), false);
     let mut traced = a.trace.is_none();
@@ -73,11 +93,32 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         writeln!(out, "{}", report::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
         writeln!(out, "{}", report::header()).map_err(io)?;
         let mut rows: Vec<ResultRow> = Vec::new();
+        let mut last_count = None;
         for (i, &size) in sizes.iter().enumerate() {
+            // Sizes that round to the element count of the previous one would repeat its row
+            // (a barrier moves no data: its one row per size is nccl-tests' too).
+            let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, ranks);
+            if last_count == Some(count) && spec.kind != Kind::Barrier {
+                continue;
+            }
+            last_count = Some(count);
             if progress {
                 eprint!("\r[{}/{}] {} {:>8}  ", i + 1, sizes.len(), combo.label(), report::size_label(size));
             }
-            let Some(point) = run_point(&cfg, &spec, size, !traced)? else { continue };
+            let point = match run_point(&cfg, &spec, size, !traced) {
+                Ok(Some(p)) => p,
+                Ok(None) => continue,
+                // This size cannot run (a dtype the path does not support, a tile that does not
+                // fit UB, ...): its row says why and the sweep goes on.
+                Err(e) => {
+                    let Some(row) = failed_row(&spec, size, e) else { continue };
+                    writeln!(out, "{}", report::row(&row)).map_err(io)?;
+                    failed = true;
+                    rows.push(ResultRow { series: (combos.len() > 1).then(|| combo.label()), ..row });
+                    continue;
+                }
+            };
+            failed |= point.row.failed.is_some();
             if !traced {
                 write_trace(a, &point, ranks)?;
                 traced = true;
@@ -92,7 +133,8 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         if progress {
             eprint!("\r{:60}\r", "");
         }
-        let avg = report::average_busbw(&rows.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
+        let measured: Vec<&ResultRow> = rows.iter().filter(|r| r.failed.is_none()).collect();
+        let avg = report::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
         writeln!(out, "{}", report::footer(avg)).map_err(io)?;
         if let Some(min) = a.min_busbw
             && avg < min
@@ -104,14 +146,24 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             writeln!(out, "# FAILED: {} wrong element(s)", rows.iter().filter_map(|r| r.nwrong).sum::<u64>())
                 .map_err(io)?;
         }
+        let unmeasured = rows.len() - measured.len();
+        if unmeasured > 0 {
+            writeln!(out, "# FAILED: {unmeasured} size(s) have no measurement (the FAILED rows say why)")
+                .map_err(io)?;
+        }
         series.push(Series {
             label: combo.label(),
-            points: rows.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect(),
+            points: measured.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect(),
         });
         all_rows.extend(rows);
     }
     write_outputs(a, &cfg, ranks, &combos, all_rows, &series, &strace.text())?;
     Ok(if failed { Status::Failed } else { Status::Ok })
+}
+
+/// Whether a size gives at least one element per rank (a barrier always runs).
+fn has_elements(spec: &SweepSpec, size: u64) -> bool {
+    spec.kind == Kind::Barrier || report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) > 0
 }
 
 fn combos(a: &SweepArgs) -> Vec<Combo> {
@@ -158,7 +210,7 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, c: &Combo) -> SweepC
         path: s.path.to_string(),
         dtype: nccl_type(s.dtype).to_string(),
         redop: s.op.to_string(),
-        root: s.root as i64,
+        root: i64::try_from(s.root).unwrap_or(i64::MAX),
         min_bytes: a.min_bytes,
         max_bytes: a.max_bytes,
         step_factor: a.factor,

@@ -19,7 +19,7 @@ pub struct SweepJson {
 impl SweepJson {
     /// Bundles a sweep, computing `average_bus_bandwidth` from the rows.
     pub fn new(config: SweepConfig, results: Vec<ResultRow>) -> SweepJson {
-        let busbw: Vec<f64> = results.iter().map(|r| r.busbw_gbps).collect();
+        let busbw: Vec<f64> = results.iter().filter(|r| r.failed.is_none()).map(|r| r.busbw_gbps).collect();
         SweepJson { config, average_bus_bandwidth: average_busbw(&busbw), results }
     }
 }
@@ -67,6 +67,7 @@ mod tests {
             busbw_gbps: busbw,
             nwrong,
             series: None,
+            failed: None,
         }
     }
 
@@ -98,6 +99,22 @@ mod tests {
 
         let back: SweepJson = serde_json::from_value(value).expect("deserializes");
         assert_eq!(back, sweep);
+    }
+
+    /// A FAILED row: `failed` with its reason, no time or bandwidth (`null`), left out of the
+    /// average; it reads back with NaN in those fields.
+    #[test]
+    fn a_failed_row_has_its_reason_and_no_time() {
+        let failed = ResultRow::failed(4096, 1024, "half", "none", -1, "cut short: why".into());
+        let sweep = SweepJson::new(config(), vec![row(1024, 0.25, Some(0)), failed]);
+        assert_eq!(sweep.average_bus_bandwidth, 0.25);
+        let value: Value = serde_json::from_str(&to_json_string(&sweep)).expect("valid JSON");
+        let r = &value["results"][1];
+        assert_eq!(r["failed"], json!("cut short: why"));
+        assert_eq!((&r["time_us"], &r["algbw_gbps"], &r["busbw_gbps"]), (&Value::Null, &Value::Null, &Value::Null));
+        assert!(value["results"][0].get("failed").is_none(), "a measured row has no `failed` key");
+        let back: SweepJson = serde_json::from_value(value).expect("deserializes");
+        assert!(back.results[1].time_us.is_nan() && back.results[1].failed.as_deref() == Some("cut short: why"));
     }
 
     #[test]

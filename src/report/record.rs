@@ -53,15 +53,47 @@ pub struct ResultRow {
     pub redop: String,
     /// The `root` column, -1 for unrooted collectives.
     pub root: i64,
-    /// Average time of one operation in microseconds.
+    /// Average time of one operation in microseconds (NaN, JSON `null`, on a failed row).
+    #[serde(deserialize_with = "null_is_nan")]
     pub time_us: f64,
     /// Algorithm bandwidth in GB/s (1e9 bytes).
+    #[serde(deserialize_with = "null_is_nan")]
     pub algbw_gbps: f64,
     /// Bus bandwidth in GB/s (1e9 bytes).
+    #[serde(deserialize_with = "null_is_nan")]
     pub busbw_gbps: f64,
     /// Wrong elements, or `None` when validation was off (`N/A`, JSON `null`).
     pub nwrong: Option<u64>,
     /// The collective and algorithm of the row, when one sweep covers several (JSON only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<String>,
+    /// Why this size has no measurement: its run failed (an unsupported dtype for the path, a
+    /// tile that overflows UB, ...) or was cut short by a builtin's early return. Such a row
+    /// shows no time (NaN, JSON `null`) and fails the sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+impl ResultRow {
+    /// A row of `size` bytes (`count` elements) whose run gave no measurement, and why.
+    pub fn failed(size: u64, count: u64, type_name: &str, redop: &str, root: i64, why: String) -> ResultRow {
+        ResultRow {
+            size,
+            count,
+            type_name: type_name.to_string(),
+            redop: redop.to_string(),
+            root,
+            time_us: f64::NAN,
+            algbw_gbps: f64::NAN,
+            busbw_gbps: f64::NAN,
+            nwrong: None,
+            series: None,
+            failed: Some(why),
+        }
+    }
+}
+
+/// A number that JSON wrote as `null` (NaN and the infinities) reads back as NaN.
+fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }

@@ -64,6 +64,13 @@ fn header_line(c: [&str; 9]) -> String {
 /// One data line: `"%12li  %12li  %8s  %6s  %6i"` then `"  %7s  %6s  %6s  %6g"` (or `N/A`
 /// when `nwrong` is `None`), with time and bandwidths squeezed by [`float_str`].
 pub fn row(r: &ResultRow) -> String {
+    if let Some(why) = &r.failed {
+        // No time, no bandwidth: the reason takes their place.
+        return format!(
+            "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  FAILED: {why}",
+            r.size, r.count, r.type_name, r.redop, r.root
+        );
+    }
     let wrong = match r.nwrong {
         Some(n) => format!("{:>6}", fmt_g(n as f64)),
         // util.cu prints `"    N/A"`: one column narrower than `"  %6g"`.
@@ -128,6 +135,7 @@ mod tests {
             busbw_gbps: bw.1,
             nwrong,
             series: None,
+            failed: None,
         }
     }
 
@@ -208,6 +216,15 @@ mod tests {
         assert!(
             preamble("0.1.0", &checked)
                 .ends_with("step: 1.5(factor) warmup iters: 5 iters: 20 seed: 42 validation: on")
+        );
+    }
+
+    #[test]
+    fn a_failed_row_shows_its_reason_instead_of_a_time() {
+        let r = ResultRow::failed(1000, 250, "float", "sum", -1, "cut short: the ring returned".into());
+        assert_eq!(
+            row(&r),
+            "        1000           250     float     sum      -1  FAILED: cut short: the ring returned"
         );
     }
 

@@ -33,7 +33,7 @@ fn bad_arguments_are_explained() {
     assert!(out.contains("no program `nope`"), "{out}");
     let (code, out) = ranksim(&["run", "put", "--ranks", "9"]);
     assert_eq!(code, 2);
-    assert!(out.contains("needs 2..=8 ranks"), "{out}");
+    assert!(out.contains("--ranks 9: machine `a2a3` has 8 ranks; use 1..=8"), "{out}");
     let (code, out) = ranksim(&["run", "--config", "/nonexistent.toml"]);
     assert_eq!(code, 2);
     assert!(out.contains("/nonexistent.toml"), "{out}");

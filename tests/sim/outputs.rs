@@ -198,12 +198,17 @@ fn min_busbw_and_wrong_elements_gate_the_exit_code() {
     assert!(out.contains("below --min-busbw 100000"), "{out}");
     let (code, _) = ranksim(&["sweep", "-b", "4K", "-e", "4K", "--min-busbw", "0.001"], &d);
     assert_eq!(code, 0);
-    // The HOST ring silently returns when numel % NR != 0: 257 floats on 8 ranks stay unsummed.
-    let (code, out) = ranksim(&["sweep", "--mode", "ring", "-b", "1028", "-e", "1028"], &d);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("wrong element"), "{out}");
+    // The HOST ring silently returns when numel % NR != 0: 257 floats on 8 ranks stay unsummed;
+    // the row is FAILED with the builtin's reason, with payload or without (issue 13).
+    for extra in [None, Some("--no-data")] {
+        let mut args = vec!["sweep", "--mode", "ring", "-b", "1028", "-e", "1028"];
+        args.extend(extra);
+        let (code, out) = ranksim(&args, &d);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("FAILED: cut short") && out.contains("numel (257)"), "{out}");
+    }
     // Timing-only sweeps cannot check: #wrong is N/A and does not fail.
-    let (code, out) = ranksim(&["sweep", "--mode", "ring", "-b", "1028", "-e", "1028", "--no-data"], &d);
+    let (code, out) = ranksim(&["sweep", "--mode", "ring", "-b", "1024", "-e", "1024", "--no-data"], &d);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("N/A") && out.contains("validation: off (timing-only)"), "{out}");
     let (code, out) = ranksim(&["sweep", "-b", "2K", "-e", "1K"], &d);

@@ -54,7 +54,9 @@ impl Resource {
             let t = self.idle_from(ready.max(last_in).as_ps());
             return Slot { start: SimTime::from_ps(t), end: SimTime::from_ps(t) };
         }
-        let mut end = (ready.as_ps() + ser).max(last_in.as_ps());
+        // Saturating: a sum past the u64 clock ends at `SimTime::NEVER`, which the engine
+        // refuses to schedule (an overflow error), never a wrap.
+        let mut end = ready.as_ps().saturating_add(ser).max(last_in.as_ps());
         let mut at = self.booked.len();
         for (i, &(a, b)) in self.booked.iter().enumerate() {
             if b <= end - ser {
@@ -64,7 +66,7 @@ impl Resource {
                 at = i;
                 break;
             }
-            end = end.max(b + ser);
+            end = end.max(b.saturating_add(ser));
         }
         self.insert(at, (end - ser, end));
         Slot { start: SimTime::from_ps(end - ser), end: SimTime::from_ps(end) }

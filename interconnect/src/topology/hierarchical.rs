@@ -35,7 +35,16 @@ impl Hierarchical {
             if l.groups == 0 {
                 return Err(err(&key("groups"), 0, "must be at least 1"));
             }
-            span = span.checked_mul(l.groups).ok_or_else(|| err(&key("groups"), l.groups, "makes too many chips"))?;
+            span = span.checked_mul(l.groups).ok_or_else(|| {
+                err(
+                    &key("groups"),
+                    l.groups,
+                    format!(
+                        "times the {span} chips below it (topology.node.ranks = {} x the earlier levels' groups) overflows; the product must equal machine.ranks = {ranks}",
+                        node.ranks()
+                    ),
+                )
+            })?;
             let nic = LinkParams::new(&key("nic_gbps"), l.nic_gbps, &key("nic_latency_ns"), l.nic_latency_ns, eff)?;
             levels.push(Level { span, nic });
         }

@@ -196,10 +196,17 @@ impl Ops {
 
     /// Element-wise `op(a, b)` on the vector unit.
     pub fn reduce(&mut self, op: ReduceOp, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.ub_op("tile op")?;
+        // Errors name the call the kernel made.
+        let name = match op {
+            ReduceOp::Sum => "add",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "mul",
+        };
+        self.ub_op(name)?;
         let r = match a.combine(op, b) {
             Ok(r) => r,
-            Err(e) => return self.bad("tile op", e.to_string()),
+            Err(e) => return self.bad(name, e.to_string()),
         };
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
         let mut r = r;

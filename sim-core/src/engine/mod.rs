@@ -660,9 +660,43 @@ impl Engine {
         self.push(key, ev);
     }
 
-    /// Queues `ev` under `key`: the heap moves small keys, the event stays put.
+    /// Queues `ev` under `key`: the heap moves small keys, the event stays put. An event at
+    /// [`SimTime::NEVER`] (a sum of times that overflowed the u64-picosecond clock) is not
+    /// queued: the run ends with an error naming who and what overflowed.
     fn push(&mut self, key: Key, ev: Event) {
+        if key.time.is_overflowed() {
+            let who = if key.actor == HOST {
+                "the host scheduler".to_string()
+            } else {
+                format!("chip {} core {}", self.chip_of(key.actor), self.core_of(key.actor))
+            };
+            self.fail(SimError::invalid(format!(
+                "simulated time overflowed u64 picoseconds (about 213 days) when {who} scheduled {} after {}; \
+                 a configured cost, a kernel's cycle count or the number of calls is too large",
+                event_name(&ev),
+                self.now
+            )));
+            return;
+        }
         let slot = self.slots.put(ev);
         self.queue.push(Reverse(Entry { key, slot }));
+    }
+}
+
+/// What an event is, for the overflow error.
+fn event_name(ev: &Event) -> String {
+    match ev {
+        Event::Request { req, .. } => format!("a request ({})", req.name()),
+        Event::RemoteRead { .. } => "a remote read".into(),
+        Event::Loaded { .. } => "the end of a load".into(),
+        Event::Land { op, .. } => format!("the landing of a write ({op})"),
+        Event::Signal(_) => "the landing of a notify".into(),
+        Event::FlowStep { .. } => "a packet of a transfer".into(),
+        Event::CopyRemoteRead { .. } | Event::CopyLoaded { .. } | Event::CopyStored { .. } => {
+            "a chunk of a put/get".into()
+        }
+        Event::DispatchStart { chip } => format!("the start of a dispatch on chip {chip}"),
+        Event::DeferredReady { chip, .. } => format!("a deferred task on chip {chip}"),
+        Event::Sdma(_) => "an SDMA descriptor".into(),
     }
 }

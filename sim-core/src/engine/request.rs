@@ -192,3 +192,28 @@ pub(crate) enum Wake {
     /// The run ended early; every blocked actor gets this.
     Abort { actor: usize },
 }
+
+impl Request {
+    /// The request's name, for errors.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Request::Read { .. } => "read",
+            Request::Collect { .. } => "collect",
+            Request::Write { op, .. } => op,
+            Request::ScalarRead { .. } => "scalar read",
+            Request::ScalarWrite { .. } => "scalar write",
+            Request::Copy(_) => "put/get",
+            Request::Notify { .. } => "notify",
+            Request::Wait { .. } => "wait",
+            Request::Test { .. } => "test",
+            Request::Fence => "fence",
+            Request::ExpectClear { .. } => "expect_clear",
+            Request::DeferWait { .. } => "defer_wait",
+            Request::Note { name, .. } => name,
+            Request::Finish { .. } => "the block's end",
+            Request::Sdma(_) => "SDMA transfer",
+            Request::SdmaTest { .. } => "test_async",
+            Request::SdmaWait { .. } => "wait_async",
+        }
+    }
+}
