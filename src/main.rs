@@ -17,7 +17,7 @@ use std::process::ExitCode;
 /// Every command takes `--config FILE` (a machine TOML, see configs/) or a preset name (a2a3, a3-supernode, a5, ring8, torus4x4, two-node); without it the embedded
 /// a2a3 preset (8 x Ascend 910B, HCCS full mesh) is used.
 #[derive(Parser)]
-#[command(version, about, long_about)]
+#[command(version, about, long_about, args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -26,8 +26,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Bandwidth sweep over message sizes, printed like nccl-tests (size, count, type, redop,
-    /// root, time, algbw, busbw, #wrong) with an average-busbw footer. Exits 1 when an element
-    /// is wrong or the average busbw is below --min-busbw.
+    /// root, time, algbw, busbw, #wrong) with an average-busbw footer per series. Without
+    /// --mode: PyPTO's builtin kernel next to the best HCCL-class algorithm the machine runs,
+    /// each with a note on what it models and the machine's busbw bound. Exits 1 when an
+    /// element is wrong or a series' average busbw is below --min-busbw.
     Sweep(Box<SweepCli>),
     /// PyPTO's benchmark(): run WARMUP + ROUNDS calls of a collective, build BenchmarkStats
     /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
@@ -153,9 +155,11 @@ struct SweepCli {
     /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
     /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
     /// puts; sum only, pays the channels' first-use cold start unless -w >= 1). Give the
-    /// HCCL-class modes many cores, e.g. --core-num 48.
-    #[arg(long, default_value = "mesh", value_delimiter = ',')]
-    mode: Vec<Mode>,
+    /// HCCL-class modes many cores, e.g. --core-num 48. Default: mesh (the builtin, one block)
+    /// and the best HCCL-class mode the machine runs (sdma-mesh with -w 1, else aiv-mesh) on
+    /// every AIV core.
+    #[arg(long, value_delimiter = ',')]
+    mode: Option<Vec<Mode>>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
     #[arg(long, default_value = "host")]
     path: Path,
@@ -163,7 +167,7 @@ struct SweepCli {
     #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
     min_bytes: u64,
     /// Largest size in bytes (K/M/G suffixes).
-    #[arg(short = 'e', long = "maxbytes", default_value = "64M", value_parser = parse_size)]
+    #[arg(short = 'e', long = "maxbytes", default_value = "16M", value_parser = parse_size)]
     max_bytes: u64,
     /// Size multiplier between steps.
     #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0)]
@@ -171,13 +175,15 @@ struct SweepCli {
     /// Element type: f32, f16, bf16, i32, i16, i8.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]
     dtype: DType,
-    /// Reduction: sum, max, min, prod.
-    #[arg(short = 'o', long = "op", default_value = "sum")]
-    op: ReduceOp,
-    /// Root rank of broadcast.
-    #[arg(short = 'r', long = "root", default_value_t = 0)]
-    root: usize,
-    /// Timed calls per size (runs are deterministic: more only matter with --seed).
+    /// Reduction: sum, max, min, prod (default sum).
+    #[arg(short = 'o', long = "op")]
+    op: Option<ReduceOp>,
+    /// Root rank of broadcast (default 0).
+    #[arg(short = 'r', long = "root")]
+    root: Option<usize>,
+    /// Timed calls per size; the time is their mean. Calls are not identical: the first pays
+    /// one-time costs (the copy engines' cold start, and later calls start while the previous
+    /// one drains), so -n 2 can differ from -n 1 even without --seed; -w leaves calls out.
     #[arg(short = 'n', long = "iters", default_value_t = 1)]
     iters: u32,
     /// Untimed calls before the timed ones.
@@ -186,9 +192,11 @@ struct SweepCli {
     /// Ranks taking part (default: every rank of the machine).
     #[arg(long)]
     ranks: Option<usize>,
-    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
-    #[arg(long, default_value_t = 1)]
-    core_num: usize,
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
+    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
+    /// warning names the series it does not apply to.
+    #[arg(long)]
+    core_num: Option<usize>,
     /// Write the results as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -201,7 +209,7 @@ struct SweepCli {
     /// Write a Chrome trace (Perfetto) of the first size's run.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Exit 1 when the average bus bandwidth (GB/s) is below this.
+    /// Exit 1 when a series' average bus bandwidth (GB/s) is below this.
     #[arg(long)]
     min_busbw: Option<f64>,
     #[command(flatten)]

@@ -326,3 +326,104 @@ fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
 fn read(w: &World, t: Option<&Tensor>, r: usize) -> sim_core::SimResult<Vec<f64>> {
     t.map_or(Ok(Vec::new()), |t| w.read_f64(t, r))
 }
+
+/// Whether the collective of `spec` runs on `cfg` at all: one call is queued (not run) on a
+/// fresh world with the collective's own validation; the error says what it needs.
+pub fn supports(cfg: &Config, spec: &SweepSpec) -> Result<(), String> {
+    let mut w = cfg.world().map_err(|e| e.to_string())?;
+    w.set_timing_only().map_err(|e| e.to_string())?;
+    let size = (spec.dtype.size() * spec.ranks.max(1) * 64) as u64;
+    queue_calls(&mut w, spec, size, 1).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// The machine's bus-bandwidth bound for `ranks` ranks: what one rank can push into the
+/// fabric (the distinct first links of its routes to the other ranks) and what its ingress
+/// port takes, both at the fabric's efficiency. busbw's factors normalise every collective to
+/// that per-rank traffic, so no algorithm's busbw exceeds [`Bound::gbps`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bound {
+    /// The bound in GB/s (`f64::INFINITY` when nothing on the way is limited).
+    pub gbps: f64,
+    /// Rank 0's first links as `(count, effective GB/s each)`, fastest first.
+    pub links: Vec<(usize, f64)>,
+    /// Sum of [`Bound::links`], GB/s.
+    pub egress_gbps: f64,
+    /// The ingress port's effective rate, GB/s.
+    pub port_gbps: f64,
+    /// The fabric's efficiency (raw rate -> payload rate).
+    pub efficiency: f64,
+}
+
+impl Bound {
+    /// `busbw <= 137.20 GB/s: 7 links x 19.60 GB/s out of each rank (28 GB/s raw x 0.7); ingress port 137.20 GB/s`.
+    pub fn line(&self) -> String {
+        let links: Vec<String> = self.links.iter().map(|(n, g)| format!("{n} link(s) x {}", gb(*g))).collect();
+        let out = if links.is_empty() { "no link".to_string() } else { links.join(" + ") };
+        format!(
+            "busbw <= {}: rank 0 sends over {out} = {} (efficiency {} applied), its ingress port takes {}",
+            gb(self.gbps),
+            gb(self.egress_gbps),
+            self.efficiency,
+            gb(self.port_gbps)
+        )
+    }
+}
+
+fn gb(v: f64) -> String {
+    if v.is_finite() { format!("{v:.2} GB/s") } else { "unlimited".to_string() }
+}
+
+/// The bus-bandwidth bound of `cfg` for the first `ranks` ranks (see [`Bound`]).
+pub fn busbw_bound(cfg: &Config, ranks: usize) -> Result<Bound, String> {
+    let topo = interconnect::Topology::new(&cfg.fabric, cfg.machine.ranks).map_err(|e| e.to_string())?;
+    let mut first: Vec<usize> =
+        (1..ranks.min(cfg.machine.ranks)).filter_map(|b| topo.route(0, b).first().copied()).collect();
+    first.sort_unstable();
+    first.dedup();
+    let rate = |l: usize| topo.links()[l].params.rate.map_or(f64::INFINITY, |b| b.bytes_per_s() as f64 / 1e9);
+    let mut links: Vec<(usize, f64)> = Vec::new();
+    let mut rates: Vec<f64> = first.iter().map(|&l| rate(l)).collect();
+    rates.sort_by(|a, b| b.total_cmp(a));
+    for r in rates {
+        match links.last_mut() {
+            Some((n, g)) if *g == r => *n += 1,
+            _ => links.push((1, r)),
+        }
+    }
+    let egress_gbps = links.iter().map(|(n, g)| *n as f64 * g).sum::<f64>();
+    let eff = cfg.fabric.efficiency;
+    let port_gbps = if cfg.fabric.port_gbps.is_finite() { cfg.fabric.port_gbps * eff } else { f64::INFINITY };
+    Ok(Bound { gbps: egress_gbps.min(port_gbps), links, egress_gbps, port_gbps, efficiency: eff })
+}
+
+/// One line on what a series models: PyPTO's builtin as written, or the vendor library's
+/// algorithm, and on how many blocks.
+pub fn mode_note(spec: &SweepSpec) -> String {
+    let cn = blocks(spec);
+    let on = |what: &str| format!("{what}, on {cn} block(s) per rank");
+    match (spec.kind, spec.mode, spec.path) {
+        (_, _, Path::InCore) => {
+            format!("the InCore lowering of PyPTO's {} (one block, called from a kernel)", spec.kind)
+        }
+        (Kind::AllReduce, Mode::Mesh, _) => {
+            on("PyPTO's builtin mesh allreduce as written: every rank pulls each peer's whole buffer and reduces it, \
+             step by step (each load, add and store waits for the previous one)")
+        }
+        (Kind::AllReduce, Mode::Ring, _) => {
+            on("PyPTO's builtin ring allreduce as written: reduce-scatter then allgather around the ring")
+        }
+        (Kind::AllReduce, Mode::TwoShot, _) => on("a direct reduce-scatter + allgather in small UB tiles"),
+        (Kind::AllReduce, Mode::AivMesh, _) => {
+            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large \
+             double-buffered UB tiles, pipes overlapping)")
+        }
+        (Kind::AllReduce | Kind::AllGather, Mode::SdmaMesh, _) => {
+            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
+            on(&format!(
+                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} path{warm}",
+                spec.kind
+            ))
+        }
+        (kind, _, _) => on(&format!("PyPTO's builtin {kind} kernel as written")),
+    }
+}

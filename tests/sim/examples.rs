@@ -4,10 +4,15 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The example binary `name`, built by `cargo test` next to the test binaries.
-fn example(name: &str) -> PathBuf {
+/// Where `cargo test` builds the example binaries: next to the test binaries.
+pub fn example_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary");
-    exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>").join("examples").join(name)
+    exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>").join("examples")
+}
+
+/// The example binary `name`.
+fn example(name: &str) -> PathBuf {
+    example_dir().join(name)
 }
 
 fn run(name: &str, args: &[&str]) -> (i32, String) {
