@@ -147,9 +147,9 @@ struct SweepCli {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
-    /// all_to_all, all_to_all_v, barrier.
-    #[arg(long, default_value = "allreduce", value_delimiter = ',')]
-    collective: Vec<Kind>,
+    /// all_to_all, all_to_all_v, barrier, or `all` (every one).
+    #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
+    collective: Vec<Vec<Kind>>,
     /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
     /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
     /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
@@ -175,8 +175,9 @@ struct SweepCli {
     /// Element type: f32, f16, bf16, i32, i16, i8.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]
     dtype: DType,
-    /// Reduction: sum, max, min, prod (default sum).
-    #[arg(short = 'o', long = "op")]
+    /// Reduction: sum, max, min, prod (default sum). nccl-tests' `avg` is refused (use sum:
+    /// avg = sum / ranks, same time).
+    #[arg(short = 'o', long = "op", value_parser = parse_op)]
     op: Option<ReduceOp>,
     /// Root rank of broadcast (default 0).
     #[arg(short = 'r', long = "root")]
@@ -189,16 +190,21 @@ struct SweepCli {
     /// Untimed calls before the timed ones.
     #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
     warmup: u32,
-    /// Ranks taking part (default: every rank of the machine).
-    #[arg(long)]
+    /// Ranks taking part (default: every rank of the machine). nccl-tests' `-g` (one rank per
+    /// device) means the same here.
+    #[arg(short = 'g', long)]
     ranks: Option<usize>,
+    /// nccl-tests' `-c`: 1 checks every element (the default), 0 does not (as --no-data:
+    /// timing-only, same times).
+    #[arg(short = 'c', long = "check", value_parser = clap::value_parser!(u8).range(0..=1))]
+    check: Option<u8>,
     /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
     /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
     /// warning names the series it does not apply to.
     #[arg(long)]
     core_num: Option<usize>,
-    /// Write the results as JSON.
-    #[arg(long)]
+    /// Write the results as JSON (nccl-tests' `-J`).
+    #[arg(short = 'J', long)]
     json: Option<PathBuf>,
     /// Write an SVG plot of time and busbw against size.
     #[arg(long)]
@@ -273,8 +279,8 @@ struct BenchCli {
     /// Element type.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]
     dtype: DType,
-    /// Reduction.
-    #[arg(short = 'o', long = "op", default_value = "sum")]
+    /// Reduction: sum, max, min, prod.
+    #[arg(short = 'o', long = "op", default_value = "sum", value_parser = parse_op)]
     op: ReduceOp,
     /// Root rank of broadcast.
     #[arg(short = 'r', long = "root", default_value_t = 0)]
@@ -285,8 +291,8 @@ struct BenchCli {
     /// Warmup rounds (dropped).
     #[arg(short = 'w', long = "warmup", default_value_t = 3)]
     warmup: u32,
-    /// Ranks taking part (default: all).
-    #[arg(long)]
+    /// Ranks taking part (default: all); `-g` as in nccl-tests.
+    #[arg(short = 'g', long)]
     ranks: Option<usize>,
     /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
     #[arg(long, default_value_t = 1)]
@@ -308,7 +314,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let mut out = std::io::stdout().lock();
     let result = match cli.command {
         None => commands::run::run(&mut out, None, None, None, false),
@@ -346,10 +352,44 @@ fn main() -> ExitCode {
     }
 }
 
+/// Parses the command line; `sweep --help` ends with the dtype x path support matrix of the
+/// default machine (worked out by asking the collectives, so it cannot drift).
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = Cli::command();
+    let asks_help = std::env::args().any(|a| a == "--help" || a == "-h" || a == "help");
+    if asks_help {
+        let matrix = ranksim::sweep::support_matrix(&ranksim::Config::default_preset());
+        cmd = cmd.mut_subcommand("sweep", |s| s.after_long_help(matrix.clone()).after_help(matrix));
+    }
+    let matches = cmd.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// `all`, or one collective's name.
+fn parse_kinds(s: &str) -> Result<Vec<Kind>, String> {
+    if s == "all" { Ok(Kind::ALL.to_vec()) } else { s.parse::<Kind>().map(|k| vec![k]) }
+}
+
+/// A reduction; nccl-tests' `avg` (and `all`) are named and refused.
+fn parse_op(s: &str) -> Result<ReduceOp, String> {
+    match s {
+        "avg" => Err("PyPTO's collectives have no avg; use -o sum (avg is sum / ranks and takes the same time)".into()),
+        "all" => Err("-o takes one reduction (sum, max, min or prod); run one sweep per op".into()),
+        _ => s.parse(),
+    }
+}
+
 fn sweep_args(s: SweepCli) -> SweepArgs {
+    let mut collectives: Vec<Kind> = Vec::new();
+    for k in s.collective.into_iter().flatten() {
+        if !collectives.contains(&k) {
+            collectives.push(k);
+        }
+    }
     SweepArgs {
         config: s.config,
-        collectives: s.collective,
+        collectives,
         modes: s.mode,
         path: s.path,
         min_bytes: s.min_bytes,
@@ -368,7 +408,7 @@ fn sweep_args(s: SweepCli) -> SweepArgs {
         trace: s.trace,
         min_busbw: s.min_busbw,
         jitter: s.jitter.jitter(),
-        no_data: s.no_data,
+        no_data: s.no_data || s.check == Some(0),
     }
 }
 

@@ -427,3 +427,55 @@ pub fn mode_note(spec: &SweepSpec) -> String {
         (kind, _, _) => on(&format!("PyPTO's builtin {kind} kernel as written")),
     }
 }
+
+/// The element types each collective and algorithm accepts on `cfg`, per path, as a text
+/// table (`y` runs, `-` is refused), worked out by asking the collectives' own validation.
+pub fn support_matrix(cfg: &Config) -> String {
+    let rows: Vec<(Kind, Mode)> = Mode::ALL
+        .iter()
+        .map(|&m| (Kind::AllReduce, m))
+        .chain([(Kind::AllGather, Mode::Mesh), (Kind::AllGather, Mode::SdmaMesh)])
+        .chain(Kind::ALL.iter().filter(|k| !matches!(k, Kind::AllReduce | Kind::AllGather)).map(|&k| (k, Mode::Mesh)))
+        .collect();
+    let names: Vec<String> = DType::ALL.iter().map(|d| d.to_string()).collect();
+    let head = names.iter().map(|n| format!("{n:>5}")).collect::<Vec<_>>().join("");
+    let mut out = format!(
+        "Element types (-d) each collective and --mode accepts on `{}` (y: runs, -: refused; sum op):\n  {:<26}{head}   |{head}\n  {:<26}{:^w$}   |{:^w$}\n",
+        cfg.machine.name,
+        "",
+        "",
+        "--path host",
+        "--path incore",
+        w = head.len()
+    );
+    for (kind, mode) in rows {
+        let name =
+            if matches!(kind, Kind::AllReduce | Kind::AllGather) { format!("{kind} {mode}") } else { kind.to_string() };
+        let mut line = format!("  {name:<26}");
+        for path in [Path::Host, Path::InCore] {
+            if path == Path::InCore {
+                line.push_str("   |");
+            }
+            for dtype in DType::ALL {
+                let spec = SweepSpec {
+                    kind,
+                    mode,
+                    path,
+                    dtype,
+                    op: ReduceOp::Sum,
+                    root: 0,
+                    iters: 1,
+                    warmup: 0,
+                    ranks: cfg.machine.ranks,
+                    core_num: 1,
+                    jitter: None,
+                    timing_only: true,
+                };
+                line.push_str(if supports(cfg, &spec).is_ok() { "    y" } else { "    -" });
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -17,6 +17,7 @@ mod deferred;
 mod determinism;
 mod domains;
 mod examples;
+mod first_hour;
 mod flows;
 mod hccl_class;
 mod outputs;
