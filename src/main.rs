@@ -35,8 +35,9 @@ enum Command {
     /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
     /// per-rank table and the mean span tree.
     Bench(Box<BenchCli>),
-    /// Print the machine a config describes: chips, cores, memory paths, links with rates and
-    /// latencies, ports; with --route A B, the path from rank A to rank B.
+    /// Print the machine a config describes: chips, cores, memory paths, its links by class
+    /// (count, rates, latency; every link with --links), ports; with --route A B, the path
+    /// from rank A to rank B.
     Topo {
         /// Machine config (TOML) or preset name (a2a3, a3-supernode, a5, ring8, torus4x4, two-node).
         #[arg(long)]
@@ -44,6 +45,9 @@ enum Command {
         /// Show the route from rank A to rank B.
         #[arg(long, num_args = 2, value_names = ["A", "B"])]
         route: Option<Vec<usize>>,
+        /// List every link and port (a 4096-rank full mesh has 16.7 M links).
+        #[arg(long)]
+        links: bool,
     },
     /// Fit one link class's latency and bandwidth to one or more measured tables at once (CSV:
     /// `size,time_us` or `size,busbw_gbps` rows) by least squares with the simulator in the
@@ -322,9 +326,9 @@ fn main() -> ExitCode {
             commands::run::run(&mut out, program.as_deref(), config.as_deref(), ranks, list)
         }
         Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &sweep_args(*s)),
-        Some(Command::Topo { config, route }) => {
+        Some(Command::Topo { config, route, links }) => {
             let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
-            commands::topo::topo(&mut out, config.as_deref(), route)
+            commands::topo::topo(&mut out, config.as_deref(), route, links)
         }
         Some(Command::Calibrate(c)) => calibrate_args(*c).and_then(|a| commands::calibrate::calibrate(&mut out, &a)),
         Some(Command::Validate { config, table, tolerance, json }) => {

@@ -155,3 +155,84 @@ fn flags_that_do_not_apply_draw_a_warning() {
     let _ = std::fs::remove_file(&svg);
     assert!(text.contains("allreduce two-shot core_num 8"), "{text}");
 }
+
+#[test]
+fn bench_prints_each_distinct_tree_once_and_the_bandwidth() {
+    let (code, out) = ranksim(&["bench", "-b", "16K", "-n", "2", "-w", "1", "-g", "4"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches("dispatch pid=").count(), 1, "{out}");
+    assert!(out.contains("the same tree on ranks 0, 1, 2, 3 (4 ranks)"), "{out}");
+    assert_eq!(out.matches("`- device_wall [dev]").count(), 1, "{out}");
+    // algbw and busbw from the headline mean, by nccl-tests' conventions.
+    let line = out.lines().find(|l| l.starts_with("# allreduce of 16384 B on 4 ranks: mean device wall ")).unwrap();
+    let num = |after: &str| -> f64 {
+        let rest = &line[line.find(after).unwrap() + after.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let t = num("mean device wall ");
+    let mean: f64 =
+        out.lines().next().unwrap().split("mean=").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(t, mean, "{out}");
+    assert!((num("algbw ") - 16384.0 / 1e3 / t).abs() < 0.006, "{out}");
+    assert!((num("busbw ") - 16384.0 / 1e3 / t * 1.5).abs() < 0.006, "{out}");
+    assert!(line.ends_with("(machine bound 58.80 GB/s)"), "{out}");
+}
+
+#[test]
+fn distinct_trees_keeps_trees_that_differ() {
+    let tree = |pid: u64, us: &str| format!("dispatch pid={pid} slot=0 task=t — mean of 2 launches:\nchip.run  {us}us");
+    let text = [tree(41000, "5.0"), tree(41001, "6.0"), tree(41002, "5.0")].join("\n\n");
+    let got = ranksim::commands::bench::distinct_trees(&text, &[41000, 41001, 41002]);
+    assert_eq!(
+        got,
+        "dispatch pid=41000 slot=0 task=t — mean of 2 launches:\nthe same tree on ranks 0, 2 (2 ranks)\nchip.run  5.0us\n\n\
+         dispatch pid=41001 slot=0 task=t — mean of 2 launches:\nchip.run  6.0us"
+    );
+}
+
+#[test]
+fn check_groups_findings_every_rank_repeats() {
+    let (code, out) = ranksim(&["check", "--program", "broken-missing-barrier", "--ranks", "4"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("4 ranks, 1 run(s), 4 finding(s)"), "{out}");
+    assert_eq!(out.matches("[data-race]").count(), 1, "{out}");
+    assert!(
+        out.contains("... and the same finding, every rank shifted alike, on rank(s) 2, 3, 0 (4 ranks in all)"),
+        "{out}"
+    );
+    assert!(out.contains("# 4 finding(s)"), "{out}");
+}
+
+#[test]
+fn topo_summarises_links_by_class_and_lists_them_on_request() {
+    let (code, out) = ranksim(&["topo", "--config", "two-node"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("links: 144 directed, in 3 class(es)"), "{out}");
+    assert!(out.contains("  112 x chip-to-chip  28.000 GB/s  19.600 GB/s  110.000 ns"), "{out}");
+    assert!(out.contains("  16 x nic1-up        25.000 GB/s  17.500 GB/s  750.000 ns"), "{out}");
+    assert!(out.contains("ports: 16 ingress, each 221.000 GB/s raw, 154.700 GB/s effective"), "{out}");
+    assert!(!out.contains("link 0->1"), "{out}");
+    let (code, all) = ranksim(&["topo", "--config", "two-node", "--links"]);
+    assert_eq!(code, 0, "{all}");
+    assert!(all.contains("link 0->1") && all.contains("port 15"), "{all}");
+    // The summary's 5 lines (header, 3 classes, ports) become 1 + 144 links and 1 + 16 ports.
+    assert_eq!(all.lines().count(), out.lines().count() - 5 + 1 + 144 + 1 + 16, "{all}");
+    // A big full mesh: the summary stays a screenful.
+    let toml = include_str!("../../configs/a2a3.toml").replace("ranks = 8 ", "ranks = 256 ");
+    let path = std::env::temp_dir().join(format!("ranksim-mesh256-{}.toml", std::process::id()));
+    std::fs::write(&path, toml).unwrap();
+    let (code, big) = ranksim(&["topo", "--config", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 0, "{big}");
+    assert!(big.contains("links: 65280 directed, in 1 class(es)"), "{big}");
+    assert!(big.lines().count() < 20, "{big}");
+}
+
+#[test]
+fn sweep_prints_the_warnings_the_simulator_raises() {
+    // The HOST ring returns early when numel % ranks != 0; the sweep says so once.
+    let (code, out) = ranksim(&["sweep", "--mode", "ring", "-b", "1028", "-e", "1028"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("# warning: ").count(), 1, "{out}");
+    assert!(out.lines().any(|l| l.starts_with("# warning: ") && l.contains("ring")), "{out}");
+}
