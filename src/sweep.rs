@@ -8,9 +8,10 @@
 //! timing-only run of all calls (times do not depend on payload).
 
 use crate::Config;
-use crate::report::{self, ResultRow};
+use crate::custom::{self, Collective, Measure};
+use crate::report;
 use collectives::{AllGather, AllReduce, Kind, Mode, Path};
-use sim_core::{DType, Domain, Jitter, ReduceOp, RunReport, SimDuration, Tensor, World};
+use sim_core::{DType, Domain, Jitter, ReduceOp, RunReport, SimResult, Tensor, World};
 
 /// What a sweep runs.
 #[derive(Clone, Debug)]
@@ -34,13 +35,8 @@ pub struct SweepSpec {
     pub timing_only: bool,
 }
 
-/// One measured size.
-#[derive(Clone, Debug)]
-pub struct Point {
-    pub row: ResultRow,
-    /// The run the time was read from (all calls).
-    pub report: RunReport,
-}
+/// One measured size (the row and the run its time was read from).
+pub use crate::custom::Point;
 
 /// The nccl-tests name of a dtype (`float`, `half`, `bfloat16`, `int32`, ...).
 pub fn nccl_type(dt: DType) -> &'static str {
@@ -73,36 +69,69 @@ fn value(op: ReduceOp, r: usize, i: usize) -> f64 {
     }
 }
 
+/// The built-in collective `spec` describes, as a [`Collective`]: the same path a user's
+/// collective takes through [`crate::custom`].
+pub struct Builtin<'a>(pub &'a SweepSpec);
+
+impl Collective for Builtin<'_> {
+    type Buffers = Buffers;
+
+    fn name(&self) -> String {
+        let s = self.0;
+        if matches!(s.kind, Kind::AllReduce | Kind::AllGather) {
+            format!("{} {}", s.kind, s.mode)
+        } else {
+            s.kind.to_string()
+        }
+    }
+    fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    fn bus_factor(&self, ranks: usize) -> f64 {
+        report::bus_factor(self.0.kind, ranks)
+    }
+    fn count(&self, size_bytes: u64, ranks: usize) -> usize {
+        report::count_for(self.0.kind, size_bytes, self.0.dtype.size() as u64, ranks) as usize
+    }
+    fn bytes(&self, count: usize, ranks: usize) -> u64 {
+        report::bytes_for(self.0.kind, count as u64, self.0.dtype.size() as u64, ranks)
+    }
+    fn redop(&self) -> String {
+        if reduces(self.0.kind) { self.0.op.name().to_string() } else { "none".into() }
+    }
+    fn root(&self) -> i64 {
+        if self.0.kind == Kind::Broadcast { self.0.root as i64 } else { -1 }
+    }
+    fn runs_without_data(&self) -> bool {
+        self.0.kind == Kind::Barrier
+    }
+    fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Buffers> {
+        Buffers::new(w, dom, self.0, count)
+    }
+    fn stage(&self, w: &mut World, b: &Buffers, _count: usize) -> SimResult<()> {
+        b.fill(w, self.0)
+    }
+    fn call(&self, w: &mut World, b: &Buffers) -> SimResult<()> {
+        b.call(w, self.0)
+    }
+    fn wrong(&self, w: &World, b: &Buffers, count: usize) -> SimResult<u64> {
+        b.wrong(w, self.0, count)
+    }
+}
+
+fn measure(spec: &SweepSpec) -> Measure {
+    Measure {
+        ranks: spec.ranks,
+        iters: spec.iters,
+        warmup: spec.warmup,
+        jitter: spec.jitter,
+        timing_only: spec.timing_only,
+    }
+}
+
 /// Runs one size; `None` when the size gives no element per rank.
 pub fn run_point(cfg: &Config, spec: &SweepSpec, size: u64, trace: bool) -> Result<Option<Point>, String> {
-    let n = spec.ranks;
-    let es = spec.dtype.size() as u64;
-    let count = report::count_for(spec.kind, size, es, n) as usize;
-    if count == 0 && spec.kind != Kind::Barrier {
-        return Ok(None);
-    }
-    let calls = (spec.iters + spec.warmup).max(1) as usize;
-    let checked = !spec.timing_only;
-    let check_run = if checked { Some(run(cfg, spec, count, 1, false, trace && calls == 1)?) } else { None };
-    let timed = match (&check_run, calls) {
-        (Some(r), 1) => r.report.clone(),
-        _ => run(cfg, spec, count, calls, true, trace)?.report,
-    };
-    let time_us = time_per_call(&timed, n, spec.warmup as usize, calls);
-    let bytes = report::bytes_for(spec.kind, count as u64, es, n);
-    let row = ResultRow {
-        size: bytes,
-        count: count as u64,
-        type_name: nccl_type(spec.dtype).to_string(),
-        redop: if reduces(spec.kind) { spec.op.name().to_string() } else { "none".into() },
-        root: if spec.kind == Kind::Broadcast { spec.root as i64 } else { -1 },
-        time_us,
-        algbw_gbps: report::algbw_gbps(bytes, time_us),
-        busbw_gbps: report::busbw_gbps(spec.kind, bytes, time_us, n),
-        nwrong: check_run.map(|r| r.wrong),
-        series: None,
-    };
-    Ok(Some(Point { row, report: timed }))
+    custom::point(cfg, &Builtin(spec), &measure(spec), size, trace)
 }
 
 /// Runs `calls` calls of the collective at `size` bytes (timing-only when the spec says so)
@@ -114,83 +143,33 @@ pub fn run_calls(
     calls: usize,
     trace: bool,
 ) -> Result<Option<RunReport>, String> {
-    let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) as usize;
-    if count == 0 && spec.kind != Kind::Barrier {
+    let c = Builtin(spec);
+    let count = c.count(size, spec.ranks);
+    if count == 0 && !c.runs_without_data() {
         return Ok(None);
     }
-    Ok(Some(run(cfg, spec, count, calls.max(1), spec.timing_only, trace)?.report))
+    Ok(Some(custom::run(cfg, &c, &measure(spec), count, calls.max(1), spec.timing_only, trace)?.report))
 }
 
 /// Mean over the measured calls of the slowest rank's device wall, in microseconds.
 pub fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
-    let mut per_call = vec![SimDuration::ZERO; calls];
-    for chip in 0..n {
-        for d in r.of_chip(chip) {
-            if d.index < calls {
-                per_call[d.index] = per_call[d.index].max(d.device_wall());
-            }
-        }
-    }
-    let measured = &per_call[warmup.min(calls - 1)..];
-    measured.iter().map(|d| d.as_us_f64()).sum::<f64>() / measured.len() as f64
-}
-
-/// A finished run and how many elements were wrong.
-struct Ran {
-    report: RunReport,
-    wrong: u64,
-}
-
-/// Builds a world, queues `calls` calls of the collective and runs them.
-fn run(
-    cfg: &Config,
-    spec: &SweepSpec,
-    count: usize,
-    calls: usize,
-    timing_only: bool,
-    trace: bool,
-) -> Result<Ran, String> {
-    let e = |e: sim_core::SimError| e.to_string();
-    let mut w = cfg.world().map_err(|e| e.to_string())?;
-    if timing_only || spec.timing_only {
-        w.set_timing_only().map_err(e)?;
-    }
-    w.options_mut().trace = trace;
-    w.options_mut().jitter = spec.jitter;
-    let bufs = queue(&mut w, spec, count, calls).map_err(e)?;
-    let report = w.run().map_err(e)?;
-    let wrong = if w.has_payload() { bufs.wrong(&w, spec, count).map_err(e)? } else { 0 };
-    Ok(Ran { report, wrong })
-}
-
-/// Allocates the buffers on the first `spec.ranks` chips of `w`, stages inputs and queues
-/// `calls` calls of `count` elements.
-fn queue(w: &mut World, spec: &SweepSpec, count: usize, calls: usize) -> sim_core::SimResult<Buffers> {
-    let members: Vec<usize> = (0..spec.ranks).collect();
-    let dom = w.create_domain("comm_d0", &members, sim_core::DomainOptions::default())?;
-    let bufs = Buffers::new(w, &dom, spec, count)?;
-    if w.has_payload() {
-        bufs.fill(w, spec)?;
-    }
-    for _ in 0..calls {
-        bufs.call(w, spec)?;
-    }
-    Ok(bufs)
+    custom::time_per_call(r, n, warmup, calls)
 }
 
 /// Sets up and queues `calls` calls of the collective at `size` bytes on `w` without running
 /// them (for the checker); `false` when the size gives no element per rank.
 pub fn queue_calls(w: &mut World, spec: &SweepSpec, size: u64, calls: usize) -> sim_core::SimResult<bool> {
-    let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) as usize;
-    if count == 0 && spec.kind != Kind::Barrier {
+    let c = Builtin(spec);
+    let count = c.count(size, spec.ranks);
+    if count == 0 && !c.runs_without_data() {
         return Ok(false);
     }
-    queue(w, spec, count, calls)?;
+    custom::queue(w, &c, spec.ranks, count, calls)?;
     Ok(true)
 }
 
-/// The window buffers of one collective call.
-struct Buffers {
+/// The window buffers of one built-in collective call.
+pub struct Buffers {
     main: Option<Tensor>,
     second: Option<Tensor>,
     counts: Option<(Tensor, Tensor)>,

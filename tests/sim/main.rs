@@ -19,6 +19,7 @@ mod domains;
 mod examples;
 mod first_hour;
 mod flows;
+mod guide;
 mod hccl_class;
 mod outputs;
 mod pipes;
