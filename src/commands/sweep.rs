@@ -329,6 +329,8 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec) -> SweepConfig {
         warmup: s.warmup,
         iters: s.iters,
         seed: a.jitter.map_or(0, |j| j.seed),
+        jitter_op_ns: a.jitter.map(|j| j.op.as_ps() / 1000),
+        jitter_dispatch_ns: a.jitter.map(|j| j.dispatch.as_ps() / 1000),
         timing_only: a.no_data,
     }
 }

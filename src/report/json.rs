@@ -59,6 +59,8 @@ mod tests {
             warmup: 5,
             iters: 20,
             seed: 7,
+            jitter_op_ns: None,
+            jitter_dispatch_ns: None,
             timing_only: false,
         }
     }

@@ -36,8 +36,14 @@ pub struct SweepConfig {
     pub warmup: u32,
     /// Timed iterations averaged per size (`-n`).
     pub iters: u32,
-    /// Seed of the input data.
+    /// Seed of the timing jitter (0 without jitter; see `jitter_op_ns`).
     pub seed: u64,
+    /// Largest jitter per transfer in ns, `None` when the run had no jitter.
+    #[serde(default)]
+    pub jitter_op_ns: Option<u64>,
+    /// Largest jitter per dispatch start in ns, `None` when the run had no jitter.
+    #[serde(default)]
+    pub jitter_dispatch_ns: Option<u64>,
     /// True when results were not checked (the `#wrong` column then reads `N/A`).
     pub timing_only: bool,
 }

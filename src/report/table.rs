@@ -95,10 +95,14 @@ pub fn row(r: &ResultRow) -> String {
 /// `# nThread .. minBytes .. maxBytes .. step: .. warmup iters: .. iters: .. validation: ..`.
 pub fn preamble(version: &str, cfg: &SweepConfig) -> String {
     let validation = if cfg.timing_only { "off (timing-only)" } else { "on" };
+    let jitter = match (cfg.jitter_op_ns, cfg.jitter_dispatch_ns) {
+        (Some(op), Some(d)) => format!("jitter: up to {op} ns per transfer, {d} ns per dispatch"),
+        _ => "jitter: off".to_string(),
+    };
     format!(
         "# ranksim {version} sweep: collective {} mode {} path {} core_num {} dtype {} redop {} root {} ranks {} \
          machine {} minBytes {} maxBytes {} step: {}(factor) warmup iters: {} iters: {} seed: {} \
-         validation: {validation}",
+         {jitter} validation: {validation}",
         cfg.collective,
         cfg.mode,
         cfg.path,
@@ -217,18 +221,20 @@ mod tests {
             warmup: 5,
             iters: 20,
             seed: 42,
+            jitter_op_ns: Some(20),
+            jitter_dispatch_ns: Some(1000),
             timing_only: true,
         };
         assert_eq!(
             preamble("0.1.0", &cfg),
             "# ranksim 0.1.0 sweep: collective allreduce mode ring path host core_num 48 dtype float redop sum root -1 \
              ranks 8 machine a2a3-8 minBytes 1024 maxBytes 67108864 step: 2(factor) warmup iters: 5 \
-             iters: 20 seed: 42 validation: off (timing-only)"
+             iters: 20 seed: 42 jitter: up to 20 ns per transfer, 1000 ns per dispatch validation: off (timing-only)"
         );
-        let checked = SweepConfig { timing_only: false, step_factor: 1.5, ..cfg };
+        let checked = SweepConfig { timing_only: false, step_factor: 1.5, jitter_op_ns: None, ..cfg };
         assert!(
             preamble("0.1.0", &checked)
-                .ends_with("step: 1.5(factor) warmup iters: 5 iters: 20 seed: 42 validation: on")
+                .ends_with("step: 1.5(factor) warmup iters: 5 iters: 20 seed: 42 jitter: off validation: on")
         );
     }
 

@@ -236,3 +236,19 @@ fn sweep_prints_the_warnings_the_simulator_raises() {
     assert_eq!(out.matches("# warning: ").count(), 1, "{out}");
     assert!(out.lines().any(|l| l.starts_with("# warning: ") && l.contains("ring")), "{out}");
 }
+
+#[test]
+fn jitter_that_shapes_the_rows_is_in_the_header_and_the_json() {
+    let json = std::env::temp_dir().join(format!("ranksim-jit-{}.json", std::process::id()));
+    let j = json.to_str().unwrap();
+    let args = ["sweep", "--mode", "mesh", "-b", "1K", "-e", "1K", "-g", "2", "--seed", "3", "--jitter-op-ns", "30"];
+    let (code, out) = ranksim(&[&args[..], &["-J", j]].concat());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" seed: 3 jitter: up to 30 ns per transfer, 1000 ns per dispatch validation: on"), "{out}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(v["config"]["jitter_op_ns"], 30);
+    assert_eq!(v["config"]["jitter_dispatch_ns"], 1000);
+    let (_, plain) = ranksim(&["sweep", "--mode", "mesh", "-b", "1K", "-e", "1K", "-g", "2"]);
+    assert!(plain.contains(" seed: 0 jitter: off validation: on"), "{plain}");
+}
