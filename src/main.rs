@@ -170,9 +170,10 @@ struct SweepCli {
     /// Smallest size in bytes (K/M/G suffixes).
     #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
     min_bytes: u64,
-    /// Largest size in bytes (K/M/G suffixes).
-    #[arg(short = 'e', long = "maxbytes", default_value = "16M", value_parser = parse_size)]
-    max_bytes: u64,
+    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
+    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
+    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
+    max_bytes: Option<u64>,
     /// Size multiplier between steps.
     #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0)]
     factor: f64,
@@ -397,7 +398,12 @@ fn sweep_args(s: SweepCli) -> SweepArgs {
         modes: s.mode,
         path: s.path,
         min_bytes: s.min_bytes,
-        max_bytes: s.max_bytes,
+        max_bytes: s.max_bytes.unwrap_or(ranksim::commands::sweep::DEFAULT_MAX_BYTES),
+        builtin_max_bytes: if s.max_bytes.is_none() {
+            Some(ranksim::commands::sweep::DEFAULT_BUILTIN_MAX_BYTES)
+        } else {
+            None
+        },
         factor: s.factor,
         dtype: s.dtype,
         op: s.op,

@@ -26,6 +26,8 @@ pub struct SweepArgs {
     pub path: Path,
     pub min_bytes: u64,
     pub max_bytes: u64,
+    /// Without `--mode`: the largest size of the builtin's series, when `-e` was not given.
+    pub builtin_max_bytes: Option<u64>,
     pub factor: f64,
     pub dtype: DType,
     /// Reduction (default sum).
@@ -58,6 +60,7 @@ impl SweepArgs {
             path: Path::Host,
             min_bytes: 1 << 10,
             max_bytes: DEFAULT_MAX_BYTES,
+            builtin_max_bytes: Some(DEFAULT_BUILTIN_MAX_BYTES),
             factor: 2.0,
             dtype: DType::F32,
             op: None,
@@ -82,13 +85,20 @@ impl SweepArgs {
 /// in seconds.
 pub const DEFAULT_MAX_BYTES: u64 = 16 << 20;
 
-/// One series of the sweep: a collective, an algorithm, its blocks and its warmup.
+/// The default main job's largest size for PyPTO's builtin (4 MiB): its busbw is flat from
+/// 32 KiB on and its one-block time grows linearly, so larger sizes would only cost seconds.
+pub const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
+
+/// One series of the sweep: a collective, an algorithm, its blocks, its warmup and, in the
+/// default main job, a smaller largest size.
 #[derive(Clone, Debug)]
 pub struct Combo {
     pub kind: Kind,
     pub mode: Mode,
     pub core_num: usize,
     pub warmup: u32,
+    /// Sizes above this are left out of this series (`None`: the sweep's `-e`).
+    pub max_bytes: Option<u64>,
 }
 
 /// The legend / JSON label of a series: `allreduce sdma-mesh core_num 48 -w 1`.
@@ -140,7 +150,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let multi = combos.len() > 1;
     for combo in &combos {
         let spec = spec(a, combo, ranks);
-        let sc = sweep_config(a, &cfg, &spec);
+        let sc = sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes));
         let lbl = label(&spec);
         writeln!(out, "{}", report::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
         writeln!(out, "# {}: {}", lbl, mode_note(&spec)).map_err(io)?;
@@ -149,9 +159,19 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             writeln!(out, "# bound: {}", bound.line()).map_err(io)?;
         }
         // A barrier moves no payload: every size would be the same size-0 row.
-        let sizes: &[u64] = if spec.kind == Kind::Barrier { &all_sizes[..1] } else { &all_sizes };
+        let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
+        let sizes: &[u64] = if spec.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
         if spec.kind == Kind::Barrier && all_sizes.len() > 1 {
             writeln!(out, "# barrier moves no payload: one row, not one per size").map_err(io)?;
+        }
+        if let Some(m) = combo.max_bytes {
+            writeln!(
+                out,
+                "# {lbl}: up to {} in the default run (one block: its time grows linearly with the size); \
+                 give -e for larger sizes",
+                report::size_label(m)
+            )
+            .map_err(io)?;
         }
         writeln!(out, "{}", report::header()).map_err(io)?;
         let mut rows: Vec<ResultRow> = Vec::new();
@@ -235,16 +255,18 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     let core_num = a.core_num.unwrap_or(1);
     let mut out = Vec::new();
     for &kind in &a.collectives {
-        let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup };
+        let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None };
         let Some(modes) = &a.modes else {
-            out.push(builtin.clone());
+            let capped = matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host;
+            let cap = a.builtin_max_bytes.filter(|&m| capped && m < a.max_bytes);
+            out.push(Combo { max_bytes: cap, ..builtin.clone() });
             if matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host {
                 let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
                 let candidates: &[Mode] =
                     if kind == Kind::AllReduce { &[Mode::AivMesh, Mode::SdmaMesh] } else { &[Mode::SdmaMesh] };
                 for &mode in candidates {
                     let warmup = if mode == Mode::SdmaMesh { a.warmup.max(1) } else { a.warmup };
-                    let c = Combo { kind, mode, core_num: all, warmup };
+                    let c = Combo { kind, mode, core_num: all, warmup, max_bytes: None };
                     if supports(cfg, &spec(a, &c, ranks)).is_ok() {
                         out.push(c);
                     }
@@ -261,7 +283,7 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
         if modes.is_empty() {
             out.push(builtin);
         }
-        out.extend(modes.into_iter().map(|mode| Combo { kind, mode, core_num, warmup: a.warmup }));
+        out.extend(modes.into_iter().map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None }));
     }
     out
 }
@@ -312,7 +334,7 @@ pub fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
     }
 }
 
-fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec) -> SweepConfig {
+fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {
     SweepConfig {
         machine: cfg.machine.name.clone(),
         ranks: s.ranks,
@@ -324,7 +346,7 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec) -> SweepConfig {
         redop: if matches!(s.kind, Kind::AllReduce | Kind::ReduceScatter) { s.op.to_string() } else { "none".into() },
         root: if s.kind == Kind::Broadcast { s.root as i64 } else { -1 },
         min_bytes: a.min_bytes,
-        max_bytes: a.max_bytes,
+        max_bytes,
         step_factor: a.factor,
         warmup: s.warmup,
         iters: s.iters,

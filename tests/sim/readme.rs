@@ -185,11 +185,15 @@ fn the_main_job_shows_the_builtin_next_to_the_hccl_class_modes_and_the_bound() {
     let status = ranksim::commands::sweep::sweep(&mut out, &a).unwrap();
     assert_eq!(status, ranksim::commands::Status::Ok);
     let text = String::from_utf8(out).unwrap();
-    let labels: Vec<String> = ranksim::commands::sweep::combos(&a, &cfg, 8)
+    let default = ranksim::commands::sweep::SweepArgs::new(None);
+    let labels: Vec<String> = ranksim::commands::sweep::combos(&default, &cfg, 8)
         .iter()
-        .map(|c| format!("{} {} {} -w {}", c.kind, c.mode, c.core_num, c.warmup))
+        .map(|c| format!("{} {} {} -w {} {:?}", c.kind, c.mode, c.core_num, c.warmup, c.max_bytes))
         .collect();
-    assert_eq!(labels, ["allreduce mesh 1 -w 0", "allreduce aiv-mesh 48 -w 0", "allreduce sdma-mesh 48 -w 1"]);
+    assert_eq!(
+        labels,
+        ["allreduce mesh 1 -w 0 Some(4194304)", "allreduce aiv-mesh 48 -w 0 None", "allreduce sdma-mesh 48 -w 1 None"]
+    );
     // a2a3: 7 HCCS links of 28 GB/s at efficiency 0.7 out of each rank, port 196 x 0.7.
     assert_eq!(text.matches("# bound: busbw <= 137.20 GB/s: rank 0 sends over 7 link(s) x 19.60 GB/s").count(), 3);
     assert!(text.contains("# allreduce mesh core_num 1: PyPTO's builtin mesh allreduce as written"), "{text}");
@@ -206,6 +210,29 @@ fn the_main_job_shows_the_builtin_next_to_the_hccl_class_modes_and_the_bound() {
     let last = text.lines().last().unwrap_or_default();
     assert!(last.starts_with("#   allreduce sdma-mesh core_num 48 -w 1 "), "{text}");
     assert!(last.ends_with(" 47.44 GB/s = 34.6% of the bound"), "{text}");
+}
+
+#[test]
+fn the_default_run_stops_the_builtin_early_and_says_so() {
+    let mut a = ranksim::commands::sweep::SweepArgs::new(None);
+    (a.min_bytes, a.max_bytes, a.builtin_max_bytes) = (1 << 10, 4 << 10, Some(2 << 10));
+    let mut out = Vec::new();
+    ranksim::commands::sweep::sweep(&mut out, &a).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let series: Vec<&str> = text.split("# ranksim ").skip(1).collect();
+    assert_eq!(series.len(), 3, "{text}");
+    let rows = |s: &str| s.lines().filter(|l| l.contains("float     sum")).count();
+    assert_eq!([rows(series[0]), rows(series[1]), rows(series[2])], [2, 3, 3], "{text}");
+    assert!(series[0].contains("maxBytes 2048 "), "{text}");
+    assert!(series[1].contains("maxBytes 4096 "), "{text}");
+    assert!(series[0].contains("# allreduce mesh core_num 1: up to 2K in the default run"), "{text}");
+    // -e given (builtin_max_bytes None): every series to -e.
+    a.builtin_max_bytes = None;
+    let mut out = Vec::new();
+    ranksim::commands::sweep::sweep(&mut out, &a).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.lines().filter(|l| l.contains("float     sum")).count(), 9, "{text}");
+    assert!(!text.contains("in the default run"), "{text}");
 }
 
 #[test]
