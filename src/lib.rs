@@ -20,14 +20,42 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## A tour
+//!
+//! - **The machine.** [`Config`] loads a machine (a TOML file or an embedded preset such as
+//!   `a2a3`) and builds a [`World`](sim_core::World) from it: chips from [`chip_model`], the
+//!   fabric from [`interconnect`].
+//! - **Programs.** A [`World`](sim_core::World) holds comm domains, window buffers and queued
+//!   dispatches; kernels are closures over a [`Core`](sim_core::Core), the program API
+//!   (load / store, notify / wait, remote_store, put / get, SDMA, cube). [`prelude`] has the
+//!   names; [`programs`] the tutorial programs; the README's "Writing a program" a first one.
+//! - **Built-in collectives.** [`collectives`] holds PyPTO's builtin kernels and the
+//!   HCCL-class algorithms, written on the public program API only.
+//! - **Your collective.** [`custom::Collective`] describes a collective you write (buffers,
+//!   inputs, golden, bytes, busbw factor); [`custom`] sweeps, benchmarks, checks and traces
+//!   it exactly as the built-in ones are ([`sweep::Builtin`] is their implementation). The
+//!   guide is `docs/your-collective.md`, with `examples/my_allgather.rs`.
+//! - **Measuring.** [`sweep`] runs one size (nccl-tests' row) and knows the machine's
+//!   bus-bandwidth bound; [`report`] formats tables, JSON and SVG; [`strace`] writes PyPTO's
+//!   `[STRACE]` spans, which [`sim_core::bench`] folds into `BenchmarkStats`;
+//!   [`RunReport::device_time`](sim_core::RunReport::device_time) is a run's device time and
+//!   [`sim_core::trace::chrome`] its Perfetto trace.
+//! - **Checking.** [`checker`] runs programs under the protocol checker
+//!   ([`CheckReport`](sim_core::CheckReport)).
+//! - **Calibrating.** [`measurements`] holds measured tables, [`workload`] the programs that
+//!   reproduce them, [`calibrate`] fits link rates to them.
+//! - **The CLI.** [`commands`] implements each `ranksim` subcommand as library code.
+//!
 //! The crates: `sim-core` (time, scheduler, program API), `chip-model` (a chip's timing),
 //! `interconnect` (the fabric), `collectives` (collectives on the public API). This facade
-//! adds configs and presets ([`Config`]), the tutorial programs ([`programs`]) and the CLI.
+//! adds configs and presets ([`Config`]), the tutorial programs ([`programs`]), measuring
+//! ([`custom`], [`sweep`], [`report`]) and the CLI ([`commands`]).
 
 pub mod calibrate;
 pub mod checker;
 pub mod commands;
 pub mod config;
+pub mod custom;
 pub mod measurements;
 pub mod programs;
 pub mod report;

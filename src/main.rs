@@ -17,7 +17,7 @@ use std::process::ExitCode;
 /// Every command takes `--config FILE` (a machine TOML, see configs/) or a preset name (a2a3, a3-supernode, a5, ring8, torus4x4, two-node); without it the embedded
 /// a2a3 preset (8 x Ascend 910B, HCCS full mesh) is used.
 #[derive(Parser)]
-#[command(version, about, long_about)]
+#[command(version, about, long_about, args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -26,20 +26,23 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Bandwidth sweep over message sizes, printed like nccl-tests (size, count, type, redop,
-    /// root, time, algbw, busbw, #wrong) with an average-busbw footer. Exits 1 when an element
-    /// is wrong, the average busbw is below --min-busbw, or a size has no measurement: a row
-    /// marked FAILED (in the table and as `failed` in the JSON) says why — its run failed (a
-    /// dtype the path does not support, a tile that overflows UB, ...) or was cut short by a
-    /// builtin's early return (more than 16 ranks, a ring whose count is not a multiple of the
-    /// ranks) — and the sweep goes on with the other sizes. Sizes that round to the element
-    /// count of the previous one are not repeated.
+    /// root, time, algbw, busbw, #wrong) with an average-busbw footer per series. Without
+    /// --mode: PyPTO's builtin kernel next to the best HCCL-class algorithm the machine runs,
+    /// each with a note on what it models and the machine's busbw bound. Exits 1 when an
+    /// element is wrong, a series' average busbw is below --min-busbw, or a size has no
+    /// measurement: a row marked FAILED (in the table and as `failed` in the JSON) says why —
+    /// its run failed (a dtype the path does not support, a tile that overflows UB, ...) or was
+    /// cut short by a builtin's early return (more than 16 ranks, a ring whose count is not a
+    /// multiple of the ranks) — and the sweep goes on with the other sizes. Sizes that round to
+    /// the element count of the previous one are not repeated.
     Sweep(Box<SweepCli>),
     /// PyPTO's benchmark(): run WARMUP + ROUNDS calls of a collective, build BenchmarkStats
     /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
     /// per-rank table and the mean span tree.
     Bench(Box<BenchCli>),
-    /// Print the machine a config describes: chips, cores, memory paths, links with rates and
-    /// latencies, ports; with --route A B, the path from rank A to rank B.
+    /// Print the machine a config describes: chips, cores, memory paths, its links by class
+    /// (count, rates, latency; every link with --links), ports; with --route A B, the path
+    /// from rank A to rank B.
     Topo {
         /// Machine config (TOML) or preset name (a2a3, a3-supernode, a5, ring8, torus4x4, two-node).
         #[arg(long)]
@@ -47,6 +50,9 @@ enum Command {
         /// Show the route from rank A to rank B.
         #[arg(long, num_args = 2, value_names = ["A", "B"])]
         route: Option<Vec<usize>>,
+        /// List every link and port (a 4096-rank full mesh has 16.7 M links).
+        #[arg(long)]
+        links: bool,
     },
     /// Fit one link class's latency and bandwidth to one or more measured tables at once (CSV:
     /// `size,time_us` or `size,busbw_gbps` rows) by least squares with the simulator in the
@@ -150,52 +156,65 @@ struct SweepCli {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
-    /// all_to_all, all_to_all_v, barrier.
-    #[arg(long, default_value = "allreduce", value_delimiter = ',')]
-    collective: Vec<Kind>,
+    /// all_to_all, all_to_all_v, barrier, or `all` (every one).
+    #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
+    collective: Vec<Vec<Kind>>,
     /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
     /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
     /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
     /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
     /// puts; sum only, pays the channels' first-use cold start unless -w >= 1). Give the
-    /// HCCL-class modes many cores, e.g. --core-num 48.
-    #[arg(long, default_value = "mesh", value_delimiter = ',')]
-    mode: Vec<Mode>,
+    /// HCCL-class modes many cores, e.g. --core-num 48. Default: mesh (the builtin, one block)
+    /// and the best HCCL-class mode the machine runs (sdma-mesh with -w 1, else aiv-mesh) on
+    /// every AIV core.
+    #[arg(long, value_delimiter = ',')]
+    mode: Option<Vec<Mode>>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
     #[arg(long, default_value = "host")]
     path: Path,
     /// Smallest size in bytes (K/M/G suffixes).
     #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
     min_bytes: u64,
-    /// Largest size in bytes (K/M/G suffixes).
-    #[arg(short = 'e', long = "maxbytes", default_value = "64M", value_parser = parse_size)]
-    max_bytes: u64,
+    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
+    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
+    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
+    max_bytes: Option<u64>,
     /// Size multiplier between steps.
     #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
     factor: f64,
     /// Element type: f32, f16, bf16, i32, i16, i8.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]
     dtype: DType,
-    /// Reduction: sum, max, min, prod.
-    #[arg(short = 'o', long = "op", default_value = "sum")]
-    op: ReduceOp,
-    /// Root rank of broadcast.
-    #[arg(short = 'r', long = "root", default_value_t = 0)]
-    root: usize,
-    /// Timed calls per size, 1..=10000 (runs are deterministic: more only matter with --seed).
+    /// Reduction: sum, max, min, prod (default sum). nccl-tests' `avg` is refused (use sum:
+    /// avg = sum / ranks, same time).
+    #[arg(short = 'o', long = "op", value_parser = parse_op)]
+    op: Option<ReduceOp>,
+    /// Root rank of broadcast (default 0).
+    #[arg(short = 'r', long = "root")]
+    root: Option<usize>,
+    /// Timed calls per size, 1..=10000; the time is their mean. Calls are not identical: the first pays
+    /// one-time costs (the copy engines' cold start, and later calls start while the previous
+    /// one drains), so -n 2 can differ from -n 1 even without --seed; -w leaves calls out.
     #[arg(short = 'n', long = "iters", default_value_t = 1)]
     iters: u32,
     /// Untimed calls before the timed ones, 0..=10000.
     #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
     warmup: u32,
-    /// Ranks taking part (default: every rank of the machine).
-    #[arg(long)]
+    /// Ranks taking part (default: every rank of the machine). nccl-tests' `-g` (one rank per
+    /// device) means the same here.
+    #[arg(short = 'g', long)]
     ranks: Option<usize>,
-    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
-    #[arg(long, default_value_t = 1)]
-    core_num: usize,
-    /// Write the results as JSON.
+    /// nccl-tests' `-c`: 1 checks every element (the default), 0 does not (as --no-data:
+    /// timing-only, same times).
+    #[arg(short = 'c', long = "check", value_parser = clap::value_parser!(u8).range(0..=1))]
+    check: Option<u8>,
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
+    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
+    /// warning names the series it does not apply to.
     #[arg(long)]
+    core_num: Option<usize>,
+    /// Write the results as JSON (nccl-tests' `-J`).
+    #[arg(short = 'J', long)]
     json: Option<PathBuf>,
     /// Write an SVG plot of time and busbw against size.
     #[arg(long)]
@@ -206,7 +225,7 @@ struct SweepCli {
     /// Write a Chrome trace (Perfetto) of the first size's run.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Exit 1 when the average bus bandwidth (GB/s, finite, >= 0) is below this.
+    /// Exit 1 when a series' average bus bandwidth (GB/s, finite, >= 0) is below this.
     #[arg(long, allow_hyphen_values = true)]
     min_busbw: Option<f64>,
     #[command(flatten)]
@@ -270,8 +289,8 @@ struct BenchCli {
     /// Element type.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]
     dtype: DType,
-    /// Reduction.
-    #[arg(short = 'o', long = "op", default_value = "sum")]
+    /// Reduction: sum, max, min, prod.
+    #[arg(short = 'o', long = "op", default_value = "sum", value_parser = parse_op)]
     op: ReduceOp,
     /// Root rank of broadcast.
     #[arg(short = 'r', long = "root", default_value_t = 0)]
@@ -282,8 +301,8 @@ struct BenchCli {
     /// Warmup rounds (dropped).
     #[arg(short = 'w', long = "warmup", default_value_t = 3)]
     warmup: u32,
-    /// Ranks taking part (default: all).
-    #[arg(long)]
+    /// Ranks taking part (default: all); `-g` as in nccl-tests.
+    #[arg(short = 'g', long)]
     ranks: Option<usize>,
     /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
     #[arg(long, default_value_t = 1)]
@@ -305,7 +324,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let mut out = std::io::stdout().lock();
     let result = match cli.command {
         None => commands::run::run(&mut out, None, None, None, false),
@@ -313,9 +332,9 @@ fn main() -> ExitCode {
             commands::run::run(&mut out, program.as_deref(), config.as_deref(), ranks, list)
         }
         Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &sweep_args(*s)),
-        Some(Command::Topo { config, route }) => {
+        Some(Command::Topo { config, route, links }) => {
             let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
-            commands::topo::topo(&mut out, config.as_deref(), route)
+            commands::topo::topo(&mut out, config.as_deref(), route, links)
         }
         Some(Command::Calibrate(c)) => calibrate_args(*c).and_then(|a| commands::calibrate::calibrate(&mut out, &a)),
         Some(Command::Validate { config, table, tolerance, json }) => {
@@ -343,14 +362,53 @@ fn main() -> ExitCode {
     }
 }
 
+/// Parses the command line; `sweep --help` ends with the dtype x path support matrix of the
+/// default machine (worked out by asking the collectives, so it cannot drift).
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = Cli::command();
+    let asks_help = std::env::args().any(|a| a == "--help" || a == "-h" || a == "help");
+    if asks_help {
+        let matrix = ranksim::sweep::support_matrix(&ranksim::Config::default_preset());
+        cmd = cmd.mut_subcommand("sweep", |s| s.after_long_help(matrix.clone()).after_help(matrix));
+    }
+    let matches = cmd.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// `all`, or one collective's name.
+fn parse_kinds(s: &str) -> Result<Vec<Kind>, String> {
+    if s == "all" { Ok(Kind::ALL.to_vec()) } else { s.parse::<Kind>().map(|k| vec![k]) }
+}
+
+/// A reduction; nccl-tests' `avg` (and `all`) are named and refused.
+fn parse_op(s: &str) -> Result<ReduceOp, String> {
+    match s {
+        "avg" => Err("PyPTO's collectives have no avg; use -o sum (avg is sum / ranks and takes the same time)".into()),
+        "all" => Err("-o takes one reduction (sum, max, min or prod); run one sweep per op".into()),
+        _ => s.parse(),
+    }
+}
+
 fn sweep_args(s: SweepCli) -> SweepArgs {
+    let mut collectives: Vec<Kind> = Vec::new();
+    for k in s.collective.into_iter().flatten() {
+        if !collectives.contains(&k) {
+            collectives.push(k);
+        }
+    }
     SweepArgs {
         config: s.config,
-        collectives: s.collective,
+        collectives,
         modes: s.mode,
         path: s.path,
         min_bytes: s.min_bytes,
-        max_bytes: s.max_bytes,
+        max_bytes: s.max_bytes.unwrap_or(ranksim::commands::sweep::DEFAULT_MAX_BYTES),
+        builtin_max_bytes: if s.max_bytes.is_none() {
+            Some(ranksim::commands::sweep::DEFAULT_BUILTIN_MAX_BYTES)
+        } else {
+            None
+        },
         factor: s.factor,
         dtype: s.dtype,
         op: s.op,
@@ -365,7 +423,7 @@ fn sweep_args(s: SweepCli) -> SweepArgs {
         trace: s.trace,
         min_busbw: s.min_busbw,
         jitter: s.jitter.jitter(),
-        no_data: s.no_data,
+        no_data: s.no_data || s.check == Some(0),
     }
 }
 

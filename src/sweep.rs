@@ -8,9 +8,10 @@
 //! timing-only run of all calls (times do not depend on payload).
 
 use crate::Config;
+use crate::custom::{self, Collective, Measure};
 use crate::report::{self, ResultRow};
 use collectives::{AllGather, AllReduce, Kind, Mode, Path};
-use sim_core::{DType, Domain, Jitter, ReduceOp, RunReport, SimDuration, Tensor, World};
+use sim_core::{DType, Domain, Jitter, ReduceOp, RunReport, SimResult, Tensor, World};
 
 /// What a sweep runs.
 #[derive(Clone, Debug)]
@@ -91,13 +92,8 @@ impl SweepSpec {
     }
 }
 
-/// One measured size.
-#[derive(Clone, Debug)]
-pub struct Point {
-    pub row: ResultRow,
-    /// The run the time was read from (all calls).
-    pub report: RunReport,
-}
+/// One measured size (the row and the run its time was read from).
+pub use crate::custom::Point;
 
 /// The nccl-tests name of a dtype (`float`, `half`, `bfloat16`, `int32`, ...).
 pub fn nccl_type(dt: DType) -> &'static str {
@@ -130,48 +126,69 @@ fn value(op: ReduceOp, r: usize, i: usize) -> f64 {
     }
 }
 
+/// The built-in collective `spec` describes, as a [`Collective`]: the same path a user's
+/// collective takes through [`crate::custom`].
+pub struct Builtin<'a>(pub &'a SweepSpec);
+
+impl Collective for Builtin<'_> {
+    type Buffers = Buffers;
+
+    fn name(&self) -> String {
+        let s = self.0;
+        if matches!(s.kind, Kind::AllReduce | Kind::AllGather) {
+            format!("{} {}", s.kind, s.mode)
+        } else {
+            s.kind.to_string()
+        }
+    }
+    fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    fn bus_factor(&self, ranks: usize) -> f64 {
+        report::bus_factor(self.0.kind, ranks)
+    }
+    fn count(&self, size_bytes: u64, ranks: usize) -> usize {
+        report::count_for(self.0.kind, size_bytes, self.0.dtype.size() as u64, ranks) as usize
+    }
+    fn bytes(&self, count: usize, ranks: usize) -> u64 {
+        report::bytes_for(self.0.kind, count as u64, self.0.dtype.size() as u64, ranks)
+    }
+    fn redop(&self) -> String {
+        if reduces(self.0.kind) { self.0.op.name().to_string() } else { "none".into() }
+    }
+    fn root(&self) -> i64 {
+        if self.0.kind == Kind::Broadcast { i64::try_from(self.0.root).unwrap_or(i64::MAX) } else { -1 }
+    }
+    fn runs_without_data(&self) -> bool {
+        self.0.kind == Kind::Barrier
+    }
+    fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Buffers> {
+        Buffers::new(w, dom, self.0, count)
+    }
+    fn stage(&self, w: &mut World, b: &Buffers, _count: usize) -> SimResult<()> {
+        b.fill(w, self.0)
+    }
+    fn call(&self, w: &mut World, b: &Buffers) -> SimResult<()> {
+        b.call(w, self.0)
+    }
+    fn wrong(&self, w: &World, b: &Buffers, count: usize) -> SimResult<u64> {
+        b.wrong(w, self.0, count)
+    }
+}
+
+fn measure(spec: &SweepSpec) -> Measure {
+    Measure {
+        ranks: spec.ranks,
+        iters: spec.iters,
+        warmup: spec.warmup,
+        jitter: spec.jitter,
+        timing_only: spec.timing_only,
+    }
+}
+
 /// Runs one size; `None` when the size gives no element per rank.
 pub fn run_point(cfg: &Config, spec: &SweepSpec, size: u64, trace: bool) -> Result<Option<Point>, String> {
-    let n = spec.ranks;
-    let es = spec.dtype.size() as u64;
-    let count = report::count_for(spec.kind, size, es, n) as usize;
-    if count == 0 && spec.kind != Kind::Barrier {
-        return Ok(None);
-    }
-    let calls = (spec.iters as usize).saturating_add(spec.warmup as usize).max(1);
-    let checked = !spec.timing_only;
-    let check_run = if checked { Some(run(cfg, spec, count, 1, false, trace && calls == 1)?) } else { None };
-    let timed = match (&check_run, calls) {
-        (Some(r), 1) => r.report.clone(),
-        _ => run(cfg, spec, count, calls, true, trace)?.report,
-    };
-    let bytes = report::bytes_for(spec.kind, count as u64, es, n);
-    // A builtin that returned at once (more than 16 ranks, a ring whose count is not a
-    // multiple of the ranks, a root out of range) warned: its time is not the collective's.
-    let mut warnings: Vec<&String> = check_run.iter().flat_map(|r| &r.report.warnings).collect();
-    warnings.extend(timed.warnings.iter().filter(|w| !warnings.contains(w)).collect::<Vec<_>>());
-    if !warnings.is_empty() {
-        let why = format!("cut short: {}", warnings.iter().map(|w| w.as_str()).collect::<Vec<_>>().join("; "));
-        let row = failed_row(spec, size, why).unwrap_or_else(|| {
-            ResultRow::failed(bytes, count as u64, nccl_type(spec.dtype), "none", -1, String::new())
-        });
-        return Ok(Some(Point { row, report: timed }));
-    }
-    let time_us = time_per_call(&timed, n, spec.warmup as usize, calls);
-    let row = ResultRow {
-        size: bytes,
-        count: count as u64,
-        type_name: nccl_type(spec.dtype).to_string(),
-        redop: if reduces(spec.kind) { spec.op.name().to_string() } else { "none".into() },
-        root: if spec.kind == Kind::Broadcast { i64::try_from(spec.root).unwrap_or(i64::MAX) } else { -1 },
-        time_us,
-        algbw_gbps: report::algbw_gbps(bytes, time_us),
-        busbw_gbps: report::busbw_gbps(spec.kind, bytes, time_us, n),
-        nwrong: check_run.map(|r| r.wrong),
-        series: None,
-        failed: None,
-    };
-    Ok(Some(Point { row, report: timed }))
+    custom::point(cfg, &Builtin(spec), &measure(spec), size, trace)
 }
 
 /// The row of `size` that could not be measured, with its reason (`None` when the size gives
@@ -197,83 +214,33 @@ pub fn run_calls(
     calls: usize,
     trace: bool,
 ) -> Result<Option<RunReport>, String> {
-    let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) as usize;
-    if count == 0 && spec.kind != Kind::Barrier {
+    let c = Builtin(spec);
+    let count = c.count(size, spec.ranks);
+    if count == 0 && !c.runs_without_data() {
         return Ok(None);
     }
-    Ok(Some(run(cfg, spec, count, calls.max(1), spec.timing_only, trace)?.report))
+    Ok(Some(custom::run(cfg, &c, &measure(spec), count, calls.max(1), spec.timing_only, trace)?.report))
 }
 
 /// Mean over the measured calls of the slowest rank's device wall, in microseconds.
 pub fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
-    let mut per_call = vec![SimDuration::ZERO; calls];
-    for chip in 0..n {
-        for d in r.of_chip(chip) {
-            if d.index < calls {
-                per_call[d.index] = per_call[d.index].max(d.device_wall());
-            }
-        }
-    }
-    let measured = &per_call[warmup.min(calls - 1)..];
-    measured.iter().map(|d| d.as_us_f64()).sum::<f64>() / measured.len() as f64
-}
-
-/// A finished run and how many elements were wrong.
-struct Ran {
-    report: RunReport,
-    wrong: u64,
-}
-
-/// Builds a world, queues `calls` calls of the collective and runs them.
-fn run(
-    cfg: &Config,
-    spec: &SweepSpec,
-    count: usize,
-    calls: usize,
-    timing_only: bool,
-    trace: bool,
-) -> Result<Ran, String> {
-    let e = |e: sim_core::SimError| e.to_string();
-    let mut w = cfg.world().map_err(|e| e.to_string())?;
-    if timing_only || spec.timing_only {
-        w.set_timing_only().map_err(e)?;
-    }
-    w.options_mut().trace = trace;
-    w.options_mut().jitter = spec.jitter;
-    let bufs = queue(&mut w, spec, count, calls).map_err(e)?;
-    let report = w.run().map_err(e)?;
-    let wrong = if w.has_payload() { bufs.wrong(&w, spec, count).map_err(e)? } else { 0 };
-    Ok(Ran { report, wrong })
-}
-
-/// Allocates the buffers on the first `spec.ranks` chips of `w`, stages inputs and queues
-/// `calls` calls of `count` elements.
-fn queue(w: &mut World, spec: &SweepSpec, count: usize, calls: usize) -> sim_core::SimResult<Buffers> {
-    let members: Vec<usize> = (0..spec.ranks).collect();
-    let dom = w.create_domain("comm_d0", &members, sim_core::DomainOptions::default())?;
-    let bufs = Buffers::new(w, &dom, spec, count)?;
-    if w.has_payload() {
-        bufs.fill(w, spec)?;
-    }
-    for _ in 0..calls {
-        bufs.call(w, spec)?;
-    }
-    Ok(bufs)
+    custom::time_per_call(r, n, warmup, calls)
 }
 
 /// Sets up and queues `calls` calls of the collective at `size` bytes on `w` without running
 /// them (for the checker); `false` when the size gives no element per rank.
 pub fn queue_calls(w: &mut World, spec: &SweepSpec, size: u64, calls: usize) -> sim_core::SimResult<bool> {
-    let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) as usize;
-    if count == 0 && spec.kind != Kind::Barrier {
+    let c = Builtin(spec);
+    let count = c.count(size, spec.ranks);
+    if count == 0 && !c.runs_without_data() {
         return Ok(false);
     }
-    queue(w, spec, count, calls)?;
+    custom::queue(w, &c, spec.ranks, count, calls)?;
     Ok(true)
 }
 
-/// The window buffers of one collective call.
-struct Buffers {
+/// The window buffers of one built-in collective call.
+pub struct Buffers {
     main: Option<Tensor>,
     second: Option<Tensor>,
     counts: Option<(Tensor, Tensor)>,
@@ -420,4 +387,157 @@ fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
 /// Rank `r`'s copy of `t` as f64 (nothing when there is no such buffer).
 fn read(w: &World, t: Option<&Tensor>, r: usize) -> sim_core::SimResult<Vec<f64>> {
     t.map_or(Ok(Vec::new()), |t| w.read_f64(t, r))
+}
+
+/// Whether the collective of `spec` runs on `cfg` at all: one call is queued (not run) on a
+/// fresh world with the collective's own validation; the error says what it needs.
+pub fn supports(cfg: &Config, spec: &SweepSpec) -> Result<(), String> {
+    let mut w = cfg.world().map_err(|e| e.to_string())?;
+    w.set_timing_only().map_err(|e| e.to_string())?;
+    let size = (spec.dtype.size() * spec.ranks.max(1) * 64) as u64;
+    queue_calls(&mut w, spec, size, 1).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// The machine's bus-bandwidth bound for `ranks` ranks: what one rank can push into the
+/// fabric (the distinct first links of its routes to the other ranks) and what its ingress
+/// port takes, both at the fabric's efficiency. busbw's factors normalise every collective to
+/// that per-rank traffic, so no algorithm's busbw exceeds [`Bound::gbps`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bound {
+    /// The bound in GB/s (`f64::INFINITY` when nothing on the way is limited).
+    pub gbps: f64,
+    /// Rank 0's first links as `(count, effective GB/s each)`, fastest first.
+    pub links: Vec<(usize, f64)>,
+    /// Sum of [`Bound::links`], GB/s.
+    pub egress_gbps: f64,
+    /// The ingress port's effective rate, GB/s.
+    pub port_gbps: f64,
+    /// The fabric's efficiency (raw rate -> payload rate).
+    pub efficiency: f64,
+}
+
+impl Bound {
+    /// `busbw <= 137.20 GB/s: 7 links x 19.60 GB/s out of each rank (28 GB/s raw x 0.7); ingress port 137.20 GB/s`.
+    pub fn line(&self) -> String {
+        let links: Vec<String> = self.links.iter().map(|(n, g)| format!("{n} link(s) x {}", gb(*g))).collect();
+        let out = if links.is_empty() { "no link".to_string() } else { links.join(" + ") };
+        format!(
+            "busbw <= {}: rank 0 sends over {out} = {} (efficiency {} applied), its ingress port takes {}",
+            gb(self.gbps),
+            gb(self.egress_gbps),
+            self.efficiency,
+            gb(self.port_gbps)
+        )
+    }
+}
+
+fn gb(v: f64) -> String {
+    if v.is_finite() { format!("{v:.2} GB/s") } else { "unlimited".to_string() }
+}
+
+/// The bus-bandwidth bound of `cfg` for the first `ranks` ranks (see [`Bound`]).
+pub fn busbw_bound(cfg: &Config, ranks: usize) -> Result<Bound, String> {
+    let topo = interconnect::Topology::new(&cfg.fabric, cfg.machine.ranks).map_err(|e| e.to_string())?;
+    let mut first: Vec<usize> =
+        (1..ranks.min(cfg.machine.ranks)).filter_map(|b| topo.route(0, b).first().copied()).collect();
+    first.sort_unstable();
+    first.dedup();
+    let rate = |l: usize| topo.links()[l].params.rate.map_or(f64::INFINITY, |b| b.bytes_per_s() as f64 / 1e9);
+    let mut links: Vec<(usize, f64)> = Vec::new();
+    let mut rates: Vec<f64> = first.iter().map(|&l| rate(l)).collect();
+    rates.sort_by(|a, b| b.total_cmp(a));
+    for r in rates {
+        match links.last_mut() {
+            Some((n, g)) if *g == r => *n += 1,
+            _ => links.push((1, r)),
+        }
+    }
+    let egress_gbps = links.iter().map(|(n, g)| *n as f64 * g).sum::<f64>();
+    let eff = cfg.fabric.efficiency;
+    let port_gbps = if cfg.fabric.port_gbps.is_finite() { cfg.fabric.port_gbps * eff } else { f64::INFINITY };
+    Ok(Bound { gbps: egress_gbps.min(port_gbps), links, egress_gbps, port_gbps, efficiency: eff })
+}
+
+/// One line on what a series models: PyPTO's builtin as written, or the vendor library's
+/// algorithm, and on how many blocks.
+pub fn mode_note(spec: &SweepSpec) -> String {
+    let cn = blocks(spec);
+    let on = |what: &str| format!("{what}, on {cn} block(s) per rank");
+    match (spec.kind, spec.mode, spec.path) {
+        (_, _, Path::InCore) => {
+            format!("the InCore lowering of PyPTO's {} (one block, called from a kernel)", spec.kind)
+        }
+        (Kind::AllReduce, Mode::Mesh, _) => {
+            on("PyPTO's builtin mesh allreduce as written: every rank pulls each peer's whole buffer and reduces it, \
+             step by step (each load, add and store waits for the previous one)")
+        }
+        (Kind::AllReduce, Mode::Ring, _) => {
+            on("PyPTO's builtin ring allreduce as written: reduce-scatter then allgather around the ring")
+        }
+        (Kind::AllReduce, Mode::TwoShot, _) => on("a direct reduce-scatter + allgather in small UB tiles"),
+        (Kind::AllReduce, Mode::AivMesh, _) => {
+            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large \
+             double-buffered UB tiles, pipes overlapping)")
+        }
+        (Kind::AllReduce | Kind::AllGather, Mode::SdmaMesh, _) => {
+            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
+            on(&format!(
+                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} path{warm}",
+                spec.kind
+            ))
+        }
+        (kind, _, _) => on(&format!("PyPTO's builtin {kind} kernel as written")),
+    }
+}
+
+/// The element types each collective and algorithm accepts on `cfg`, per path, as a text
+/// table (`y` runs, `-` is refused), worked out by asking the collectives' own validation.
+pub fn support_matrix(cfg: &Config) -> String {
+    let rows: Vec<(Kind, Mode)> = Mode::ALL
+        .iter()
+        .map(|&m| (Kind::AllReduce, m))
+        .chain([(Kind::AllGather, Mode::Mesh), (Kind::AllGather, Mode::SdmaMesh)])
+        .chain(Kind::ALL.iter().filter(|k| !matches!(k, Kind::AllReduce | Kind::AllGather)).map(|&k| (k, Mode::Mesh)))
+        .collect();
+    let names: Vec<String> = DType::ALL.iter().map(|d| d.to_string()).collect();
+    let head = names.iter().map(|n| format!("{n:>5}")).collect::<Vec<_>>().join("");
+    let mut out = format!(
+        "Element types (-d) each collective and --mode accepts on `{}` (y: runs, -: refused; sum op):\n  {:<26}{head}   |{head}\n  {:<26}{:^w$}   |{:^w$}\n",
+        cfg.machine.name,
+        "",
+        "",
+        "--path host",
+        "--path incore",
+        w = head.len()
+    );
+    for (kind, mode) in rows {
+        let name =
+            if matches!(kind, Kind::AllReduce | Kind::AllGather) { format!("{kind} {mode}") } else { kind.to_string() };
+        let mut line = format!("  {name:<26}");
+        for path in [Path::Host, Path::InCore] {
+            if path == Path::InCore {
+                line.push_str("   |");
+            }
+            for dtype in DType::ALL {
+                let spec = SweepSpec {
+                    kind,
+                    mode,
+                    path,
+                    dtype,
+                    op: ReduceOp::Sum,
+                    root: 0,
+                    iters: 1,
+                    warmup: 0,
+                    ranks: cfg.machine.ranks,
+                    core_num: 1,
+                    jitter: None,
+                    timing_only: true,
+                };
+                line.push_str(if supports(cfg, &spec).is_ok() { "    y" } else { "    -" });
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }

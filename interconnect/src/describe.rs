@@ -10,23 +10,67 @@ use std::fmt::Write;
 /// Every directed link (raw and effective rate, latency), every ingress port and the chip-side
 /// paths of the fabric `cfg` for `ranks` chips.
 pub fn describe(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<String, FabricConfigError> {
+    describe_with(cfg, ranks, chip, true)
+}
+
+/// As [`describe`], with the links and ports summarised: one line per class of link (kind,
+/// rates and latency) with how many there are, and one line for the ports when they are all
+/// alike. Its length does not grow with the rank count.
+pub fn describe_summary(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths) -> Result<String, FabricConfigError> {
+    describe_with(cfg, ranks, chip, false)
+}
+
+/// The class of a link for [`describe_summary`]: `chip-to-chip`, `up`, `down`, `nicK-up`, `nicK-down`.
+fn class(kind: crate::topology::LinkKind) -> String {
+    use crate::topology::LinkKind;
+    match kind {
+        LinkKind::Direct => "chip-to-chip".to_string(),
+        LinkKind::Up => "up (chip -> switch)".to_string(),
+        LinkKind::Down => "down (switch -> chip)".to_string(),
+        LinkKind::NicUp(k) => format!("nic{k}-up"),
+        LinkKind::NicDown(k) => format!("nic{k}-down"),
+    }
+}
+
+fn describe_with(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths, all: bool) -> Result<String, FabricConfigError> {
     let model = NetworkModel::new(cfg, ranks, chip)?;
     let topo = model.topology();
     let port = cfg.port()?;
     let mut out = String::new();
     let _ = writeln!(out, "topology: {}, {ranks} chips, diameter {}", topo.label(), topo.diameter());
     let _ = writeln!(out, "packet: {} B; efficiency {} (links, NICs, ports)", cfg.packet_bytes, cfg.efficiency);
-    let links: Vec<[String; 4]> = topo
-        .links()
-        .iter()
-        .map(|l| [l.name(), gbps(l.params.raw), gbps(l.params.rate), ns(l.params.latency)])
-        .collect();
-    let _ = writeln!(out, "links: {} directed (raw rate, effective rate, latency)", links.len());
-    table(&mut out, &links);
-    let ports: Vec<[String; 4]> =
-        (0..ranks).map(|c| [format!("port {c}"), gbps(port.raw), gbps(port.rate), String::new()]).collect();
-    let _ = writeln!(out, "ports: {ranks} ingress (raw rate, effective rate)");
-    table(&mut out, &ports);
+    if all {
+        let links: Vec<[String; 4]> = topo
+            .links()
+            .iter()
+            .map(|l| [l.name(), gbps(l.params.raw), gbps(l.params.rate), ns(l.params.latency)])
+            .collect();
+        let _ = writeln!(out, "links: {} directed (raw rate, effective rate, latency)", links.len());
+        table(&mut out, &links);
+        let ports: Vec<[String; 4]> =
+            (0..ranks).map(|c| [format!("port {c}"), gbps(port.raw), gbps(port.rate), String::new()]).collect();
+        let _ = writeln!(out, "ports: {ranks} ingress (raw rate, effective rate)");
+        table(&mut out, &ports);
+    } else {
+        let mut classes: Vec<([String; 4], usize)> = Vec::new();
+        for l in topo.links() {
+            let key = [class(l.kind), gbps(l.params.raw), gbps(l.params.rate), ns(l.params.latency)];
+            match classes.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => classes.push((key, 1)),
+            }
+        }
+        let _ = writeln!(
+            out,
+            "links: {} directed, in {} class(es) (count x kind, raw rate, effective rate, latency; --links lists each)",
+            topo.links().len(),
+            classes.len()
+        );
+        let rows: Vec<[String; 4]> =
+            classes.into_iter().map(|([k, raw, rate, lat], n)| [format!("{n} x {k}"), raw, rate, lat]).collect();
+        table(&mut out, &rows);
+        let _ = writeln!(out, "ports: {ranks} ingress, each {} raw, {} effective", gbps(port.raw), gbps(port.rate));
+    }
     let _ = writeln!(
         out,
         "chip paths: {} cores per chip; mte2 {}, mte3 {} per core; hbm {} per chip",

@@ -82,7 +82,7 @@ pub use config::{
     FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkParams, NodeConfig, Ordering,
     RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
 };
-pub use describe::{describe, route, route_line};
+pub use describe::{describe, describe_summary, route, route_line};
 pub use network::{ChipPaths, NetworkModel, build_network};
 pub use topology::{Link, LinkKind, Node, Topology};
 

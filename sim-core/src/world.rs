@@ -122,6 +122,24 @@ impl RunReport {
     pub fn of_chip(&self, chip: usize) -> impl Iterator<Item = &DispatchRecord> {
         self.dispatches.iter().filter(move |d| d.chip == chip)
     }
+
+    /// Per call — the `i`-th dispatch of every chip that ran one — the slowest chip's device
+    /// wall ([`DispatchRecord::device_wall`]): the time PyPTO's benchmark and `ranksim sweep`
+    /// report for that call.
+    pub fn device_time_per_call(&self) -> Vec<SimDuration> {
+        let calls = self.dispatches.iter().map(|d| d.index + 1).max().unwrap_or(0);
+        let mut per_call = vec![SimDuration::ZERO; calls];
+        for d in &self.dispatches {
+            per_call[d.index] = per_call[d.index].max(d.device_wall());
+        }
+        per_call
+    }
+
+    /// The device time of the run: [`RunReport::device_time_per_call`] summed over the calls.
+    /// For a run of one collective call it is that call's time as `ranksim sweep` prints it.
+    pub fn device_time(&self) -> SimDuration {
+        self.device_time_per_call().into_iter().fold(SimDuration::ZERO, |a, b| a + b)
+    }
 }
 
 /// A simulated machine and everything the host has set up on it.

@@ -81,13 +81,16 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
             continue;
         }
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
-        let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
+        let (r, timeline, warnings) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {
             let json = sim_core::trace::chrome::to_chrome_json(&t, cfg.machine.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         found += r.findings.len();
         print(out, c, ranks, &r).map_err(io)?;
+        for w in &warnings {
+            writeln!(out, "      # warning: {w}").map_err(io)?;
+        }
         results.push((c.name.clone(), ranks, r));
     }
     writeln!(out, "# {found} finding(s)").map_err(io)?;
@@ -101,11 +104,54 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
 fn print(out: &mut dyn Write, c: &Checkable, ranks: usize, r: &CheckReport) -> std::io::Result<()> {
     let status = if r.is_clean() { "clean" } else { "FOUND" };
     writeln!(out, "{status:<5} {:<28} {ranks} ranks, {} run(s), {} finding(s)", c.name, r.runs, r.findings.len())?;
-    for f in &r.findings {
+    for (f, same) in group_across_ranks(&r.findings, ranks) {
         let text = f.to_string().replace('\n', "\n      ");
         writeln!(out, "      {text}")?;
+        if !same.is_empty() {
+            let list: Vec<String> = same.iter().map(usize::to_string).collect();
+            writeln!(
+                out,
+                "      ... and the same finding, every rank shifted alike, on rank(s) {} ({} ranks in all)",
+                list.join(", "),
+                same.len() + 1
+            )?;
+        }
     }
     Ok(())
+}
+
+/// A finding's text with every `rank K` written relative to its own rank (`rank +d`, d ranks
+/// after it, modulo `n`): findings of a protocol bug that every rank repeats compare equal.
+pub fn shape(f: &Finding, n: usize) -> String {
+    let text = f.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("rank ") {
+        out.push_str(&rest[..i + 5]);
+        rest = &rest[i + 5..];
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        match rest[..digits].parse::<usize>() {
+            Ok(k) if n > 0 => out.push_str(&format!("+{}", (k + n - f.rank % n) % n)),
+            _ => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The findings with those that differ only by a rotation of the ranks folded into the first:
+/// each first finding and the other ranks that repeat it.
+pub fn group_across_ranks(findings: &[Finding], n: usize) -> Vec<(&Finding, Vec<usize>)> {
+    let mut groups: Vec<(String, &Finding, Vec<usize>)> = Vec::new();
+    for f in findings {
+        let key = shape(f, n);
+        match groups.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, _, same)) => same.push(f.rank),
+            None => groups.push((key, f, Vec::new())),
+        }
+    }
+    groups.into_iter().map(|(_, f, same)| (f, same)).collect()
 }
 
 fn finding_json(f: &Finding) -> serde_json::Value {

@@ -66,6 +66,9 @@ pub fn run(
                 }
                 writeln!(out, "{status:<4} {:<18} {:>10} simulated  {}", p.name, o.report.end.to_string(), o.detail)
                     .map_err(w)?;
+                for warning in &o.report.warnings {
+                    writeln!(out, "     # warning: {warning}").map_err(w)?;
+                }
             }
             Err(e) => {
                 failed = true;

@@ -1,33 +1,47 @@
 //! `ranksim sweep`: an nccl-tests style bandwidth sweep of one or more collectives (and, for
 //! allreduce, algorithms) over message sizes, with JSON, SVG, \[STRACE\] and Chrome trace
 //! outputs and CI gates on wrong elements and average bus bandwidth.
+//!
+//! Without `--mode` the sweep is the main job: PyPTO's builtin kernel next to the best
+//! HCCL-class algorithm the machine supports, each series with a note on what it models and
+//! the machine's bus-bandwidth bound.
 
 use super::{CmdResult, Status};
 use crate::Config;
-use crate::report::{self, ResultRow, Series, SweepConfig, SweepJson};
-use crate::sweep::{Point, SweepSpec, failed_row, nccl_type, run_point};
+use crate::report::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
+use crate::sweep::{
+    Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point, supports,
+};
 use collectives::{Kind, Mode, Path};
 use sim_core::{DType, Jitter, ReduceOp};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-/// Everything `sweep` is told.
+/// Everything `sweep` is told. `None` means "not given": the default applies, and a flag that
+/// was given but does not apply to a series draws a warning.
 #[derive(Clone, Debug)]
 pub struct SweepArgs {
     pub config: Option<PathBuf>,
     pub collectives: Vec<Kind>,
-    pub modes: Vec<Mode>,
+    /// Algorithms; `None`: PyPTO's builtin and the best HCCL-class algorithm the machine runs.
+    pub modes: Option<Vec<Mode>>,
     pub path: Path,
     pub min_bytes: u64,
     pub max_bytes: u64,
+    /// Without `--mode`: the largest size of the builtin's series, when `-e` was not given.
+    pub builtin_max_bytes: Option<u64>,
     pub factor: f64,
     pub dtype: DType,
-    pub op: ReduceOp,
-    pub root: usize,
+    /// Reduction (default sum).
+    pub op: Option<ReduceOp>,
+    /// Root of broadcast (default 0).
+    pub root: Option<usize>,
     pub iters: u32,
     pub warmup: u32,
     pub ranks: Option<usize>,
-    pub core_num: usize,
+    /// AIV blocks per rank of the multi-block algorithms (default 1; the default HCCL-class
+    /// series uses every AIV core).
+    pub core_num: Option<usize>,
     pub json: Option<PathBuf>,
     pub plot: Option<PathBuf>,
     pub strace: Option<PathBuf>,
@@ -38,16 +52,72 @@ pub struct SweepArgs {
     pub no_data: bool,
 }
 
-/// One (collective, mode) series of the sweep.
-struct Combo {
-    kind: Kind,
-    mode: Mode,
+impl SweepArgs {
+    /// The arguments of `ranksim sweep` with no option: the main job on `config`.
+    pub fn new(config: Option<PathBuf>) -> SweepArgs {
+        SweepArgs {
+            config,
+            collectives: vec![Kind::AllReduce],
+            modes: None,
+            path: Path::Host,
+            min_bytes: 1 << 10,
+            max_bytes: DEFAULT_MAX_BYTES,
+            builtin_max_bytes: Some(DEFAULT_BUILTIN_MAX_BYTES),
+            factor: 2.0,
+            dtype: DType::F32,
+            op: None,
+            root: None,
+            iters: 1,
+            warmup: 0,
+            ranks: None,
+            core_num: None,
+            json: None,
+            plot: None,
+            strace: None,
+            trace: None,
+            min_busbw: None,
+            jitter: None,
+            no_data: false,
+        }
+    }
 }
 
-impl Combo {
-    fn label(&self) -> String {
-        if self.kind == Kind::AllReduce { format!("{} {}", self.kind, self.mode) } else { self.kind.to_string() }
+/// The default largest size (`-e`): 16 MiB, where the HCCL-class algorithms are within a few
+/// percent of their plateau and the builtin's one-block time (linear in size) still simulates
+/// in seconds.
+pub const DEFAULT_MAX_BYTES: u64 = 16 << 20;
+
+/// The default main job's largest size for PyPTO's builtin (4 MiB): its busbw is flat from
+/// 32 KiB on and its one-block time grows linearly, so larger sizes would only cost seconds.
+pub const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
+
+/// One series of the sweep: a collective, an algorithm, its blocks, its warmup and, in the
+/// default main job, a smaller largest size.
+#[derive(Clone, Debug)]
+pub struct Combo {
+    pub kind: Kind,
+    pub mode: Mode,
+    pub core_num: usize,
+    pub warmup: u32,
+    /// Sizes above this are left out of this series (`None`: the sweep's `-e`).
+    pub max_bytes: Option<u64>,
+}
+
+/// The legend / JSON label of a series: `allreduce sdma-mesh core_num 48 -w 1`.
+fn label(spec: &SweepSpec) -> String {
+    let mut s = if matches!(spec.kind, Kind::AllReduce | Kind::AllGather) {
+        format!("{} {}", spec.kind, spec.mode)
+    } else {
+        spec.kind.to_string()
+    };
+    if spec.path == Path::InCore {
+        s.push_str(" incore");
     }
+    s.push_str(&format!(" core_num {}", blocks(spec)));
+    if spec.warmup > 0 {
+        s.push_str(&format!(" -w {}", spec.warmup));
+    }
+    s
 }
 
 /// Runs the sweep, printing the table to `out` and progress to stderr when it is a terminal.
@@ -61,21 +131,21 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             cfg.machine.name, cfg.machine.ranks, cfg.machine.ranks
         ));
     }
-    let sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
+    let all_sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
         .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
     if let Some(min) = a.min_busbw
         && !(min.is_finite() && min >= 0.0)
     {
         return Err(format!("--min-busbw {min}: must be a finite number of GB/s, 0 or more"));
     }
-    let combos = combos(a);
+    let combos = combos(a, &cfg, ranks);
     for combo in &combos {
         let spec = spec(a, combo, ranks);
         spec.validate("-e", a.max_bytes, cfg.machine.ranks)?;
-        if !sizes.iter().any(|&s| has_elements(&spec, s)) {
+        if !all_sizes.iter().any(|&s| has_elements(&spec, s)) {
             return Err(format!(
                 "{}: no size from -b {} to -e {} gives an element per rank on {ranks} ranks ({}-byte {}); raise -e",
-                combo.label(),
+                label(&spec),
                 a.min_bytes,
                 a.max_bytes,
                 a.dtype.size(),
@@ -83,14 +153,48 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             ));
         }
     }
+    let bound = busbw_bound(&cfg, ranks)?;
     let progress = std::io::stderr().is_terminal();
-    let (mut all_rows, mut series, mut failed) = (Vec::new(), Vec::new(), false);
+    let (mut all_rows, mut series, mut summaries, mut failed) = (Vec::new(), Vec::new(), Vec::new(), false);
     let mut traced = a.trace.is_none();
     let mut strace = crate::strace::StraceLog::new(&cfg.host);
+    let mut warned: Vec<String> = Vec::new();
+    let mut warn = |out: &mut dyn Write, w: String| -> std::io::Result<()> {
+        if !warned.contains(&w) {
+            writeln!(out, "# warning: {w}")?;
+            warned.push(w);
+        }
+        Ok(())
+    };
+    for w in flag_warnings(a, &combos, ranks) {
+        warn(out, w).map_err(io)?;
+    }
+    let multi = combos.len() > 1;
     for combo in &combos {
         let spec = spec(a, combo, ranks);
-        let sc = sweep_config(a, &cfg, &spec, combo);
+        let sc = sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes));
+        let lbl = label(&spec);
         writeln!(out, "{}", report::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
+        writeln!(out, "# {}: {}", lbl, mode_note(&spec)).map_err(io)?;
+        let reports_bound = spec.kind != Kind::Barrier;
+        if reports_bound {
+            writeln!(out, "# bound: {}", bound.line()).map_err(io)?;
+        }
+        // A barrier moves no payload: every size would be the same size-0 row.
+        let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
+        let sizes: &[u64] = if spec.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
+        if spec.kind == Kind::Barrier && all_sizes.len() > 1 {
+            writeln!(out, "# barrier moves no payload: one row, not one per size").map_err(io)?;
+        }
+        if let Some(m) = combo.max_bytes {
+            writeln!(
+                out,
+                "# {lbl}: up to {} in the default run (one block: its time grows linearly with the size); \
+                 give -e for larger sizes",
+                report::size_label(m)
+            )
+            .map_err(io)?;
+        }
         writeln!(out, "{}", report::header()).map_err(io)?;
         let mut rows: Vec<ResultRow> = Vec::new();
         let mut last_count = None;
@@ -103,7 +207,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             }
             last_count = Some(count);
             if progress {
-                eprint!("\r[{}/{}] {} {:>8}  ", i + 1, sizes.len(), combo.label(), report::size_label(size));
+                eprint!("\r[{}/{}] {} {:>8}  ", i + 1, sizes.len(), lbl, report::size_label(size));
             }
             let point = match run_point(&cfg, &spec, size, !traced) {
                 Ok(Some(p)) => p,
@@ -114,7 +218,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                     let Some(row) = failed_row(&spec, size, e) else { continue };
                     writeln!(out, "{}", report::row(&row)).map_err(io)?;
                     failed = true;
-                    rows.push(ResultRow { series: (combos.len() > 1).then(|| combo.label()), ..row });
+                    rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..row });
                     continue;
                 }
             };
@@ -126,9 +230,15 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             if a.strace.is_some() {
                 strace.add_run(&point.report);
             }
+            if progress {
+                eprint!("\r{:60}\r", "");
+            }
+            for w in &point.report.warnings {
+                warn(out, w.clone()).map_err(io)?;
+            }
             writeln!(out, "{}", report::row(&point.row)).map_err(io)?;
             failed |= point.row.nwrong.is_some_and(|w| w > 0);
-            rows.push(ResultRow { series: (combos.len() > 1).then(|| combo.label()), ..point.row });
+            rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..point.row });
         }
         if progress {
             eprint!("\r{:60}\r", "");
@@ -139,7 +249,8 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         if let Some(min) = a.min_busbw
             && avg < min
         {
-            writeln!(out, "# FAILED: average bus bandwidth {avg:.2} GB/s is below --min-busbw {min}").map_err(io)?;
+            writeln!(out, "# FAILED: {lbl}: average bus bandwidth {avg:.2} GB/s is below --min-busbw {min}")
+                .map_err(io)?;
             failed = true;
         }
         if rows.iter().any(|r| r.nwrong.is_some_and(|w| w > 0)) {
@@ -152,12 +263,23 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                 .map_err(io)?;
         }
         series.push(Series {
-            label: combo.label(),
+            label: lbl.clone(),
             points: measured.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect(),
+        });
+        let peak = measured.iter().map(|r| r.busbw_gbps).fold(0.0, f64::max);
+        summaries.push(SeriesSummary {
+            label: lbl,
+            config: sc,
+            average_bus_bandwidth: avg,
+            peak_bus_bandwidth: peak,
+            bound_gbps: (reports_bound && bound.gbps.is_finite()).then_some(bound.gbps),
         });
         all_rows.extend(rows);
     }
-    write_outputs(a, &cfg, ranks, &combos, all_rows, &series, &strace.text())?;
+    if multi {
+        summary(out, &summaries, &bound).map_err(io)?;
+    }
+    write_outputs(a, &cfg, ranks, all_rows, summaries, &series, &strace.text())?;
     Ok(if failed { Status::Failed } else { Status::Ok })
 }
 
@@ -166,57 +288,125 @@ fn has_elements(spec: &SweepSpec, size: u64) -> bool {
     spec.kind == Kind::Barrier || report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) > 0
 }
 
-fn combos(a: &SweepArgs) -> Vec<Combo> {
+/// The closing comparison of several series: each one's best busbw against the bound.
+fn summary(out: &mut dyn Write, s: &[SeriesSummary], bound: &crate::sweep::Bound) -> std::io::Result<()> {
+    writeln!(out, "# summary: peak busbw per series (bound {:.2} GB/s)", bound.gbps)?;
+    for x in s {
+        let pct = match x.bound_gbps {
+            Some(b) if b > 0.0 => format!(" = {:.1}% of the bound", 100.0 * x.peak_bus_bandwidth / b),
+            _ => String::new(),
+        };
+        writeln!(out, "#   {:<44} {:>9.2} GB/s{pct}", x.label, x.peak_bus_bandwidth)?;
+    }
+    Ok(())
+}
+
+/// The series to run. With `--mode`, every (collective, mode) pair that applies; without it,
+/// PyPTO's builtin and, for allreduce and allgather, the HCCL-class algorithms `cfg` supports
+/// (`aiv-mesh`; `sdma-mesh` when the chip has copy engines and the op is a sum), on every AIV
+/// core and with one warmup call when they use copy engines.
+pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
+    let core_num = a.core_num.unwrap_or(1);
     let mut out = Vec::new();
     for &kind in &a.collectives {
+        let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None };
+        let Some(modes) = &a.modes else {
+            let capped = matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host;
+            let cap = a.builtin_max_bytes.filter(|&m| capped && m < a.max_bytes);
+            out.push(Combo { max_bytes: cap, ..builtin.clone() });
+            if matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host {
+                let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
+                let candidates: &[Mode] =
+                    if kind == Kind::AllReduce { &[Mode::AivMesh, Mode::SdmaMesh] } else { &[Mode::SdmaMesh] };
+                for &mode in candidates {
+                    let warmup = if mode == Mode::SdmaMesh { a.warmup.max(1) } else { a.warmup };
+                    let c = Combo { kind, mode, core_num: all, warmup, max_bytes: None };
+                    if supports(cfg, &spec(a, &c, ranks)).is_ok() {
+                        out.push(c);
+                    }
+                }
+            }
+            continue;
+        };
         let modes: Vec<Mode> = match kind {
-            Kind::AllReduce => a.modes.clone(),
+            Kind::AllReduce => modes.clone(),
             // The builtin, and the HCCL-class SDMA allgather when asked for.
-            Kind::AllGather => a.modes.iter().copied().filter(|m| matches!(m, Mode::Mesh | Mode::SdmaMesh)).collect(),
+            Kind::AllGather => modes.iter().copied().filter(|m| matches!(m, Mode::Mesh | Mode::SdmaMesh)).collect(),
             _ => Vec::new(),
         };
         if modes.is_empty() {
-            out.push(Combo { kind, mode: Mode::Mesh });
+            out.push(builtin);
         }
-        out.extend(modes.into_iter().map(|mode| Combo { kind, mode }));
+        out.extend(modes.into_iter().map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None }));
     }
     out
 }
 
-fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
-    let jitter = a.jitter;
+/// Warnings for flags that were given but shape no row of some series.
+fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Vec<String> {
+    let mut w = Vec::new();
+    for c in combos {
+        let s = spec(a, c, ranks);
+        let lbl = format!("{} {} ({})", c.kind, c.mode, a.path);
+        if let Some(n) = a.core_num
+            && n != 1
+            && blocks(&s) == 1
+        {
+            w.push(format!("--core-num {n} does not apply to {lbl}: it runs on one block"));
+        }
+        if a.root.is_some() && c.kind != Kind::Broadcast {
+            w.push(format!("--root does not apply to {}: only broadcast has a root", c.kind));
+        }
+        if a.op.is_some() && !matches!(c.kind, Kind::AllReduce | Kind::ReduceScatter) {
+            w.push(format!("-o does not apply to {}: it does not reduce", c.kind));
+        }
+        if a.modes.is_some() && c.mode == Mode::SdmaMesh && c.warmup == 0 {
+            w.push(format!(
+                "{lbl}: the first call pays the copy engines' cold start (chip.sdma.cold_start_ns); add -w 1 to leave it out"
+            ));
+        }
+    }
+    w.dedup();
+    w
+}
+
+/// The spec of one series.
+pub fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
     SweepSpec {
         kind: c.kind,
         mode: c.mode,
         path: a.path,
         dtype: a.dtype,
-        op: a.op,
-        root: a.root,
+        op: a.op.unwrap_or(ReduceOp::Sum),
+        root: a.root.unwrap_or(0),
         iters: a.iters,
-        warmup: a.warmup,
+        warmup: c.warmup,
         ranks,
-        core_num: a.core_num,
-        jitter,
+        core_num: c.core_num,
+        jitter: a.jitter,
         timing_only: a.no_data,
     }
 }
 
-fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, c: &Combo) -> SweepConfig {
+fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {
     SweepConfig {
         machine: cfg.machine.name.clone(),
         ranks: s.ranks,
-        collective: c.kind.to_string(),
-        mode: if c.kind == Kind::AllReduce { c.mode.to_string() } else { "-".into() },
+        collective: s.kind.to_string(),
+        mode: if matches!(s.kind, Kind::AllReduce | Kind::AllGather) { s.mode.to_string() } else { "-".into() },
         path: s.path.to_string(),
+        core_num: blocks(s),
         dtype: nccl_type(s.dtype).to_string(),
-        redop: s.op.to_string(),
-        root: i64::try_from(s.root).unwrap_or(i64::MAX),
+        redop: if matches!(s.kind, Kind::AllReduce | Kind::ReduceScatter) { s.op.to_string() } else { "none".into() },
+        root: if s.kind == Kind::Broadcast { i64::try_from(s.root).unwrap_or(i64::MAX) } else { -1 },
         min_bytes: a.min_bytes,
-        max_bytes: a.max_bytes,
+        max_bytes,
         step_factor: a.factor,
-        warmup: a.warmup,
-        iters: a.iters,
+        warmup: s.warmup,
+        iters: s.iters,
         seed: a.jitter.map_or(0, |j| j.seed),
+        jitter_op_ns: a.jitter.map(|j| j.op.as_ps() / 1000),
+        jitter_dispatch_ns: a.jitter.map(|j| j.dispatch.as_ps() / 1000),
         timing_only: a.no_data,
     }
 }
@@ -233,8 +423,8 @@ fn write_outputs(
     a: &SweepArgs,
     cfg: &Config,
     ranks: usize,
-    combos: &[Combo],
     rows: Vec<ResultRow>,
+    summaries: Vec<SeriesSummary>,
     series: &[Series],
     strace: &str,
 ) -> Result<(), String> {
@@ -242,14 +432,21 @@ fn write_outputs(
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     if let Some(p) = &a.json {
-        let first = combos.first().map(|c| spec(a, c, ranks));
-        let mut sc = match (&first, combos.first()) {
-            (Some(s), Some(c)) => sweep_config(a, cfg, s, c),
-            _ => return Err("nothing to sweep".into()),
+        let Some(first) = summaries.first() else { return Err("nothing to sweep".into()) };
+        let mut sc = first.config.clone();
+        let join = |f: fn(&SweepConfig) -> String| {
+            let mut v: Vec<String> = Vec::new();
+            for s in &summaries {
+                let x = f(&s.config);
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+            }
+            v.join(",")
         };
-        sc.collective = a.collectives.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
-        sc.mode = a.modes.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(",");
-        write(p, &report::to_json_string(&SweepJson::new(sc, rows)))?;
+        sc.collective = join(|c| c.collective.clone());
+        sc.mode = join(|c| c.mode.clone());
+        write(p, &report::to_json_string(&SweepJson::new(sc, rows, summaries)))?;
     }
     if let Some(p) = &a.plot {
         let title = format!("ranksim sweep on {} ({} ranks)", cfg.machine.name, ranks);

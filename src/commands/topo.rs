@@ -1,5 +1,6 @@
-//! `ranksim topo`: the machine a config describes — chips, cores, memory paths, every link
-//! with its rates and latency, ports — and the route between two ranks.
+//! `ranksim topo`: the machine a config describes — chips, cores, memory paths, its links by
+//! class (each link with `--links`) with rates and latency, ports — and the route between two
+//! ranks.
 
 use super::{CmdResult, Status};
 use crate::Config;
@@ -8,8 +9,9 @@ use sim_core::{ChipTiming, DmaDir};
 use std::io::Write;
 use std::path::Path;
 
-/// Prints the machine; with `route`, also the path from rank `a` to rank `b`.
-pub fn topo(out: &mut dyn Write, config: Option<&Path>, route: Option<(usize, usize)>) -> CmdResult {
+/// Prints the machine (every link and port with `links`, else a summary by class); with
+/// `route`, also the path from rank `a` to rank `b`.
+pub fn topo(out: &mut dyn Write, config: Option<&Path>, route: Option<(usize, usize)>, links: bool) -> CmdResult {
     let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(config).map_err(|e| e.to_string())?;
     let chip = ChipModel::from_config(&cfg.chip).map_err(|e| e.to_string())?;
@@ -35,7 +37,12 @@ pub fn topo(out: &mut dyn Write, config: Option<&Path>, route: Option<(usize, us
         c.notify_issue_ns, c.wait_poll_ns, c.dispatch_launch_ns, c.task_start_ns, cfg.host.bind_us, cfg.host.finalize_us
     )
     .map_err(io)?;
-    let text = interconnect::describe(&cfg.fabric, ranks, &paths).map_err(|e| e.to_string())?;
+    let text = if links {
+        interconnect::describe(&cfg.fabric, ranks, &paths)
+    } else {
+        interconnect::describe_summary(&cfg.fabric, ranks, &paths)
+    }
+    .map_err(|e| e.to_string())?;
     write!(out, "{text}").map_err(io)?;
     if let Some((a, b)) = route {
         if a >= ranks || b >= ranks {

@@ -2,25 +2,32 @@
 //! bandwidth (the field names follow nccl-tests' `-J` output where it has one).
 
 use super::busbw::average_busbw;
-use super::record::{ResultRow, SweepConfig};
+use super::record::{ResultRow, SeriesSummary, SweepConfig};
 use serde::{Deserialize, Serialize};
 
 /// A whole sweep as written to a `.json` file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepJson {
-    /// What was run.
+    /// What was run (with several series, `collective` and `mode` list them all; each
+    /// series' own configuration is in `series`).
     pub config: SweepConfig,
-    /// One entry per size, in sweep order.
+    /// One entry per size, in sweep order (per series, with several).
     pub results: Vec<ResultRow>,
-    /// Mean of the rows' `busbw_gbps`, as the table footer prints it.
-    pub average_bus_bandwidth: f64,
+    /// Mean of the rows' `busbw_gbps`, as the table footer prints it, when the sweep has one
+    /// series; `null` with several (averaging across algorithms means nothing: see `series`).
+    pub average_bus_bandwidth: Option<f64>,
+    /// One entry per series: its configuration and its own average.
+    #[serde(default)]
+    pub series: Vec<SeriesSummary>,
 }
 
 impl SweepJson {
-    /// Bundles a sweep, computing `average_bus_bandwidth` from the rows.
-    pub fn new(config: SweepConfig, results: Vec<ResultRow>) -> SweepJson {
+    /// Bundles a sweep; `average_bus_bandwidth` is computed from the measured (not FAILED)
+    /// rows when there is at most one series.
+    pub fn new(config: SweepConfig, results: Vec<ResultRow>, series: Vec<SeriesSummary>) -> SweepJson {
         let busbw: Vec<f64> = results.iter().filter(|r| r.failed.is_none()).map(|r| r.busbw_gbps).collect();
-        SweepJson { config, average_bus_bandwidth: average_busbw(&busbw), results }
+        let average_bus_bandwidth = (series.len() <= 1).then(|| average_busbw(&busbw));
+        SweepJson { config, average_bus_bandwidth, results, series }
     }
 }
 
@@ -42,6 +49,7 @@ mod tests {
             collective: "allreduce".to_string(),
             mode: "mesh".to_string(),
             path: "host".to_string(),
+            core_num: 1,
             dtype: "float".to_string(),
             redop: "sum".to_string(),
             root: -1,
@@ -51,6 +59,8 @@ mod tests {
             warmup: 5,
             iters: 20,
             seed: 7,
+            jitter_op_ns: None,
+            jitter_dispatch_ns: None,
             timing_only: false,
         }
     }
@@ -73,8 +83,8 @@ mod tests {
 
     #[test]
     fn json_has_exact_field_names_and_round_trips() {
-        let sweep = SweepJson::new(config(), vec![row(1024, 0.25, Some(0)), row(2048, 0.5, None)]);
-        assert_eq!(sweep.average_bus_bandwidth, 0.375);
+        let sweep = SweepJson::new(config(), vec![row(1024, 0.25, Some(0)), row(2048, 0.5, None)], Vec::new());
+        assert_eq!(sweep.average_bus_bandwidth, Some(0.375));
         let text = to_json_string(&sweep);
         let value: Value = serde_json::from_str(&text).expect("valid JSON");
 
@@ -106,8 +116,8 @@ mod tests {
     #[test]
     fn a_failed_row_has_its_reason_and_no_time() {
         let failed = ResultRow::failed(4096, 1024, "half", "none", -1, "cut short: why".into());
-        let sweep = SweepJson::new(config(), vec![row(1024, 0.25, Some(0)), failed]);
-        assert_eq!(sweep.average_bus_bandwidth, 0.25);
+        let sweep = SweepJson::new(config(), vec![row(1024, 0.25, Some(0)), failed], Vec::new());
+        assert_eq!(sweep.average_bus_bandwidth, Some(0.25));
         let value: Value = serde_json::from_str(&to_json_string(&sweep)).expect("valid JSON");
         let r = &value["results"][1];
         assert_eq!(r["failed"], json!("cut short: why"));
@@ -118,8 +128,30 @@ mod tests {
     }
 
     #[test]
+    fn several_series_average_each_and_not_together() {
+        let s = |label: &str, avg| SeriesSummary {
+            label: label.to_string(),
+            config: config(),
+            average_bus_bandwidth: avg,
+            peak_bus_bandwidth: avg,
+            bound_gbps: Some(137.2),
+        };
+        let sweep = SweepJson::new(
+            config(),
+            vec![row(1024, 0.25, Some(0)), row(1024, 100.0, Some(0))],
+            vec![s("allreduce mesh core_num 1", 0.25), s("allreduce sdma-mesh core_num 48 -w 1", 100.0)],
+        );
+        let value: Value = serde_json::from_str(&to_json_string(&sweep)).expect("valid JSON");
+        assert_eq!(value["average_bus_bandwidth"], Value::Null);
+        assert_eq!(value["series"][1]["average_bus_bandwidth"], json!(100.0));
+        assert_eq!(value["series"][1]["label"], json!("allreduce sdma-mesh core_num 48 -w 1"));
+        assert_eq!(value["series"][0]["config"]["core_num"], json!(1));
+        assert_eq!(value["series"][0]["bound_gbps"], json!(137.2));
+    }
+
+    #[test]
     fn empty_sweep_averages_to_zero() {
-        let sweep = SweepJson::new(config(), Vec::new());
+        let sweep = SweepJson::new(config(), Vec::new(), Vec::new());
         let value: Value = serde_json::from_str(&to_json_string(&sweep)).expect("valid JSON");
         assert_eq!(value["results"], json!([]));
         assert_eq!(value["average_bus_bandwidth"], json!(0.0));

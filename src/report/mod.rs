@@ -21,7 +21,7 @@ mod table;
 
 pub use busbw::{CollKind, algbw_gbps, average_busbw, bus_factor, busbw_gbps, bytes_for, count_for};
 pub use json::{SweepJson, to_json_string};
-pub use record::{ResultRow, SweepConfig};
+pub use record::{ResultRow, SeriesSummary, SweepConfig};
 pub use sizes::{MAX_SWEEP_POINTS, parse_size, size_label, sweep_sizes};
 pub use svg::{Series, plot_svg};
-pub use table::{float_str, footer, header, preamble, row};
+pub use table::{float_str, footer, header, preamble, row, time_str};

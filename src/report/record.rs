@@ -17,6 +17,9 @@ pub struct SweepConfig {
     pub mode: String,
     /// Lowering (`host`, `incore`).
     pub path: String,
+    /// AIV blocks per rank the collective ran on (`--core-num` where it applies, else 1).
+    #[serde(default = "one")]
+    pub core_num: usize,
     /// Element type as printed in the `type` column (`float`, `half`, ...).
     pub dtype: String,
     /// Reduction operator, `none` for non-reducing collectives.
@@ -33,10 +36,35 @@ pub struct SweepConfig {
     pub warmup: u32,
     /// Timed iterations averaged per size (`-n`).
     pub iters: u32,
-    /// Seed of the input data.
+    /// Seed of the timing jitter (0 without jitter; see `jitter_op_ns`).
     pub seed: u64,
+    /// Largest jitter per transfer in ns, `None` when the run had no jitter.
+    #[serde(default)]
+    pub jitter_op_ns: Option<u64>,
+    /// Largest jitter per dispatch start in ns, `None` when the run had no jitter.
+    #[serde(default)]
+    pub jitter_dispatch_ns: Option<u64>,
     /// True when results were not checked (the `#wrong` column then reads `N/A`).
     pub timing_only: bool,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One series of a sweep in the JSON: what it ran and its bandwidths.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesSummary {
+    /// The series' label, as in the rows' `series` and the plot legend.
+    pub label: String,
+    /// Everything that shaped its rows.
+    pub config: SweepConfig,
+    /// Mean of its rows' `busbw_gbps` (the table footer of the series).
+    pub average_bus_bandwidth: f64,
+    /// Its largest `busbw_gbps`.
+    pub peak_bus_bandwidth: f64,
+    /// The machine's bus-bandwidth bound, GB/s (`None` for a barrier or an unlimited fabric).
+    pub bound_gbps: Option<f64>,
 }
 
 /// One line of the table: a size and its out-of-place measurement, in nccl-tests' columns.

@@ -19,6 +19,15 @@ pub fn float_str(value: f64, width: usize) -> String {
     format!("{text:>width$}")
 }
 
+/// The `time` column: as [`float_str`] at its width, but never in exponent form, so a long
+/// simulated time keeps every digit (`12345678`, not `1.2e+07`); the column widens instead.
+pub fn time_str(value: f64) -> String {
+    if value.is_finite() && integer_digits(value) > TIME_WIDTH {
+        return format!("{value:.0}");
+    }
+    float_str(value, TIME_WIDTH)
+}
+
 /// The unpadded text of [`float_str`] for a finite value.
 fn squeeze(value: f64, width: usize) -> String {
     let digits = integer_digits(value);
@@ -83,7 +92,7 @@ pub fn row(r: &ResultRow) -> String {
         r.type_name,
         r.redop,
         r.root,
-        float_str(r.time_us, TIME_WIDTH),
+        time_str(r.time_us),
         float_str(r.algbw_gbps, BW_WIDTH),
         float_str(r.busbw_gbps, BW_WIDTH),
     )
@@ -93,13 +102,18 @@ pub fn row(r: &ResultRow) -> String {
 /// `# nThread .. minBytes .. maxBytes .. step: .. warmup iters: .. iters: .. validation: ..`.
 pub fn preamble(version: &str, cfg: &SweepConfig) -> String {
     let validation = if cfg.timing_only { "off (timing-only)" } else { "on" };
+    let jitter = match (cfg.jitter_op_ns, cfg.jitter_dispatch_ns) {
+        (Some(op), Some(d)) => format!("jitter: up to {op} ns per transfer, {d} ns per dispatch"),
+        _ => "jitter: off".to_string(),
+    };
     format!(
-        "# ranksim {version} sweep: collective {} mode {} path {} dtype {} redop {} root {} ranks {} \
+        "# ranksim {version} sweep: collective {} mode {} path {} core_num {} dtype {} redop {} root {} ranks {} \
          machine {} minBytes {} maxBytes {} step: {}(factor) warmup iters: {} iters: {} seed: {} \
-         validation: {validation}",
+         {jitter} validation: {validation}",
         cfg.collective,
         cfg.mode,
         cfg.path,
+        cfg.core_num,
         cfg.dtype,
         cfg.redop,
         cfg.root,
@@ -162,6 +176,16 @@ mod tests {
     }
 
     #[test]
+    fn long_times_keep_every_digit() {
+        assert_eq!(time_str(12_345_678.4), "12345678");
+        assert_eq!(time_str(123_456_789.0), "123456789");
+        assert_eq!(time_str(1234567.0), "1234567");
+        assert_eq!(time_str(93.73), "  93.73");
+        let r = result(1 << 30, 1 << 28, "sum", 23_456_789.0, (0.05, 0.08), Some(0));
+        assert!(row(&r).contains("  23456789  "), "{}", row(&r));
+    }
+
+    #[test]
     fn header_lines_match_nccl_tests() {
         let expected = "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n\
                         #        (B)    (elements)                               (us)  (GB/s)  (GB/s)";
@@ -195,6 +219,7 @@ mod tests {
             collective: "allreduce".to_string(),
             mode: "ring".to_string(),
             path: "host".to_string(),
+            core_num: 48,
             dtype: "float".to_string(),
             redop: "sum".to_string(),
             root: -1,
@@ -204,18 +229,20 @@ mod tests {
             warmup: 5,
             iters: 20,
             seed: 42,
+            jitter_op_ns: Some(20),
+            jitter_dispatch_ns: Some(1000),
             timing_only: true,
         };
         assert_eq!(
             preamble("0.1.0", &cfg),
-            "# ranksim 0.1.0 sweep: collective allreduce mode ring path host dtype float redop sum root -1 \
+            "# ranksim 0.1.0 sweep: collective allreduce mode ring path host core_num 48 dtype float redop sum root -1 \
              ranks 8 machine a2a3-8 minBytes 1024 maxBytes 67108864 step: 2(factor) warmup iters: 5 \
-             iters: 20 seed: 42 validation: off (timing-only)"
+             iters: 20 seed: 42 jitter: up to 20 ns per transfer, 1000 ns per dispatch validation: off (timing-only)"
         );
-        let checked = SweepConfig { timing_only: false, step_factor: 1.5, ..cfg };
+        let checked = SweepConfig { timing_only: false, step_factor: 1.5, jitter_op_ns: None, ..cfg };
         assert!(
             preamble("0.1.0", &checked)
-                .ends_with("step: 1.5(factor) warmup iters: 5 iters: 20 seed: 42 validation: on")
+                .ends_with("step: 1.5(factor) warmup iters: 5 iters: 20 seed: 42 jitter: off validation: on")
         );
     }
 

@@ -4,10 +4,15 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The example binary `name`, built by `cargo test` next to the test binaries.
-fn example(name: &str) -> PathBuf {
+/// Where `cargo test` builds the example binaries: next to the test binaries.
+pub fn example_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary");
-    exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>").join("examples").join(name)
+    exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>").join("examples")
+}
+
+/// The example binary `name`.
+fn example(name: &str) -> PathBuf {
+    example_dir().join(name)
 }
 
 fn run(name: &str, args: &[&str]) -> (i32, String) {
@@ -60,4 +65,34 @@ fn the_collectives_example_times_every_collective() {
     ] {
         assert!(out.contains(row), "`{row}` missing:\n{out}");
     }
+}
+
+#[test]
+fn examples_build_without_the_test_and_bench_dependencies() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // What `cargo run --example` compiles: the examples package and its normal dependencies.
+    let out = Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "-p", "ranksim-examples", "-e", "normal,build", "--prefix", "none"])
+        .current_dir(root)
+        .output()
+        .expect("cargo tree runs");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{tree}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(tree.contains("ranksim v") && tree.contains("sim-core v"), "{tree}");
+    for heavy in ["criterion", "proptest"] {
+        assert!(!tree.contains(heavy), "`cargo run --example` would build {heavy}:\n{tree}");
+    }
+    // Every example source is declared, so `cargo run --example NAME` finds it from the root.
+    let manifest = std::fs::read_to_string(root.join("examples/Cargo.toml")).unwrap();
+    let mut n = 0;
+    for entry in std::fs::read_dir(root.join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if path.extension().is_some_and(|e| e == "rs") && name != "lib" {
+            assert!(manifest.contains(&format!("name = \"{name}\"\npath = \"{name}.rs\"")), "{name} undeclared");
+            assert!(example(&name).is_file(), "{name} not built");
+            n += 1;
+        }
+    }
+    assert!(n >= 11, "{n} examples");
 }

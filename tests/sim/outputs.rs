@@ -179,8 +179,32 @@ fn sweep_prints_the_table_and_writes_json_plot_strace_and_trace() {
     for key in ["size", "count", "type", "redop", "root", "time_us", "algbw_gbps", "busbw_gbps", "nwrong"] {
         assert!(json["results"][0].get(key).is_some(), "{key}");
     }
-    assert!(json["average_bus_bandwidth"].as_f64().unwrap() > 0.0);
+    // Three series: no average across them, one per series, with what shaped its rows.
+    assert_eq!(json["average_bus_bandwidth"], Value::Null);
+    let series = json["series"].as_array().unwrap();
+    let labels: Vec<&str> = series.iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["allreduce mesh core_num 2", "allreduce two-shot core_num 2", "allgather mesh core_num 1"]);
+    for s in series {
+        let rows: Vec<f64> = json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["series"] == s["label"])
+            .map(|r| r["busbw_gbps"].as_f64().unwrap())
+            .collect();
+        assert_eq!(rows.len(), 4);
+        let avg = rows.iter().sum::<f64>() / 4.0;
+        assert_eq!(s["average_bus_bandwidth"].as_f64().unwrap(), avg);
+    }
+    assert_eq!(series[1]["config"]["core_num"], 2);
+    assert_eq!(series[2]["config"]["core_num"], 1);
     assert_eq!(json["config"]["mode"], "mesh,two-shot");
+    // --core-num shapes the allreduce rows only: the allgather builtin says so.
+    assert!(
+        out.contains("# warning: --core-num 2 does not apply to allgather mesh (host): it runs on one block"),
+        "{out}"
+    );
+    assert!(out.contains("path host core_num 2 dtype float"), "{out}");
     let svg = std::fs::read_to_string(d.join("s.svg")).unwrap();
     assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"));
     assert!(svg.contains("allreduce two-shot"));

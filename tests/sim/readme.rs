@@ -69,3 +69,186 @@ fn the_readme_shows_this_program() {
     let block: Vec<&str> = after.lines().skip_while(|l| *l != "```rust").skip(1).take_while(|l| *l != "```").collect();
     assert_eq!(block, snippet, "README.md's snippet differs from tests/sim/readme.rs");
 }
+
+/// The shell commands of README.md's ```sh blocks, continuation lines joined, each with the
+/// comment that follows it (`# ... exits 1` says the command must exit 1).
+fn readme_commands() -> Vec<(Vec<String>, String)> {
+    let readme = include_str!("../../README.md");
+    let mut cmds = Vec::new();
+    let mut in_sh = false;
+    let mut pending = String::new();
+    for line in readme.lines() {
+        if line == "```sh" {
+            in_sh = true;
+            continue;
+        }
+        if in_sh && line == "```" {
+            in_sh = false;
+            continue;
+        }
+        if !in_sh || line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        pending.push_str(line.trim_end_matches('\\').trim_end());
+        pending.push(' ');
+        if line.ends_with('\\') {
+            continue;
+        }
+        let (cmd, comment) = match pending.find(" # ") {
+            Some(i) => (pending[..i].to_string(), pending[i + 3..].trim().to_string()),
+            None => (pending.clone(), String::new()),
+        };
+        cmds.push((cmd.split_whitespace().map(str::to_string).collect(), comment));
+        pending.clear();
+    }
+    cmds
+}
+
+/// A README command, cut so a debug test run stays short: a sweep runs one size (its `-b`) or
+/// 1K..16K, a bench a 16 KiB message for 2 + 1 rounds, a check one seed. Later options win.
+fn cut(args: &[String]) -> Vec<String> {
+    let mut v = args.to_vec();
+    let get = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
+    match args.first().map(String::as_str) {
+        Some("sweep") => match get("-b") {
+            Some(b) => v.extend(["-e".into(), b]),
+            None => v.extend(["-e".into(), "16K".into()]),
+        },
+        Some("bench") => v.extend(["-b", "16K", "-n", "2", "-w", "1"].map(String::from)),
+        Some("check") if get("--seeds").is_some() => v.extend(["--seeds", "1"].map(String::from)),
+        _ => {}
+    }
+    v
+}
+
+#[test]
+fn every_readme_command_works() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("ranksim-readme-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cmds = readme_commands();
+    assert!(cmds.len() >= 20, "{cmds:?}");
+    let examples = crate::examples::example_dir();
+    let mut ran = 0;
+    for (cmd, comment) in &cmds {
+        let want = if comment.contains("exits 1") { 1 } else { 0 };
+        let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        let (exe, args): (std::path::PathBuf, Vec<String>) = match words.as_slice() {
+            ["cargo", "test", "--workspace"] => continue,
+            ["cargo", "bench", "--bench", name] => {
+                // Criterion runs for minutes: the bench must exist and be declared.
+                assert!(root.join("benches").join(format!("{name}.rs")).exists(), "{cmd:?}");
+                let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+                assert!(manifest.contains(&format!("name = \"{name}\"")), "{cmd:?}");
+                continue;
+            }
+            ["cargo", "run", "--release", "--", rest @ ..] | ["cargo", "run", "--", rest @ ..] => {
+                let args: Vec<String> = rest.iter().map(|a| a.to_string()).collect();
+                (env!("CARGO_BIN_EXE_ranksim").into(), cut(&args))
+            }
+            ["cargo", "run", "--example", name, "--", rest @ ..] => {
+                (examples.join(name), rest.iter().map(|a| a.to_string()).collect())
+            }
+            ["cargo", "run", "--release", "--example", name] => (examples.join(name), Vec::new()),
+            _ => panic!("README command this test does not know how to run: {cmd:?}"),
+        };
+        // Files of the repository by their path in it; outputs land in a scratch directory.
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| if root.join(&a).is_file() { root.join(&a).to_string_lossy().into_owned() } else { a })
+            .collect();
+        let out = std::process::Command::new(&exe)
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{cmd:?}: {} ({e})", exe.display()));
+        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(want), "README `{}` (run as {args:?}):\n{text}", cmd.join(" "));
+        assert!(!text.trim().is_empty(), "{cmd:?} printed nothing");
+        ran += 1;
+    }
+    assert!(ran >= 15, "{ran} commands run");
+    // The outputs the README promises were written.
+    for f in ["busbw.svg", "results.json", "sweep.strace", "trace.json", "findings.json", "validate.json"] {
+        assert!(dir.join(f).is_file(), "{f} not written");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_main_job_shows_the_builtin_next_to_the_hccl_class_modes_and_the_bound() {
+    let cfg = ranksim::Config::default_preset();
+    let mut a = ranksim::commands::sweep::SweepArgs::new(None);
+    a.min_bytes = 1 << 20;
+    a.max_bytes = 1 << 20;
+    let mut out = Vec::new();
+    let status = ranksim::commands::sweep::sweep(&mut out, &a).unwrap();
+    assert_eq!(status, ranksim::commands::Status::Ok);
+    let text = String::from_utf8(out).unwrap();
+    let default = ranksim::commands::sweep::SweepArgs::new(None);
+    let labels: Vec<String> = ranksim::commands::sweep::combos(&default, &cfg, 8)
+        .iter()
+        .map(|c| format!("{} {} {} -w {} {:?}", c.kind, c.mode, c.core_num, c.warmup, c.max_bytes))
+        .collect();
+    assert_eq!(
+        labels,
+        ["allreduce mesh 1 -w 0 Some(4194304)", "allreduce aiv-mesh 48 -w 0 None", "allreduce sdma-mesh 48 -w 1 None"]
+    );
+    // a2a3: 7 HCCS links of 28 GB/s at efficiency 0.7 out of each rank, port 196 x 0.7.
+    assert_eq!(text.matches("# bound: busbw <= 137.20 GB/s: rank 0 sends over 7 link(s) x 19.60 GB/s").count(), 3);
+    assert!(text.contains("# allreduce mesh core_num 1: PyPTO's builtin mesh allreduce as written"), "{text}");
+    assert!(text.contains("# allreduce aiv-mesh core_num 48: HCCL-class, not a PyPTO builtin"), "{text}");
+    assert!(text.contains("path host core_num 48 dtype float"), "{text}");
+    assert!(text.contains("warmup iters: 1 iters: 1"), "{text}");
+    // The 1 MiB rows, then the summary against the bound (times as the golden sweep has them).
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("     1048576")).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows[0].contains("4574.51    0.23    0.40       0"), "{text}");
+    assert!(rows[1].contains("52.77   19.87   34.77       0"), "{text}");
+    assert!(rows[2].contains("38.68   27.11   47.44       0"), "{text}");
+    assert!(text.contains("# summary: peak busbw per series (bound 137.20 GB/s)"), "{text}");
+    let last = text.lines().last().unwrap_or_default();
+    assert!(last.starts_with("#   allreduce sdma-mesh core_num 48 -w 1 "), "{text}");
+    assert!(last.ends_with(" 47.44 GB/s = 34.6% of the bound"), "{text}");
+}
+
+#[test]
+fn the_default_run_stops_the_builtin_early_and_says_so() {
+    let mut a = ranksim::commands::sweep::SweepArgs::new(None);
+    (a.min_bytes, a.max_bytes, a.builtin_max_bytes) = (1 << 10, 4 << 10, Some(2 << 10));
+    let mut out = Vec::new();
+    ranksim::commands::sweep::sweep(&mut out, &a).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let series: Vec<&str> = text.split("# ranksim ").skip(1).collect();
+    assert_eq!(series.len(), 3, "{text}");
+    let rows = |s: &str| s.lines().filter(|l| l.contains("float     sum")).count();
+    assert_eq!([rows(series[0]), rows(series[1]), rows(series[2])], [2, 3, 3], "{text}");
+    assert!(series[0].contains("maxBytes 2048 "), "{text}");
+    assert!(series[1].contains("maxBytes 4096 "), "{text}");
+    assert!(series[0].contains("# allreduce mesh core_num 1: up to 2K in the default run"), "{text}");
+    // -e given (builtin_max_bytes None): every series to -e.
+    a.builtin_max_bytes = None;
+    let mut out = Vec::new();
+    ranksim::commands::sweep::sweep(&mut out, &a).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.lines().filter(|l| l.contains("float     sum")).count(), 9, "{text}");
+    assert!(!text.contains("in the default run"), "{text}");
+}
+
+#[test]
+fn the_bound_follows_the_topology() {
+    let bound =
+        |name: &str, ranks: usize| ranksim::sweep::busbw_bound(&ranksim::Config::preset(name).unwrap(), ranks).unwrap();
+    let a2a3 = bound("a2a3", 8);
+    assert_eq!(a2a3.links, vec![(7, 19.6)]);
+    assert!((a2a3.gbps - 137.2).abs() < 1e-9, "{a2a3:?}");
+    // Two ranks of a full mesh: one link.
+    assert!((bound("a2a3", 2).gbps - 19.6).abs() < 1e-9);
+    // A bidirectional ring: two neighbours' links, whatever the rank count.
+    let ring = bound("ring8", 8);
+    assert_eq!(ring.links, vec![(2, 19.6)]);
+    // Two nodes: 7 HCCS links and the RoCE NIC, under the port.
+    let two = bound("two-node", 16);
+    assert_eq!(two.links.iter().map(|l| l.0).sum::<usize>(), 8, "{two:?}");
+    assert!(two.gbps <= two.port_gbps && two.gbps <= two.egress_gbps, "{two:?}");
+}

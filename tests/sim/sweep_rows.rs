@@ -17,18 +17,19 @@ pub fn args() -> SweepArgs {
     SweepArgs {
         config: None,
         collectives: vec![Kind::AllReduce],
-        modes: vec![Mode::Mesh],
+        modes: Some(vec![Mode::Mesh]),
         path: Path::Host,
         min_bytes: 1024,
         max_bytes: 1024,
+        builtin_max_bytes: None,
         factor: 2.0,
         dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
+        op: Some(ReduceOp::Sum),
+        root: Some(0),
         iters: 1,
         warmup: 0,
         ranks: None,
-        core_num: 1,
+        core_num: Some(1),
         json: None,
         plot: None,
         strace: None,
@@ -66,7 +67,7 @@ fn a_ring_cut_short_is_a_failed_row_not_a_time() {
     for no_data in [false, true] {
         let json = d.join("s.json");
         let a = SweepArgs {
-            modes: vec![Mode::Ring],
+            modes: Some(vec![Mode::Ring]),
             min_bytes: 1000,
             max_bytes: 1000,
             no_data,
@@ -187,8 +188,8 @@ fn cli_values_are_checked_as_values() {
         (SweepArgs { min_busbw: Some(f64::INFINITY), ..args() }, "--min-busbw inf"),
         (SweepArgs { jitter: jit(u64::MAX, 0), ..args() }, "--jitter-op-ns"),
         (SweepArgs { jitter: jit(0, 2_000_000_000), ..args() }, "--jitter-dispatch-ns 2000000000"),
-        (SweepArgs { collectives: vec![Kind::Broadcast], root: 8, ..args() }, "--root 8: out of range for 8 ranks"),
-        (SweepArgs { root: usize::MAX, ..args() }, "--root 18446744073709551615"),
+        (SweepArgs { collectives: vec![Kind::Broadcast], root: Some(8), ..args() }, "--root 8: out of range for 8 ranks"),
+        (SweepArgs { root: Some(usize::MAX), ..args() }, "--root 18446744073709551615"),
         (SweepArgs { min_bytes: 1, max_bytes: 1, ..args() }, "no size from -b 1 to -e 1 gives an element"),
         (
             SweepArgs { max_bytes: 4 << 30, ..args() },

@@ -1,0 +1,306 @@
+//! Your collective everywhere: the [`Collective`] trait says what a collective is to the
+//! measuring machinery (its buffers, inputs, golden, the bytes it moves and its bus-bandwidth
+//! factor), and the functions here measure any implementation the way `ranksim sweep`,
+//! `bench` and `check` measure the built-in ones — which go through the same path
+//! (`crate::sweep` implements [`Collective`] for them).
+//!
+//! - [`point`]: one size, nccl-tests' row (time, algbw, busbw, #wrong);
+//! - [`sweep`]: sizes, printed as the nccl-tests table, rows returned (for JSON / SVG);
+//! - [`bench()`]: PyPTO's `BenchmarkStats` of warmup + rounds calls;
+//! - [`check`]: the protocol checker, unperturbed and with seeded jitter;
+//! - [`run`]: one run of `calls` calls, its [`RunReport`] (with
+//!   [`RunReport::device_time`], and with a trace when asked, which [`chrome_trace`] turns
+//!   into Perfetto / chrome://tracing JSON).
+//!
+//! The guide `docs/your-collective.md` walks through a complete implementation
+//! (`examples/my_allgather.rs`).
+
+use crate::Config;
+use crate::report::{self, ResultRow};
+use crate::strace::StraceLog;
+use sim_core::bench::BenchmarkStats;
+use sim_core::check::deadlock_findings;
+use sim_core::{
+    CheckOptions, CheckReport, DType, Domain, DomainOptions, Jitter, RunReport, SimError, SimResult, World,
+};
+use std::io::Write;
+
+/// A collective as the measuring machinery sees it. `setup` allocates its window buffers on
+/// the domain of the ranks taking part, `stage` writes every rank's input, `call` queues one
+/// call on every rank (a dispatch per rank, as PyPTO's host API does), and `wrong` counts the
+/// elements that differ from the golden after one call. The size conventions follow
+/// nccl-tests: `count` elements per rank for a requested size, `bytes` for the table's size
+/// column, and `busbw = algbw * bus_factor`.
+pub trait Collective {
+    /// What `setup` allocates and the other methods use.
+    type Buffers;
+    /// The name in tables, legends and JSON.
+    fn name(&self) -> String;
+    /// The element type (the table's `type` column).
+    fn dtype(&self) -> DType;
+    /// The bus-bandwidth factor for `ranks` ranks (allreduce `2(n-1)/n`, allgather `(n-1)/n`).
+    fn bus_factor(&self, ranks: usize) -> f64;
+    /// Elements per rank for a requested size of `size_bytes` (default: size / element size).
+    fn count(&self, size_bytes: u64, _ranks: usize) -> usize {
+        usize::try_from(size_bytes / self.dtype().size() as u64).unwrap_or(usize::MAX)
+    }
+    /// The size column in bytes for `count` elements per rank (default: count x element size).
+    fn bytes(&self, count: usize, _ranks: usize) -> u64 {
+        (count as u64).saturating_mul(self.dtype().size() as u64)
+    }
+    /// The `redop` column (default `none`).
+    fn redop(&self) -> String {
+        "none".to_string()
+    }
+    /// The `root` column (default -1: no root).
+    fn root(&self) -> i64 {
+        -1
+    }
+    /// Whether a call with no element still runs (a barrier); default: such sizes are skipped.
+    fn runs_without_data(&self) -> bool {
+        false
+    }
+    /// Allocates the buffers of `count` elements per rank on `dom`.
+    fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Self::Buffers>;
+    /// Writes every rank's input (only on runs that keep payload bytes).
+    fn stage(&self, w: &mut World, b: &Self::Buffers, count: usize) -> SimResult<()>;
+    /// Queues one call on every rank.
+    fn call(&self, w: &mut World, b: &Self::Buffers) -> SimResult<()>;
+    /// Elements, over every rank, that differ from the golden after one call.
+    fn wrong(&self, w: &World, b: &Self::Buffers, count: usize) -> SimResult<u64>;
+}
+
+/// How to measure: ranks, calls, jitter, payload.
+#[derive(Clone, Debug)]
+pub struct Measure {
+    /// Ranks taking part: the first `ranks` chips.
+    pub ranks: usize,
+    /// Timed calls per size (their mean is the time).
+    pub iters: u32,
+    /// Calls before the timed ones.
+    pub warmup: u32,
+    /// Seeded timing jitter (`None`: unperturbed).
+    pub jitter: Option<Jitter>,
+    /// Keep no payload bytes: same times, no check.
+    pub timing_only: bool,
+}
+
+impl Measure {
+    /// One timed call on `ranks` ranks, no warmup, no jitter, checked.
+    pub fn new(ranks: usize) -> Measure {
+        Measure { ranks, iters: 1, warmup: 0, jitter: None, timing_only: false }
+    }
+}
+
+/// A finished run and how many elements were wrong (0 when it kept no payload).
+pub struct Run {
+    pub report: RunReport,
+    pub wrong: u64,
+}
+
+/// Runs `calls` calls of `count` elements per rank on a fresh world of `cfg` (timing-only when
+/// `timing_only` or the measure says so; traced when `trace`).
+pub fn run<C: Collective>(
+    cfg: &Config,
+    c: &C,
+    m: &Measure,
+    count: usize,
+    calls: usize,
+    timing_only: bool,
+    trace: bool,
+) -> Result<Run, String> {
+    let e = |e: SimError| e.to_string();
+    let mut w = cfg.world().map_err(|e| e.to_string())?;
+    if m.ranks == 0 || m.ranks > w.size() {
+        return Err(format!("{} ranks: the machine has {}; use 1..={}", m.ranks, w.size(), w.size()));
+    }
+    if timing_only || m.timing_only {
+        w.set_timing_only().map_err(e)?;
+    }
+    w.options_mut().trace = trace;
+    w.options_mut().jitter = m.jitter;
+    let b = queue(&mut w, c, m.ranks, count, calls).map_err(e)?;
+    let report = w.run().map_err(e)?;
+    let wrong = if w.has_payload() { c.wrong(&w, &b, count).map_err(e)? } else { 0 };
+    Ok(Run { report, wrong })
+}
+
+/// Sets `c` up on the first `ranks` chips of `w` (domain `comm_d0`), stages its inputs when
+/// `w` keeps payload, and queues `calls` calls, without running them.
+pub fn queue<C: Collective>(w: &mut World, c: &C, ranks: usize, count: usize, calls: usize) -> SimResult<C::Buffers> {
+    let members: Vec<usize> = (0..ranks).collect();
+    let dom = w.create_domain("comm_d0", &members, DomainOptions::default())?;
+    let b = c.setup(w, &dom, count)?;
+    if w.has_payload() {
+        c.stage(w, &b, count)?;
+    }
+    for _ in 0..calls {
+        c.call(w, &b)?;
+    }
+    Ok(b)
+}
+
+/// One measured size: the row and the run its time was read from.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub row: ResultRow,
+    /// The run the time was read from (all calls).
+    pub report: RunReport,
+}
+
+/// Measures `c` at `size_bytes` as `sweep` does: the elements are checked on a one-call run,
+/// the time is the mean over the timed calls of the slowest rank's device wall (a timing-only
+/// run of warmup + timed calls when there is more than one call). `None` when the size gives
+/// no element and the collective needs some.
+pub fn point<C: Collective>(
+    cfg: &Config,
+    c: &C,
+    m: &Measure,
+    size_bytes: u64,
+    trace: bool,
+) -> Result<Option<Point>, String> {
+    let n = m.ranks;
+    let count = c.count(size_bytes, n);
+    if count == 0 && !c.runs_without_data() {
+        return Ok(None);
+    }
+    let calls = (m.iters as usize).saturating_add(m.warmup as usize).max(1);
+    let checked = !m.timing_only;
+    let check_run = if checked { Some(run(cfg, c, m, count, 1, false, trace && calls == 1)?) } else { None };
+    let timed = match (&check_run, calls) {
+        (Some(r), 1) => r.report.clone(),
+        _ => run(cfg, c, m, count, calls, true, trace)?.report,
+    };
+    let bytes = c.bytes(count, n);
+    let type_name = crate::sweep::nccl_type(c.dtype());
+    // A builtin that returned at once (more than 16 ranks, a ring whose count is not a
+    // multiple of the ranks, a root out of range) warned: its time is not the collective's.
+    let mut warnings: Vec<&String> = check_run.iter().flat_map(|r| &r.report.warnings).collect();
+    warnings.extend(timed.warnings.iter().filter(|w| !warnings.contains(w)).collect::<Vec<_>>());
+    if !warnings.is_empty() {
+        let why = format!("cut short: {}", warnings.iter().map(|w| w.as_str()).collect::<Vec<_>>().join("; "));
+        let row = ResultRow::failed(bytes, count as u64, type_name, &c.redop(), c.root(), why);
+        return Ok(Some(Point { row, report: timed }));
+    }
+    let time_us = time_per_call(&timed, n, m.warmup as usize, calls);
+    let algbw = report::algbw_gbps(bytes, time_us);
+    let row = ResultRow {
+        size: bytes,
+        count: count as u64,
+        type_name: type_name.to_string(),
+        redop: c.redop(),
+        root: c.root(),
+        time_us,
+        algbw_gbps: algbw,
+        busbw_gbps: algbw * c.bus_factor(n),
+        nwrong: check_run.map(|r| r.wrong),
+        series: None,
+        failed: None,
+    };
+    Ok(Some(Point { row, report: timed }))
+}
+
+/// Mean over the measured calls (after `warmup`) of the slowest rank's device wall, in
+/// microseconds, over the first `n` chips.
+pub fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
+    let mut per_call = vec![sim_core::SimDuration::ZERO; calls];
+    for chip in 0..n {
+        for d in r.of_chip(chip) {
+            if d.index < calls {
+                per_call[d.index] = per_call[d.index].max(d.device_wall());
+            }
+        }
+    }
+    let measured = &per_call[warmup.min(calls - 1)..];
+    measured.iter().map(|d| d.as_us_f64()).sum::<f64>() / measured.len() as f64
+}
+
+/// Sweeps `c` over `sizes`, printing the nccl-tests table (header, a row per size, the
+/// average-busbw footer) to `out`; returns the rows and whether any element was wrong.
+pub fn sweep<C: Collective>(
+    out: &mut dyn Write,
+    cfg: &Config,
+    c: &C,
+    m: &Measure,
+    sizes: &[u64],
+) -> Result<(Vec<ResultRow>, bool), String> {
+    let io = |e: std::io::Error| e.to_string();
+    writeln!(
+        out,
+        "# ranksim sweep: collective {} ranks {} machine {} warmup iters: {} iters: {} validation: {}",
+        c.name(),
+        m.ranks,
+        cfg.machine.name,
+        m.warmup,
+        m.iters,
+        if m.timing_only { "off (timing-only)" } else { "on" }
+    )
+    .map_err(io)?;
+    writeln!(out, "{}", report::header()).map_err(io)?;
+    let mut rows = Vec::new();
+    for &size in sizes {
+        let Some(p) = point(cfg, c, m, size, false)? else { continue };
+        for w in &p.report.warnings {
+            writeln!(out, "# warning: {w}").map_err(io)?;
+        }
+        writeln!(out, "{}", report::row(&p.row)).map_err(io)?;
+        rows.push(p.row);
+    }
+    let avg = report::average_busbw(&rows.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
+    writeln!(out, "{}", report::footer(avg)).map_err(io)?;
+    let wrong = rows.iter().any(|r| r.nwrong.is_some_and(|w| w > 0));
+    Ok((rows, wrong))
+}
+
+/// PyPTO's `benchmark()` of `c` at `size_bytes`: `warmup + iters` calls, their `[STRACE]`
+/// spans folded with PyPTO's L3 rule.
+pub fn bench<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -> Result<BenchmarkStats, String> {
+    let count = c.count(size_bytes, m.ranks);
+    if count == 0 && !c.runs_without_data() {
+        return Err(format!("{size_bytes} bytes give no element per rank; use a larger size"));
+    }
+    let (rounds, warmup) = (m.iters.max(1) as usize, m.warmup as usize);
+    let r = run(cfg, c, m, count, rounds + warmup, m.timing_only, false)?;
+    let mut log = StraceLog::new(&cfg.host);
+    log.add_run(&r.report);
+    Ok(BenchmarkStats::from_l3(log.invocations().to_vec(), rounds, warmup).with_names(log.names().clone()))
+}
+
+/// Runs `calls` calls of `c` at `size_bytes` under the protocol checker: unperturbed, then
+/// once per seed `1..=opts.seeds` with jitter, each on a fresh world; deadlocks are findings.
+pub fn check<C: Collective>(
+    cfg: &Config,
+    c: &C,
+    ranks: usize,
+    size_bytes: u64,
+    calls: usize,
+    opts: &CheckOptions,
+) -> Result<CheckReport, String> {
+    let count = c.count(size_bytes, ranks);
+    let mut report = CheckReport::default();
+    for i in 0..=opts.seeds {
+        let mut w = cfg.world().map_err(|e| e.to_string())?;
+        w.options_mut().check = true;
+        w.options_mut().jitter =
+            (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+        queue(&mut w, c, ranks, count, calls).map_err(|e| format!("{}: {e}", c.name()))?;
+        let outcome = w.run();
+        let mut found = w.last_findings().to_vec();
+        match outcome {
+            Ok(_) => {}
+            Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
+            Err(e) => return Err(format!("{}: {e}", c.name())),
+        }
+        report.runs += 1;
+        report.merge(found, (i > 0).then_some(i));
+    }
+    Ok(report)
+}
+
+/// The Chrome trace-event JSON (Perfetto, chrome://tracing) of a traced run — a run with
+/// `trace` on, e.g. [`run`]`(.., trace: true)` — or `None` when it was not traced: one process
+/// per rank, a thread per core, operation slices, write->notify and notify->wait flows, link
+/// busy counters.
+pub fn chrome_trace(report: &RunReport, ranks: usize) -> Option<String> {
+    report.trace.as_ref().map(|t| sim_core::trace::chrome::to_chrome_json(t, ranks))
+}
