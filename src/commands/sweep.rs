@@ -9,9 +9,7 @@
 use super::{CmdResult, Status};
 use crate::Config;
 use crate::report::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
-use crate::sweep::{
-    Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point, supports,
-};
+use crate::sweep::{Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point, supports};
 use collectives::{Kind, Mode, Path};
 use sim_core::{DType, Jitter, ReduceOp};
 use std::io::{IsTerminal, Write};

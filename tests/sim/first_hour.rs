@@ -92,10 +92,11 @@ fn sweep_help_has_the_support_matrix_and_an_honest_n() {
     );
     assert!(out.contains("the first pays\n") || out.contains("the first pays one-time costs"), "{out}");
     assert!(!out.contains("more only matter with --seed"), "{out}");
-    // What the matrix says is what a sweep does.
+    // What the matrix says is what a sweep does: every row of an unsupported pair is FAILED,
+    // with the reason, and the sweep exits 1.
     let (code, out) = ranksim(&["sweep", "--collective", "allgather", "--mode", "mesh", "-d", "f16", "-e", "4K"]);
-    assert_eq!(code, 2, "{out}");
-    assert!(out.contains("supports f32"), "{out}");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.lines().filter(|l| l.contains("FAILED") && l.contains("supports f32")).count(), 3, "{out}");
 }
 
 #[test]

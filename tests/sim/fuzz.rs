@@ -190,7 +190,9 @@ fn try_config(text: String, mode: usize) -> Result<Result<Result<(Status, String
             collectives: vec![collectives::Kind::AllReduce],
             // The builtin, the direct and the SDMA allreduce: between them every [chip] and
             // [fabric] key is on some path.
-            modes: Some(vec![[collectives::Mode::Mesh, collectives::Mode::TwoShot, collectives::Mode::SdmaMesh][mode % 3]]),
+            modes: Some(vec![
+                [collectives::Mode::Mesh, collectives::Mode::TwoShot, collectives::Mode::SdmaMesh][mode % 3],
+            ]),
             path: collectives::Path::Host,
             min_bytes: 1024,
             max_bytes: 2048,
