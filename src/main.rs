@@ -233,6 +233,13 @@ struct SweepCli {
     /// Timing-only: store no payload bytes (same times, no validation, far less memory).
     #[arg(long)]
     no_data: bool,
+    /// Sizes simulated at once on host threads (default: every host thread, fewer when payload
+    /// runs would not fit in free memory). The results are the same for any value.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
+    /// Print the engine's work (events, packets) and the host time it took.
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(clap::Args)]
@@ -424,6 +431,8 @@ fn sweep_args(s: SweepCli) -> SweepArgs {
         min_busbw: s.min_busbw,
         jitter: s.jitter.jitter(),
         no_data: s.no_data || s.check == Some(0),
+        jobs: s.jobs.map(usize::from),
+        stats: s.stats,
     }
 }
 

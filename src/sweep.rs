@@ -247,6 +247,22 @@ pub struct Buffers {
     sig: Tensor,
 }
 
+/// Bytes of simulated memory a payload run of `spec` at `size` holds: every rank's window
+/// buffers, as [`Buffers`] lays them out (signals are negligible). For the up-front memory
+/// check of a sweep.
+pub fn payload_bytes(spec: &SweepSpec, size: u64) -> u64 {
+    let (n, es) = (spec.ranks as u64, spec.dtype.size() as u64);
+    let count = report::count_for(spec.kind, size, es, spec.ranks);
+    let per_rank = match spec.kind {
+        Kind::AllReduce | Kind::Broadcast => count,
+        Kind::ReduceScatter => n * count,
+        Kind::AllGather => count + n * count,
+        Kind::AllToAll | Kind::AllToAllV => 2 * n * count,
+        Kind::Barrier => 0,
+    };
+    per_rank.saturating_mul(es).saturating_mul(n)
+}
+
 /// AIV blocks a call runs on: `core_num` for the multi-block algorithms (the HOST mesh,
 /// two-shot and HCCL-class allreduces, the SDMA allgather), 1 otherwise.
 pub fn blocks(spec: &SweepSpec) -> usize {

@@ -48,6 +48,11 @@ pub struct SweepArgs {
     /// Seeded timing jitter (`None`: deterministic, unperturbed runs).
     pub jitter: Option<Jitter>,
     pub no_data: bool,
+    /// Sizes run at once on host threads (`None`: every host thread, fewer when payload runs
+    /// would not fit in memory). Results do not depend on it.
+    pub jobs: Option<usize>,
+    /// Print the engine's work (events, packets) and the host time it took.
+    pub stats: bool,
 }
 
 impl SweepArgs {
@@ -76,6 +81,8 @@ impl SweepArgs {
             min_busbw: None,
             jitter: None,
             no_data: false,
+            jobs: None,
+            stats: false,
         }
     }
 }
@@ -155,6 +162,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let progress = std::io::stderr().is_terminal();
     let (mut all_rows, mut series, mut summaries, mut failed) = (Vec::new(), Vec::new(), Vec::new(), false);
     let mut traced = a.trace.is_none();
+    let (mut tally, started) = (crate::run_stats::Tally::default(), std::time::Instant::now());
     let mut strace = crate::strace::StraceLog::new(&cfg.host);
     let mut warned: Vec<String> = Vec::new();
     let mut warn = |out: &mut dyn Write, w: String| -> std::io::Result<()> {
@@ -195,33 +203,31 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         }
         writeln!(out, "{}", report::header()).map_err(io)?;
         let mut rows: Vec<ResultRow> = Vec::new();
-        let mut last_count = None;
-        for (i, &size) in sizes.iter().enumerate() {
-            // Sizes that round to the element count of the previous one would repeat its row
-            // (a barrier moves no data: its one row per size is nccl-tests' too).
-            let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, ranks);
-            if last_count == Some(count) && spec.kind != Kind::Barrier {
-                continue;
-            }
-            last_count = Some(count);
+        let todo = distinct_sizes(&spec, sizes);
+        let threads = threads_for(a, &spec, &todo)?;
+        let trace_first = !traced;
+        let work = |k: usize, &size: &u64| run_point(&cfg, &spec, size, trace_first && k == 0);
+        let mut take = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
+            let size = todo[k];
             if progress {
-                eprint!("\r[{}/{}] {} {:>8}  ", i + 1, sizes.len(), lbl, report::size_label(size));
+                eprint!("\r[{}/{}] {} {:>8}  ", k + 1, todo.len(), lbl, report::size_label(size));
             }
-            let point = match run_point(&cfg, &spec, size, !traced) {
+            let point = match result {
                 Ok(Some(p)) => p,
-                Ok(None) => continue,
+                Ok(None) => return Ok(()),
                 // This size cannot run (a dtype the path does not support, a tile that does not
                 // fit UB, ...): its row says why and the sweep goes on.
                 Err(e) => {
-                    let Some(row) = failed_row(&spec, size, e) else { continue };
+                    let Some(row) = failed_row(&spec, size, e) else { return Ok(()) };
                     writeln!(out, "{}", report::row(&row)).map_err(io)?;
                     failed = true;
                     rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..row });
-                    continue;
+                    return Ok(());
                 }
             };
+            tally.add(&point.report);
             failed |= point.row.failed.is_some();
-            if !traced {
+            if !traced && point.report.trace.is_some() {
                 write_trace(a, &point, ranks)?;
                 traced = true;
             }
@@ -237,7 +243,9 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             writeln!(out, "{}", report::row(&point.row)).map_err(io)?;
             failed |= point.row.nwrong.is_some_and(|w| w > 0);
             rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..point.row });
-        }
+            Ok(())
+        };
+        crate::parallel::in_order(&todo, threads, work, &mut take)?;
         if progress {
             eprint!("\r{:60}\r", "");
         }
@@ -278,7 +286,40 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         summary(out, &summaries, &bound).map_err(io)?;
     }
     write_outputs(a, &cfg, ranks, all_rows, summaries, &series, &strace.text())?;
+    if a.trace.is_some() && !traced {
+        writeln!(out, "# warning: no trace written: the first size of the sweep did not run").map_err(io)?;
+    }
+    if a.stats {
+        writeln!(out, "{}", tally.line(started.elapsed())).map_err(io)?;
+    }
     Ok(if failed { Status::Failed } else { Status::Ok })
+}
+
+/// The sizes of a series that give rows: a size whose element count is the previous one's
+/// would repeat its row.
+fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
+    let mut last = None;
+    let mut out = Vec::new();
+    for &size in sizes {
+        let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks);
+        if last != Some(count) || spec.kind == Kind::Barrier {
+            out.push(size);
+        }
+        last = Some(count);
+    }
+    out
+}
+
+/// Host threads for a series' sizes: `--jobs`, or every host thread, fewer when payload runs
+/// of its largest size would not fit in the host's free memory together (none fitting is an
+/// error that names --no-data).
+fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, String> {
+    let wanted = a.jobs.unwrap_or_else(crate::host::threads);
+    if spec.timing_only {
+        return Ok(wanted);
+    }
+    let per_run = sizes.iter().map(|&s| crate::sweep::payload_bytes(spec, s)).max().unwrap_or(0);
+    crate::host::runs_that_fit(per_run, crate::host::available_memory(), wanted)
 }
 
 /// Whether a size gives at least one element per rank (a barrier always runs).

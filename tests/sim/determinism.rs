@@ -165,3 +165,36 @@ fn async_kernels_give_the_same_result_as_thread_kernels() {
         assert!(stress(Exec::Async) == threads, "the async run differs from the threaded run");
     }
 }
+
+/// A sweep's sizes run on several host threads give the table, JSON and STRACE of one thread,
+/// byte for byte; `--stats` adds its line and changes nothing else.
+#[test]
+fn a_sweep_on_several_host_threads_is_byte_identical_to_one() {
+    let dir = std::env::temp_dir().join(format!("ranksim-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |jobs: &str, stats: bool| {
+        let (json, strace) = (dir.join(format!("{jobs}.json")), dir.join(format!("{jobs}.strace")));
+        let mut args = vec!["sweep", "--mode", "mesh,two-shot", "--core-num", "4", "-b", "1K", "-e", "64K", "-j", jobs];
+        let (j, s) = (json.display().to_string(), strace.display().to_string());
+        args.extend(["--json", &j, "--strace", &s]);
+        if stats {
+            args.push("--stats");
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ranksim")).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        (text, std::fs::read(json).unwrap(), std::fs::read(strace).unwrap())
+    };
+    let one = run("1", false);
+    let three = run("3", false);
+    assert_eq!(one, three);
+    let (with_stats, json, strace) = run("2", true);
+    let (stats, rest): (Vec<&str>, Vec<&str>) = with_stats.lines().partition(|l| l.starts_with("# stats:"));
+    assert_eq!(stats.len(), 1, "{with_stats}");
+    assert!(stats[0].contains(" run(s), ") && stats[0].contains(" engine events, "), "{}", stats[0]);
+    let events: u64 = stats[0].split(" run(s), ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(events > 1000, "{}", stats[0]);
+    assert_eq!(rest.join("\n") + "\n", one.0);
+    assert_eq!((json, strace), (one.1, one.2));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -212,6 +212,8 @@ fn try_config(text: String, mode: usize) -> Result<Result<Result<(Status, String
             min_busbw: None,
             jitter: None,
             no_data: false,
+            jobs: None,
+            stats: false,
         };
         let mut out = Vec::new();
         let mut r = sweep(&mut out, &a);

@@ -141,6 +141,8 @@ fn sweep_args() -> SweepArgs {
         min_busbw: None,
         jitter: None,
         no_data: false,
+        jobs: None,
+        stats: false,
     }
 }
 

@@ -37,6 +37,8 @@ pub fn args() -> SweepArgs {
         min_busbw: None,
         jitter: None,
         no_data: false,
+        jobs: None,
+        stats: false,
     }
 }
 

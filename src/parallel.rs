@@ -1,0 +1,100 @@
+//! Independent runs on several host threads, their results taken in order: a sweep's sizes
+//! are separate worlds, so running them at once changes nothing but the wall time, and the
+//! table still reads in size order.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Calls `work(i, &items[i])` for every item on up to `threads` host threads and hands each
+/// result to `take` in item order, as soon as it and every earlier one are done. When `take`
+/// fails, no further item is started and the error is returned once the running ones end.
+pub fn in_order<T: Sync, R: Send, E>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(usize, &T) -> R + Sync,
+    mut take: impl FnMut(usize, R) -> Result<(), E>,
+) -> Result<(), E> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        for (i, item) in items.iter().enumerate() {
+            take(i, work(i, item))?;
+        }
+        return Ok(());
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<(usize, R)>();
+        for _ in 0..threads {
+            let (tx, next, stop, work) = (tx.clone(), &next, &stop, &work);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    if tx.send((i, work(i, item))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let (mut waiting, mut due) = (BTreeMap::new(), 0);
+        for (i, r) in rx {
+            waiting.insert(i, r);
+            while let Some(r) = waiting.remove(&due) {
+                if let Err(e) = take(due, r) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+                due += 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_item_order_whatever_the_threads() {
+        let items: Vec<u64> = (0..40).collect();
+        for threads in [1, 2, 3, 8] {
+            let mut got = Vec::new();
+            // Later items finish first: the slow ones are the small indices.
+            let r: Result<(), ()> = in_order(
+                &items,
+                threads,
+                |i, &x| {
+                    std::thread::sleep(std::time::Duration::from_micros(((40 - i) * 50) as u64));
+                    x * x
+                },
+                |i, r| {
+                    got.push((i, r));
+                    Ok(())
+                },
+            );
+            assert_eq!(r, Ok(()));
+            assert_eq!(got, items.iter().map(|&x| (x as usize, x * x)).collect::<Vec<_>>(), "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn a_failing_take_stops_the_rest() {
+        let items: Vec<usize> = (0..1000).collect();
+        let ran = AtomicUsize::new(0);
+        let r = in_order(
+            &items,
+            2,
+            |_, &x| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                x
+            },
+            |i, _| if i == 3 { Err(i) } else { Ok(()) },
+        );
+        assert_eq!(r, Err(3));
+        assert!(ran.load(Ordering::Relaxed) < 1000);
+    }
+}
