@@ -123,6 +123,9 @@ enum Command {
         /// List the programs and exit.
         #[arg(long)]
         list: bool,
+        /// Print the engine's work (events, packets) and the host time it took.
+        #[arg(long)]
+        stats: bool,
     },
 }
 
@@ -322,6 +325,9 @@ struct BenchCli {
     /// Timing-only: store no payload bytes.
     #[arg(long)]
     no_data: bool,
+    /// Print the engine's work (events, packets) and the host time it took.
+    #[arg(long)]
+    stats: bool,
 }
 
 fn main() -> ExitCode {
@@ -335,8 +341,8 @@ fn main() -> ExitCode {
     let mut out = std::io::stdout().lock();
     let result = match cli.command {
         None => commands::run::run(&mut out, None, None, None, false),
-        Some(Command::Run { program, config, ranks, list }) => {
-            commands::run::run(&mut out, program.as_deref(), config.as_deref(), ranks, list)
+        Some(Command::Run { program, config, ranks, list, stats }) => {
+            commands::run::run_with_stats(&mut out, program.as_deref(), config.as_deref(), ranks, list, stats)
         }
         Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &sweep_args(*s)),
         Some(Command::Topo { config, route, links }) => {
@@ -453,7 +459,7 @@ fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
         jitter,
         timing_only: b.no_data,
     };
-    Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace })
+    Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace, stats: b.stats })
 }
 
 fn calibrate_args(c: CalibrateCli) -> Result<CalibrateArgs, String> {

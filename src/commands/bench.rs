@@ -20,6 +20,8 @@ pub struct BenchArgs {
     /// Message size in bytes (nccl-tests convention for the collective).
     pub size: u64,
     pub strace: Option<PathBuf>,
+    /// Print the engine's work (events, packets) and the host time it took.
+    pub stats: bool,
 }
 
 /// Runs the benchmark and prints its statistics.
@@ -34,6 +36,7 @@ pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
     }
     a.spec.validate("-b", a.size, cfg.machine.ranks)?;
     let (rounds, warmup) = (a.spec.iters as usize, a.spec.warmup as usize);
+    let started = std::time::Instant::now();
     let Some(report) = run_calls(&cfg, &a.spec, a.size, rounds + warmup, false)? else {
         return Err(format!(
             "-b {}: a size of {} bytes gives no element per rank; use a larger -b/--size",
@@ -52,6 +55,11 @@ pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
     writeln!(out, "{}", distinct_trees(&stats.format_mean_tree(true, Spread::Stdev, None, None), &pids)).map_err(io)?;
     if let Some(p) = &a.strace {
         std::fs::write(p, log.text()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    }
+    if a.stats {
+        let mut tally = crate::run_stats::Tally::default();
+        tally.add(&report);
+        writeln!(out, "{}", tally.line(started.elapsed())).map_err(io)?;
     }
     for w in &report.warnings {
         writeln!(out, "# warning: {w}").map_err(io)?;

@@ -14,6 +14,19 @@ pub fn run(
     ranks: Option<usize>,
     list: bool,
 ) -> CmdResult {
+    run_with_stats(out, program, config, ranks, list, false)
+}
+
+/// As [`run`]; with `stats`, also prints the engine's work over the programs and the host time.
+pub fn run_with_stats(
+    out: &mut dyn Write,
+    program: Option<&str>,
+    config: Option<&Path>,
+    ranks: Option<usize>,
+    list: bool,
+    stats: bool,
+) -> CmdResult {
+    let (mut tally, started) = (crate::run_stats::Tally::default(), std::time::Instant::now());
     let w = |e: std::io::Error| e.to_string();
     if list {
         for p in PROGRAMS {
@@ -57,6 +70,7 @@ pub fn run(
         let mut world = cfg.world().map_err(|e| e.to_string())?;
         match (p.run)(&mut world, ranks) {
             Ok(o) => {
+                tally.add(&o.report);
                 // A builtin that returned at once did not do what the program asked.
                 let ok = o.ok && o.report.warnings.is_empty();
                 let status = if ok { "OK" } else { "FAIL" };
@@ -75,6 +89,9 @@ pub fn run(
                 writeln!(out, "FAIL {:<18} {e}", p.name).map_err(w)?;
             }
         }
+    }
+    if stats {
+        writeln!(out, "{}", tally.line(started.elapsed())).map_err(w)?;
     }
     Ok(if failed { Status::Failed } else { Status::Ok })
 }

@@ -258,3 +258,21 @@ fn validate_lists_a_table_the_machine_cannot_run_without_numbers() {
     assert!(!out.contains("error(%)"), "no numbers for a table not run:\n{out}");
     assert_eq!(code, 0, "nothing ran, nothing failed:\n{out}");
 }
+
+/// `--stats` on `bench` and `run` adds one line with the engine's work; the runs' own output
+/// is unchanged.
+#[test]
+fn stats_report_the_engines_work_on_bench_and_run() {
+    for args in [&["bench", "-b", "16K", "-n", "2", "-w", "0"][..], &["run", "put"][..]] {
+        let (code, plain) = ranksim(args);
+        assert_eq!(code, 0, "{plain}");
+        let with: Vec<&str> = args.iter().copied().chain(["--stats"]).collect();
+        let (code, out) = ranksim(&with);
+        assert_eq!(code, 0, "{out}");
+        let (stats, rest): (Vec<&str>, Vec<&str>) = out.lines().partition(|l| l.starts_with("# stats:"));
+        assert_eq!(stats.len(), 1, "{out}");
+        let events: u64 = stats[0].split(" run(s), ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(events > 0, "{}", stats[0]);
+        assert_eq!(rest, plain.lines().collect::<Vec<_>>(), "{args:?}");
+    }
+}

@@ -220,7 +220,7 @@ fn a_buffer_too_large_to_address_is_refused_by_name() {
         jitter: None,
         timing_only: true,
     };
-    let a = ranksim::commands::bench::BenchArgs { config: None, spec, size: u64::MAX, strace: None };
+    let a = ranksim::commands::bench::BenchArgs { config: None, spec, size: u64::MAX, strace: None, stats: false };
     let e = ranksim::commands::bench::bench(&mut Vec::new(), &a).unwrap_err();
     assert!(e.starts_with("-b 18446744073709551615: a size is at most"), "{e}");
 }

@@ -119,7 +119,7 @@ fn more_than_16_ranks_on_the_host_path_fail_every_row() {
     };
     // bench showed the warning but exited 0; now it fails.
     let mut out = Vec::new();
-    let st = bench(&mut out, &BenchArgs { config: Some(cfg), spec, size: 4096, strace: None });
+    let st = bench(&mut out, &BenchArgs { config: Some(cfg), spec, size: 4096, strace: None, stats: false });
     let text = String::from_utf8_lossy(&out);
     assert_eq!(st, Ok(Status::Failed), "{text}");
     assert!(text.contains("# warning:") && text.contains("# FAILED: the run was cut short"), "{text}");
