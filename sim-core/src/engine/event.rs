@@ -68,11 +68,20 @@ pub(crate) struct SignalLand {
     pub(crate) ids: WriteIds,
 }
 
-/// A queue entry: an event's key and where the event is stored, ordered by key only.
+/// A queue entry: an event's key and what it stands for, ordered by key only.
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub(crate) key: Key,
-    pub(crate) slot: u32,
+    pub(crate) what: Pending,
+}
+
+/// What a queue entry stands for: an event kept in [`Slots`], or the next packet of a flow,
+/// carried in the entry itself. Packets are the most frequent events, so they never move
+/// through a slot.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Pending {
+    Slot(u32),
+    FlowStep(u32),
 }
 
 /// Storage for pending events, so the priority queue only moves small entries.

@@ -35,7 +35,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::{DispatchSpan, Trace};
 use crate::world::{Jitter, RunOptions};
 use copy::CopyJob;
-use event::{Entry, Event, HOST, Key, SignalLand, Slots};
+use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
 use flow::FlowEnd;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -277,13 +277,18 @@ impl Engine {
             {
                 return;
             }
-            let Some(Reverse(Entry { key, slot })) = self.queue.pop() else {
+            let Some(Reverse(Entry { key, what })) = self.queue.pop() else {
                 break;
             };
-            let ev = self.slots.take(slot);
             self.now = key.time;
             self.stats.events += 1;
-            self.apply(key, ev);
+            match what {
+                Pending::Slot(slot) => {
+                    let ev = self.slots.take(slot);
+                    self.apply(key, ev);
+                }
+                Pending::FlowStep(flow) => self.flow_step(key, flow as usize),
+            }
         }
         if self.outcome.is_none() && self.running.is_empty() && self.queue.is_empty() {
             if self.chips.iter().all(ChipSched::is_idle) {
@@ -678,8 +683,11 @@ impl Engine {
             )));
             return;
         }
-        let slot = self.slots.put(ev);
-        self.queue.push(Reverse(Entry { key, slot }));
+        let what = match ev {
+            Event::FlowStep { flow } if u32::try_from(flow).is_ok() => Pending::FlowStep(flow as u32),
+            ev => Pending::Slot(self.slots.put(ev)),
+        };
+        self.queue.push(Reverse(Entry { key, what }));
     }
 }
 
