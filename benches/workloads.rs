@@ -57,7 +57,7 @@ const WORKLOADS: &[Workload] = &[
         // The HOST builtin serves at most 16 ranks; the in-core one any number.
         path: Path::InCore,
         core_num: 1,
-        bytes: 32 * MIB,
+        bytes: 8 * MIB, // 128 KiB per peer: the in-core put stages a whole piece in UB
     },
     // HCCL's AIV reduce-scatter + all-gather: large tiles on 24 cores.
     Workload {
