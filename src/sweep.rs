@@ -311,8 +311,7 @@ impl Buffers {
     fn fill(&self, w: &mut World, spec: &SweepSpec) -> sim_core::SimResult<()> {
         for r in 0..spec.ranks {
             if let Some(t) = &self.main {
-                let vals: Vec<f64> = (0..t.numel()).map(|i| value(spec.op, r, i)).collect();
-                w.write_f64(t, r, &vals)?;
+                w.write_bytes(t, r, &periodic_bytes(spec.dtype, t.numel(), |i| value(spec.op, r, i)))?;
             }
             if let Some((send, _)) = &self.counts {
                 w.write(send, r, &vec![1i32; spec.ranks])?;
@@ -353,42 +352,80 @@ impl Buffers {
         let n = spec.ranks;
         let v = |r: usize, i: usize| value(spec.op, r, i);
         let fold = |i: usize| (1..n).fold(v(0, i), |a, r| combine(spec.op, a, v(r, i)));
-        // The goldens every rank shares, computed once.
-        let reduced: Vec<f64> = match spec.kind {
-            Kind::AllReduce => (0..count).map(fold).collect(),
-            Kind::Broadcast => (0..count).map(|i| v(spec.root, i)).collect(),
-            Kind::AllGather => (0..n).flat_map(|r| (0..count).map(move |i| v(r, i))).collect(),
-            _ => Vec::new(),
-        };
         let mut wrong = 0;
         for me in 0..n {
-            let (got, want): (Vec<f64>, &[f64]) = match spec.kind {
-                Kind::AllReduce | Kind::Broadcast => (read(w, self.main.as_ref(), me)?, &reduced),
-                Kind::ReduceScatter => {
-                    let all = read(w, self.main.as_ref(), me)?;
-                    let want: Vec<f64> = (me * count..(me + 1) * count).map(fold).collect();
-                    wrong += count_wrong(&all[me * count..(me + 1) * count], &want);
-                    continue;
-                }
-                Kind::AllGather => (read(w, self.second.as_ref(), me)?, &reduced),
-                Kind::AllToAll | Kind::AllToAllV => {
-                    let got = read(w, self.second.as_ref(), me)?;
-                    let want: Vec<f64> =
-                        (0..n).flat_map(|src| (0..count).map(move |i| v(src, me * count + i))).collect();
-                    wrong += count_wrong(&got, &want);
-                    continue;
-                }
-                Kind::Barrier => (Vec::new(), &reduced),
+            // Where rank `me`'s result sits (buffer, first element) and its golden: `segs`
+            // segments of `count` elements, element `i` of segment `s` being `g(s, i)`.
+            let (buf, first, segs, g): (_, usize, usize, Box<dyn Fn(usize, usize) -> f64>) = match spec.kind {
+                Kind::AllReduce => (&self.main, 0, 1, Box::new(|_, i| fold(i))),
+                Kind::Broadcast => (&self.main, 0, 1, Box::new(|_, i| v(spec.root, i))),
+                Kind::ReduceScatter => (&self.main, me * count, 1, Box::new(move |_, i| fold(me * count + i))),
+                Kind::AllGather => (&self.second, 0, n, Box::new(|s, i| v(s, i))),
+                Kind::AllToAll | Kind::AllToAllV => (&self.second, 0, n, Box::new(move |s, i| v(s, me * count + i))),
+                Kind::Barrier => continue,
             };
-            wrong += count_wrong(&got, want);
+            let got = match buf {
+                Some(t) => w.read_bytes(t, me)?,
+                None => Vec::new(),
+            };
+            wrong += wrong_elements(spec.dtype, &got, first, segs, count, g);
         }
         Ok(wrong)
     }
 }
 
-/// Elements of `got` that differ from `want`, a missing or extra one counting as wrong.
-fn count_wrong(got: &[f64], want: &[f64]) -> u64 {
-    (got.iter().zip(want).filter(|(g, w)| g != w).count() + got.len().abs_diff(want.len())) as u64
+/// Period of every input and golden sequence along a segment: `value` repeats every 9 elements.
+const PERIOD: usize = 9;
+
+/// `len` elements `f(0..len)` of `dt` as little-endian bytes, for an `f` that repeats every
+/// [`PERIOD`] elements: one period is encoded (as `World::write_f64` does) and repeated.
+fn periodic_bytes(dt: DType, len: usize, f: impl Fn(usize) -> f64) -> Vec<u8> {
+    let es = dt.size();
+    let mut period = vec![0u8; PERIOD.min(len) * es];
+    for i in 0..PERIOD.min(len) {
+        dt.write_f64(&mut period, i, f(i));
+    }
+    let mut out = period.repeat(len.div_ceil(PERIOD.max(1)));
+    out.truncate(len * es);
+    out
+}
+
+/// Elements of `got` (a whole buffer's bytes) from element `first` on that differ from the
+/// golden `g(s, i)` of `segs` segments of `count` elements (missing ones count as wrong).
+/// Compared as numbers, as `read_f64` decodes them; equal bytes of an exactly encoded golden
+/// are equal numbers, so only differing bytes are decoded.
+fn wrong_elements(
+    dt: DType,
+    got: &[u8],
+    first: usize,
+    segs: usize,
+    count: usize,
+    g: impl Fn(usize, usize) -> f64,
+) -> u64 {
+    let es = dt.size();
+    let mut wrong = 0u64;
+    // Compared a block of whole periods at a time; a block that differs, element by element.
+    let block = (4096 / (PERIOD * es)).max(1) * PERIOD;
+    for s in 0..segs {
+        let want: Vec<f64> = (0..PERIOD.min(count)).map(|i| g(s, i)).collect();
+        let pattern = periodic_bytes(dt, block.min(count), |i| want[i % PERIOD]);
+        let exact = (0..want.len()).all(|i| dt.read_f64(&pattern, i) == want[i]);
+        let start = (first + s * count) * es;
+        let seg = got.get(start..got.len().min(start + count * es)).unwrap_or_default();
+        wrong += (count - seg.len() / es) as u64;
+        for (b, bytes) in seg.chunks(block * es).enumerate() {
+            if exact && bytes == &pattern[..bytes.len()] {
+                continue;
+            }
+            for (k, chunk) in bytes.chunks_exact(es).enumerate() {
+                let i = b * block + k;
+                if dt.read_f64(chunk, 0) != want[i % PERIOD] {
+                    wrong += 1;
+                }
+            }
+        }
+    }
+    wrong
 }
 
 fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
@@ -398,11 +435,6 @@ fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
         ReduceOp::Min => a.min(b),
         ReduceOp::Prod => a * b,
     }
-}
-
-/// Rank `r`'s copy of `t` as f64 (nothing when there is no such buffer).
-fn read(w: &World, t: Option<&Tensor>, r: usize) -> sim_core::SimResult<Vec<f64>> {
-    t.map_or(Ok(Vec::new()), |t| w.read_f64(t, r))
 }
 
 /// Whether the collective of `spec` runs on `cfg` at all: one call is queued (not run) on a
@@ -556,4 +588,52 @@ pub fn support_matrix(cfg: &Config) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(dt: DType, vals: &[f64]) -> Vec<u8> {
+        let mut b = vec![0u8; vals.len() * dt.size()];
+        for (i, &v) in vals.iter().enumerate() {
+            dt.write_f64(&mut b, i, v);
+        }
+        b
+    }
+
+    #[test]
+    fn periodic_bytes_are_the_element_by_element_encoding() {
+        for dt in DType::ALL {
+            for len in [0, 1, 8, 9, 10, 100] {
+                let f = |i: usize| ((i * 7 + 3) % 9) as f64 - 4.0;
+                let want = bytes(dt, &(0..len).map(f).collect::<Vec<_>>());
+                assert_eq!(periodic_bytes(dt, len, f), want, "{dt} {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_elements_counts_what_read_f64_would() {
+        let g = |s: usize, i: usize| ((s + i) % 9) as f64 - 4.0;
+        let good: Vec<f64> = (0..2).flat_map(|s| (0..20).map(move |i| g(s, i))).collect();
+        let dt = DType::F32;
+        assert_eq!(wrong_elements(dt, &bytes(dt, &good), 0, 2, 20, g), 0);
+        // Two wrong values, one of them in the second segment.
+        let mut bad = good.clone();
+        (bad[3], bad[25]) = (100.0, -100.0);
+        assert_eq!(wrong_elements(dt, &bytes(dt, &bad), 0, 2, 20, g), 2);
+        // -0.0 where 0.0 is due: different bytes, the same number.
+        let mut z = good.clone();
+        let k = (0..40).find(|&k| good[k] == 0.0).unwrap();
+        z[k] = -0.0;
+        assert_eq!(wrong_elements(dt, &bytes(dt, &z), 0, 2, 20, g), 0);
+        // A short buffer: the missing elements are wrong; an offset region is read from `first`.
+        assert_eq!(wrong_elements(dt, &bytes(dt, &good[..30]), 0, 2, 20, g), 10);
+        assert_eq!(wrong_elements(dt, &bytes(dt, &good), 20, 1, 20, |_, i| g(1, i)), 0);
+        // A golden i8 cannot hold (200): every element is wrong, whatever the bytes.
+        let dt = DType::I8;
+        let sat = bytes(dt, &[200.0; 9]);
+        assert_eq!(wrong_elements(dt, &sat, 0, 1, 9, |_, _| 200.0), 9);
+    }
 }

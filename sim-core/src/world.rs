@@ -425,6 +425,29 @@ impl World {
         Ok((0..t.numel()).map(|i| dt.read_f64(&bytes, i)).collect())
     }
 
+    /// As [`World::write`], from raw little-endian bytes of `t`'s dtype (`t.nbytes()` of
+    /// them): for host code generic over dtypes that encodes its values itself.
+    pub fn write_bytes(&mut self, t: &Tensor, rank: usize, bytes: &[u8]) -> SimResult<()> {
+        let dt = t.dtype();
+        if !bytes.len().is_multiple_of(dt.size()) {
+            return Err(SimError::invalid(format!(
+                "host write of `{}`: {} bytes is not a whole number of {dt} elements",
+                t.name(),
+                bytes.len()
+            )));
+        }
+        self.check_host_io("write", t, rank, dt, bytes.len() / dt.size())?;
+        self.prepare(t);
+        self.host_write(t, rank, bytes);
+        Ok(())
+    }
+
+    /// As [`World::read`], as raw little-endian bytes of `t`'s dtype.
+    pub fn read_bytes(&self, t: &Tensor, rank: usize) -> SimResult<Vec<u8>> {
+        self.check_host_io("read", t, rank, t.dtype(), t.numel())?;
+        Ok(self.host_read(t, rank))
+    }
+
     /// The byte runs of the whole view `t` (one for a dense tensor, one per row of a slice).
     fn runs(t: &Tensor) -> Vec<(usize, usize)> {
         let zeros = vec![0; t.shape().len()];
