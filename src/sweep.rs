@@ -356,11 +356,11 @@ impl Buffers {
         for me in 0..n {
             // Where rank `me`'s result sits (buffer, first element) and its golden: `segs`
             // segments of `count` elements, element `i` of segment `s` being `g(s, i)`.
-            let (buf, first, segs, g): (_, usize, usize, Box<dyn Fn(usize, usize) -> f64>) = match spec.kind {
+            let (buf, first, segs, g): (_, usize, usize, Golden) = match spec.kind {
                 Kind::AllReduce => (&self.main, 0, 1, Box::new(|_, i| fold(i))),
                 Kind::Broadcast => (&self.main, 0, 1, Box::new(|_, i| v(spec.root, i))),
                 Kind::ReduceScatter => (&self.main, me * count, 1, Box::new(move |_, i| fold(me * count + i))),
-                Kind::AllGather => (&self.second, 0, n, Box::new(|s, i| v(s, i))),
+                Kind::AllGather => (&self.second, 0, n, Box::new(v)),
                 Kind::AllToAll | Kind::AllToAllV => (&self.second, 0, n, Box::new(move |s, i| v(s, me * count + i))),
                 Kind::Barrier => continue,
             };
@@ -373,6 +373,9 @@ impl Buffers {
         Ok(wrong)
     }
 }
+
+/// Element `i` of segment `s` of a rank's expected result.
+type Golden<'a> = Box<dyn Fn(usize, usize) -> f64 + 'a>;
 
 /// Period of every input and golden sequence along a segment: `value` repeats every 9 elements.
 const PERIOD: usize = 9;
