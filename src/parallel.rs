@@ -83,18 +83,29 @@ mod tests {
 
     #[test]
     fn a_failing_take_stops_the_rest() {
-        let items: Vec<usize> = (0..1000).collect();
-        let ran = AtomicUsize::new(0);
+        let items: Vec<usize> = (0..100_000).collect();
+        let (ran, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
         let r = in_order(
             &items,
             2,
-            |_, &x| {
+            |i, &x| {
                 ran.fetch_add(1, Ordering::Relaxed);
+                // Items after the failing one wait for the failure, so they cannot all finish
+                // before it is seen.
+                while i > 3 && !failed.load(Ordering::Relaxed) {
+                    std::thread::yield_now();
+                }
                 x
             },
-            |i, _| if i == 3 { Err(i) } else { Ok(()) },
+            |i, _| {
+                if i == 3 {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(i);
+                }
+                Ok(())
+            },
         );
         assert_eq!(r, Err(3));
-        assert!(ran.load(Ordering::Relaxed) < 1000);
+        assert!(ran.load(Ordering::Relaxed) < items.len());
     }
 }
