@@ -186,34 +186,20 @@ fn try_config(text: String, mode: usize) -> Result<Result<Result<(Status, String
         let path = d.join("m.toml");
         std::fs::write(&path, &text).unwrap();
         let a = SweepArgs {
-            config: Some(path),
-            collectives: vec![collectives::Kind::AllReduce],
             // The builtin, the direct and the SDMA allreduce: between them every [chip] and
             // [fabric] key is on some path.
             modes: Some(vec![
                 [collectives::Mode::Mesh, collectives::Mode::TwoShot, collectives::Mode::SdmaMesh][mode % 3],
             ]),
-            path: collectives::Path::Host,
             min_bytes: 1024,
             max_bytes: 2048,
             builtin_max_bytes: None,
-            factor: 2.0,
-            dtype: DType::F32,
             op: Some(ReduceOp::Sum),
             root: Some(0),
-            iters: 1,
-            warmup: 0,
             ranks: Some(cfg.machine.ranks.min(8)),
             core_num: Some(1 + mode % 2),
-            json: None,
-            plot: None,
             strace: Some(d.join("s.txt")),
-            trace: None,
-            min_busbw: None,
-            jitter: None,
-            no_data: false,
-            jobs: None,
-            stats: false,
+            ..SweepArgs::new(Some(path))
         };
         let mut out = Vec::new();
         let mut r = sweep(&mut out, &a);

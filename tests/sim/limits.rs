@@ -119,30 +119,14 @@ fn a_kernel_that_overflows_the_clock_fails_the_run() {
 
 fn sweep_args() -> SweepArgs {
     SweepArgs {
-        config: None,
-        collectives: vec![collectives::Kind::AllReduce],
         modes: Some(vec![collectives::Mode::Mesh]),
-        path: collectives::Path::Host,
         min_bytes: 1024,
         max_bytes: 1024,
         builtin_max_bytes: None,
-        factor: 2.0,
-        dtype: DType::F32,
         op: Some(ReduceOp::Sum),
         root: Some(0),
-        iters: 1,
-        warmup: 0,
-        ranks: None,
         core_num: Some(1),
-        json: None,
-        plot: None,
-        strace: None,
-        trace: None,
-        min_busbw: None,
-        jitter: None,
-        no_data: false,
-        jobs: None,
-        stats: false,
+        ..SweepArgs::new(None)
     }
 }
 

@@ -15,30 +15,12 @@ use serde_json::Value;
 
 pub fn args() -> SweepArgs {
     SweepArgs {
-        config: None,
-        collectives: vec![Kind::AllReduce],
         modes: Some(vec![Mode::Mesh]),
-        path: Path::Host,
         min_bytes: 1024,
         max_bytes: 1024,
         builtin_max_bytes: None,
-        factor: 2.0,
-        dtype: DType::F32,
-        op: None,
-        root: None,
-        iters: 1,
-        warmup: 0,
-        ranks: None,
         core_num: Some(1),
-        json: None,
-        plot: None,
-        strace: None,
-        trace: None,
-        min_busbw: None,
-        jitter: None,
-        no_data: false,
-        jobs: None,
-        stats: false,
+        ..SweepArgs::new(None)
     }
 }
 
