@@ -8,13 +8,21 @@
 //!   and window buffers;
 //! - [`signal`]: notify / wait semantics;
 //! - [`program`] and [`core`]: dispatches, tasks, and the program API a kernel calls;
-//! - [`world`]: the host side (domains, buffers, staging, dispatch, run);
 //! - [`model`]: the traits `chip-model` and `interconnect` implement (`ChipTiming`, `Network`);
-//! - the scheduler (`engine`) and the thread driver (`driver`), which are private.
+//! - [`world`]: the host side (domains, buffers, staging, dispatch, run) and
+//!   [`RunOptions`] / [`Jitter`], how a run is executed;
+//! - [`check`]: the protocol checker the scheduler calls while it applies events;
+//! - the scheduler (`engine`) and the driver (`driver`, thread and async kernels), which are
+//!   private; below them the private addresses of simulated memory (`addr`: `MemKey`, `Place`,
+//!   `CellRef`) that the program API, the scheduler, memory and the checker share.
 //!
 //! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
-//! on another passes through the scheduler, which applies it in `(time, actor, seq)` order.
+//! on another passes through the scheduler, which applies it in `(time, actor, seq, sub)`
+//! order (`sub` numbers the events one request causes). Modules import only downward: the
+//! host (`world`) over the driver over the program API (`core`) and the scheduler, which
+//! take addresses, options and signal semantics from below.
 
+mod addr;
 pub mod bench;
 pub mod check;
 pub mod convert;
@@ -26,6 +34,7 @@ mod engine;
 pub mod error;
 mod memory;
 pub mod model;
+mod options;
 mod payload;
 pub mod program;
 pub mod report;

@@ -11,15 +11,16 @@
 //! let y: Vec<f32> = world.read(&x, 0)?;
 //! ```
 
-use crate::check::Finding;
+use crate::addr::MemKey;
+use crate::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
 use crate::dataflow;
 use crate::driver;
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::engine::Engine;
-use crate::engine::request::MemKey;
 use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
 use crate::model::{ChipTiming, Network};
+pub use crate::options::{Jitter, RunOptions};
 use crate::program::{ArgDir, Dispatch};
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta, resolve_region};
@@ -69,31 +70,6 @@ pub(crate) struct DomainState {
     limit: Option<usize>,
     /// [`World::release_domain`] was called; the windows are freed at the next run fence.
     released: bool,
-}
-
-/// Seeded perturbation of a run's timing: every transfer and memory access completes up to
-/// `op` later, every dispatch starts up to `dispatch` later, drawn from one RNG seeded with
-/// `seed`. The same seed gives the same run.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Jitter {
-    pub seed: u64,
-    pub op: SimDuration,
-    pub dispatch: SimDuration,
-}
-
-/// How runs are executed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunOptions {
-    /// Record every operation, notify-to-wait flow and link occupancy (for Chrome traces).
-    pub trace: bool,
-    /// Seeded timing jitter (off by default).
-    pub jitter: Option<Jitter>,
-    /// Run the protocol checker (races, stale reads, signal misuse); findings land in
-    /// [`RunReport::findings`].
-    pub check: bool,
-    /// Let notifies overtake payload as on a relaxed fabric, whatever the config says (to find
-    /// missing fences).
-    pub relaxed_ordering: bool,
 }
 
 /// What one run did.
@@ -767,3 +743,42 @@ fn check_shape(name: &str, dtype: DType, shape: &[usize]) -> SimResult<usize> {
 /// The largest buffer (window or GM tensor) in bytes: 2^48, far above any chip's memory and
 /// far below where window offsets could overflow.
 pub const MAX_BUFFER_BYTES: usize = 1 << 48;
+
+impl World {
+    /// Runs the queued dispatches under the protocol checker: once unperturbed, then once per
+    /// seed with seeded timing jitter, each from the state the host set up. Deadlocks become
+    /// findings; a kernel error (bad argument, panic) is returned as the error. The world is
+    /// left as the last run left it; the queue is consumed.
+    pub fn check(&mut self, opts: &CheckOptions) -> SimResult<CheckReport> {
+        let (queues, mem, warnings, saved) =
+            (self.queues.clone(), self.mem.clone(), self.warnings.clone(), self.options.clone());
+        let dirty: Vec<bool> = self.domains.iter().map(|d| d.dirty).collect();
+        let mut report = CheckReport::default();
+        for i in 0..=opts.seeds {
+            (self.queues, self.mem, self.warnings) = (queues.clone(), mem.clone(), warnings.clone());
+            for (d, &was) in self.domains.iter_mut().zip(&dirty) {
+                d.dirty = was;
+            }
+            self.options.check = true;
+            self.options.jitter =
+                (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+            let outcome = self.run_once();
+            report.runs += 1;
+            let seed = (i > 0).then_some(i);
+            let mut found = std::mem::take(&mut self.findings);
+            match outcome {
+                Ok(_) => {}
+                Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
+                Err(e) => {
+                    self.options = saved;
+                    self.free_released();
+                    return Err(e);
+                }
+            }
+            report.merge(found, seed);
+        }
+        self.options = saved;
+        self.free_released();
+        Ok(report)
+    }
+}

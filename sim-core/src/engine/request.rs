@@ -1,50 +1,17 @@
 //! The one interface into the scheduler: requests stamped with an actor's local time, and the
-//! replies that release blocked actors. A kernel thread sends these today; an in-engine
-//! schedule interpreter can send the same ones.
+//! replies that release blocked actors. A kernel on its own thread and a kernel polled as a
+//! future by the driver send the same requests (see `core::link`); the engine answers both
+//! with [`Wake`]s.
 
+use crate::addr::{Caller, CellRef, Place};
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::payload::Payload;
 use crate::program::Body;
 use crate::signal::{NotifyOp, WaitCmp};
-use crate::tensor::{DomainInfo, Region};
+use crate::tensor::DomainInfo;
 use crate::time::SimTime;
-use std::panic::Location;
 use std::sync::Arc;
-
-/// Where in the kernel's source an operation was called, when known.
-pub(crate) type Caller = Option<&'static Location<'static>>;
-
-/// Identifies one byte array of simulated memory.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum MemKey {
-    /// GM buffer `buf` on chip `chip`.
-    Gm { buf: usize, chip: usize },
-    /// The window of comm domain `domain` held by its member `member` (dense rank).
-    Win { domain: usize, member: usize },
-}
-
-/// A resolved region of one memory, and the chip that owns it.
-#[derive(Clone, Debug)]
-pub(crate) struct Place {
-    pub(crate) mem: MemKey,
-    pub(crate) chip: usize,
-    pub(crate) region: Region,
-    pub(crate) buffer: Arc<str>,
-    /// Byte offset of the buffer in its memory, and its element size (for reports).
-    pub(crate) base: usize,
-    pub(crate) esize: usize,
-}
-
-/// One INT32 signal cell, with what a report needs to name it.
-#[derive(Clone, Debug)]
-pub(crate) struct CellRef {
-    pub(crate) mem: MemKey,
-    pub(crate) chip: usize,
-    pub(crate) offset: usize,
-    pub(crate) buffer: Arc<str>,
-    pub(crate) coords: Vec<usize>,
-}
 
 /// A put or get: chunks staged through UB, each read from `src` and written to `dst`.
 #[derive(Clone, Debug)]

@@ -19,7 +19,8 @@
 use super::Engine;
 use super::event::{Event, Key};
 use super::flow::FlowEnd;
-use super::request::{Caller, Place, Reply, SdmaSpec};
+use super::request::{Reply, SdmaSpec};
+use crate::addr::{Caller, Place};
 use crate::check::{self, SdmaClock};
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
