@@ -8,10 +8,11 @@
 
 use crate::core::{Answer, Core, Link, Mailbox, Ops, Transport};
 use crate::engine::Engine;
-use crate::engine::request::{Assignment, Reply, Request, Wake};
+use crate::engine::wake::{Assignment, Wake};
 use crate::error::SimError;
 use crate::model::ChipTiming;
 use crate::program::{Body, KernelFuture};
+use crate::request::{Reply, Request};
 use crate::stats::HostStats;
 use crate::time::SimTime;
 use parking_lot::{Condvar, Mutex, MutexGuard};

@@ -13,14 +13,15 @@
 //!   [`RunOptions`] / [`Jitter`], how a run is executed;
 //! - [`check`]: the protocol checker the scheduler calls while it applies events;
 //! - the scheduler (`engine`) and the driver (`driver`, thread and async kernels), which are
-//!   private; below them the private addresses of simulated memory (`addr`: `MemKey`, `Place`,
-//!   `CellRef`) that the program API, the scheduler, memory and the checker share.
+//!   private, with what they share from below: the requests a core sends (`request`), the
+//!   addresses of simulated memory (`addr`: `MemKey`, `Place`, `CellRef`) and the run options
+//!   (`options`).
 //!
 //! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
 //! on another passes through the scheduler, which applies it in `(time, actor, seq, sub)`
-//! order (`sub` numbers the events one request causes). Modules import only downward: the
-//! host (`world`) over the driver over the program API (`core`) and the scheduler, which
-//! take addresses, options and signal semantics from below.
+//! order (`sub` numbers the events one request causes). Imports only go down: `world` over
+//! `driver` over `engine` over `program` over `core` (the program API), and all of them over
+//! `check`, `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers).
 
 mod addr;
 pub mod bench;
@@ -38,6 +39,7 @@ mod options;
 mod payload;
 pub mod program;
 pub mod report;
+mod request;
 pub mod signal;
 pub mod stats;
 pub mod tensor;

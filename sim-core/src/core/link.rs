@@ -7,8 +7,8 @@
 //! [`Transport`] trait the driver implements for its threads. It names no driver type, so
 //! the program API stays below the driver that runs it.
 
-use crate::engine::request::{Reply, Request};
 use crate::error::{SimError, SimResult};
+use crate::request::{Reply, Request};
 use crate::time::SimTime;
 use parking_lot::Mutex;
 use std::collections::VecDeque;

@@ -2,10 +2,10 @@
 //! use the sending actor and its sequence number with `sub = 0`; events derived from a request
 //! inherit its actor and seq and take a fresh `sub`. Host events use actor `HOST`.
 
-use super::request::Request;
 use crate::addr::{Caller, CellRef, Place};
 use crate::dtype::DType;
 use crate::payload::Payload;
+use crate::request::Request;
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 

@@ -13,7 +13,6 @@ mod deadlock;
 mod event;
 mod flow;
 mod loads;
-pub(crate) mod request;
 mod scalar;
 mod sched;
 mod sdma;
@@ -22,6 +21,7 @@ mod signals;
 mod testkit;
 mod tracer;
 mod visibility;
+pub(crate) mod wake;
 
 use crate::addr::{CellRef, MemKey, Place};
 use crate::check::{self, Checker};
@@ -33,6 +33,7 @@ use crate::options::{Jitter, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::report::CellWrite;
+use crate::request::{Reply, Request};
 use crate::signal::{Cond, NotifyOp, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
@@ -42,13 +43,13 @@ use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
 use flow::FlowEnd;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use request::{Assignment, Reply, Request, Wake};
 use sched::ChipSched;
 use signals::{Signals, Waiter, WaiterKind};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 use tracer::Tracer;
+use wake::{Assignment, Wake};
 
 /// What an actor (one AIV or AIC core of one chip) is doing, as far as the engine knows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -4,11 +4,11 @@
 
 use super::Engine;
 use super::event::{Event, Key};
-use super::request::Reply;
 use super::signals::Signals;
 use crate::addr::{Caller, CellRef, Place};
 use crate::check;
 use crate::payload::Payload;
+use crate::request::Reply;
 use crate::signal::{Cond, WaitCmp};
 use crate::time::SimTime;
 

@@ -11,10 +11,10 @@
 
 use super::Engine;
 use super::event::{Key, SignalLand, WriteIds};
-use super::request::{Reply, Request};
 use crate::addr::{CellRef, MemKey, Place};
 use crate::check;
 use crate::error::SimError;
+use crate::request::{Reply, Request};
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 use rustc_hash::FxHashMap;
@@ -225,8 +225,8 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::request::Wake;
     use super::super::testkit::{cell, engine, ns, window};
+    use super::super::wake::Wake;
     use super::*;
     use crate::payload::Payload;
 
