@@ -21,7 +21,8 @@
 //! on another passes through the scheduler, which applies it in `(time, actor, seq, sub)`
 //! order (`sub` numbers the events one request causes). Imports only go down: `world` over
 //! `driver` over `engine` over `program` over `core` (the program API), and all of them over
-//! `check`, `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers).
+//! `check`, `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers
+//! and the three small circles left inside `core`, `engine` and `dtype`/`convert`).
 
 mod addr;
 pub mod bench;

@@ -782,3 +782,60 @@ impl World {
         Ok(report)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::testkit::{TestChip, TestNet, ns};
+    use crate::signal::{NotifyOp, WaitCmp};
+    use parking_lot::Mutex;
+
+    /// Rank 0 notifies rank 1's cell 0 (AtomicAdd 3); rank 1 waits for `>= 3`. Returns what
+    /// each rank saw of its clock (at its start, and rank 1's after the wait), the cell, and
+    /// the run's end.
+    fn notify_then_wait(options: RunOptions) -> (Vec<(usize, SimTime, SimTime)>, i32, SimTime) {
+        let mut world = World::new(2, Arc::new(TestChip), Box::new(TestNet)).expect("a world of 2");
+        *world.options_mut() = options;
+        let all = world.create_domain("d", &[0, 1], DomainOptions::default()).expect("a domain");
+        let sig = world.alloc_window(&all, "sig", DType::I32, &[1, 8]).expect("a window");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (s, log) = (sig.clone(), seen.clone());
+        let kernel = Dispatch::kernel("ping", 1, move |core| {
+            let start = core.now();
+            if core.rank() == 0 {
+                core.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)?;
+            } else {
+                core.wait(&s, &[0, 0], 3, WaitCmp::Ge)?;
+            }
+            log.lock().push((core.rank(), start, core.now()));
+            Ok(())
+        });
+        world.dispatch_all(&all, kernel.in_domain(&all)).expect("queued");
+        let report = world.run().expect("the run ends");
+        let cell = world.read::<i32>(&sig, 1).expect("rank 1's window")[0];
+        let mut seen = std::mem::take(&mut *seen.lock());
+        seen.sort();
+        (seen, cell, report.end)
+    }
+
+    #[test]
+    fn a_wait_returns_a_poll_after_the_notify_lands() {
+        let (seen, cell, end) = notify_then_wait(RunOptions::default());
+        assert_eq!(cell, 3);
+        let [(0, start0, after0), (1, start1, after1)] = seen[..] else { panic!("two ranks ran: {seen:?}") };
+        assert_eq!(start0, start1, "both chips start their dispatch together");
+        // The notify takes its issue cost (1 ns) on the sender's clock and enters the fabric
+        // after it; the test fabric lands it 1 ns later and the waiter sees it one poll (2 ns)
+        // after that.
+        assert_eq!(after0 - start0, SimDuration::from_ns(1));
+        assert_eq!(after1 - start1, SimDuration::from_ns(1 + 1 + 2));
+        assert!(end >= after1 && end > ns(0));
+    }
+
+    #[test]
+    fn a_checked_run_computes_the_same_bytes_at_the_same_times() {
+        let plain = notify_then_wait(RunOptions::default());
+        let checked = notify_then_wait(RunOptions { check: true, ..RunOptions::default() });
+        assert_eq!(plain, checked);
+    }
+}

@@ -18,7 +18,7 @@ mod sched;
 mod sdma;
 mod signals;
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 mod tracer;
 mod visibility;
 pub(crate) mod wake;

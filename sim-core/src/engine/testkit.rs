@@ -1,6 +1,6 @@
 //! A chip and a fabric for the engine's unit tests: one AIV core per chip, small fixed costs,
-//! and a network that delivers every packet 1 ns after it enters. Tests drive the engine's
-//! parts directly, without a driver or kernel threads.
+//! and a network that delivers every packet 1 ns after it enters. The engine's tests drive its
+//! parts directly, without a driver or kernel threads; the host's tests run a `World` on them.
 
 use super::Engine;
 use crate::addr::{CellRef, MemKey, Place};
@@ -13,7 +13,7 @@ use crate::time::{Bandwidth, Frequency, SimDuration, SimTime};
 use std::sync::Arc;
 
 #[derive(Debug)]
-pub(super) struct TestChip;
+pub(crate) struct TestChip;
 
 impl ChipTiming for TestChip {
     fn aiv_cores(&self) -> usize {
@@ -58,7 +58,7 @@ impl ChipTiming for TestChip {
 }
 
 #[derive(Debug, Default)]
-pub(super) struct TestNet;
+pub(crate) struct TestNet;
 
 impl Network for TestNet {
     fn path(&mut self, _: &Route) -> PathId {
@@ -81,7 +81,7 @@ impl Network for TestNet {
 
 /// An engine over `chips` chips (one actor each) and one comm domain whose window is 64
 /// bytes per member, with no dispatches queued.
-pub(super) fn engine(chips: usize, relaxed_ordering: bool) -> Engine {
+pub(crate) fn engine(chips: usize, relaxed_ordering: bool) -> Engine {
     let mut mem = Memory::new(true);
     let domain = mem.add_domain(chips);
     mem.grow_window(domain, 64);
@@ -90,7 +90,7 @@ pub(super) fn engine(chips: usize, relaxed_ordering: bool) -> Engine {
 }
 
 /// `len` bytes at `offset` of `member`'s window.
-pub(super) fn window(member: usize, offset: usize, len: usize) -> Place {
+pub(crate) fn window(member: usize, offset: usize, len: usize) -> Place {
     Place {
         mem: MemKey::Win { domain: 0, member },
         chip: member,
@@ -102,7 +102,7 @@ pub(super) fn window(member: usize, offset: usize, len: usize) -> Place {
 }
 
 /// The INT32 signal cell at `offset` of `member`'s window.
-pub(super) fn cell(member: usize, offset: usize) -> CellRef {
+pub(crate) fn cell(member: usize, offset: usize) -> CellRef {
     CellRef {
         mem: MemKey::Win { domain: 0, member },
         chip: member,
@@ -113,6 +113,6 @@ pub(super) fn cell(member: usize, offset: usize) -> CellRef {
 }
 
 /// Simulated time `ns` nanoseconds after zero.
-pub(super) fn ns(ns: u64) -> SimTime {
+pub(crate) fn ns(ns: u64) -> SimTime {
     SimTime::from_ps(ns * 1000)
 }
