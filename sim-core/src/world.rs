@@ -787,29 +787,49 @@ impl World {
 mod tests {
     use super::*;
     use crate::engine::testkit::{TestChip, TestNet, ns};
+    use crate::program::Task;
     use crate::signal::{NotifyOp, WaitCmp};
     use parking_lot::Mutex;
 
-    /// Rank 0 notifies rank 1's cell 0 (AtomicAdd 3); rank 1 waits for `>= 3`. Returns what
+    /// Rank 0 notifies rank 1's cell 0 (AtomicAdd 3); rank 1 waits for `>= 3`, as a thread
+    /// kernel or as an async kernel the driver polls. Returns what
     /// each rank saw of its clock (at its start, and rank 1's after the wait), the cell, and
     /// the run's end.
-    fn notify_then_wait(options: RunOptions) -> (Vec<(usize, SimTime, SimTime)>, i32, SimTime) {
+    fn notify_then_wait(options: RunOptions, async_kernel: bool) -> (Vec<(usize, SimTime, SimTime)>, i32, SimTime) {
         let mut world = World::new(2, Arc::new(TestChip), Box::new(TestNet)).expect("a world of 2");
         *world.options_mut() = options;
         let all = world.create_domain("d", &[0, 1], DomainOptions::default()).expect("a domain");
         let sig = world.alloc_window(&all, "sig", DType::I32, &[1, 8]).expect("a window");
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (s, log) = (sig.clone(), seen.clone());
-        let kernel = Dispatch::kernel("ping", 1, move |core| {
-            let start = core.now();
-            if core.rank() == 0 {
-                core.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)?;
-            } else {
-                core.wait(&s, &[0, 0], 3, WaitCmp::Ge)?;
-            }
-            log.lock().push((core.rank(), start, core.now()));
-            Ok(())
-        });
+        let kernel = if async_kernel {
+            let mut d = Dispatch::new("ping");
+            d.add(Task::new_async("ping", 1, move |mut ops| {
+                let (s, log) = (s.clone(), log.clone());
+                async move {
+                    let start = ops.now();
+                    let r = if ops.rank() == 0 {
+                        ops.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)
+                    } else {
+                        ops.wait(&s, &[0, 0], 3, WaitCmp::Ge).await
+                    };
+                    log.lock().push((ops.rank(), start, ops.now()));
+                    (ops, r)
+                }
+            }));
+            d
+        } else {
+            Dispatch::kernel("ping", 1, move |core| {
+                let start = core.now();
+                if core.rank() == 0 {
+                    core.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)?;
+                } else {
+                    core.wait(&s, &[0, 0], 3, WaitCmp::Ge)?;
+                }
+                log.lock().push((core.rank(), start, core.now()));
+                Ok(())
+            })
+        };
         world.dispatch_all(&all, kernel.in_domain(&all)).expect("queued");
         let report = world.run().expect("the run ends");
         let cell = world.read::<i32>(&sig, 1).expect("rank 1's window")[0];
@@ -820,7 +840,7 @@ mod tests {
 
     #[test]
     fn a_wait_returns_a_poll_after_the_notify_lands() {
-        let (seen, cell, end) = notify_then_wait(RunOptions::default());
+        let (seen, cell, end) = notify_then_wait(RunOptions::default(), false);
         assert_eq!(cell, 3);
         let [(0, start0, after0), (1, start1, after1)] = seen[..] else { panic!("two ranks ran: {seen:?}") };
         assert_eq!(start0, start1, "both chips start their dispatch together");
@@ -834,8 +854,15 @@ mod tests {
 
     #[test]
     fn a_checked_run_computes_the_same_bytes_at_the_same_times() {
-        let plain = notify_then_wait(RunOptions::default());
-        let checked = notify_then_wait(RunOptions { check: true, ..RunOptions::default() });
+        let plain = notify_then_wait(RunOptions::default(), false);
+        let checked = notify_then_wait(RunOptions { check: true, ..RunOptions::default() }, false);
         assert_eq!(plain, checked);
+    }
+
+    #[test]
+    fn an_async_kernel_sends_the_same_requests_at_the_same_times_as_a_thread_kernel() {
+        let thread = notify_then_wait(RunOptions::default(), false);
+        let polled = notify_then_wait(RunOptions::default(), true);
+        assert_eq!(thread, polled);
     }
 }
