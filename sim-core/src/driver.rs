@@ -6,12 +6,13 @@
 //! it must wait for another actor. Async kernels are polled by whichever thread applies the
 //! event that answers them, so they never cost a hand-off at all.
 
-use crate::core::{Core, Link, Mailbox, Ops};
+use crate::core::{Answer, Core, Link, Mailbox, Ops, Transport};
 use crate::engine::Engine;
-use crate::engine::request::{Assignment, Reply, Request, Wake};
+use crate::engine::wake::{Assignment, Wake};
 use crate::error::SimError;
 use crate::model::ChipTiming;
 use crate::program::{Body, KernelFuture};
+use crate::request::{Reply, Request};
 use crate::stats::HostStats;
 use crate::time::SimTime;
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -40,8 +41,8 @@ struct Virtual {
     assignment: Assignment,
 }
 
-pub(crate) struct State {
-    pub(crate) eng: Engine,
+struct State {
+    eng: Engine,
     host: HostStats,
     slots: Vec<Slot>,
     virtuals: Vec<Option<Virtual>>,
@@ -54,7 +55,7 @@ pub(crate) struct State {
 }
 
 /// Everything the core threads share.
-pub(crate) struct Shared {
+struct Shared {
     state: Mutex<State>,
     cvs: Vec<Condvar>,
     /// `ready[actor]`: its slot was filled (read without the lock while spinning).
@@ -64,7 +65,7 @@ pub(crate) struct Shared {
     /// cores), so spinning never steals a core another thread needs.
     host_cores: usize,
     done: Condvar,
-    pub(crate) chip: Arc<dyn ChipTiming>,
+    chip: Arc<dyn ChipTiming>,
 }
 
 /// Runs the engine's dispatches to completion and returns the engine with the host-side
@@ -242,7 +243,7 @@ fn core_thread(shared: Arc<Shared>, actor: usize) {
             }
         };
         let Body::Thread(kernel) = &assignment.body else { continue };
-        let link = Link::Thread { shared: shared.clone(), actor };
+        let link = Link::Thread(Box::new(ThreadPort { shared: shared.clone(), actor }));
         let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
         let mut core = Core::new(ops);
         let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
@@ -260,20 +261,32 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// One kernel thread's way into the engine: its [`Link`] calls [`post`] and [`call`] through
+/// this.
+struct ThreadPort {
+    shared: Arc<Shared>,
+    actor: usize,
+}
+
+impl Transport for ThreadPort {
+    fn post(&self, at: SimTime, resume: SimTime, req: Request) {
+        post(&self.shared, self.actor, at, resume, req);
+    }
+
+    fn call(&self, at: SimTime, req: Request) -> Answer {
+        call(&self.shared, self.actor, at, req)
+    }
+}
+
 /// Sends a posted request; the caller continues at `resume`.
-pub(crate) fn post(shared: &Arc<Shared>, actor: usize, at: SimTime, resume: SimTime, req: Request) {
+fn post(shared: &Arc<Shared>, actor: usize, at: SimTime, resume: SimTime, req: Request) {
     let mut g = shared.state.lock();
     g.eng.submit(actor, at, resume, req);
     deliver(shared, &mut g);
 }
 
 /// Sends a blocking request and waits for its reply: `(resume time, reply)`.
-pub(crate) fn call(
-    shared: &Arc<Shared>,
-    actor: usize,
-    at: SimTime,
-    req: Request,
-) -> Result<(SimTime, Reply), SimError> {
+fn call(shared: &Arc<Shared>, actor: usize, at: SimTime, req: Request) -> Result<(SimTime, Reply), SimError> {
     let mut g = shared.state.lock();
     g.eng.submit(actor, at, at, req);
     deliver(shared, &mut g);

@@ -8,13 +8,23 @@
 //!   and window buffers;
 //! - [`signal`]: notify / wait semantics;
 //! - [`program`] and [`core`]: dispatches, tasks, and the program API a kernel calls;
-//! - [`world`]: the host side (domains, buffers, staging, dispatch, run);
 //! - [`model`]: the traits `chip-model` and `interconnect` implement (`ChipTiming`, `Network`);
-//! - the scheduler (`engine`) and the thread driver (`driver`), which are private.
+//! - [`world`]: the host side (domains, buffers, staging, dispatch, run) and
+//!   [`RunOptions`] / [`Jitter`], how a run is executed;
+//! - [`check`]: the protocol checker the scheduler calls while it applies events;
+//! - the scheduler (`engine`) and the driver (`driver`, thread and async kernels), which are
+//!   private, with what they share from below: the requests a core sends (`request`), the
+//!   addresses of simulated memory (`addr`: `MemKey`, `Place`, `CellRef`) and the run options
+//!   (`options`).
 //!
 //! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
-//! on another passes through the scheduler, which applies it in `(time, actor, seq)` order.
+//! on another passes through the scheduler, which applies it in `(time, actor, seq, sub)`
+//! order (`sub` numbers the events one request causes). Imports only go down: `world` over
+//! `driver` over `engine` over `program` over `core` (the program API), and all of them over
+//! `check`, `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers
+//! and the three small circles left inside `core`, `engine` and `dtype`/`convert`).
 
+mod addr;
 pub mod bench;
 pub mod check;
 pub mod convert;
@@ -26,9 +36,11 @@ mod engine;
 pub mod error;
 mod memory;
 pub mod model;
+mod options;
 mod payload;
 pub mod program;
 pub mod report;
+mod request;
 pub mod signal;
 pub mod stats;
 pub mod tensor;

@@ -4,8 +4,8 @@
 //! writes are dropped, so a sweep to 1 GiB fits in memory. Signal cells are still real (kept
 //! sparsely), because protocols branch on them; times are identical to a run with payload.
 
+use crate::addr::{CellRef, MemKey, Place};
 use crate::dtype::DType;
-use crate::engine::request::{CellRef, MemKey, Place};
 use crate::payload::Payload;
 use crate::tile::{ReduceOp, combine_bytes};
 use rustc_hash::FxHashMap;

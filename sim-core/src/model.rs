@@ -208,11 +208,14 @@ pub struct Busy {
 
 /// The machine's data paths: per-core DMA engines (MTE2 in, MTE3 out), per-chip HBM, the
 /// chip-to-chip links of a topology, per-chip ingress ports. Bytes move in packets; a packet
-/// holds each resource of its path in order, cut-through: on resource j it starts at
-/// `max(start_{j-1} + latency_{j-1}, free_j)` and ends at
-/// `max(start_j + bytes / rate_j, end_{j-1} + latency_{j-1})`, and the resource is busy until
-/// then. Concurrent flows therefore interleave packet by packet and contention (incast,
-/// shared links, HBM) falls out of the model.
+/// crosses the resources of its path in order, cut-through. Each resource keeps a booking
+/// calendar (its busy intervals): on resource j the packet's first byte is there at
+/// `ready_j = start_{j-1} + latency_{j-1}` and its last at `last_j = end_{j-1} + latency_{j-1}`,
+/// and it books the earliest burst of `bytes / rate_j` that ends at
+/// `end_j >= max(ready_j + bytes / rate_j, last_j)` and overlaps no booking. The burst may take
+/// an idle gap before a booking made earlier for a later time, so a packet held up downstream
+/// does not block a resource it has not reached. Concurrent flows therefore interleave packet
+/// by packet and contention (incast, shared links, HBM) falls out of the model.
 ///
 /// The scheduler calls [`Network::send`] in nondecreasing time order of its events, so a
 /// model may keep occupancy state and stay deterministic.

@@ -66,6 +66,25 @@ pub fn deferred_holds(value: i32, expected: u32) -> bool {
     value as u32 >= expected
 }
 
+/// The condition a waiter waits for: what the engine tests on every write of a waited cell
+/// and what the checker records a satisfied wait under.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Cond {
+    /// `wait`: signed compare.
+    Signed(WaitCmp, i32),
+    /// `defer_wait`: the cell read as u32 is `>=` the value.
+    UnsignedGe(u32),
+}
+
+impl Cond {
+    pub(crate) fn holds(self, v: i32) -> bool {
+        match self {
+            Cond::Signed(cmp, e) => cmp.holds(v, e),
+            Cond::UnsignedGe(e) => deferred_holds(v, e),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +104,15 @@ mod tests {
         assert_eq!(apply_notify(3, NotifyOp::AtomicAdd, -4), -1);
         assert_eq!(apply_notify(i32::MAX, NotifyOp::AtomicAdd, 1), i32::MIN);
         assert_eq!(apply_notify(9, NotifyOp::Set, 2), 2);
+    }
+
+    #[test]
+    fn a_wait_condition_holds_as_its_kind_compares() {
+        assert!(Cond::Signed(WaitCmp::Ge, 2).holds(3));
+        assert!(!Cond::Signed(WaitCmp::Ge, 2).holds(-3));
+        assert!(Cond::Signed(WaitCmp::Eq, -1).holds(-1));
+        // A deferred condition reads the cell as u32: -1 is u32::MAX.
+        assert!(Cond::UnsignedGe(2).holds(-1));
+        assert!(!Cond::UnsignedGe(2).holds(1));
     }
 }

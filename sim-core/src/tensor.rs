@@ -2,6 +2,7 @@
 //! (one symmetric copy per member of a comm domain), viewed with a dtype and a shape.
 
 use crate::dtype::DType;
+use crate::error::SimError;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -207,16 +208,16 @@ impl Tensor {
     /// Another view of the same allocation with a new dtype and shape (`pld.window(buf, shape,
     /// dtype=...)`), starting where this view starts. The view must fit in the allocation; a
     /// slice can be viewed only when its elements are contiguous.
-    pub fn view(&self, dtype: DType, shape: &[usize]) -> Result<Tensor, crate::SimError> {
+    pub fn view(&self, dtype: DType, shape: &[usize]) -> Result<Tensor, SimError> {
         let need = shape.iter().product::<usize>() * dtype.size();
         if shape.is_empty() || shape.contains(&0) {
-            return Err(crate::SimError::invalid(format!(
+            return Err(SimError::invalid(format!(
                 "view of `{}`: shape {shape:?} must be non-empty with positive dims",
                 self.name()
             )));
         }
         if !self.is_contiguous() {
-            return Err(crate::SimError::invalid(format!(
+            return Err(SimError::invalid(format!(
                 "view of `{}`: this slice (shape {:?} of a larger tensor) is not contiguous; slice whole rows to view it",
                 self.name(),
                 self.shape()
@@ -224,7 +225,7 @@ impl Tensor {
         }
         let room = self.capacity_bytes();
         if need > room {
-            return Err(crate::SimError::invalid(format!(
+            return Err(SimError::invalid(format!(
                 "view of `{}` as {dtype}{shape:?} needs {need} bytes but the buffer has {room} from the view's start; allocate a larger buffer or view fewer elements",
                 self.name(),
             )));
@@ -239,10 +240,10 @@ impl Tensor {
     /// The part `offsets .. offsets + shape` of this tensor as a tensor of its own (`win[a:b]`,
     /// `pl.tensor.slice`): same memory, same dtype, bounds checked against this view. Kernels
     /// address it from its own origin; peers reach a window slice at the same place.
-    pub fn slice(&self, offsets: &[usize], shape: &[usize]) -> Result<Tensor, crate::SimError> {
+    pub fn slice(&self, offsets: &[usize], shape: &[usize]) -> Result<Tensor, SimError> {
         let n = self.shape().len();
         if offsets.len() != n || shape.len() != n {
-            return Err(crate::SimError::invalid(format!(
+            return Err(SimError::invalid(format!(
                 "slice of `{}` (shape {:?}): give one offset and one extent per dimension, got {offsets:?} and {shape:?}",
                 self.name(),
                 self.shape()
@@ -250,7 +251,7 @@ impl Tensor {
         }
         for d in 0..n {
             if shape[d] == 0 || offsets[d].checked_add(shape[d]).is_none_or(|end| end > self.shape()[d]) {
-                return Err(crate::SimError::invalid(format!(
+                return Err(SimError::invalid(format!(
                     "slice {offsets:?} + {shape:?} of `{}` falls outside its shape {:?} (dimension {d}: {} + {} > {}) or is empty",
                     self.name(),
                     self.shape(),

@@ -11,15 +11,16 @@
 //! let y: Vec<f32> = world.read(&x, 0)?;
 //! ```
 
-use crate::check::Finding;
+use crate::addr::MemKey;
+use crate::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
 use crate::dataflow;
 use crate::driver;
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::engine::Engine;
-use crate::engine::request::MemKey;
 use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
 use crate::model::{ChipTiming, Network};
+pub use crate::options::{Jitter, RunOptions};
 use crate::program::{ArgDir, Dispatch};
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta, resolve_region};
@@ -69,31 +70,6 @@ pub(crate) struct DomainState {
     limit: Option<usize>,
     /// [`World::release_domain`] was called; the windows are freed at the next run fence.
     released: bool,
-}
-
-/// Seeded perturbation of a run's timing: every transfer and memory access completes up to
-/// `op` later, every dispatch starts up to `dispatch` later, drawn from one RNG seeded with
-/// `seed`. The same seed gives the same run.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Jitter {
-    pub seed: u64,
-    pub op: SimDuration,
-    pub dispatch: SimDuration,
-}
-
-/// How runs are executed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunOptions {
-    /// Record every operation, notify-to-wait flow and link occupancy (for Chrome traces).
-    pub trace: bool,
-    /// Seeded timing jitter (off by default).
-    pub jitter: Option<Jitter>,
-    /// Run the protocol checker (races, stale reads, signal misuse); findings land in
-    /// [`RunReport::findings`].
-    pub check: bool,
-    /// Let notifies overtake payload as on a relaxed fabric, whatever the config says (to find
-    /// missing fences).
-    pub relaxed_ordering: bool,
 }
 
 /// What one run did.
@@ -767,3 +743,126 @@ fn check_shape(name: &str, dtype: DType, shape: &[usize]) -> SimResult<usize> {
 /// The largest buffer (window or GM tensor) in bytes: 2^48, far above any chip's memory and
 /// far below where window offsets could overflow.
 pub const MAX_BUFFER_BYTES: usize = 1 << 48;
+
+impl World {
+    /// Runs the queued dispatches under the protocol checker: once unperturbed, then once per
+    /// seed with seeded timing jitter, each from the state the host set up. Deadlocks become
+    /// findings; a kernel error (bad argument, panic) is returned as the error. The world is
+    /// left as the last run left it; the queue is consumed.
+    pub fn check(&mut self, opts: &CheckOptions) -> SimResult<CheckReport> {
+        let (queues, mem, warnings, saved) =
+            (self.queues.clone(), self.mem.clone(), self.warnings.clone(), self.options.clone());
+        let dirty: Vec<bool> = self.domains.iter().map(|d| d.dirty).collect();
+        let mut report = CheckReport::default();
+        for i in 0..=opts.seeds {
+            (self.queues, self.mem, self.warnings) = (queues.clone(), mem.clone(), warnings.clone());
+            for (d, &was) in self.domains.iter_mut().zip(&dirty) {
+                d.dirty = was;
+            }
+            self.options.check = true;
+            self.options.jitter =
+                (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+            let outcome = self.run_once();
+            report.runs += 1;
+            let seed = (i > 0).then_some(i);
+            let mut found = std::mem::take(&mut self.findings);
+            match outcome {
+                Ok(_) => {}
+                Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
+                Err(e) => {
+                    self.options = saved;
+                    self.free_released();
+                    return Err(e);
+                }
+            }
+            report.merge(found, seed);
+        }
+        self.options = saved;
+        self.free_released();
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::testkit::{TestChip, TestNet, ns};
+    use crate::program::Task;
+    use crate::signal::{NotifyOp, WaitCmp};
+    use parking_lot::Mutex;
+
+    /// Rank 0 notifies rank 1's cell 0 (AtomicAdd 3); rank 1 waits for `>= 3`, as a thread
+    /// kernel or as an async kernel the driver polls. Returns what
+    /// each rank saw of its clock (at its start, and rank 1's after the wait), the cell, and
+    /// the run's end.
+    fn notify_then_wait(options: RunOptions, async_kernel: bool) -> (Vec<(usize, SimTime, SimTime)>, i32, SimTime) {
+        let mut world = World::new(2, Arc::new(TestChip), Box::new(TestNet)).expect("a world of 2");
+        *world.options_mut() = options;
+        let all = world.create_domain("d", &[0, 1], DomainOptions::default()).expect("a domain");
+        let sig = world.alloc_window(&all, "sig", DType::I32, &[1, 8]).expect("a window");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (s, log) = (sig.clone(), seen.clone());
+        let kernel = if async_kernel {
+            let mut d = Dispatch::new("ping");
+            d.add(Task::new_async("ping", 1, move |mut ops| {
+                let (s, log) = (s.clone(), log.clone());
+                async move {
+                    let start = ops.now();
+                    let r = if ops.rank() == 0 {
+                        ops.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)
+                    } else {
+                        ops.wait(&s, &[0, 0], 3, WaitCmp::Ge).await
+                    };
+                    log.lock().push((ops.rank(), start, ops.now()));
+                    (ops, r)
+                }
+            }));
+            d
+        } else {
+            Dispatch::kernel("ping", 1, move |core| {
+                let start = core.now();
+                if core.rank() == 0 {
+                    core.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)?;
+                } else {
+                    core.wait(&s, &[0, 0], 3, WaitCmp::Ge)?;
+                }
+                log.lock().push((core.rank(), start, core.now()));
+                Ok(())
+            })
+        };
+        world.dispatch_all(&all, kernel.in_domain(&all)).expect("queued");
+        let report = world.run().expect("the run ends");
+        let cell = world.read::<i32>(&sig, 1).expect("rank 1's window")[0];
+        let mut seen = std::mem::take(&mut *seen.lock());
+        seen.sort();
+        (seen, cell, report.end)
+    }
+
+    #[test]
+    fn a_wait_returns_a_poll_after_the_notify_lands() {
+        let (seen, cell, end) = notify_then_wait(RunOptions::default(), false);
+        assert_eq!(cell, 3);
+        let [(0, start0, after0), (1, start1, after1)] = seen[..] else { panic!("two ranks ran: {seen:?}") };
+        assert_eq!(start0, start1, "both chips start their dispatch together");
+        // The notify takes its issue cost (1 ns) on the sender's clock and enters the fabric
+        // after it; the test fabric lands it 1 ns later and the waiter sees it one poll (2 ns)
+        // after that.
+        assert_eq!(after0 - start0, SimDuration::from_ns(1));
+        assert_eq!(after1 - start1, SimDuration::from_ns(1 + 1 + 2));
+        assert!(end >= after1 && end > ns(0));
+    }
+
+    #[test]
+    fn a_checked_run_computes_the_same_bytes_at_the_same_times() {
+        let plain = notify_then_wait(RunOptions::default(), false);
+        let checked = notify_then_wait(RunOptions { check: true, ..RunOptions::default() }, false);
+        assert_eq!(plain, checked);
+    }
+
+    #[test]
+    fn an_async_kernel_sends_the_same_requests_at_the_same_times_as_a_thread_kernel() {
+        let thread = notify_then_wait(RunOptions::default(), false);
+        let polled = notify_then_wait(RunOptions::default(), true);
+        assert_eq!(thread, polled);
+    }
+}

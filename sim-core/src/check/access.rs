@@ -4,7 +4,7 @@
 use super::shadow::{Access, Kind, View, Who};
 use super::vclock::{Epoch, VClock};
 use super::{Checker, Finding, FindingKind, site};
-use crate::engine::request::{MemKey, Place};
+use crate::addr::{MemKey, Place};
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 use std::panic::Location;

@@ -5,8 +5,8 @@
 use super::shadow::Access;
 use super::vclock::{Epoch, VClock};
 use super::{Checker, Finding, FindingKind, Site};
-use crate::engine::request::{CellRef, MemKey};
-use crate::engine::signals::Cond;
+use crate::addr::{CellRef, MemKey};
+use crate::signal::Cond;
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};

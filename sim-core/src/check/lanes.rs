@@ -3,7 +3,7 @@
 
 use super::shadow::Access;
 use super::{Finding, FindingKind, Site};
-use crate::engine::request::{CellRef, MemKey};
+use crate::addr::{CellRef, MemKey};
 use crate::signal::NotifyOp;
 use std::collections::BTreeMap;
 use std::sync::Arc;

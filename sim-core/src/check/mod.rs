@@ -13,18 +13,18 @@ mod access;
 mod cells;
 mod finding;
 mod lanes;
+mod report;
 mod sdma;
 mod shadow;
 mod vclock;
-mod world;
 
 pub(crate) use access::Op;
 pub use finding::{Finding, FindingKind, Site};
+pub use report::{CheckOptions, CheckReport, deadlock_findings};
 pub(crate) use sdma::SdmaClock;
 pub(crate) use shadow::Who;
-pub use world::{CheckOptions, CheckReport, deadlock_findings};
 
-use crate::engine::request::{CellRef, MemKey};
+use crate::addr::{CellRef, MemKey};
 use crate::time::SimTime;
 use shadow::{Access, Shadow};
 use std::collections::BTreeMap;

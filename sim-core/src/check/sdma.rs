@@ -10,7 +10,7 @@ use super::Checker;
 use super::access::Op;
 use super::shadow::Who;
 use super::vclock::{Epoch, VClock};
-use crate::engine::request::Place;
+use crate::addr::Place;
 use std::sync::Arc;
 
 /// The clock of one SDMA transfer.

@@ -4,7 +4,7 @@
 //! the earlier one's epoch is not covered by the later one's vector clock.
 
 use super::vclock::{Epoch, VClock};
-use crate::engine::request::MemKey;
+use crate::addr::MemKey;
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 use std::panic::Location;

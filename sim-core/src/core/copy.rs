@@ -2,8 +2,8 @@
 //! dims flattened) and cut into `chunk_rows x chunk_cols` staging tiles, row blocks outer and
 //! column blocks inner, as pto-isa's TPUT/TGET slide over a transfer.
 
+use crate::addr::{MemKey, Place};
 use crate::dtype::DType;
-use crate::engine::request::{MemKey, Place};
 use crate::signal::AtomicType;
 use crate::tensor::{Region, Tensor, merge_runs, row_starts};
 

@@ -2,10 +2,13 @@
 //! straight into the engine and blocks its thread for replies; a kernel run as a future inside
 //! the engine (no thread) leaves requests in a mailbox and is polled again when its reply is
 //! there. Both send the same requests at the same times, so they give the same results.
+//!
+//! This module owns both ends a kernel sees: the [`Mailbox`] the driver drains, and the
+//! [`Transport`] trait the driver implements for its threads. It names no driver type, so
+//! the program API stays below the driver that runs it.
 
-use crate::driver::{self, Shared};
-use crate::engine::request::{Reply, Request};
 use crate::error::{SimError, SimResult};
+use crate::request::{Reply, Request};
 use crate::time::SimTime;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -30,10 +33,19 @@ pub(crate) struct MailState {
 #[derive(Default)]
 pub(crate) struct Mailbox(pub(crate) Mutex<MailState>);
 
+/// How a kernel on its own host thread reaches the scheduler (the driver implements it for
+/// one actor).
+pub(crate) trait Transport: Send + Sync {
+    /// Hands a posted request to the scheduler; the core continues at `resume`.
+    fn post(&self, at: SimTime, resume: SimTime, req: Request);
+    /// Hands a blocking request to the scheduler and blocks the thread until its answer.
+    fn call(&self, at: SimTime, req: Request) -> Answer;
+}
+
 /// A core's connection to the scheduler.
 pub(crate) enum Link {
     /// A kernel on its own host thread.
-    Thread { shared: Arc<Shared>, actor: usize },
+    Thread(Box<dyn Transport>),
     /// A kernel polled by the driver.
     Mail(Arc<Mailbox>),
 }
@@ -42,7 +54,7 @@ impl Link {
     /// Sends a posted request; the core continues at `resume`.
     pub(crate) fn post(&self, at: SimTime, resume: SimTime, req: Request) {
         match self {
-            Link::Thread { shared, actor } => driver::post(shared, *actor, at, resume, req),
+            Link::Thread(t) => t.post(at, resume, req),
             Link::Mail(m) => m.0.lock().outbox.push_back((at, at.max(resume), req)),
         }
     }
@@ -50,7 +62,7 @@ impl Link {
     /// Sends a blocking request; the future resolves with its answer.
     pub(crate) fn call(&self, at: SimTime, req: Request) -> CallFuture<'_> {
         match self {
-            Link::Thread { shared, actor } => CallFuture::Done(Some(driver::call(shared, *actor, at, req))),
+            Link::Thread(t) => CallFuture::Done(Some(t.call(at, req))),
             Link::Mail(m) => CallFuture::Mail { mailbox: m, req: Some((at, req)) },
         }
     }
@@ -91,5 +103,67 @@ pub fn block_on<F: Future>(f: F) -> Option<F::Output> {
     match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(v) => Some(v),
         Poll::Pending => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex as StdMutex;
+
+    fn t(ns: u64) -> SimTime {
+        SimTime::from_ps(ns * 1000)
+    }
+
+    fn fence() -> Request {
+        Request::Fence
+    }
+
+    /// Records what a thread link hands over, and answers every call with `Done` 5 ns later.
+    #[derive(Default)]
+    struct Recorder(StdMutex<Vec<(SimTime, SimTime, &'static str)>>);
+
+    impl Transport for Arc<Recorder> {
+        fn post(&self, at: SimTime, resume: SimTime, req: Request) {
+            self.0.lock().expect("not poisoned").push((at, resume, req.name()));
+        }
+
+        fn call(&self, at: SimTime, req: Request) -> Answer {
+            self.0.lock().expect("not poisoned").push((at, at, req.name()));
+            Ok((at + crate::time::SimDuration::from_ns(5), Reply::Done))
+        }
+    }
+
+    #[test]
+    fn a_mailbox_link_queues_posts_and_resolves_a_call_once_answered() {
+        let mailbox = Arc::new(Mailbox::default());
+        let link = Link::Mail(mailbox.clone());
+        // A posted request never resumes before it was issued.
+        link.post(t(4), t(2), Request::Note { name: "vadd", start: t(4), end: t(6) });
+        let mut call = std::pin::pin!(link.call(t(7), fence()));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(call.as_mut().poll(&mut cx).is_pending(), "sent, not yet answered");
+        {
+            let m = mailbox.0.lock();
+            let out: Vec<_> = m.outbox.iter().map(|(at, resume, r)| (*at, *resume, r.name())).collect();
+            assert_eq!(out, vec![(t(4), t(4), "vadd"), (t(7), t(7), "fence")]);
+        }
+        assert!(call.as_mut().poll(&mut cx).is_pending(), "still no answer");
+        mailbox.0.lock().answer = Some(Ok((t(9), Reply::Done)));
+        match call.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok((at, Reply::Done))) => assert_eq!(at, t(9)),
+            other => panic!("expected the answer, got {:?}", other.map(|a| a.map(|(at, _)| at))),
+        }
+        assert_eq!(mailbox.0.lock().outbox.len(), 2, "the call was sent once");
+    }
+
+    #[test]
+    fn a_thread_link_goes_through_its_transport_and_is_ready_at_once() {
+        let rec = Arc::new(Recorder::default());
+        let link = Link::Thread(Box::new(rec.clone()));
+        link.post(t(1), t(3), fence());
+        let answer = block_on(link.call(t(3), fence())).expect("a thread link answers at once");
+        assert!(matches!(answer, Ok((at, Reply::Done)) if at == t(8)));
+        assert_eq!(*rec.0.lock().expect("not poisoned"), vec![(t(1), t(3), "fence"), (t(3), t(3), "fence")]);
     }
 }

@@ -14,7 +14,7 @@ mod scalar;
 
 pub use copy::CopyOpts;
 pub use link::block_on;
-pub(crate) use link::{Link, Mailbox};
+pub(crate) use link::{Answer, Link, Mailbox, Transport};
 pub use ops::cube::{CubeBuf, CubeTile};
 pub use ops::sdma::{SdmaHandle, SdmaOpts};
 pub use ops::{DeferCond, Ops};

@@ -17,8 +17,8 @@
 
 use super::ops::Ops;
 use crate::dtype::DType;
-use crate::engine::request::{Reply, Request};
 use crate::error::SimResult;
+use crate::request::{Reply, Request};
 use crate::tensor::Tensor;
 use crate::tile::Tile;
 use crate::time::SimTime;

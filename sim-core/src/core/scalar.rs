@@ -4,8 +4,8 @@
 //! polling loop or a ready queue is priced as written.
 
 use super::ops::Ops;
-use crate::engine::request::{Reply, Request};
 use crate::error::SimResult;
+use crate::request::{Reply, Request};
 use crate::signal::WaitCmp;
 use crate::tensor::Tensor;
 use std::panic::Location;

@@ -8,9 +8,9 @@
 use super::Engine;
 use super::event::{Event, Key};
 use super::flow::FlowEnd;
-use super::request::{CopySpec, Reply};
 use crate::model::{DmaDir, PathKind, Route};
 use crate::payload::Payload;
+use crate::request::{CopySpec, Reply};
 
 /// The progress of one put/get.
 #[derive(Debug)]

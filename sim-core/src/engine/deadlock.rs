@@ -1,10 +1,11 @@
 //! Builds the report of a run that can make no more progress.
 
 use super::Engine;
-use super::request::MemKey;
 use super::sched::TaskState;
-use super::signals::{Cond, Waiter, WaiterKind};
+use super::signals::{Waiter, WaiterKind};
+use crate::addr::MemKey;
 use crate::report::{BlockedWait, DeadlockReport, StuckTask};
+use crate::signal::Cond;
 
 impl Engine {
     pub(super) fn deadlock_report(&self) -> DeadlockReport {

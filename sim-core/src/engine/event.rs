@@ -2,9 +2,10 @@
 //! use the sending actor and its sequence number with `sub = 0`; events derived from a request
 //! inherit its actor and seq and take a fresh `sub`. Host events use actor `HOST`.
 
-use super::request::{CellRef, Place, Request};
+use crate::addr::{Caller, CellRef, Place};
 use crate::dtype::DType;
 use crate::payload::Payload;
+use crate::request::Request;
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 
@@ -26,7 +27,7 @@ pub(crate) enum Event {
     /// An actor's request, applied at its issue time.
     Request { actor: usize, req: Request, resume: SimTime },
     /// The request of a remote read reached the owner: read there and send the data back.
-    RemoteRead { actor: usize, src: Place, caller: super::request::Caller, ticket: Option<u64>, issued: SimTime },
+    RemoteRead { actor: usize, src: Place, caller: Caller, ticket: Option<u64>, issued: SimTime },
     /// The bytes of an asynchronous load (`ticket`) have arrived in UB.
     Loaded { actor: usize, ticket: u64, data: Payload, issued: SimTime, peer: Option<usize> },
     /// Payload bytes land in memory.
@@ -130,5 +131,81 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         self.key.cmp(&o.key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    fn key(ns: u64, actor: usize, seq: u64, sub: u64) -> Key {
+        Key { time: SimTime::from_ps(ns * 1000), actor, seq, sub }
+    }
+
+    #[test]
+    fn keys_order_by_time_then_actor_then_seq_then_sub() {
+        // Time decides first, whatever the other fields say.
+        assert!(key(1, 9, 9, 9) < key(2, 0, 0, 0));
+        // At one time, the lower actor first; the host (`HOST`) after every core.
+        assert!(key(5, 0, 9, 9) < key(5, 1, 0, 0));
+        assert!(key(5, 7, 0, 0) < key(5, HOST, 0, 0));
+        // One actor's requests in issue order; an event a request caused after it.
+        assert!(key(5, 3, 1, 9) < key(5, 3, 2, 0));
+        assert!(key(5, 3, 2, 0) < key(5, 3, 2, 1));
+        assert_eq!(key(5, 3, 2, 1), key(5, 3, 2, 1));
+    }
+
+    #[test]
+    fn the_queue_pops_the_smallest_key_whatever_the_push_order() {
+        let keys = [key(4, 0, 0, 0), key(2, 1, 0, 3), key(2, 1, 0, 1), key(2, 0, 5, 0), key(3, HOST, 0, 0)];
+        let mut q = BinaryHeap::new();
+        for (i, &k) in keys.iter().enumerate() {
+            q.push(Reverse(Entry { key: k, what: Pending::Slot(i as u32) }));
+        }
+        let popped: Vec<(Key, Pending)> = std::iter::from_fn(|| q.pop().map(|Reverse(e)| (e.key, e.what))).collect();
+        assert_eq!(
+            popped,
+            vec![
+                (key(2, 0, 5, 0), Pending::Slot(3)),
+                (key(2, 1, 0, 1), Pending::Slot(2)),
+                (key(2, 1, 0, 3), Pending::Slot(1)),
+                (key(3, HOST, 0, 0), Pending::Slot(4)),
+                (key(4, 0, 0, 0), Pending::Slot(0)),
+            ]
+        );
+    }
+
+    #[test]
+    fn entries_compare_by_key_alone() {
+        let a = Entry { key: key(1, 0, 0, 0), what: Pending::Slot(7) };
+        let b = Entry { key: key(1, 0, 0, 0), what: Pending::FlowStep(2) };
+        assert_eq!(a, b);
+        assert_eq!(a.cmp(&b), std::cmp::Ordering::Equal);
+    }
+
+    #[test]
+    fn slots_hand_back_their_event_and_reuse_freed_slots() {
+        let mut s = Slots::default();
+        let a = s.put(Event::FlowStep { flow: 10 });
+        let b = s.put(Event::DispatchStart { chip: 1 });
+        assert_eq!((a, b), (0, 1));
+        assert!(matches!(s.take(a), Event::FlowStep { flow: 10 }));
+        // The freed slot is taken again before the store grows.
+        let c = s.put(Event::CopyStored { job: 4 });
+        assert_eq!(c, 0);
+        assert_eq!(s.put(Event::DispatchStart { chip: 2 }), 2);
+        assert!(matches!(s.take(b), Event::DispatchStart { chip: 1 }));
+        assert!(matches!(s.take(c), Event::CopyStored { job: 4 }));
+    }
+
+    #[test]
+    #[should_panic(expected = "taken twice")]
+    fn a_slot_cannot_be_taken_twice() {
+        let mut s = Slots::default();
+        let a = s.put(Event::FlowStep { flow: 0 });
+        s.take(a);
+        s.take(a);
     }
 }

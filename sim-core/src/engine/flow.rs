@@ -6,8 +6,8 @@
 
 use super::Engine;
 use super::event::{Event, Key};
-use super::request::Reply;
 use crate::model::{PathId, Route};
+use crate::request::Reply;
 use crate::time::SimTime;
 use crate::trace::LinkBusy;
 use std::collections::VecDeque;

@@ -5,8 +5,8 @@
 use super::Engine;
 use super::event::Event;
 use super::flow::FlowEnd;
-use super::request::Reply;
 use crate::payload::Payload;
+use crate::request::Reply;
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 

@@ -10,42 +10,46 @@
 mod bounds;
 mod copy;
 mod deadlock;
-pub(crate) mod event;
+mod event;
 mod flow;
 mod loads;
-pub(crate) mod request;
 mod scalar;
 mod sched;
 mod sdma;
-pub(crate) mod signals;
+mod signals;
+#[cfg(test)]
+pub(crate) mod testkit;
 mod tracer;
 mod visibility;
+pub(crate) mod wake;
 
+use crate::addr::{CellRef, MemKey, Place};
 use crate::check::{self, Checker};
 use crate::dtype::DType;
 use crate::error::SimError;
 use crate::memory::Memory;
 use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
+use crate::options::{Jitter, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::report::CellWrite;
-use crate::signal::{NotifyOp, apply_notify};
+use crate::request::{Reply, Request};
+use crate::signal::{Cond, NotifyOp, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{DispatchSpan, Trace};
-use crate::world::{Jitter, RunOptions};
 use copy::CopyJob;
 use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
 use flow::FlowEnd;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use request::{Assignment, CellRef, Place, Reply, Request, Wake};
 use sched::ChipSched;
-use signals::{Cond, Signals, Waiter, WaiterKind};
+use signals::{Signals, Waiter, WaiterKind};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 use tracer::Tracer;
+use wake::{Assignment, Wake};
 
 /// What an actor (one AIV or AIC core of one chip) is doing, as far as the engine knows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -552,7 +556,7 @@ impl Engine {
 
     /// Releases the waiters on cells in `[lo, hi)` of `mem` whose conditions now hold; `from`
     /// is the traced notify that wrote (0 for data writes or untraced runs).
-    fn release(&mut self, t: SimTime, mem: request::MemKey, lo: usize, hi: usize, from: u64) {
+    fn release(&mut self, t: SimTime, mem: MemKey, lo: usize, hi: usize, from: u64) {
         // A core's wait does not read a cell its own notify in flight is about to change.
         let vis = &self.vis;
         let own = |w: &Waiter| matches!(w.kind, WaiterKind::Blocking { actor } if vis.notifying(actor, &w.cells));

@@ -4,11 +4,12 @@
 
 use super::Engine;
 use super::event::{Event, Key};
-use super::request::{Caller, CellRef, Place, Reply};
-use super::signals::{Cond, Signals};
+use super::signals::Signals;
+use crate::addr::{Caller, CellRef, Place};
 use crate::check;
 use crate::payload::Payload;
-use crate::signal::WaitCmp;
+use crate::request::Reply;
+use crate::signal::{Cond, WaitCmp};
 use crate::time::SimTime;
 
 impl Engine {

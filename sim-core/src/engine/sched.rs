@@ -4,11 +4,14 @@
 //! released when its kernel ends; the task completes when its conditions hold.
 
 use super::event::Event;
-use super::request::{Assignment, CellRef, Reply, TaskCtx};
-use super::signals::{Cond, Signals, Waiter, WaiterKind};
+use super::signals::{Signals, Waiter, WaiterKind};
+use super::wake::Assignment;
 use super::{ActorState, Engine};
+use crate::addr::CellRef;
 use crate::error::SimError;
 use crate::program::{CoreKind, Dispatch, Task};
+use crate::request::{Reply, TaskCtx};
+use crate::signal::Cond;
 use crate::stats::{DispatchRecord, TaskRecord};
 use crate::tensor::DomainInfo;
 use crate::time::SimTime;

@@ -19,12 +19,13 @@
 use super::Engine;
 use super::event::{Event, Key};
 use super::flow::FlowEnd;
-use super::request::{Caller, Place, Reply, SdmaSpec};
+use crate::addr::{Caller, Place};
 use crate::check::{self, SdmaClock};
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::model::{PathKind, Route, SdmaParams};
 use crate::payload::Payload;
+use crate::request::{Reply, SdmaSpec};
 use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};
 

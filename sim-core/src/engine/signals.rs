@@ -1,33 +1,15 @@
 //! Who waits on which signal cells, and the recent writers of every signal cell (for reports).
 
-use super::request::{CellRef, MemKey};
+use crate::addr::{CellRef, MemKey};
 use crate::memory::Memory;
 use crate::report::CellWrite;
-use crate::signal::{WaitCmp, deferred_holds};
+use crate::signal::{Cond, WaitCmp};
 use crate::time::SimTime;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, VecDeque};
 
 /// How many writes per cell a report shows.
 const HISTORY: usize = 4;
-
-/// The comparison of a waiter.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Cond {
-    /// `wait`: signed compare.
-    Signed(WaitCmp, i32),
-    /// `defer_wait`: the cell read as u32 is `>=` the value.
-    UnsignedGe(u32),
-}
-
-impl Cond {
-    pub(crate) fn holds(self, v: i32) -> bool {
-        match self {
-            Cond::Signed(cmp, e) => cmp.holds(v, e),
-            Cond::UnsignedGe(e) => deferred_holds(v, e),
-        }
-    }
-}
 
 /// Who is released when a waiter's condition holds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -11,9 +11,10 @@
 
 use super::Engine;
 use super::event::{Key, SignalLand, WriteIds};
-use super::request::{CellRef, MemKey, Place, Reply, Request};
+use crate::addr::{CellRef, MemKey, Place};
 use crate::check;
 use crate::error::SimError;
+use crate::request::{Reply, Request};
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 use rustc_hash::FxHashMap;
@@ -219,5 +220,99 @@ impl Engine {
         } else {
             self.finish_block(t, actor, result);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{cell, engine, ns, window};
+    use super::super::wake::Wake;
+    use super::*;
+    use crate::payload::Payload;
+
+    fn op(name: &'static str, t: SimTime) -> check::Op {
+        check::Op { name, time: t, location: None }
+    }
+
+    /// Actor 0 issues a 16-byte write into member 1's window, then a notify (AtomicAdd 1) of
+    /// member 1's cell at offset 32; the notify reaches its cell first, at 5 ns.
+    fn write_then_early_notify(relaxed: bool) -> (Engine, WriteIds) {
+        let mut eng = engine(2, relaxed);
+        let write = eng.issue_write(0, &window(1, 0, 16), false, op("put", ns(1)));
+        let sig = cell(1, 32);
+        let ids = eng.issue_notify(0, &sig, NotifyOp::AtomicAdd, 1, op("notify", ns(2)));
+        assert_eq!((write.seq, ids.seq), (0, 1), "writes and notifies share one issue order");
+        assert!(eng.vis.notifying(0, std::slice::from_ref(&sig)));
+        eng.signal_arrived(
+            ns(5),
+            SignalLand { cell: sig, value: 1, op: NotifyOp::AtomicAdd, writer: 0, trace_id: 0, ids },
+        );
+        (eng, write)
+    }
+
+    #[test]
+    fn a_notify_waits_behind_an_earlier_write_of_its_core() {
+        let (mut eng, write) = write_then_early_notify(false);
+        let sig = cell(1, 32);
+        assert_eq!(eng.mem.cell(&sig), 0, "held while the write is in flight");
+        assert_eq!(eng.vis.held[0].len(), 1);
+        // The write lands at 9 ns: the notify is applied right behind it.
+        eng.mem.write(&window(1, 0, 16), &Payload::Bytes(vec![7u8; 16]), None);
+        eng.landed(0, write.seq, ns(9));
+        assert_eq!(eng.mem.cell(&sig), 1);
+        assert!(eng.vis.held[0].is_empty());
+        assert!(eng.vis.inflight[0].is_empty());
+        assert!(!eng.vis.notifying(0, &[sig]));
+        let history = eng.signals.last_writers(MemKey::Win { domain: 0, member: 1 }, 32);
+        let seen: Vec<_> = history.iter().map(|w| (w.chip, w.op.as_str(), w.value, w.time)).collect();
+        assert_eq!(seen, vec![(0, "notify AtomicAdd", 1, ns(9))], "recorded when it was applied");
+        assert_eq!(eng.mem.read(&window(1, 0, 16)), Payload::Bytes(vec![7u8; 16]));
+    }
+
+    #[test]
+    fn relaxed_ordering_lets_a_notify_overtake_the_payload() {
+        let (mut eng, write) = write_then_early_notify(true);
+        let sig = cell(1, 32);
+        assert_eq!(eng.mem.cell(&sig), 1, "applied on arrival");
+        assert_eq!(eng.vis.inflight[0].0, vec![write.seq], "the write is still in flight");
+        eng.landed(0, write.seq, ns(9));
+        assert_eq!(eng.mem.cell(&sig), 1, "applied once only");
+    }
+
+    #[test]
+    fn a_fence_answers_when_the_last_earlier_write_lands() {
+        // Nothing in flight: answered at once.
+        let mut idle = engine(1, false);
+        idle.fence(0, ns(1));
+        assert!(
+            matches!(idle.take_wakes().as_slice(), [Wake::Reply { actor: 0, at, reply: Reply::Done }] if *at == ns(1))
+        );
+        let mut eng = engine(1, false);
+        let a = eng.issue_write(0, &window(0, 0, 8), false, op("store", ns(2)));
+        let b = eng.issue_write(0, &window(0, 8, 8), false, op("store", ns(3)));
+        eng.fence(0, ns(4));
+        assert!(eng.take_wakes().is_empty());
+        eng.landed(0, b.seq, ns(6));
+        assert!(eng.take_wakes().is_empty(), "write `a` is still in flight");
+        eng.landed(0, a.seq, ns(8));
+        assert!(
+            matches!(eng.take_wakes().as_slice(), [Wake::Reply { actor: 0, at, reply: Reply::Done }] if *at == ns(8))
+        );
+    }
+
+    #[test]
+    fn a_read_of_bytes_the_core_is_still_writing_is_held() {
+        let mut eng = engine(1, false);
+        let w = eng.issue_write(0, &window(0, 16, 16), false, op("store", ns(1)));
+        let key = Key { time: ns(2), actor: 0, seq: 1, sub: 0 };
+        let read = |p: Place| Request::Read { src: p, caller: None, start: ns(2), ticket: None };
+        // Disjoint bytes pass; overlapping ones wait for the write.
+        assert!(eng.hold_read(key, 0, read(window(0, 0, 16))).is_some());
+        assert!(eng.hold_read(key, 0, read(window(0, 24, 4))).is_none());
+        assert_eq!(eng.vis.held_reads[0].len(), 1);
+        assert!(eng.vis.overlaps(0, &window(0, 31, 1)));
+        eng.vis.inflight[0].remove(&w.seq);
+        eng.vis.regions[0].clear();
+        assert!(!eng.vis.overlaps(0, &window(0, 31, 1)));
     }
 }

@@ -7,8 +7,8 @@
 use super::Ops;
 use crate::core::Core;
 use crate::core::copy::{CopyOpts, chunk_places};
-use crate::engine::request::{Reply, Request, SdmaSpec};
 use crate::error::SimResult;
+use crate::request::{Reply, Request, SdmaSpec};
 use crate::signal::AtomicType;
 use crate::tensor::Tensor;
 use std::collections::BTreeSet;

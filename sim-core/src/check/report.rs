@@ -1,13 +1,12 @@
-//! [`World::check`]: run the queued program under the checker, unperturbed and then with
-//! seeded jitter, and merge what every run found.
+//! What [`World::check`](crate::World::check) is asked and what it answers: its options, the
+//! findings merged over its runs, and the findings a deadlock report stands for. The runs
+//! themselves are the host's (`World::check` in `world.rs`); this module knows no `World`.
 
 use super::{Finding, FindingKind, Site};
-use crate::error::{SimError, SimResult};
 use crate::report::{BlockedWait, DeadlockReport};
 use crate::time::SimDuration;
-use crate::world::{Jitter, World};
 
-/// How [`World::check`] explores orderings.
+/// How [`World::check`](crate::World::check) explores orderings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckOptions {
     /// Jittered reruns after the unperturbed run, with seeds `1..=seeds`.
@@ -25,7 +24,7 @@ impl Default for CheckOptions {
     }
 }
 
-/// What [`World::check`] found over all its runs.
+/// What [`World::check`](crate::World::check) found over all its runs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
     /// Distinct findings, each with the first seed that showed it (`None`: the unperturbed
@@ -52,45 +51,6 @@ impl CheckReport {
                 }
             }
         }
-    }
-}
-
-impl World {
-    /// Runs the queued dispatches under the protocol checker: once unperturbed, then once per
-    /// seed with seeded timing jitter, each from the state the host set up. Deadlocks become
-    /// findings; a kernel error (bad argument, panic) is returned as the error. The world is
-    /// left as the last run left it; the queue is consumed.
-    pub fn check(&mut self, opts: &CheckOptions) -> SimResult<CheckReport> {
-        let (queues, mem, warnings, saved) =
-            (self.queues.clone(), self.mem.clone(), self.warnings.clone(), self.options.clone());
-        let dirty: Vec<bool> = self.domains.iter().map(|d| d.dirty).collect();
-        let mut report = CheckReport::default();
-        for i in 0..=opts.seeds {
-            (self.queues, self.mem, self.warnings) = (queues.clone(), mem.clone(), warnings.clone());
-            for (d, &was) in self.domains.iter_mut().zip(&dirty) {
-                d.dirty = was;
-            }
-            self.options.check = true;
-            self.options.jitter =
-                (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
-            let outcome = self.run_once();
-            report.runs += 1;
-            let seed = (i > 0).then_some(i);
-            let mut found = std::mem::take(&mut self.findings);
-            match outcome {
-                Ok(_) => {}
-                Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
-                Err(e) => {
-                    self.options = saved;
-                    self.free_released();
-                    return Err(e);
-                }
-            }
-            report.merge(found, seed);
-        }
-        self.options = saved;
-        self.free_released();
-        Ok(report)
     }
 }
 

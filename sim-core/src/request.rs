@@ -1,50 +1,17 @@
-//! The one interface into the scheduler: requests stamped with an actor's local time, and the
-//! replies that release blocked actors. A kernel thread sends these today; an in-engine
-//! schedule interpreter can send the same ones.
+//! The one interface into the scheduler: requests stamped with an actor's local time, the
+//! replies that release blocked actors, and the task facts a block reads. The program API
+//! (`core`) sends them and the engine applies them; a kernel on its own thread and a kernel
+//! polled as a future by the driver send the same requests (see `core::link`). This module
+//! sits below both, so neither reaches into the other.
 
+use crate::addr::{Caller, CellRef, Place};
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::payload::Payload;
-use crate::program::Body;
 use crate::signal::{NotifyOp, WaitCmp};
-use crate::tensor::{DomainInfo, Region};
+use crate::tensor::DomainInfo;
 use crate::time::SimTime;
-use std::panic::Location;
 use std::sync::Arc;
-
-/// Where in the kernel's source an operation was called, when known.
-pub(crate) type Caller = Option<&'static Location<'static>>;
-
-/// Identifies one byte array of simulated memory.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum MemKey {
-    /// GM buffer `buf` on chip `chip`.
-    Gm { buf: usize, chip: usize },
-    /// The window of comm domain `domain` held by its member `member` (dense rank).
-    Win { domain: usize, member: usize },
-}
-
-/// A resolved region of one memory, and the chip that owns it.
-#[derive(Clone, Debug)]
-pub(crate) struct Place {
-    pub(crate) mem: MemKey,
-    pub(crate) chip: usize,
-    pub(crate) region: Region,
-    pub(crate) buffer: Arc<str>,
-    /// Byte offset of the buffer in its memory, and its element size (for reports).
-    pub(crate) base: usize,
-    pub(crate) esize: usize,
-}
-
-/// One INT32 signal cell, with what a report needs to name it.
-#[derive(Clone, Debug)]
-pub(crate) struct CellRef {
-    pub(crate) mem: MemKey,
-    pub(crate) chip: usize,
-    pub(crate) offset: usize,
-    pub(crate) buffer: Arc<str>,
-    pub(crate) coords: Vec<usize>,
-}
 
 /// A put or get: chunks staged through UB, each read from `src` and written to `dst`.
 #[derive(Clone, Debug)]
@@ -151,16 +118,6 @@ pub(crate) enum Reply {
     Err(SimError),
 }
 
-/// What a core thread runs next: one block of a task.
-#[derive(Clone)]
-pub(crate) struct Assignment {
-    pub(crate) body: Body,
-    pub(crate) ctx: Arc<TaskCtx>,
-    pub(crate) block: usize,
-    /// Which lane of the block (0 unless the task has several lanes per block).
-    pub(crate) lane: usize,
-}
-
 /// Facts about a task that its blocks can read.
 #[derive(Debug)]
 pub(crate) struct TaskCtx {
@@ -181,16 +138,6 @@ impl TaskCtx {
     pub(crate) fn site(&self, block: usize) -> Site {
         Site { chip: self.chip, block, task: self.task.to_string() }
     }
-}
-
-/// A release of an actor, produced by the scheduler and delivered by the driver.
-pub(crate) enum Wake {
-    /// Start a block at `at`.
-    Start { actor: usize, at: SimTime, assignment: Assignment },
-    /// Answer a blocking request; the actor resumes at `at`.
-    Reply { actor: usize, at: SimTime, reply: Reply },
-    /// The run ended early; every blocked actor gets this.
-    Abort { actor: usize },
 }
 
 impl Request {
