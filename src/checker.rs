@@ -120,25 +120,24 @@ pub fn catalogue() -> Vec<Checkable> {
 /// Checks `c` on `ranks` ranks of `cfg`'s machine: the unperturbed run, then `opts.seeds`
 /// jittered runs, each on a fresh world. Deadlocks are findings; a kernel error is an error.
 pub fn check(cfg: &Config, c: &Checkable, ranks: usize, opts: &CheckOptions) -> Result<CheckReport, String> {
-    check_traced(cfg, c, ranks, opts, false).map(|(r, _, _)| r)
+    check_traced(cfg, c, ranks, opts, false).map(|(r, _)| r)
 }
 
 /// As [`check`]; with `trace`, also returns the timeline of the unperturbed run, findings
-/// included as instant events (none when that run did not complete), and the warnings the
-/// simulator raised in any run (each once).
+/// included as instant events (none when that run did not complete). A run the simulator
+/// warned about (a builtin cut short) checked nothing: it is an error, never a clean report.
 pub fn check_traced(
     cfg: &Config,
     c: &Checkable,
     ranks: usize,
     opts: &CheckOptions,
     trace: bool,
-) -> Result<(CheckReport, Option<Trace>, Vec<String>), String> {
+) -> Result<(CheckReport, Option<Trace>), String> {
     let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
     if ranks < c.min_ranks || ranks > max {
         return Err(format!("{} needs {}..={max} ranks, got {ranks}", c.name, c.min_ranks));
     }
-    // A run with warnings is refused above, so no warning reaches the caller from here.
-    let (mut report, mut timeline, warnings) = (CheckReport::default(), None, Vec::<String>::new());
+    let (mut report, mut timeline) = (CheckReport::default(), None);
     for i in 0..=opts.seeds {
         let mut w = cfg.world().map_err(|e| e.to_string())?;
         w.options_mut().check = true;
@@ -163,5 +162,5 @@ pub fn check_traced(
         report.runs += 1;
         report.merge(found, (i > 0).then_some(i));
     }
-    Ok((report, timeline, warnings))
+    Ok((report, timeline))
 }

@@ -81,16 +81,13 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
             continue;
         }
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
-        let (r, timeline, warnings) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
+        let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {
             let json = sim_core::trace::chrome::to_chrome_json(&t, cfg.machine.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         found += r.findings.len();
         print(out, c, ranks, &r).map_err(io)?;
-        for w in &warnings {
-            writeln!(out, "      # warning: {w}").map_err(io)?;
-        }
         results.push((c.name.clone(), ranks, r));
     }
     writeln!(out, "# {found} finding(s)").map_err(io)?;
