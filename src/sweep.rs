@@ -223,9 +223,7 @@ pub fn run_calls(
 }
 
 /// Mean over the measured calls of the slowest rank's device wall, in microseconds.
-pub fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f64 {
-    custom::time_per_call(r, n, warmup, calls)
-}
+pub use crate::custom::time_per_call;
 
 /// Sets up and queues `calls` calls of the collective at `size` bytes on `w` without running
 /// them (for the checker); `false` when the size gives no element per rank.
