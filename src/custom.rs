@@ -21,7 +21,7 @@ use crate::strace::StraceLog;
 use sim_core::bench::BenchmarkStats;
 use sim_core::check::deadlock_findings;
 use sim_core::{
-    CheckOptions, CheckReport, DType, Domain, DomainOptions, Jitter, RunReport, SimError, SimResult, World,
+    CheckOptions, CheckReport, DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
 };
 use std::io::Write;
 
@@ -83,12 +83,14 @@ pub struct Measure {
     pub jitter: Option<Jitter>,
     /// Keep no payload bytes: same times, no check.
     pub timing_only: bool,
+    /// Where the runs publish how far they have got (a sweep's progress bar); `None`: nowhere.
+    pub progress: Option<Progress>,
 }
 
 impl Measure {
     /// One timed call on `ranks` ranks, no warmup, no jitter, checked.
     pub fn new(ranks: usize) -> Measure {
-        Measure { ranks, iters: 1, warmup: 0, jitter: None, timing_only: false }
+        Measure { ranks, iters: 1, warmup: 0, jitter: None, timing_only: false, progress: None }
     }
 }
 
@@ -119,6 +121,7 @@ pub fn run<C: Collective>(
     }
     w.options_mut().trace = trace;
     w.options_mut().jitter = m.jitter;
+    w.options_mut().progress = m.progress.clone();
     let b = queue(&mut w, c, m.ranks, count, calls).map_err(e)?;
     let report = w.run().map_err(e)?;
     let wrong = if w.has_payload() { c.wrong(&w, &b, count).map_err(e)? } else { 0 };

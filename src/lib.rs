@@ -60,6 +60,7 @@ pub mod host;
 pub mod measurements;
 pub mod parallel;
 pub mod programs;
+pub mod progress;
 pub mod report;
 pub mod run_stats;
 pub mod strace;

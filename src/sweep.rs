@@ -11,7 +11,7 @@ use crate::Config;
 use crate::custom::{self, Collective, Measure};
 use crate::report::{self, ResultRow};
 use collectives::{AllGather, AllReduce, Kind, Mode, Path};
-use sim_core::{DType, Domain, Jitter, ReduceOp, RunReport, SimResult, Tensor, World};
+use sim_core::{DType, Domain, Jitter, Progress, ReduceOp, RunReport, SimResult, Tensor, World};
 
 /// What a sweep runs.
 #[derive(Clone, Debug)]
@@ -183,12 +183,25 @@ fn measure(spec: &SweepSpec) -> Measure {
         warmup: spec.warmup,
         jitter: spec.jitter,
         timing_only: spec.timing_only,
+        progress: None,
     }
 }
 
 /// Runs one size; `None` when the size gives no element per rank.
 pub fn run_point(cfg: &Config, spec: &SweepSpec, size: u64, trace: bool) -> Result<Option<Point>, String> {
-    custom::point(cfg, &Builtin(spec), &measure(spec), size, trace)
+    run_point_watched(cfg, spec, size, trace, None)
+}
+
+/// [`run_point`], publishing the runs' progress to `progress`.
+pub fn run_point_watched(
+    cfg: &Config,
+    spec: &SweepSpec,
+    size: u64,
+    trace: bool,
+    progress: Option<&Progress>,
+) -> Result<Option<Point>, String> {
+    let m = Measure { progress: progress.cloned(), ..measure(spec) };
+    custom::point(cfg, &Builtin(spec), &m, size, trace)
 }
 
 /// The row of `size` that could not be measured, with its reason (`None` when the size gives

@@ -68,4 +68,4 @@ pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use trace::Trace;
-pub use world::{DomainOptions, Jitter, RunOptions, RunReport, World};
+pub use world::{DomainOptions, Jitter, Progress, RunOptions, RunReport, World};

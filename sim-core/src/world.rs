@@ -20,7 +20,7 @@ use crate::engine::Engine;
 use crate::error::{SimError, SimResult};
 use crate::memory::Memory;
 use crate::model::{ChipTiming, Network};
-pub use crate::options::{Jitter, RunOptions};
+pub use crate::options::{Jitter, Progress, RunOptions};
 use crate::program::{ArgDir, Dispatch};
 use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta, resolve_region};
@@ -864,5 +864,19 @@ mod tests {
         let thread = notify_then_wait(RunOptions::default(), false);
         let polled = notify_then_wait(RunOptions::default(), true);
         assert_eq!(thread, polled);
+    }
+
+    #[test]
+    fn a_run_publishes_its_events_and_time_to_its_progress() {
+        let p = Progress::new();
+        let watched = RunOptions { progress: Some(p.clone()), ..RunOptions::default() };
+        let first = notify_then_wait(watched.clone(), false);
+        let events = p.events();
+        assert!(events > 0, "a run of two dispatches applies events");
+        assert!(p.now() > SimTime::ZERO && p.now() <= first.2, "published {:?}, end {:?}", p.now(), first.2);
+        // Watching changes nothing, and a second run adds exactly as many events again.
+        assert_eq!(first, notify_then_wait(RunOptions::default(), false));
+        assert_eq!(first, notify_then_wait(watched, false));
+        assert_eq!(p.events(), 2 * events);
     }
 }

@@ -8,11 +8,14 @@
 
 use super::{CmdResult, Status};
 use crate::Config;
+use crate::progress::RowsBar;
 use crate::report::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
-use crate::sweep::{Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point, supports};
+use crate::sweep::{
+    Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point_watched, supports,
+};
 use collectives::{Kind, Mode, Path};
 use sim_core::{DType, Jitter, ReduceOp};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Everything `sweep` is told. `None` means "not given": the default applies, and a flag that
@@ -159,7 +162,6 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         }
     }
     let bound = busbw_bound(&cfg, ranks)?;
-    let progress = std::io::stderr().is_terminal();
     let (mut all_rows, mut series, mut summaries, mut failed) = (Vec::new(), Vec::new(), Vec::new(), false);
     let mut traced = a.trace.is_none();
     let (mut tally, started) = (crate::run_stats::Tally::default(), std::time::Instant::now());
@@ -206,12 +208,11 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         let todo = distinct_sizes(&spec, sizes);
         let threads = threads_for(a, &spec, &todo)?;
         let trace_first = !traced;
-        let work = |k: usize, &size: &u64| run_point(&cfg, &spec, size, trace_first && k == 0);
-        let mut take = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
+        let bar = RowsBar::on_terminal(&lbl, todo.len());
+        let work =
+            |k: usize, &size: &u64| run_point_watched(&cfg, &spec, size, trace_first && k == 0, Some(bar.counter()));
+        let mut take_row = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
             let size = todo[k];
-            if progress {
-                eprint!("\r[{}/{}] {} {:>8}  ", k + 1, todo.len(), lbl, report::size_label(size));
-            }
             let point = match result {
                 Ok(Some(p)) => p,
                 Ok(None) => return Ok(()),
@@ -234,9 +235,6 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             if a.strace.is_some() {
                 strace.add_run(&point.report);
             }
-            if progress {
-                eprint!("\r{:60}\r", "");
-            }
             for w in &point.report.warnings {
                 warn(out, w.clone()).map_err(io)?;
             }
@@ -245,10 +243,12 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..point.row });
             Ok(())
         };
+        let mut take = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
+            bar.row_done();
+            bar.suspend(|| take_row(k, result))
+        };
         crate::parallel::in_order(&todo, threads, work, &mut take)?;
-        if progress {
-            eprint!("\r{:60}\r", "");
-        }
+        drop(bar);
         let measured: Vec<&ResultRow> = rows.iter().filter(|r| r.failed.is_none()).collect();
         let avg = report::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
         writeln!(out, "{}", report::footer(avg)).map_err(io)?;

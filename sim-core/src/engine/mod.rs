@@ -29,7 +29,7 @@ use crate::dtype::DType;
 use crate::error::SimError;
 use crate::memory::Memory;
 use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
-use crate::options::{Jitter, RunOptions};
+use crate::options::{Jitter, Progress, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::report::CellWrite;
@@ -114,6 +114,8 @@ pub(crate) struct Engine {
     loads: loads::Loads,
     /// SDMA channels and transfers in progress (see `sdma.rs`).
     sdma: sdma::Sdma,
+    /// Where the run's progress is published, and the event count at the last publication.
+    progress: Option<(Progress, u64)>,
 }
 
 impl Engine {
@@ -159,6 +161,7 @@ impl Engine {
             vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
             loads: loads::Loads::default(),
             sdma: sdma::Sdma::new(world, chip.sdma()),
+            progress: options.progress.clone().map(|p| (p, 0)),
             chip,
         }
     }
@@ -228,7 +231,8 @@ impl Engine {
     }
 
     /// Returns the network model (for reuse by the next run).
-    pub(crate) fn into_parts(self) -> (Memory, Box<dyn Network>) {
+    pub(crate) fn into_parts(mut self) -> (Memory, Box<dyn Network>) {
+        self.publish_progress();
         (self.mem, self.net)
     }
 
@@ -286,6 +290,9 @@ impl Engine {
             };
             self.now = key.time;
             self.stats.events += 1;
+            if self.stats.events.is_multiple_of(Progress::EVERY) {
+                self.publish_progress();
+            }
             match what {
                 Pending::Slot(slot) => {
                     let ev = self.slots.take(slot);
@@ -302,6 +309,14 @@ impl Engine {
                 let report = self.deadlock_report();
                 self.fail(SimError::Deadlock(Box::new(report)));
             }
+        }
+    }
+
+    /// Publishes the events applied since the last publication, and the current time.
+    fn publish_progress(&mut self) {
+        if let Some((p, published)) = self.progress.as_mut() {
+            p.publish(self.stats.events - *published, self.now);
+            *published = self.stats.events;
         }
     }
 
