@@ -83,7 +83,7 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
         let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {
-            let json = sim_core::trace::chrome::to_chrome_json(&t, cfg.machine.ranks);
+            let json = crate::formats::to_chrome_json(&t, cfg.machine.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         found += r.findings.len();

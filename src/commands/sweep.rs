@@ -8,7 +8,7 @@
 
 use super::{CmdResult, Status};
 use crate::Config;
-use crate::report::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
+use crate::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
 use crate::sweep::{Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point, supports};
 use collectives::{Kind, Mode, Path};
 use sim_core::{DType, Jitter, ReduceOp};
@@ -136,7 +136,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             cfg.machine.name, cfg.machine.ranks, cfg.machine.ranks
         ));
     }
-    let all_sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
+    let all_sizes = formats::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
         .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
     if let Some(min) = a.min_busbw
         && !(min.is_finite() && min >= 0.0)
@@ -163,7 +163,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let (mut all_rows, mut series, mut summaries, mut failed) = (Vec::new(), Vec::new(), Vec::new(), false);
     let mut traced = a.trace.is_none();
     let (mut tally, started) = (crate::run_stats::Tally::default(), std::time::Instant::now());
-    let mut strace = crate::strace::StraceLog::new(&cfg.host);
+    let mut strace = crate::formats::StraceLog::new(&cfg.host);
     let mut warned: Vec<String> = Vec::new();
     let mut warn = |out: &mut dyn Write, w: String| -> std::io::Result<()> {
         if !warned.contains(&w) {
@@ -180,7 +180,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         let spec = spec(a, combo, ranks);
         let sc = sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes));
         let lbl = label(&spec);
-        writeln!(out, "{}", report::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
+        writeln!(out, "{}", formats::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
         writeln!(out, "# {}: {}", lbl, mode_note(&spec)).map_err(io)?;
         let reports_bound = spec.kind != Kind::Barrier;
         if reports_bound {
@@ -197,11 +197,11 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                 out,
                 "# {lbl}: up to {} in the default run (one block: its time grows linearly with the size); \
                  give -e for larger sizes",
-                report::size_label(m)
+                formats::size_label(m)
             )
             .map_err(io)?;
         }
-        writeln!(out, "{}", report::header()).map_err(io)?;
+        writeln!(out, "{}", formats::header()).map_err(io)?;
         let mut rows: Vec<ResultRow> = Vec::new();
         let todo = distinct_sizes(&spec, sizes);
         let threads = threads_for(a, &spec, &todo)?;
@@ -210,7 +210,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         let mut take = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
             let size = todo[k];
             if progress {
-                eprint!("\r[{}/{}] {} {:>8}  ", k + 1, todo.len(), lbl, report::size_label(size));
+                eprint!("\r[{}/{}] {} {:>8}  ", k + 1, todo.len(), lbl, formats::size_label(size));
             }
             let point = match result {
                 Ok(Some(p)) => p,
@@ -219,7 +219,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                 // fit UB, ...): its row says why and the sweep goes on.
                 Err(e) => {
                     let Some(row) = failed_row(&spec, size, e) else { return Ok(()) };
-                    writeln!(out, "{}", report::row(&row)).map_err(io)?;
+                    writeln!(out, "{}", formats::row(&row)).map_err(io)?;
                     failed = true;
                     rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..row });
                     return Ok(());
@@ -240,7 +240,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             for w in &point.report.warnings {
                 warn(out, w.clone()).map_err(io)?;
             }
-            writeln!(out, "{}", report::row(&point.row)).map_err(io)?;
+            writeln!(out, "{}", formats::row(&point.row)).map_err(io)?;
             failed |= point.row.nwrong.is_some_and(|w| w > 0);
             rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..point.row });
             Ok(())
@@ -250,8 +250,8 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             eprint!("\r{:60}\r", "");
         }
         let measured: Vec<&ResultRow> = rows.iter().filter(|r| r.failed.is_none()).collect();
-        let avg = report::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
-        writeln!(out, "{}", report::footer(avg)).map_err(io)?;
+        let avg = formats::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
+        writeln!(out, "{}", formats::footer(avg)).map_err(io)?;
         if let Some(min) = a.min_busbw
             && avg < min
         {
@@ -301,7 +301,7 @@ fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
     let mut last = None;
     let mut out = Vec::new();
     for &size in sizes {
-        let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks);
+        let count = formats::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks);
         if last != Some(count) || spec.kind == Kind::Barrier {
             out.push(size);
         }
@@ -324,7 +324,7 @@ fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, 
 
 /// Whether a size gives at least one element per rank (a barrier always runs).
 fn has_elements(spec: &SweepSpec, size: u64) -> bool {
-    spec.kind == Kind::Barrier || report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) > 0
+    spec.kind == Kind::Barrier || formats::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) > 0
 }
 
 /// The closing comparison of several series: each one's best busbw against the bound.
@@ -452,7 +452,7 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> S
 
 fn write_trace(a: &SweepArgs, point: &Point, ranks: usize) -> Result<(), String> {
     let (Some(path), Some(trace)) = (&a.trace, &point.report.trace) else { return Ok(()) };
-    let json = sim_core::trace::chrome::to_chrome_json(trace, ranks);
+    let json = crate::formats::to_chrome_json(trace, ranks);
     std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     eprintln!("# trace of size {} B written to {}", point.row.size, path.display());
     Ok(())
@@ -485,11 +485,11 @@ fn write_outputs(
         };
         sc.collective = join(|c| c.collective.clone());
         sc.mode = join(|c| c.mode.clone());
-        write(p, &report::to_json_string(&SweepJson::new(sc, rows, summaries)))?;
+        write(p, &formats::to_json_string(&SweepJson::new(sc, rows, summaries)))?;
     }
     if let Some(p) = &a.plot {
         let title = format!("ranksim sweep on {} ({} ranks)", cfg.machine.name, ranks);
-        write(p, &report::plot_svg(&title, series))?;
+        write(p, &formats::plot_svg(&title, series))?;
     }
     if let Some(p) = &a.strace {
         write(p, strace)?;
