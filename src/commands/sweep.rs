@@ -6,8 +6,9 @@
 //! HCCL-class algorithm the machine supports, each series with a note on what it models and
 //! the machine's bus-bandwidth bound.
 
-use super::{CmdResult, Status};
+use super::{CmdResult, JitterFlags, Status, parse_op};
 use crate::Config;
+use crate::formats::parse_size;
 use crate::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
 use crate::sweep::{Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point, supports};
 use collectives::{Kind, Mode, Path};
@@ -58,43 +59,157 @@ pub struct SweepArgs {
 impl SweepArgs {
     /// The arguments of `ranksim sweep` with no option: the main job on `config`.
     pub fn new(config: Option<PathBuf>) -> SweepArgs {
+        use clap::{Args, FromArgMatches};
+        let cmd = SweepFlags::augment_args(clap::Command::new("sweep"));
+        let flags = cmd.try_get_matches_from(["sweep"]).and_then(|m| SweepFlags::from_arg_matches(&m));
+        SweepArgs { config, ..SweepArgs::from(flags.expect("sweep's defaults parse")) }
+    }
+}
+
+impl From<SweepFlags> for SweepArgs {
+    fn from(s: SweepFlags) -> SweepArgs {
+        let mut collectives: Vec<Kind> = Vec::new();
+        for k in s.collective.into_iter().flatten() {
+            if !collectives.contains(&k) {
+                collectives.push(k);
+            }
+        }
         SweepArgs {
-            config,
-            collectives: vec![Kind::AllReduce],
-            modes: None,
-            path: Path::Host,
-            min_bytes: 1 << 10,
-            max_bytes: DEFAULT_MAX_BYTES,
-            builtin_max_bytes: Some(DEFAULT_BUILTIN_MAX_BYTES),
-            factor: 2.0,
-            dtype: DType::F32,
-            op: None,
-            root: None,
-            iters: 1,
-            warmup: 0,
-            ranks: None,
-            core_num: None,
-            json: None,
-            plot: None,
-            strace: None,
-            trace: None,
-            min_busbw: None,
-            jitter: None,
-            no_data: false,
-            jobs: None,
-            stats: false,
+            config: s.config,
+            collectives,
+            modes: s.mode,
+            path: s.path,
+            min_bytes: s.min_bytes,
+            max_bytes: s.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
+            builtin_max_bytes: if s.max_bytes.is_none() { Some(DEFAULT_BUILTIN_MAX_BYTES) } else { None },
+            factor: s.factor,
+            dtype: s.dtype,
+            op: s.op,
+            root: s.root,
+            iters: s.iters,
+            warmup: s.warmup,
+            ranks: s.ranks,
+            core_num: s.core_num,
+            json: s.json,
+            plot: s.plot,
+            strace: s.strace,
+            trace: s.trace,
+            min_busbw: s.min_busbw,
+            jitter: s.jitter.jitter(),
+            no_data: s.no_data || s.check == Some(0),
+            jobs: s.jobs.map(usize::from),
+            stats: s.stats,
         }
     }
+}
+
+/// Parses `--collective`: `all`, or one collective's name.
+fn parse_kinds(s: &str) -> Result<Vec<Kind>, String> {
+    if s == "all" { Ok(Kind::ALL.to_vec()) } else { s.parse::<Kind>().map(|k| vec![k]) }
+}
+
+/// `ranksim sweep`'s flags as the command line gives them; `SweepArgs::from` turns them into
+/// the arguments (and gives [`SweepArgs::new`] its defaults, so they are written once).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SweepFlags {
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
+    /// all_to_all, all_to_all_v, barrier, or `all` (every one).
+    #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
+    collective: Vec<Vec<Kind>>,
+    /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
+    /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
+    /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
+    /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
+    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1). Give the
+    /// HCCL-class modes many cores, e.g. --core-num 48. Default: mesh (the builtin, one block)
+    /// and the best HCCL-class mode the machine runs (sdma-mesh with -w 1, else aiv-mesh) on
+    /// every AIV core.
+    #[arg(long, value_delimiter = ',')]
+    mode: Option<Vec<Mode>>,
+    /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
+    #[arg(long, default_value = "host")]
+    path: Path,
+    /// Smallest size in bytes (K/M/G suffixes).
+    #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
+    min_bytes: u64,
+    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
+    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
+    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
+    max_bytes: Option<u64>,
+    /// Size multiplier between steps.
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
+    factor: f64,
+    /// Element type: f32, f16, bf16, i32, i16, i8.
+    #[arg(short = 'd', long = "datatype", default_value = "f32")]
+    dtype: DType,
+    /// Reduction: sum, max, min, prod (default sum). nccl-tests' `avg` is refused (use sum:
+    /// avg = sum / ranks, same time).
+    #[arg(short = 'o', long = "op", value_parser = parse_op)]
+    op: Option<ReduceOp>,
+    /// Root rank of broadcast (default 0).
+    #[arg(short = 'r', long = "root")]
+    root: Option<usize>,
+    /// Timed calls per size, 1..=10000; the time is their mean. Calls are not identical: the first pays
+    /// one-time costs (the copy engines' cold start, and later calls start while the previous
+    /// one drains), so -n 2 can differ from -n 1 even without --seed; -w leaves calls out.
+    #[arg(short = 'n', long = "iters", default_value_t = 1)]
+    iters: u32,
+    /// Untimed calls before the timed ones, 0..=10000.
+    #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
+    warmup: u32,
+    /// Ranks taking part (default: every rank of the machine). nccl-tests' `-g` (one rank per
+    /// device) means the same here.
+    #[arg(short = 'g', long)]
+    ranks: Option<usize>,
+    /// nccl-tests' `-c`: 1 checks every element (the default), 0 does not (as --no-data:
+    /// timing-only, same times).
+    #[arg(short = 'c', long = "check", value_parser = clap::value_parser!(u8).range(0..=1))]
+    check: Option<u8>,
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
+    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
+    /// warning names the series it does not apply to.
+    #[arg(long)]
+    core_num: Option<usize>,
+    /// Write the results as JSON (nccl-tests' `-J`).
+    #[arg(short = 'J', long)]
+    json: Option<PathBuf>,
+    /// Write an SVG plot of time and busbw against size.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Write [STRACE] v=1 lines (one pid per rank, one inv per dispatch) of every run.
+    #[arg(long)]
+    strace: Option<PathBuf>,
+    /// Write a Chrome trace (Perfetto) of the first size's run.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Exit 1 when a series' average bus bandwidth (GB/s, finite, >= 0) is below this.
+    #[arg(long, allow_hyphen_values = true)]
+    min_busbw: Option<f64>,
+    #[command(flatten)]
+    jitter: JitterFlags,
+    /// Timing-only: store no payload bytes (same times, no validation, far less memory).
+    #[arg(long)]
+    no_data: bool,
+    /// Sizes simulated at once on host threads (default: every host thread, fewer when payload
+    /// runs would not fit in free memory). The results are the same for any value.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
+    /// Print the engine's work (events, packets) and the host time it took.
+    #[arg(long)]
+    stats: bool,
 }
 
 /// The default largest size (`-e`): 16 MiB, where the HCCL-class algorithms are within a few
 /// percent of their plateau and the builtin's one-block time (linear in size) still simulates
 /// in seconds.
-pub const DEFAULT_MAX_BYTES: u64 = 16 << 20;
+const DEFAULT_MAX_BYTES: u64 = 16 << 20;
 
 /// The default main job's largest size for PyPTO's builtin (4 MiB): its busbw is flat from
 /// 32 KiB on and its one-block time grows linearly, so larger sizes would only cost seconds.
-pub const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
+const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
 
 /// One series of the sweep: a collective, an algorithm, its blocks, its warmup and, in the
 /// default main job, a smaller largest size.
@@ -495,4 +610,23 @@ fn write_outputs(
         write(p, strace)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_takes_the_command_lines_defaults() {
+        let a = SweepArgs::new(Some("ring8".into()));
+        assert_eq!(a.config, Some(PathBuf::from("ring8")));
+        assert_eq!(a.collectives, [Kind::AllReduce]);
+        assert!(a.modes.is_none() && a.path == Path::Host && a.dtype == DType::F32);
+        assert_eq!((a.min_bytes, a.max_bytes, a.builtin_max_bytes), (1 << 10, 16 << 20, Some(4 << 20)));
+        assert_eq!((a.factor, a.iters, a.warmup), (2.0, 1, 0));
+        assert!(a.op.is_none() && a.root.is_none() && a.ranks.is_none() && a.core_num.is_none());
+        assert!(a.json.is_none() && a.plot.is_none() && a.strace.is_none() && a.trace.is_none());
+        assert!(a.min_busbw.is_none() && a.jitter.is_none() && a.jobs.is_none());
+        assert!(!a.no_data && !a.stats);
+    }
 }
