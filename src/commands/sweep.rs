@@ -525,7 +525,7 @@ fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Vec<String> {
 }
 
 /// The spec of one series.
-pub fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
+fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
     SweepSpec {
         kind: c.kind,
         mode: c.mode,
