@@ -121,7 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("1 MiB: {:.2} us, busbw {:.2} GB/s, {:?} wrong", p.row.time_us, p.row.busbw_gbps, p.row.nwrong);
 
     // A sweep, printed as the nccl-tests table.
-    let sizes = ranksim::report::sweep_sizes(8 << 10, 1 << 20, 4.0)?;
+    let sizes = ranksim::formats::sweep_sizes(8 << 10, 1 << 20, 4.0)?;
     let (rows, wrong) = custom::sweep(&mut std::io::stdout(), &cfg, &ag, &m, &sizes)?;
 
     // PyPTO's BenchmarkStats over 5 rounds after 1 warmup call.

@@ -16,9 +16,8 @@
 //! (`examples/my_allgather.rs`).
 
 use crate::Config;
-use crate::report::{self, ResultRow};
-use crate::strace::StraceLog;
-use sim_core::bench::BenchmarkStats;
+use crate::formats::benchmark_stats::BenchmarkStats;
+use crate::formats::{self, ResultRow, StraceLog};
 use sim_core::check::deadlock_findings;
 use sim_core::{
     CheckOptions, CheckReport, DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
@@ -186,7 +185,7 @@ pub fn point<C: Collective>(
         return Ok(Some(Point { row, report: timed }));
     }
     let time_us = time_per_call(&timed, n, m.warmup as usize, calls);
-    let algbw = report::algbw_gbps(bytes, time_us);
+    let algbw = formats::algbw_gbps(bytes, time_us);
     let row = ResultRow {
         size: bytes,
         count: count as u64,
@@ -239,18 +238,18 @@ pub fn sweep<C: Collective>(
         if m.timing_only { "off (timing-only)" } else { "on" }
     )
     .map_err(io)?;
-    writeln!(out, "{}", report::header()).map_err(io)?;
+    writeln!(out, "{}", formats::header()).map_err(io)?;
     let mut rows = Vec::new();
     for &size in sizes {
         let Some(p) = point(cfg, c, m, size, false)? else { continue };
         for w in &p.report.warnings {
             writeln!(out, "# warning: {w}").map_err(io)?;
         }
-        writeln!(out, "{}", report::row(&p.row)).map_err(io)?;
+        writeln!(out, "{}", formats::row(&p.row)).map_err(io)?;
         rows.push(p.row);
     }
-    let avg = report::average_busbw(&rows.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
-    writeln!(out, "{}", report::footer(avg)).map_err(io)?;
+    let avg = formats::average_busbw(&rows.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
+    writeln!(out, "{}", formats::footer(avg)).map_err(io)?;
     let wrong = rows.iter().any(|r| r.nwrong.is_some_and(|w| w > 0));
     Ok((rows, wrong))
 }
@@ -305,5 +304,5 @@ pub fn check<C: Collective>(
 /// per rank, a thread per core, operation slices, write->notify and notify->wait flows, link
 /// busy counters.
 pub fn chrome_trace(report: &RunReport, ranks: usize) -> Option<String> {
-    report.trace.as_ref().map(|t| sim_core::trace::chrome::to_chrome_json(t, ranks))
+    report.trace.as_ref().map(|t| formats::to_chrome_json(t, ranks))
 }

@@ -36,10 +36,11 @@
 //!   it exactly as the built-in ones are ([`sweep::Builtin`] is their implementation). The
 //!   guide is `docs/your-collective.md`, with `examples/my_allgather.rs`.
 //! - **Measuring.** [`sweep`] runs one size (nccl-tests' row) and knows the machine's
-//!   bus-bandwidth bound; [`report`] formats tables, JSON and SVG; [`strace`] writes PyPTO's
-//!   `[STRACE]` spans, which [`sim_core::bench`] folds into `BenchmarkStats`;
-//!   [`RunReport::device_time`](sim_core::RunReport::device_time) is a run's device time and
-//!   [`sim_core::trace::chrome`] its Perfetto trace.
+//!   bus-bandwidth bound; [`RunReport::device_time`](sim_core::RunReport::device_time) is a
+//!   run's device time.
+//! - **Output formats.** [`formats`] writes them all: the nccl-tests table, JSON and SVG of a
+//!   sweep, PyPTO's `[STRACE]` spans and the `BenchmarkStats` folded from them, and a traced
+//!   run's Chrome trace (Perfetto).
 //! - **Checking.** [`checker`] runs programs under the protocol checker
 //!   ([`CheckReport`](sim_core::CheckReport)).
 //! - **Calibrating.** [`measurements`] holds measured tables, [`workload`] the programs that
@@ -49,21 +50,20 @@
 //! The crates: `sim-core` (time, scheduler, program API), `chip-model` (a chip's timing),
 //! `interconnect` (the fabric), `collectives` (collectives on the public API). This facade
 //! adds configs and presets ([`Config`]), the tutorial programs ([`programs`]), measuring
-//! ([`custom`], [`sweep`], [`report`]) and the CLI ([`commands`]).
+//! ([`custom`], [`sweep`]), the output formats ([`formats`]) and the CLI ([`commands`]).
 
 pub mod calibrate;
 pub mod checker;
 pub mod commands;
 pub mod config;
 pub mod custom;
+pub mod formats;
 pub mod host;
 pub mod measurements;
 pub mod parallel;
 pub mod programs;
 pub mod progress;
-pub mod report;
 pub mod run_stats;
-pub mod strace;
 pub mod sweep;
 pub mod workload;
 

@@ -4,10 +4,11 @@
 use clap::{Parser, Subcommand};
 use collectives::{Kind, Mode, Path};
 use ranksim::collectives;
-use ranksim::commands::{self, Status, bench::BenchArgs, calibrate::CalibrateArgs, sweep::SweepArgs};
+use ranksim::commands::sweep::{SweepArgs, SweepFlags};
+use ranksim::commands::{self, JitterFlags, Status, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
+use ranksim::formats::parse_size;
 use ranksim::measurements::{Program, WorkloadLine};
-use ranksim::report::parse_size;
-use ranksim::sim_core::{DType, Jitter, ReduceOp, SimDuration};
+use ranksim::sim_core::{DType, ReduceOp};
 use ranksim::sweep::SweepSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,7 +36,7 @@ enum Command {
     /// cut short by a builtin's early return (more than 16 ranks, a ring whose count is not a
     /// multiple of the ranks) — and the sweep goes on with the other sizes. Sizes that round to
     /// the element count of the previous one are not repeated.
-    Sweep(Box<SweepCli>),
+    Sweep(Box<SweepFlags>),
     /// PyPTO's benchmark(): run WARMUP + ROUNDS calls of a collective, build BenchmarkStats
     /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
     /// per-rank table and the mean span tree.
@@ -129,122 +130,6 @@ enum Command {
     },
 }
 
-/// Seeded timing jitter of `sweep` and `bench`.
-#[derive(clap::Args, Clone, Copy)]
-struct JitterCli {
-    /// Turn on seeded timing jitter (the same seed gives the same run; repeated calls differ).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Largest jitter added to a transfer or memory access, ns (with --seed; at most 1e9).
-    #[arg(long, default_value_t = 20)]
-    jitter_op_ns: u64,
-    /// Largest jitter added to a dispatch start, ns (with --seed; at most 1e9).
-    #[arg(long, default_value_t = 1000)]
-    jitter_dispatch_ns: u64,
-}
-
-impl JitterCli {
-    fn jitter(&self) -> Option<Jitter> {
-        self.seed.map(|seed| Jitter {
-            seed,
-            op: SimDuration::from_ns(self.jitter_op_ns),
-            dispatch: SimDuration::from_ns(self.jitter_dispatch_ns),
-        })
-    }
-}
-
-#[derive(clap::Args)]
-struct SweepCli {
-    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
-    /// all_to_all, all_to_all_v, barrier, or `all` (every one).
-    #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
-    collective: Vec<Vec<Kind>>,
-    /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
-    /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
-    /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
-    /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
-    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1). Give the
-    /// HCCL-class modes many cores, e.g. --core-num 48. Default: mesh (the builtin, one block)
-    /// and the best HCCL-class mode the machine runs (sdma-mesh with -w 1, else aiv-mesh) on
-    /// every AIV core.
-    #[arg(long, value_delimiter = ',')]
-    mode: Option<Vec<Mode>>,
-    /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
-    #[arg(long, default_value = "host")]
-    path: Path,
-    /// Smallest size in bytes (K/M/G suffixes).
-    #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
-    min_bytes: u64,
-    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
-    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
-    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
-    max_bytes: Option<u64>,
-    /// Size multiplier between steps.
-    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
-    factor: f64,
-    /// Element type: f32, f16, bf16, i32, i16, i8.
-    #[arg(short = 'd', long = "datatype", default_value = "f32")]
-    dtype: DType,
-    /// Reduction: sum, max, min, prod (default sum). nccl-tests' `avg` is refused (use sum:
-    /// avg = sum / ranks, same time).
-    #[arg(short = 'o', long = "op", value_parser = parse_op)]
-    op: Option<ReduceOp>,
-    /// Root rank of broadcast (default 0).
-    #[arg(short = 'r', long = "root")]
-    root: Option<usize>,
-    /// Timed calls per size, 1..=10000; the time is their mean. Calls are not identical: the first pays
-    /// one-time costs (the copy engines' cold start, and later calls start while the previous
-    /// one drains), so -n 2 can differ from -n 1 even without --seed; -w leaves calls out.
-    #[arg(short = 'n', long = "iters", default_value_t = 1)]
-    iters: u32,
-    /// Untimed calls before the timed ones, 0..=10000.
-    #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
-    warmup: u32,
-    /// Ranks taking part (default: every rank of the machine). nccl-tests' `-g` (one rank per
-    /// device) means the same here.
-    #[arg(short = 'g', long)]
-    ranks: Option<usize>,
-    /// nccl-tests' `-c`: 1 checks every element (the default), 0 does not (as --no-data:
-    /// timing-only, same times).
-    #[arg(short = 'c', long = "check", value_parser = clap::value_parser!(u8).range(0..=1))]
-    check: Option<u8>,
-    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
-    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
-    /// warning names the series it does not apply to.
-    #[arg(long)]
-    core_num: Option<usize>,
-    /// Write the results as JSON (nccl-tests' `-J`).
-    #[arg(short = 'J', long)]
-    json: Option<PathBuf>,
-    /// Write an SVG plot of time and busbw against size.
-    #[arg(long)]
-    plot: Option<PathBuf>,
-    /// Write [STRACE] v=1 lines (one pid per rank, one inv per dispatch) of every run.
-    #[arg(long)]
-    strace: Option<PathBuf>,
-    /// Write a Chrome trace (Perfetto) of the first size's run.
-    #[arg(long)]
-    trace: Option<PathBuf>,
-    /// Exit 1 when a series' average bus bandwidth (GB/s, finite, >= 0) is below this.
-    #[arg(long, allow_hyphen_values = true)]
-    min_busbw: Option<f64>,
-    #[command(flatten)]
-    jitter: JitterCli,
-    /// Timing-only: store no payload bytes (same times, no validation, far less memory).
-    #[arg(long)]
-    no_data: bool,
-    /// Sizes simulated at once on host threads (default: every host thread, fewer when payload
-    /// runs would not fit in free memory). The results are the same for any value.
-    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    jobs: Option<u16>,
-    /// Print the engine's work (events, packets) and the host time it took.
-    #[arg(long)]
-    stats: bool,
-}
-
 #[derive(clap::Args)]
 struct CalibrateCli {
     /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
@@ -321,7 +206,7 @@ struct BenchCli {
     #[arg(long)]
     strace: Option<PathBuf>,
     #[command(flatten)]
-    jitter: JitterCli,
+    jitter: JitterFlags,
     /// Timing-only: store no payload bytes.
     #[arg(long)]
     no_data: bool,
@@ -344,7 +229,7 @@ fn main() -> ExitCode {
         Some(Command::Run { program, config, ranks, list, stats }) => {
             commands::run::run_with_stats(&mut out, program.as_deref(), config.as_deref(), ranks, list, stats)
         }
-        Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &sweep_args(*s)),
+        Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &SweepArgs::from(*s)),
         Some(Command::Topo { config, route, links }) => {
             let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
             commands::topo::topo(&mut out, config.as_deref(), route, links)
@@ -387,59 +272,6 @@ fn parse_cli() -> Cli {
     }
     let matches = cmd.get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
-}
-
-/// `all`, or one collective's name.
-fn parse_kinds(s: &str) -> Result<Vec<Kind>, String> {
-    if s == "all" { Ok(Kind::ALL.to_vec()) } else { s.parse::<Kind>().map(|k| vec![k]) }
-}
-
-/// A reduction; nccl-tests' `avg` (and `all`) are named and refused.
-fn parse_op(s: &str) -> Result<ReduceOp, String> {
-    match s {
-        "avg" => Err("PyPTO's collectives have no avg; use -o sum (avg is sum / ranks and takes the same time)".into()),
-        "all" => Err("-o takes one reduction (sum, max, min or prod); run one sweep per op".into()),
-        _ => s.parse(),
-    }
-}
-
-fn sweep_args(s: SweepCli) -> SweepArgs {
-    let mut collectives: Vec<Kind> = Vec::new();
-    for k in s.collective.into_iter().flatten() {
-        if !collectives.contains(&k) {
-            collectives.push(k);
-        }
-    }
-    SweepArgs {
-        config: s.config,
-        collectives,
-        modes: s.mode,
-        path: s.path,
-        min_bytes: s.min_bytes,
-        max_bytes: s.max_bytes.unwrap_or(ranksim::commands::sweep::DEFAULT_MAX_BYTES),
-        builtin_max_bytes: if s.max_bytes.is_none() {
-            Some(ranksim::commands::sweep::DEFAULT_BUILTIN_MAX_BYTES)
-        } else {
-            None
-        },
-        factor: s.factor,
-        dtype: s.dtype,
-        op: s.op,
-        root: s.root,
-        iters: s.iters,
-        warmup: s.warmup,
-        ranks: s.ranks,
-        core_num: s.core_num,
-        json: s.json,
-        plot: s.plot,
-        strace: s.strace,
-        trace: s.trace,
-        min_busbw: s.min_busbw,
-        jitter: s.jitter.jitter(),
-        no_data: s.no_data || s.check == Some(0),
-        jobs: s.jobs.map(usize::from),
-        stats: s.stats,
-    }
 }
 
 fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {

@@ -171,7 +171,7 @@ impl WorkloadLine {
         let dup = match key {
             "peer" => self.peer.replace(count(value)?).is_some(),
             "chunk" => {
-                let c = crate::report::parse_size(value).map_err(|e| bad(&e))?;
+                let c = crate::formats::parse_size(value).map_err(|e| bad(&e))?;
                 if c == 0 {
                     return Err(bad("a chunk of 0 bytes moves nothing; use e.g. chunk=64K"));
                 }
@@ -211,7 +211,7 @@ impl fmt::Display for WorkloadLine {
             write!(f, " peer={v}")?;
         }
         if let Some(v) = self.chunk {
-            write!(f, " chunk={}", crate::report::size_label(v))?;
+            write!(f, " chunk={}", crate::formats::size_label(v))?;
         }
         if let Some(v) = self.mode {
             write!(f, " mode={v}")?;
@@ -341,7 +341,7 @@ fn data_row(cols: &[&str], line: &str, unit: Unit) -> Result<(u64, f64), String>
             unit.column()
         ));
     }
-    let size = crate::report::parse_size(cols[0])?;
+    let size = crate::formats::parse_size(cols[0])?;
     if size == 0 {
         return Err("size 0 moves no bytes; remove the row or give a positive size".into());
     }

@@ -9,7 +9,7 @@
 
 use crate::Config;
 use crate::custom::{self, Collective, Measure};
-use crate::report::{self, ResultRow};
+use crate::formats::{self, ResultRow};
 use collectives::{AllGather, AllReduce, Kind, Mode, Path};
 use sim_core::{DType, Domain, Jitter, Progress, ReduceOp, RunReport, SimResult, Tensor, World};
 
@@ -85,7 +85,7 @@ impl SweepSpec {
             return Err(format!(
                 "{size_flag} {max_size}: a size is at most {} bytes ({}){hint}",
                 limit,
-                report::size_label(limit)
+                formats::size_label(limit)
             ));
         }
         Ok(())
@@ -145,13 +145,13 @@ impl Collective for Builtin<'_> {
         self.0.dtype
     }
     fn bus_factor(&self, ranks: usize) -> f64 {
-        report::bus_factor(self.0.kind, ranks)
+        formats::bus_factor(self.0.kind, ranks)
     }
     fn count(&self, size_bytes: u64, ranks: usize) -> usize {
-        report::count_for(self.0.kind, size_bytes, self.0.dtype.size() as u64, ranks) as usize
+        formats::count_for(self.0.kind, size_bytes, self.0.dtype.size() as u64, ranks) as usize
     }
     fn bytes(&self, count: usize, ranks: usize) -> u64 {
-        report::bytes_for(self.0.kind, count as u64, self.0.dtype.size() as u64, ranks)
+        formats::bytes_for(self.0.kind, count as u64, self.0.dtype.size() as u64, ranks)
     }
     fn redop(&self) -> String {
         if reduces(self.0.kind) { self.0.op.name().to_string() } else { "none".into() }
@@ -208,11 +208,11 @@ pub fn run_point_watched(
 /// no element per rank: no row at all).
 pub fn failed_row(spec: &SweepSpec, size: u64, why: String) -> Option<ResultRow> {
     let (n, es) = (spec.ranks, spec.dtype.size() as u64);
-    let count = report::count_for(spec.kind, size, es, n);
+    let count = formats::count_for(spec.kind, size, es, n);
     if count == 0 && spec.kind != Kind::Barrier {
         return None;
     }
-    let bytes = report::bytes_for(spec.kind, count, es, n);
+    let bytes = formats::bytes_for(spec.kind, count, es, n);
     let redop = if reduces(spec.kind) { spec.op.name() } else { "none" };
     let root = if spec.kind == Kind::Broadcast { i64::try_from(spec.root).unwrap_or(i64::MAX) } else { -1 };
     Some(ResultRow::failed(bytes, count, nccl_type(spec.dtype), redop, root, why))
@@ -263,7 +263,7 @@ pub struct Buffers {
 /// check of a sweep.
 pub fn payload_bytes(spec: &SweepSpec, size: u64) -> u64 {
     let (n, es) = (spec.ranks as u64, spec.dtype.size() as u64);
-    let count = report::count_for(spec.kind, size, es, spec.ranks);
+    let count = formats::count_for(spec.kind, size, es, spec.ranks);
     let per_rank = match spec.kind {
         Kind::AllReduce | Kind::Broadcast => count,
         Kind::ReduceScatter => n * count,

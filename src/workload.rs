@@ -3,8 +3,8 @@
 //! payload). `calibrate` fits links with them in the loop; `validate` compares them to tables.
 
 use crate::Config;
+use crate::formats;
 use crate::measurements::{Program, Unit, WorkloadLine};
-use crate::report;
 use crate::sweep::{SweepSpec, run_calls, time_per_call};
 use collectives::{Kind, Mode, Path};
 use sim_core::{CopyOpts, DType, Dispatch, NotifyOp, ReduceOp, SdmaOpts, WaitCmp};
@@ -90,7 +90,7 @@ impl Workload {
     /// (a point-to-point transfer, a barrier).
     fn bus_factor(&self) -> Result<f64, String> {
         let f = match self {
-            Workload::Collective(s) => report::bus_factor(s.kind, s.ranks),
+            Workload::Collective(s) => formats::bus_factor(s.kind, s.ranks),
             _ => 0.0,
         };
         if f > 0.0 {

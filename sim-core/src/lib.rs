@@ -25,7 +25,6 @@
 //! and the three small circles left inside `core`, `engine` and `dtype`/`convert`).
 
 mod addr;
-pub mod bench;
 pub mod check;
 pub mod convert;
 pub mod core;

@@ -5,9 +5,9 @@
 
 use super::{CmdResult, Status};
 use crate::Config;
-use crate::strace::StraceLog;
+use crate::formats::StraceLog;
+use crate::formats::benchmark_stats::{BenchmarkStats, Metric, Spread};
 use crate::sweep::{SweepSpec, run_calls};
-use sim_core::bench::{BenchmarkStats, Metric, Spread};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -77,10 +77,10 @@ pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
 /// 0.40 GB/s (machine bound 137.20 GB/s)`, nccl-tests' conventions on the headline time.
 fn bandwidth_line(cfg: &Config, spec: &SweepSpec, size: u64, time_us: f64) -> Result<String, String> {
     let es = spec.dtype.size() as u64;
-    let count = crate::report::count_for(spec.kind, size, es, spec.ranks);
-    let bytes = crate::report::bytes_for(spec.kind, count, es, spec.ranks);
-    let algbw = crate::report::algbw_gbps(bytes, time_us);
-    let busbw = crate::report::busbw_gbps(spec.kind, bytes, time_us, spec.ranks);
+    let count = crate::formats::count_for(spec.kind, size, es, spec.ranks);
+    let bytes = crate::formats::bytes_for(spec.kind, count, es, spec.ranks);
+    let algbw = crate::formats::algbw_gbps(bytes, time_us);
+    let busbw = crate::formats::busbw_gbps(spec.kind, bytes, time_us, spec.ranks);
     let bound = crate::sweep::busbw_bound(cfg, spec.ranks)?;
     Ok(format!(
         "# {} of {bytes} B on {} ranks: mean device wall {time_us:.1} us -> algbw {algbw:.2} GB/s, busbw {busbw:.2} GB/s (machine bound {:.2} GB/s)",

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Above this rms relative error (a fraction) the fit prints a warning.
-pub const WARN_RMS: f64 = 0.10;
+const WARN_RMS: f64 = 0.10;
 
 /// Everything `calibrate` is told.
 #[derive(Clone, Debug)]
@@ -27,7 +27,7 @@ pub struct CalibrateArgs {
 }
 
 /// Parses `node` / `level2` into a link class.
-pub fn link_class(s: &str) -> Result<LinkClass, String> {
+fn link_class(s: &str) -> Result<LinkClass, String> {
     if s == "node" {
         return Ok(LinkClass::Node);
     }

@@ -23,7 +23,7 @@ pub struct CheckArgs {
 }
 
 /// The most jittered reruns `--seeds` asks for.
-pub const MAX_SEEDS: u64 = 100_000;
+const MAX_SEEDS: u64 = 100_000;
 
 /// Checks, prints the findings, writes the JSON; `Failed` when anything was found.
 pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
@@ -83,7 +83,7 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
         let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {
-            let json = sim_core::trace::chrome::to_chrome_json(&t, cfg.machine.ranks);
+            let json = crate::formats::to_chrome_json(&t, cfg.machine.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         found += r.findings.len();
@@ -119,7 +119,7 @@ fn print(out: &mut dyn Write, c: &Checkable, ranks: usize, r: &CheckReport) -> s
 
 /// A finding's text with every `rank K` written relative to its own rank (`rank +d`, d ranks
 /// after it, modulo `n`): findings of a protocol bug that every rank repeats compare equal.
-pub fn shape(f: &Finding, n: usize) -> String {
+fn shape(f: &Finding, n: usize) -> String {
     let text = f.to_string();
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
@@ -139,7 +139,7 @@ pub fn shape(f: &Finding, n: usize) -> String {
 
 /// The findings with those that differ only by a rotation of the ranks folded into the first:
 /// each first finding and the other ranks that repeat it.
-pub fn group_across_ranks(findings: &[Finding], n: usize) -> Vec<(&Finding, Vec<usize>)> {
+fn group_across_ranks(findings: &[Finding], n: usize) -> Vec<(&Finding, Vec<usize>)> {
     let mut groups: Vec<(String, &Finding, Vec<usize>)> = Vec::new();
     for f in findings {
         let key = shape(f, n);

@@ -6,10 +6,11 @@
 //! HCCL-class algorithm the machine supports, each series with a note on what it models and
 //! the machine's bus-bandwidth bound.
 
-use super::{CmdResult, Status};
+use super::{CmdResult, JitterFlags, Status, parse_op};
 use crate::Config;
+use crate::formats::parse_size;
+use crate::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
 use crate::progress::RowsBar;
-use crate::report::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
 use crate::sweep::{
     Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point_watched, supports,
 };
@@ -61,43 +62,157 @@ pub struct SweepArgs {
 impl SweepArgs {
     /// The arguments of `ranksim sweep` with no option: the main job on `config`.
     pub fn new(config: Option<PathBuf>) -> SweepArgs {
+        use clap::{Args, FromArgMatches};
+        let cmd = SweepFlags::augment_args(clap::Command::new("sweep"));
+        let flags = cmd.try_get_matches_from(["sweep"]).and_then(|m| SweepFlags::from_arg_matches(&m));
+        SweepArgs { config, ..SweepArgs::from(flags.expect("sweep's defaults parse")) }
+    }
+}
+
+impl From<SweepFlags> for SweepArgs {
+    fn from(s: SweepFlags) -> SweepArgs {
+        let mut collectives: Vec<Kind> = Vec::new();
+        for k in s.collective.into_iter().flatten() {
+            if !collectives.contains(&k) {
+                collectives.push(k);
+            }
+        }
         SweepArgs {
-            config,
-            collectives: vec![Kind::AllReduce],
-            modes: None,
-            path: Path::Host,
-            min_bytes: 1 << 10,
-            max_bytes: DEFAULT_MAX_BYTES,
-            builtin_max_bytes: Some(DEFAULT_BUILTIN_MAX_BYTES),
-            factor: 2.0,
-            dtype: DType::F32,
-            op: None,
-            root: None,
-            iters: 1,
-            warmup: 0,
-            ranks: None,
-            core_num: None,
-            json: None,
-            plot: None,
-            strace: None,
-            trace: None,
-            min_busbw: None,
-            jitter: None,
-            no_data: false,
-            jobs: None,
-            stats: false,
+            config: s.config,
+            collectives,
+            modes: s.mode,
+            path: s.path,
+            min_bytes: s.min_bytes,
+            max_bytes: s.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
+            builtin_max_bytes: if s.max_bytes.is_none() { Some(DEFAULT_BUILTIN_MAX_BYTES) } else { None },
+            factor: s.factor,
+            dtype: s.dtype,
+            op: s.op,
+            root: s.root,
+            iters: s.iters,
+            warmup: s.warmup,
+            ranks: s.ranks,
+            core_num: s.core_num,
+            json: s.json,
+            plot: s.plot,
+            strace: s.strace,
+            trace: s.trace,
+            min_busbw: s.min_busbw,
+            jitter: s.jitter.jitter(),
+            no_data: s.no_data || s.check == Some(0),
+            jobs: s.jobs.map(usize::from),
+            stats: s.stats,
         }
     }
+}
+
+/// Parses `--collective`: `all`, or one collective's name.
+fn parse_kinds(s: &str) -> Result<Vec<Kind>, String> {
+    if s == "all" { Ok(Kind::ALL.to_vec()) } else { s.parse::<Kind>().map(|k| vec![k]) }
+}
+
+/// `ranksim sweep`'s flags as the command line gives them; `SweepArgs::from` turns them into
+/// the arguments (and gives [`SweepArgs::new`] its defaults, so they are written once).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SweepFlags {
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
+    /// all_to_all, all_to_all_v, barrier, or `all` (every one).
+    #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
+    collective: Vec<Vec<Kind>>,
+    /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
+    /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
+    /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
+    /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
+    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1). Give the
+    /// HCCL-class modes many cores, e.g. --core-num 48. Default: mesh (the builtin, one block)
+    /// and the best HCCL-class mode the machine runs (sdma-mesh with -w 1, else aiv-mesh) on
+    /// every AIV core.
+    #[arg(long, value_delimiter = ',')]
+    mode: Option<Vec<Mode>>,
+    /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
+    #[arg(long, default_value = "host")]
+    path: Path,
+    /// Smallest size in bytes (K/M/G suffixes).
+    #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
+    min_bytes: u64,
+    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
+    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
+    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
+    max_bytes: Option<u64>,
+    /// Size multiplier between steps.
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
+    factor: f64,
+    /// Element type: f32, f16, bf16, i32, i16, i8.
+    #[arg(short = 'd', long = "datatype", default_value = "f32")]
+    dtype: DType,
+    /// Reduction: sum, max, min, prod (default sum). nccl-tests' `avg` is refused (use sum:
+    /// avg = sum / ranks, same time).
+    #[arg(short = 'o', long = "op", value_parser = parse_op)]
+    op: Option<ReduceOp>,
+    /// Root rank of broadcast (default 0).
+    #[arg(short = 'r', long = "root")]
+    root: Option<usize>,
+    /// Timed calls per size, 1..=10000; the time is their mean. Calls are not identical: the first pays
+    /// one-time costs (the copy engines' cold start, and later calls start while the previous
+    /// one drains), so -n 2 can differ from -n 1 even without --seed; -w leaves calls out.
+    #[arg(short = 'n', long = "iters", default_value_t = 1)]
+    iters: u32,
+    /// Untimed calls before the timed ones, 0..=10000.
+    #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
+    warmup: u32,
+    /// Ranks taking part (default: every rank of the machine). nccl-tests' `-g` (one rank per
+    /// device) means the same here.
+    #[arg(short = 'g', long)]
+    ranks: Option<usize>,
+    /// nccl-tests' `-c`: 1 checks every element (the default), 0 does not (as --no-data:
+    /// timing-only, same times).
+    #[arg(short = 'c', long = "check", value_parser = clap::value_parser!(u8).range(0..=1))]
+    check: Option<u8>,
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
+    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
+    /// warning names the series it does not apply to.
+    #[arg(long)]
+    core_num: Option<usize>,
+    /// Write the results as JSON (nccl-tests' `-J`).
+    #[arg(short = 'J', long)]
+    json: Option<PathBuf>,
+    /// Write an SVG plot of time and busbw against size.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Write [STRACE] v=1 lines (one pid per rank, one inv per dispatch) of every run.
+    #[arg(long)]
+    strace: Option<PathBuf>,
+    /// Write a Chrome trace (Perfetto) of the first size's run.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Exit 1 when a series' average bus bandwidth (GB/s, finite, >= 0) is below this.
+    #[arg(long, allow_hyphen_values = true)]
+    min_busbw: Option<f64>,
+    #[command(flatten)]
+    jitter: JitterFlags,
+    /// Timing-only: store no payload bytes (same times, no validation, far less memory).
+    #[arg(long)]
+    no_data: bool,
+    /// Sizes simulated at once on host threads (default: every host thread, fewer when payload
+    /// runs would not fit in free memory). The results are the same for any value.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
+    /// Print the engine's work (events, packets) and the host time it took.
+    #[arg(long)]
+    stats: bool,
 }
 
 /// The default largest size (`-e`): 16 MiB, where the HCCL-class algorithms are within a few
 /// percent of their plateau and the builtin's one-block time (linear in size) still simulates
 /// in seconds.
-pub const DEFAULT_MAX_BYTES: u64 = 16 << 20;
+const DEFAULT_MAX_BYTES: u64 = 16 << 20;
 
 /// The default main job's largest size for PyPTO's builtin (4 MiB): its busbw is flat from
 /// 32 KiB on and its one-block time grows linearly, so larger sizes would only cost seconds.
-pub const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
+const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
 
 /// One series of the sweep: a collective, an algorithm, its blocks, its warmup and, in the
 /// default main job, a smaller largest size.
@@ -128,7 +243,7 @@ fn label(spec: &SweepSpec) -> String {
     s
 }
 
-/// Runs the sweep, printing the table to `out` and progress to stderr when it is a terminal.
+/// Runs the sweep, printing the table to `out` and a progress bar to stderr when stdout and stderr are terminals.
 pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
@@ -139,7 +254,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             cfg.machine.name, cfg.machine.ranks, cfg.machine.ranks
         ));
     }
-    let all_sizes = report::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
+    let all_sizes = formats::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
         .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
     if let Some(min) = a.min_busbw
         && !(min.is_finite() && min >= 0.0)
@@ -165,7 +280,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let (mut all_rows, mut series, mut summaries, mut failed) = (Vec::new(), Vec::new(), Vec::new(), false);
     let mut traced = a.trace.is_none();
     let (mut tally, started) = (crate::run_stats::Tally::default(), std::time::Instant::now());
-    let mut strace = crate::strace::StraceLog::new(&cfg.host);
+    let mut strace = crate::formats::StraceLog::new(&cfg.host);
     let mut warned: Vec<String> = Vec::new();
     let mut warn = |out: &mut dyn Write, w: String| -> std::io::Result<()> {
         if !warned.contains(&w) {
@@ -182,7 +297,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         let spec = spec(a, combo, ranks);
         let sc = sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes));
         let lbl = label(&spec);
-        writeln!(out, "{}", report::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
+        writeln!(out, "{}", formats::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
         writeln!(out, "# {}: {}", lbl, mode_note(&spec)).map_err(io)?;
         let reports_bound = spec.kind != Kind::Barrier;
         if reports_bound {
@@ -199,11 +314,11 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                 out,
                 "# {lbl}: up to {} in the default run (one block: its time grows linearly with the size); \
                  give -e for larger sizes",
-                report::size_label(m)
+                formats::size_label(m)
             )
             .map_err(io)?;
         }
-        writeln!(out, "{}", report::header()).map_err(io)?;
+        writeln!(out, "{}", formats::header()).map_err(io)?;
         let mut rows: Vec<ResultRow> = Vec::new();
         let todo = distinct_sizes(&spec, sizes);
         let threads = threads_for(a, &spec, &todo)?;
@@ -220,7 +335,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                 // fit UB, ...): its row says why and the sweep goes on.
                 Err(e) => {
                     let Some(row) = failed_row(&spec, size, e) else { return Ok(()) };
-                    writeln!(out, "{}", report::row(&row)).map_err(io)?;
+                    writeln!(out, "{}", formats::row(&row)).map_err(io)?;
                     failed = true;
                     rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..row });
                     return Ok(());
@@ -238,7 +353,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             for w in &point.report.warnings {
                 warn(out, w.clone()).map_err(io)?;
             }
-            writeln!(out, "{}", report::row(&point.row)).map_err(io)?;
+            writeln!(out, "{}", formats::row(&point.row)).map_err(io)?;
             failed |= point.row.nwrong.is_some_and(|w| w > 0);
             rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..point.row });
             Ok(())
@@ -250,8 +365,8 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         crate::parallel::in_order(&todo, threads, work, &mut take)?;
         drop(bar);
         let measured: Vec<&ResultRow> = rows.iter().filter(|r| r.failed.is_none()).collect();
-        let avg = report::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
-        writeln!(out, "{}", report::footer(avg)).map_err(io)?;
+        let avg = formats::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
+        writeln!(out, "{}", formats::footer(avg)).map_err(io)?;
         if let Some(min) = a.min_busbw
             && avg < min
         {
@@ -301,7 +416,7 @@ fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
     let mut last = None;
     let mut out = Vec::new();
     for &size in sizes {
-        let count = report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks);
+        let count = formats::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks);
         if last != Some(count) || spec.kind == Kind::Barrier {
             out.push(size);
         }
@@ -324,7 +439,7 @@ fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, 
 
 /// Whether a size gives at least one element per rank (a barrier always runs).
 fn has_elements(spec: &SweepSpec, size: u64) -> bool {
-    spec.kind == Kind::Barrier || report::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) > 0
+    spec.kind == Kind::Barrier || formats::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) > 0
 }
 
 /// The closing comparison of several series: each one's best busbw against the bound.
@@ -410,7 +525,7 @@ fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Vec<String> {
 }
 
 /// The spec of one series.
-pub fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
+fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
     SweepSpec {
         kind: c.kind,
         mode: c.mode,
@@ -452,7 +567,7 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> S
 
 fn write_trace(a: &SweepArgs, point: &Point, ranks: usize) -> Result<(), String> {
     let (Some(path), Some(trace)) = (&a.trace, &point.report.trace) else { return Ok(()) };
-    let json = sim_core::trace::chrome::to_chrome_json(trace, ranks);
+    let json = crate::formats::to_chrome_json(trace, ranks);
     std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     eprintln!("# trace of size {} B written to {}", point.row.size, path.display());
     Ok(())
@@ -485,14 +600,33 @@ fn write_outputs(
         };
         sc.collective = join(|c| c.collective.clone());
         sc.mode = join(|c| c.mode.clone());
-        write(p, &report::to_json_string(&SweepJson::new(sc, rows, summaries)))?;
+        write(p, &formats::to_json_string(&SweepJson::new(sc, rows, summaries)))?;
     }
     if let Some(p) = &a.plot {
         let title = format!("ranksim sweep on {} ({} ranks)", cfg.machine.name, ranks);
-        write(p, &report::plot_svg(&title, series))?;
+        write(p, &formats::plot_svg(&title, series))?;
     }
     if let Some(p) = &a.strace {
         write(p, strace)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_takes_the_command_lines_defaults() {
+        let a = SweepArgs::new(Some("ring8".into()));
+        assert_eq!(a.config, Some(PathBuf::from("ring8")));
+        assert_eq!(a.collectives, [Kind::AllReduce]);
+        assert!(a.modes.is_none() && a.path == Path::Host && a.dtype == DType::F32);
+        assert_eq!((a.min_bytes, a.max_bytes, a.builtin_max_bytes), (1 << 10, 16 << 20, Some(4 << 20)));
+        assert_eq!((a.factor, a.iters, a.warmup), (2.0, 1, 0));
+        assert!(a.op.is_none() && a.root.is_none() && a.ranks.is_none() && a.core_num.is_none());
+        assert!(a.json.is_none() && a.plot.is_none() && a.strace.is_none() && a.trace.is_none());
+        assert!(a.min_busbw.is_none() && a.jitter.is_none() && a.jobs.is_none());
+        assert!(!a.no_data && !a.stats);
+    }
 }

@@ -65,12 +65,12 @@ pub struct ValidateReport {
 }
 
 /// The relative error of `model` against `measured`, in percent (positive: the model is higher).
-pub fn error_pct(measured: f64, model: f64) -> f64 {
+fn error_pct(measured: f64, model: f64) -> f64 {
     (model - measured) / measured * 100.0
 }
 
 /// Root mean square of errors; 0 for none.
-pub fn rms(errors: &[f64]) -> f64 {
+fn rms(errors: &[f64]) -> f64 {
     if errors.is_empty() {
         return 0.0;
     }
@@ -78,7 +78,7 @@ pub fn rms(errors: &[f64]) -> f64 {
 }
 
 /// The index of the error of largest magnitude (the first on ties).
-pub fn worst(errors: &[f64]) -> Option<usize> {
+fn worst(errors: &[f64]) -> Option<usize> {
     (0..errors.len()).fold(None, |best, i| match best {
         Some(b) if errors[b].abs() >= errors[i].abs() => Some(b),
         _ => Some(i),
@@ -86,7 +86,7 @@ pub fn worst(errors: &[f64]) -> Option<usize> {
 }
 
 /// The tables `names` names (shipped names or CSV files), or every shipped table.
-pub fn load_tables(names: &[String]) -> Result<Vec<Table>, String> {
+fn load_tables(names: &[String]) -> Result<Vec<Table>, String> {
     if names.is_empty() {
         return measurements::SHIPPED.iter().map(|(n, _)| measurements::shipped(n)).collect();
     }
@@ -104,7 +104,7 @@ pub fn load_tables(names: &[String]) -> Result<Vec<Table>, String> {
 }
 
 /// Compares one table with the model on `cfg`.
-pub fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
+fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
     if t.source.is_empty() {
         return Err(format!("{}: no `# source:` line; add one saying where the numbers come from", t.name));
     }
@@ -136,7 +136,7 @@ pub fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
 }
 
 /// Runs every table and summarises.
-pub fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<ValidateReport, String> {
+fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<ValidateReport, String> {
     let results = tables.iter().map(|t| run_table(cfg, t)).collect::<Result<Vec<_>, String>>()?;
     let all: Vec<(&TableResult, &PointResult)> =
         results.iter().flat_map(|t| t.points.iter().map(move |p| (t, p))).collect();

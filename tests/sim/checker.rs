@@ -311,7 +311,7 @@ fn findings_are_instant_events_in_the_trace() {
     let trace = r.trace.unwrap();
     assert_eq!(trace.marks.len(), r.findings.len());
     assert!(trace.marks.iter().all(|m| m.name == "data-race"));
-    let json = ranksim::sim_core::trace::chrome::to_chrome_json(&trace, 8);
+    let json = ranksim::formats::to_chrome_json(&trace, 8);
     assert_eq!(json.matches(r#""cat":"finding","ph":"i""#).count(), 8);
 }
 

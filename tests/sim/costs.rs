@@ -326,8 +326,8 @@ fn packets_cut_a_flow_into_interleaving_units() {
 
 #[test]
 fn host_costs_widen_the_strace_host_wall() {
-    use ranksim::sim_core::bench::{BenchmarkStats, Metric};
-    use ranksim::strace::StraceLog;
+    use ranksim::formats::StraceLog;
+    use ranksim::formats::benchmark_stats::{BenchmarkStats, Metric};
     let toml = machine_toml(2, &[("bind_us = 1.0", "bind_us = 3.25"), ("finalize_us = 2.0", "finalize_us = 0.5")]);
     let cfg = Config::from_toml(&toml, "costs").unwrap();
     let mut w = cfg.world().unwrap();

@@ -4,9 +4,9 @@
 use collectives::{Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::collectives;
+use ranksim::formats::StraceLog;
+use ranksim::formats::benchmark_stats::{BenchmarkStats, Metric, Spread, group_invocations, parse_strace};
 use ranksim::prelude::*;
-use ranksim::sim_core::bench::{BenchmarkStats, Metric, Spread, group_invocations, parse_strace};
-use ranksim::strace::StraceLog;
 use ranksim::sweep::{SweepSpec, run_calls};
 use serde_json::Value;
 use std::process::Command;
@@ -97,7 +97,7 @@ fn chrome_json(kind: Kind) -> Value {
     let cfg = Config::default_preset();
     let report = run_calls(&cfg, &spec(kind, 1, 0, None), 8192, 1, true).unwrap().unwrap();
     let trace = report.trace.expect("traced");
-    let text = ranksim::sim_core::trace::chrome::to_chrome_json(&trace, cfg.machine.ranks);
+    let text = ranksim::formats::to_chrome_json(&trace, cfg.machine.ranks);
     serde_json::from_str(&text).expect("the Chrome trace is valid JSON")
 }
 

@@ -135,7 +135,7 @@ fn a_traced_put_flows_into_its_notify() {
     for f in writes {
         assert_eq!((by_id[&f.from].name, by_id[&f.to].name), ("put", "notify"));
     }
-    let json = ranksim::sim_core::trace::chrome::to_chrome_json(&trace, 2);
+    let json = ranksim::formats::to_chrome_json(&trace, 2);
     assert!(json.contains(r#""name":"put","cat":"op""#));
     assert!(json.contains(r#""name":"write->notify""#));
 }

@@ -1,9 +1,7 @@
 //! A run's timeline, recorded when [`RunOptions::trace`](crate::RunOptions) is on: one span per
 //! operation of every core, the notify-to-wait and write-to-notify causality between them,
-//! the busy intervals of every fabric link, and each dispatch. [`chrome`] renders it as
-//! Chrome trace-event JSON that Perfetto opens.
-
-pub mod chrome;
+//! the busy intervals of every fabric link, and each dispatch. The engine records it; the
+//! `ranksim` facade renders it (Chrome trace-event JSON for Perfetto).
 
 use crate::time::SimTime;
 

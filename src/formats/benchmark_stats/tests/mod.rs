@@ -1,4 +1,4 @@
-//! Tests of the bench module. Expected renderings were worked out by hand from PyPTO's
+//! Tests of the benchmark_stats module. Expected renderings were worked out by hand from PyPTO's
 //! formatting rules (and agree with its `bench.py` on the same fixtures).
 
 mod aggregate;

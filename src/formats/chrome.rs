@@ -4,8 +4,8 @@
 //! throughput while busy. Perfetto and chrome://tracing open it. Times are microseconds with
 //! picosecond precision.
 
-use super::{FlowKind, Trace};
-use crate::time::SimTime;
+use sim_core::SimTime;
+use sim_core::trace::{FlowKind, LinkBusy, OpSpan, Trace};
 use std::fmt::Write;
 
 /// Thread id of each rank's dispatch lane.
@@ -92,7 +92,7 @@ pub fn to_chrome_json(trace: &Trace, ranks: usize) -> String {
 
 /// Flow start/finish pairs binding to the slices they connect.
 fn flows(trace: &Trace, ev: &mut Vec<String>) {
-    let by_id: std::collections::BTreeMap<u64, &super::OpSpan> = trace.ops.iter().map(|o| (o.id, o)).collect();
+    let by_id: std::collections::BTreeMap<u64, &OpSpan> = trace.ops.iter().map(|o| (o.id, o)).collect();
     for (i, f) in trace.flows.iter().enumerate() {
         let (Some(a), Some(b)) = (by_id.get(&f.from), by_id.get(&f.to)) else { continue };
         let name = match f.kind {
@@ -117,8 +117,7 @@ fn flows(trace: &Trace, ev: &mut Vec<String>) {
 /// One counter track per network resource: its throughput (GB/s) while a packet serialises,
 /// 0 in between.
 fn links(trace: &Trace, ev: &mut Vec<String>) {
-    let mut by_link: std::collections::BTreeMap<(usize, &str), Vec<&super::LinkBusy>> =
-        std::collections::BTreeMap::new();
+    let mut by_link: std::collections::BTreeMap<(usize, &str), Vec<&LinkBusy>> = std::collections::BTreeMap::new();
     for l in &trace.links {
         by_link.entry((l.chip, l.resource.as_str())).or_default().push(l);
     }
@@ -140,7 +139,7 @@ fn links(trace: &Trace, ev: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Flow, LinkBusy, OpSpan};
+    use sim_core::trace::{Flow, Mark};
 
     #[test]
     fn times_are_microseconds_with_picosecond_digits() {
@@ -172,7 +171,7 @@ mod tests {
                 bytes: 8,
             }],
             dispatches: vec![],
-            marks: vec![super::super::Mark {
+            marks: vec![Mark {
                 chip: 1,
                 time: SimTime::from_ps(500),
                 name: "data-race".into(),

@@ -6,8 +6,8 @@
 //! The host clock is the simulated clock shifted to a fixed monotonic origin, shared by every
 //! rank, so the cross-rank union window is meaningful; consecutive runs are laid end to end.
 
+use super::benchmark_stats::{self, DEVICE_SPAN, HOST_SPAN, ORCH_SPAN, SCHED_SPAN, TraceInvocation, TraceSpan};
 use crate::config::HostConfig;
-use sim_core::bench::{self, DEVICE_SPAN, HOST_SPAN, ORCH_SPAN, SCHED_SPAN, TraceInvocation, TraceSpan};
 use sim_core::{DispatchRecord, RunReport, SimDuration, SimTime};
 use std::collections::BTreeMap;
 
@@ -30,7 +30,7 @@ pub fn hid_of(name: &str) -> String {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    bench::hid_hex(h)
+    benchmark_stats::hid_hex(h)
 }
 
 /// Collects the dispatches of one or more runs as `[STRACE]` invocations.
@@ -117,7 +117,7 @@ impl StraceLog {
         &self.invocations
     }
 
-    /// hid -> dispatch name, for [`sim_core::bench::BenchmarkStats::with_names`].
+    /// hid -> dispatch name, for [`BenchmarkStats::with_names`](super::benchmark_stats::BenchmarkStats::with_names).
     pub fn names(&self) -> &BTreeMap<String, String> {
         &self.names
     }
@@ -130,13 +130,13 @@ impl StraceLog {
         let pids: std::collections::BTreeSet<u64> = self.invocations.iter().map(|i| i.pid).collect();
         let mut out = String::new();
         for pid in pids {
-            out.push_str(&bench::format_clock_anchor(pid, MONO_ORIGIN_NS, WALL_ORIGIN_NS, pid));
+            out.push_str(&benchmark_stats::format_clock_anchor(pid, MONO_ORIGIN_NS, WALL_ORIGIN_NS, pid));
             out.push('\n');
         }
         for inv in &self.invocations {
             let end = inv.root().map_or(0, |r| r.ts + r.dur);
             for (k, s) in inv.spans.iter().enumerate() {
-                lines.push((end, s.pid, k, bench::format_span_line(s, Some((end.max(0) as u64, s.tid)))));
+                lines.push((end, s.pid, k, benchmark_stats::format_span_line(s, Some((end.max(0) as u64, s.tid)))));
             }
         }
         lines.sort_by_key(|l| (l.0, l.1, l.2));

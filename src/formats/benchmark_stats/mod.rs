@@ -27,8 +27,8 @@ mod pytext;
 mod render;
 mod span;
 mod stats;
-mod strace;
 mod tree;
+mod write;
 
 #[cfg(test)]
 mod tests;
@@ -38,7 +38,7 @@ pub use parse::{group_invocations, is_invocation_span, parse_strace};
 pub use render::Spread;
 pub use span::{TraceInvocation, TraceSpan};
 pub use stats::{BenchmarkStats, Metric};
-pub use strace::{ATTRS_CAPACITY, NAME_CAPACITY, format_clock_anchor, format_span_line, hid_hex};
+pub use write::{ATTRS_CAPACITY, NAME_CAPACITY, format_clock_anchor, format_span_line, hid_hex};
 
 /// Depth-0 host span of one chip dispatch: its whole host wall (`host_wall_us`).
 pub const HOST_SPAN: &str = "chip.run";

@@ -1,6 +1,6 @@
 //! The `[STRACE]` writer: exact record text, encoding and truncation.
 
-use super::super::strace::encode_field;
+use super::super::write::encode_field;
 use super::*;
 
 #[test]
