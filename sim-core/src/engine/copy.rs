@@ -60,7 +60,7 @@ impl Engine {
         let at = key.time + self.chip.dma_issue(DmaDir::GmToUb);
         if src.chip == me {
             if let Some(ck) = self.checker.as_mut() {
-                ck.read(actor, &src, crate::check::Op { name: op, time: key.time, location: caller });
+                ck.read(actor, &src, crate::check::Op { name: op.name(), time: key.time, location: caller });
             }
             let data = self.mem.read(&src);
             let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
@@ -79,7 +79,7 @@ impl Engine {
         let src = job.spec.chunks[chunk].0.clone();
         let (op, caller) = (job.spec.op, job.spec.caller);
         if let Some(ck) = self.checker.as_mut() {
-            ck.read(actor, &src, crate::check::Op { name: op, time: key.time, location: caller });
+            ck.read(actor, &src, crate::check::Op { name: op.name(), time: key.time, location: caller });
         }
         let data = self.mem.read(&src);
         let route =
@@ -117,7 +117,7 @@ impl Engine {
             actor,
             &dst,
             atomic.is_some(),
-            crate::check::Op { name: op, time: key.time, location: caller },
+            crate::check::Op { name: op.name(), time: key.time, location: caller },
         );
         let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
         self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);

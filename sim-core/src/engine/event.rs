@@ -5,7 +5,7 @@
 use crate::addr::{Caller, CellRef, Place};
 use crate::dtype::DType;
 use crate::payload::Payload;
-use crate::request::Request;
+use crate::request::{OpKind, Request};
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 
@@ -31,7 +31,7 @@ pub(crate) enum Event {
     /// The bytes of an asynchronous load (`ticket`) have arrived in UB.
     Loaded { actor: usize, ticket: u64, data: Payload, issued: SimTime, peer: Option<usize> },
     /// Payload bytes land in memory.
-    Land { dst: Place, data: Payload, atomic: Option<DType>, writer: usize, op: &'static str, ids: WriteIds },
+    Land { dst: Place, data: Payload, atomic: Option<DType>, writer: usize, op: OpKind, ids: WriteIds },
     /// A notify lands in its cell.
     Signal(SignalLand),
     /// The next packet of a flow enters its path.

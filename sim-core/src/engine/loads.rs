@@ -6,7 +6,7 @@ use super::Engine;
 use super::event::Event;
 use super::flow::FlowEnd;
 use crate::payload::Payload;
-use crate::request::Reply;
+use crate::request::{OpKind, Reply};
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 
@@ -73,7 +73,7 @@ impl Engine {
         peer: Option<usize>,
     ) {
         if let Some(tr) = self.tracer.as_mut() {
-            let name = if peer.is_some() { "remote_load" } else { "load" };
+            let name = if peer.is_some() { OpKind::RemoteLoad.name() } else { OpKind::Load.name() };
             tr.span(actor, name, issued, t, data.len() as u64, peer);
         }
         if !self.loads.current(actor, ticket) {

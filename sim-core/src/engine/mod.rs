@@ -33,7 +33,7 @@ use crate::options::{Jitter, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::report::CellWrite;
-use crate::request::{Reply, Request};
+use crate::request::{OpKind, Reply, Request};
 use crate::signal::{Cond, NotifyOp, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
@@ -310,7 +310,11 @@ impl Engine {
             Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
             Event::RemoteRead { actor, src, caller, ticket, issued } => {
                 if let Some(ck) = self.checker.as_mut() {
-                    ck.read(actor, &src, check::Op { name: "remote_load", time: key.time, location: caller });
+                    ck.read(
+                        actor,
+                        &src,
+                        check::Op { name: OpKind::RemoteLoad.name(), time: key.time, location: caller },
+                    );
                 }
                 let data = self.mem.read(&src);
                 let route = Route {
@@ -354,7 +358,7 @@ impl Engine {
                 let remote = src.chip != me;
                 self.traffic[me].read(remote, src.region.bytes());
                 if ticket.is_none() {
-                    let name = if remote { "remote_load" } else { "load" };
+                    let name = if remote { OpKind::RemoteLoad } else { OpKind::Load };
                     self.open_op(actor, name, t, src.region.bytes(), remote.then_some(src.chip));
                 }
                 let core = self.core_of(actor);
@@ -365,7 +369,7 @@ impl Engine {
                 let at = start.max(t) + issue;
                 if src.chip == me {
                     if let Some(ck) = self.checker.as_mut() {
-                        ck.read(actor, &src, check::Op { name: "load", time: t, location: caller });
+                        ck.read(actor, &src, check::Op { name: OpKind::Load.name(), time: t, location: caller });
                     }
                     let data = self.mem.read(&src);
                     let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
@@ -386,7 +390,7 @@ impl Engine {
                 let remote = dst.chip != me;
                 self.traffic[me].write(remote, data.len());
                 if let Some(tr) = self.tracer.as_mut() {
-                    let id = tr.span(actor, op, t, resume, data.len() as u64, remote.then_some(dst.chip));
+                    let id = tr.span(actor, op.name(), t, resume, data.len() as u64, remote.then_some(dst.chip));
                     if remote {
                         tr.remote_write(actor, id);
                     }
@@ -398,8 +402,12 @@ impl Engine {
                     _ => self.chip.dma_issue(DmaDir::UbToGm),
                 };
                 let (bytes, at) = (data.len() as u64, start.max(t) + issue);
-                let ids =
-                    self.issue_write(actor, &dst, atomic.is_some(), check::Op { name: op, time: t, location: caller });
+                let ids = self.issue_write(
+                    actor,
+                    &dst,
+                    atomic.is_some(),
+                    check::Op { name: op.name(), time: t, location: caller },
+                );
                 let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
                 self.start_flow(key, route, bytes, at, None, land);
             }
@@ -410,7 +418,7 @@ impl Engine {
                     let id = self.open_op(actor, spec.op, t, bytes, peer.filter(|&p| p != me));
                     if let (Some(tr), Some(p)) = (self.tracer.as_mut(), peer)
                         && p != me
-                        && spec.op == "put"
+                        && spec.op == OpKind::Put
                     {
                         tr.remote_write(actor, id);
                     }
@@ -426,7 +434,7 @@ impl Engine {
                 }
                 let trace_id = match self.tracer.as_mut() {
                     Some(tr) => {
-                        let id = tr.span(actor, "notify", t, resume, 0, remote.then_some(cell.chip));
+                        let id = tr.span(actor, OpKind::Notify.name(), t, resume, 0, remote.then_some(cell.chip));
                         tr.notified(actor, id);
                         id
                     }
@@ -439,14 +447,19 @@ impl Engine {
                     (true, true) => PathKind::Signal,
                 };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip };
-                let ids =
-                    self.issue_notify(actor, &cell, op, value, check::Op { name: "notify", time: t, location: caller });
+                let ids = self.issue_notify(
+                    actor,
+                    &cell,
+                    op,
+                    value,
+                    check::Op { name: OpKind::Notify.name(), time: t, location: caller },
+                );
                 let land = FlowEnd::Event(Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids }));
                 self.start_flow(key, route, 4, at, None, land);
             }
             Request::Wait { cells, expected, cmp } => {
                 self.traffic[me].waits += 1;
-                let trace_id = self.open_op(actor, "wait", t, 0, None);
+                let trace_id = self.open_op(actor, OpKind::Wait, t, 0, None);
                 let cond = Cond::Signed(cmp, expected);
                 if let Some(ck) = self.checker.as_mut() {
                     ck.wait_begin(actor, &cells, cond, t);
@@ -463,11 +476,11 @@ impl Engine {
                 }
             }
             Request::DeferWait { conds } => {
-                self.open_op(actor, "defer_wait", t, 0, None);
+                self.open_op(actor, OpKind::DeferWait, t, 0, None);
                 self.defer_wait(t, actor, conds)
             }
             Request::Fence => {
-                self.open_op(actor, "fence", t, 0, None);
+                self.open_op(actor, OpKind::Fence, t, 0, None);
                 self.fence(actor, t);
             }
             Request::ExpectClear { cells } => {
@@ -491,8 +504,8 @@ impl Engine {
     }
 
     /// Starts a traced blocking operation; returns its id (0 when not tracing).
-    fn open_op(&mut self, actor: usize, name: &'static str, t: SimTime, bytes: usize, peer: Option<usize>) -> u64 {
-        self.tracer.as_mut().map_or(0, |tr| tr.open(actor, name, t, bytes as u64, peer))
+    fn open_op(&mut self, actor: usize, op: OpKind, t: SimTime, bytes: usize, peer: Option<usize>) -> u64 {
+        self.tracer.as_mut().map_or(0, |tr| tr.open(actor, op.name(), t, bytes as u64, peer))
     }
 
     /// A random extra delay for one operation of a jittered run.
@@ -512,15 +525,7 @@ impl Engine {
     }
 
     /// Applies payload bytes and releases waiters on any signal cell they overwrote.
-    fn land(
-        &mut self,
-        t: SimTime,
-        dst: &Place,
-        data: &Payload,
-        atomic: Option<DType>,
-        writer: usize,
-        op: &'static str,
-    ) {
+    fn land(&mut self, t: SimTime, dst: &Place, data: &Payload, atomic: Option<DType>, writer: usize, op: OpKind) {
         self.mem.write(dst, data, atomic);
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
@@ -528,7 +533,7 @@ impl Engine {
                 let cell =
                     CellRef { mem: dst.mem, chip: dst.chip, offset: off, buffer: dst.buffer.clone(), coords: vec![] };
                 let value = self.mem.cell(&cell) as i64;
-                let w = self.cell_write(writer, op, value, t);
+                let w = self.cell_write(writer, op.name(), value, t);
                 self.signals.record(dst.mem, off, w);
             }
             self.release(t, dst.mem, lo, hi, 0);

@@ -8,7 +8,7 @@ use super::signals::Signals;
 use crate::addr::{Caller, CellRef, Place};
 use crate::check;
 use crate::payload::Payload;
-use crate::request::Reply;
+use crate::request::{OpKind, Reply};
 use crate::signal::{Cond, WaitCmp};
 use crate::time::SimTime;
 
@@ -24,17 +24,17 @@ impl Engine {
             ck.wait_begin(actor, cells, cond, t);
             ck.wait_done(actor, cells, cond, false, t);
         }
-        self.open_op(actor, "test", t, 0, None);
+        self.open_op(actor, OpKind::Test, t, 0, None);
         self.reply(actor, t + self.chip.wait_poll(), Reply::Flag(holds));
     }
 
     /// A scalar read of one local GM element: the bytes as they are now, after one access.
     pub(super) fn scalar_read(&mut self, t: SimTime, actor: usize, src: &Place, caller: Caller) {
         if let Some(ck) = self.checker.as_mut() {
-            ck.read(actor, src, check::Op { name: "read_scalar", time: t, location: caller });
+            ck.read(actor, src, check::Op { name: OpKind::ReadScalar.name(), time: t, location: caller });
         }
         let data = self.mem.read(src);
-        self.open_op(actor, "read_scalar", t, data.len(), None);
+        self.open_op(actor, OpKind::ReadScalar, t, data.len(), None);
         self.reply(actor, t + self.chip.scalar_gm_access(), Reply::Data(data));
     }
 
@@ -44,7 +44,7 @@ impl Engine {
         let op = check::Op { name: "write_scalar", time: t, location: caller };
         let ids = self.issue_write(actor, &dst, false, op);
         let land =
-            Event::Land { dst, data: Payload::Bytes(data), atomic: None, writer: actor, op: "write_scalar", ids };
+            Event::Land { dst, data: Payload::Bytes(data), atomic: None, writer: actor, op: OpKind::WriteScalar, ids };
         self.push_derived(t + self.chip.scalar_gm_access(), key, land);
     }
 }

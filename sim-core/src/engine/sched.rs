@@ -10,7 +10,7 @@ use super::{ActorState, Engine};
 use crate::addr::CellRef;
 use crate::error::SimError;
 use crate::program::{CoreKind, Dispatch, Task};
-use crate::request::{Reply, TaskCtx};
+use crate::request::{OpKind, Reply, TaskCtx};
 use crate::signal::Cond;
 use crate::stats::{DispatchRecord, TaskRecord};
 use crate::tensor::DomainInfo;
@@ -278,7 +278,7 @@ impl Engine {
                 "task would have {} deferred conditions; at most {MAX_CONDS_PER_TASK} per task are allowed (PTO2_ERROR_ASYNC_REGISTRATION_FAILED): split the waits over more tasks",
                 total + conds.len()
             );
-            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
+            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg }));
             return;
         }
         let (ready, pending): (Vec<_>, Vec<_>) =
@@ -294,7 +294,7 @@ impl Engine {
             let msg = format!(
                 "chip {chip} already has {tasks_deferred} deferred tasks; at most {MAX_DEFERRED_TASKS} may be pending at once (PTO2_ERROR_ASYNC_WAIT_OVERFLOW)"
             );
-            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
+            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg }));
             return;
         }
         let n = pending.len();

@@ -25,7 +25,7 @@ use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::model::{PathKind, Route, SdmaParams};
 use crate::payload::Payload;
-use crate::request::{Reply, SdmaSpec};
+use crate::request::{OpKind, Reply, SdmaSpec};
 use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -54,7 +54,7 @@ struct Desc {
     atomic: Option<DType>,
     /// When the channel may start it (the transfer was posted).
     ready: SimTime,
-    op: &'static str,
+    op: OpKind,
     caller: Caller,
 }
 
@@ -125,7 +125,7 @@ impl Engine {
         let site = self.site_of(actor);
         let Some(p) = self.sdma.params.clone() else {
             let msg = "this chip has no SDMA engines; add a [chip.sdma] table to the machine config".to_string();
-            self.fail(SimError::BadOp { site, op: spec.op, msg });
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
             return;
         };
         if spec.channel >= p.channels {
@@ -133,7 +133,7 @@ impl Engine {
                 "channel {} is out of range: the chip has {} SDMA channels (chip.sdma.channels)",
                 spec.channel, p.channels
             );
-            self.fail(SimError::BadOp { site, op: spec.op, msg });
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
             return;
         }
         let ch = me * p.channels + spec.channel;
@@ -146,7 +146,7 @@ impl Engine {
                  (SdmaOpts::channel), or raise chip.sdma.queue_depth",
                 spec.channel, p.queue_depth
             );
-            self.fail(SimError::BadOp { site, op: spec.op, msg });
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
             return;
         }
         let t = key.time;
@@ -159,7 +159,7 @@ impl Engine {
             self.traffic[me].write(remote, bytes);
         }
         if let Some(tr) = self.tracer.as_mut() {
-            tr.span(actor, spec.op, t, resume, bytes as u64, peer.filter(|_| remote));
+            tr.span(actor, spec.op.name(), t, resume, bytes as u64, peer.filter(|_| remote));
         }
         let clock = self.checker.as_mut().and_then(|ck| ck.sdma_issue(actor));
         self.sdma.transfers.insert((actor, spec.id), Transfer { left: n, waiting: false, clock });
@@ -234,7 +234,7 @@ impl Engine {
         let (actor, ch) = (d.actor, d.ch);
         let me = self.chip_of(actor);
         let channel = ch - me * self.sdma.params.as_ref().map_or(1, |p| p.channels);
-        let op = check::Op { name: d.op, time: key.time, location: d.caller };
+        let op = check::Op { name: d.op.name(), time: key.time, location: d.caller };
         let clock = self.sdma.transfers.get(&(actor, d.id)).and_then(|t| t.clock.clone());
         let check = match (self.checker.as_mut(), clock.as_ref()) {
             (Some(ck), Some(c)) => {
@@ -283,19 +283,19 @@ impl Engine {
         self.reply(actor, at, Reply::Done);
     }
 
-    fn sdma_unknown(&mut self, actor: usize, op: &'static str, id: u64, t: SimTime) {
+    fn sdma_unknown(&mut self, actor: usize, op: OpKind, id: u64, t: SimTime) {
         let msg = format!("SDMA handle #{id} is not a transfer in progress of this core (already waited?)");
-        let err = SimError::BadOp { site: self.site_of(actor), op, msg };
+        let err = SimError::BadOp { site: self.site_of(actor), op: op.name(), msg };
         self.reply(actor, t, Reply::Err(err));
     }
 
     /// `test_async`: whether the transfer has completed, after one poll.
     pub(super) fn sdma_test(&mut self, key: Key, actor: usize, id: u64) {
         let t = key.time;
-        self.open_op(actor, "test_async", t, 0, None);
+        self.open_op(actor, OpKind::TestAsync, t, 0, None);
         let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
         let Some(tr) = self.sdma.transfers.get(&(actor, id)) else {
-            return self.sdma_unknown(actor, "test_async", id, t);
+            return self.sdma_unknown(actor, OpKind::TestAsync, id, t);
         };
         let done = tr.left == 0;
         if done && let (Some(ck), Some(c)) = (self.checker.as_mut(), tr.clock.as_ref()) {
@@ -307,10 +307,10 @@ impl Engine {
     /// `wait_async`: resolves one poll after the transfer has completed.
     pub(super) fn sdma_wait(&mut self, key: Key, actor: usize, id: u64) {
         let t = key.time;
-        self.open_op(actor, "wait_async", t, 0, None);
+        self.open_op(actor, OpKind::WaitAsync, t, 0, None);
         let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
         let Some(tr) = self.sdma.transfers.get_mut(&(actor, id)) else {
-            return self.sdma_unknown(actor, "wait_async", id, t);
+            return self.sdma_unknown(actor, OpKind::WaitAsync, id, t);
         };
         if tr.left == 0 {
             self.sdma_complete(actor, id, t + poll);
