@@ -110,10 +110,10 @@ impl Checker {
     }
 
     /// Task `ti` of `chip`'s dispatch is placed; it starts after `deps`.
-    pub(crate) fn task_start(&mut self, chip: usize, ti: usize, deps: &[usize]) {
+    pub(crate) fn task_start(&mut self, chip: usize, ti: usize, deps: impl IntoIterator<Item = usize>) {
         let c = &mut self.chips[chip];
         let mut vc = c.done.clone();
-        for &d in deps {
+        for d in deps {
             if let Some(t) = c.tasks.get(d) {
                 vc.join(&t.end);
             }

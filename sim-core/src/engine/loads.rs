@@ -6,7 +6,7 @@ use super::Engine;
 use super::event::Event;
 use super::flow::FlowEnd;
 use crate::payload::Payload;
-use crate::request::{OpKind, Reply};
+use crate::request::Reply;
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 
@@ -72,10 +72,7 @@ impl Engine {
         issued: SimTime,
         peer: Option<usize>,
     ) {
-        if let Some(tr) = self.tracer.as_mut() {
-            let name = if peer.is_some() { OpKind::RemoteLoad.name() } else { OpKind::Load.name() };
-            tr.span(actor, name, issued, t, data.len() as u64, peer);
-        }
+        self.obs.load_arrived(actor, peer, issued, t, data.len());
         if !self.loads.current(actor, ticket) {
             return;
         }

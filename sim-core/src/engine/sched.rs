@@ -4,6 +4,7 @@
 //! released when its kernel ends; the task completes when its conditions hold.
 
 use super::event::Event;
+use super::observe::TraceId;
 use super::signals::{Signals, Waiter, WaiterKind};
 use super::wake::Assignment;
 use super::{ActorState, Engine};
@@ -127,9 +128,7 @@ impl Engine {
             }
         }
         let left = tasks.len();
-        if let Some(ck) = self.checker.as_mut() {
-            ck.dispatch_start(chip, tasks.len(), cs.started);
-        }
+        self.obs.dispatch_started(chip, tasks.len(), cs.started);
         cs.active = Some(Active { index: cs.started, name: d.name.clone(), start: t, tasks, left, done: Vec::new() });
         cs.started += 1;
         if left == 0 {
@@ -144,7 +143,6 @@ impl Engine {
         let at = t + self.chip.task_start();
         let aiv = self.aiv;
         let mut starts = Vec::new();
-        let mut placed = Vec::new();
         {
             let cs = &mut self.chips[chip];
             let Some(active) = cs.active.as_mut() else {
@@ -163,7 +161,7 @@ impl Engine {
                 }
                 tr.state = TaskState::Running;
                 tr.start = at;
-                placed.push((ti, tr.task.deps.iter().map(|d| d.0).collect::<Vec<_>>()));
+                self.obs.task_placed(chip, ti, tr.task.deps.iter().map(|d| d.0));
                 let lanes = tr.task.lanes;
                 for (i, &core) in free.iter().enumerate() {
                     cs.busy[core] = true;
@@ -171,11 +169,6 @@ impl Engine {
                     let assignment = Assignment { body: tr.task.body.clone(), ctx: tr.ctx.clone(), block, lane };
                     starts.push((chip * self.cores + core, ti, assignment));
                 }
-            }
-        }
-        if let Some(ck) = self.checker.as_mut() {
-            for (ti, deps) in &placed {
-                ck.task_start(chip, *ti, deps);
             }
         }
         for (actor, ti, assignment) in starts {
@@ -198,9 +191,7 @@ impl Engine {
         let Some((ti, _)) = job else { return };
         let chip = self.chip_of(actor);
         let core = self.core_of(actor);
-        if let Some(ck) = self.checker.as_mut() {
-            ck.block_end(actor, chip, ti);
-        }
+        self.obs.block_ended(actor, ti);
         let cs = &mut self.chips[chip];
         cs.busy[core] = false;
         let Some(active) = cs.active.as_mut() else {
@@ -239,9 +230,7 @@ impl Engine {
     }
 
     fn finish_dispatch(&mut self, chip: usize, t: SimTime) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.dispatch_end(chip);
-        }
+        self.obs.dispatch_ended(chip);
         let cs = &mut self.chips[chip];
         let Some(active) = cs.active.take() else {
             return;
@@ -285,10 +274,8 @@ impl Engine {
             conds.into_iter().partition(|(c, e)| Cond::UnsignedGe(*e).holds(self.mem.cell(c)));
         // A condition that already holds orders the task after the writes that made it hold,
         // exactly as one released later does.
-        if let Some(ck) = self.checker.as_mut() {
-            for (c, _) in &ready {
-                ck.deferred_ready(chip, ti, c);
-            }
+        for (c, _) in &ready {
+            self.obs.deferred_ready(chip, ti, c);
         }
         if !pending.is_empty() && !already_deferred && tasks_deferred >= MAX_DEFERRED_TASKS {
             let msg = format!(
@@ -306,7 +293,7 @@ impl Engine {
                 cells: vec![cell],
                 cond,
                 since: t,
-                trace_id: 0,
+                trace_id: TraceId::default(),
             });
         }
         let cs = &mut self.chips[chip];
