@@ -431,3 +431,125 @@ impl Observers {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{cell, ns, window};
+    use super::*;
+    use crate::signal::WaitCmp;
+    use crate::trace::{Flow, FlowKind, OpSpan};
+
+    /// Observers of two chips with one actor each (actor = chip).
+    fn observers(trace: bool, check: bool) -> Observers {
+        Observers::new(2, 1, trace, check)
+    }
+
+    fn at(op: OpKind, t: SimTime) -> OpAt {
+        OpAt { op, time: t, caller: None }
+    }
+
+    #[test]
+    fn traffic_is_counted_per_chip_as_local_or_remote() {
+        let mut obs = observers(false, false);
+        obs.load_issued(0, 1, 64, ns(1), true);
+        obs.load_issued(0, 0, 8, ns(1), false);
+        obs.store_posted(1, OpKind::Store, 1, 32, (ns(2), ns(3)));
+        obs.store_posted(1, OpKind::RemoteStore, 0, 16, (ns(2), ns(3)));
+        obs.chunk_read(1, 0, 4);
+        obs.chunk_stored(0, 1, 128);
+        obs.notify_posted(0, 1, ns(4), ns(5));
+        obs.notify_posted(0, 0, ns(4), ns(5));
+        obs.notify_posted(0, 0, ns(4), ns(5));
+        let sig = [cell(0, 0)];
+        let cond = Cond::Signed(WaitCmp::Ge, 1);
+        obs.wait_started(1, &sig, cond, ns(6));
+        obs.test_polled(1, &sig, cond, false, ns(7));
+        let t = obs.traffic();
+        let want0 = Traffic {
+            remote_read_bytes: 64,
+            remote_write_bytes: 128,
+            local_read_bytes: 8,
+            local_write_bytes: 0,
+            remote_notifies: 1,
+            local_notifies: 2,
+            waits: 0,
+        };
+        let want1 = Traffic {
+            remote_read_bytes: 4,
+            remote_write_bytes: 16,
+            local_read_bytes: 0,
+            local_write_bytes: 32,
+            remote_notifies: 0,
+            local_notifies: 0,
+            waits: 2,
+        };
+        assert_eq!(t, [want0, want1]);
+    }
+
+    #[test]
+    fn an_unobserved_run_hands_back_empty_tokens_and_records_nothing() {
+        let mut obs = observers(false, false);
+        assert!(!obs.traced());
+        assert!(!obs.wants_links());
+        let w = obs.write_issued(0, &window(1, 0, 16), false, at(OpKind::Put, ns(1)));
+        let n = obs.notify_issued(0, &cell(1, 32), NotifyOp::Set, 1, at(OpKind::Notify, ns(2)));
+        assert_eq!((w, n), (WriteToken::default(), WriteToken::default()));
+        assert_eq!(obs.notify_posted(0, 1, ns(2), ns(3)), TraceId::default());
+        assert_eq!(obs.op_started(0, OpKind::Fence, ns(3), 0, None), TraceId::default());
+        assert!(obs.take_trace(&[]).is_none());
+        assert!(obs.take_findings(ns(9), |_, _| 0).is_empty());
+    }
+
+    #[test]
+    fn a_trace_links_a_remote_store_to_the_next_notify_and_the_notify_to_the_wait_it_released() {
+        let mut obs = observers(true, false);
+        assert!(obs.traced() && obs.wants_links());
+        obs.store_posted(0, OpKind::RemoteStore, 1, 16, (ns(1), ns(2)));
+        let notify = obs.notify_posted(0, 1, ns(3), ns(4));
+        let sig = [cell(1, 32)];
+        let cond = Cond::Signed(WaitCmp::Ge, 1);
+        let wait = obs.wait_started(1, &sig, cond, ns(2));
+        obs.wait_released(1, (&sig, cond), ns(6), notify, wait);
+        obs.replied(1, ns(8));
+        let Some(trace) = obs.take_trace(&[]) else { panic!("a traced run has a trace") };
+        let span = |id, chip, name, start, end, bytes, peer| OpSpan {
+            id,
+            chip,
+            core: 0,
+            name,
+            start: ns(start),
+            end: ns(end),
+            bytes,
+            peer,
+        };
+        assert_eq!(
+            trace.ops,
+            vec![
+                span(1, 0, "remote_store", 1, 2, 16, Some(1)),
+                span(3, 1, "wait", 2, 8, 0, None),
+                span(2, 0, "notify", 3, 4, 0, Some(1)),
+            ]
+        );
+        assert_eq!(
+            trace.flows,
+            vec![
+                Flow { from: 1, to: 2, kind: FlowKind::WriteThenNotify },
+                Flow { from: 2, to: 3, kind: FlowKind::NotifyToWait },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_data_write_releasing_a_wait_draws_no_flow() {
+        let mut obs = observers(true, false);
+        let sig = [cell(0, 0)];
+        let cond = Cond::Signed(WaitCmp::Eq, 3);
+        let wait = obs.wait_started(0, &sig, cond, ns(1));
+        obs.wait_released(0, (&sig, cond), ns(4), TraceId::default(), wait);
+        obs.replied(0, ns(5));
+        let Some(trace) = obs.take_trace(&[]) else { panic!("a traced run has a trace") };
+        assert!(trace.flows.is_empty());
+        assert_eq!(trace.ops.len(), 1);
+        assert_eq!((trace.ops[0].name, trace.ops[0].start, trace.ops[0].end), ("wait", ns(1), ns(5)));
+    }
+}
