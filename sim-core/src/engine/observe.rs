@@ -4,7 +4,8 @@
 //! per-rank traffic counters, the timeline recorder of a traced run and the protocol checker
 //! of a checked run.
 //!
-//! Observing never steers: no fact returns anything the engine can branch on. Where an
+//! Observing never steers: no fact returns anything the engine can branch on (only whether
+//! the run is traced, so kernels and the fabric report what the timeline needs). Where an
 //! observer must recognise a later fact as the end of an earlier one (a write issued, then
 //! landed), it hands the engine an opaque token ([`WriteToken`], [`TraceId`], [`SdmaToken`])
 //! that the engine stores and gives back. An observer that is off costs one `Option` test
@@ -23,12 +24,15 @@ use crate::trace::{DispatchSpan, LinkBusy, Trace};
 use std::sync::Arc;
 use tracer::Tracer;
 
-/// The checker's name for a write or notify in flight, given back when it lands.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+/// The checker's name for a write or notify in flight, given back when it lands. Tokens
+/// compare only in tests: the engine cannot look inside them.
+#[derive(Copy, Clone, Debug, Default)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
 pub(crate) struct WriteToken(u64);
 
 /// A traced operation, named so a later fact can link to it (the default: none).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default)]
+#[cfg_attr(test, derive(PartialEq, Eq))]
 pub(crate) struct TraceId(u64);
 
 /// The checker's clock of one SDMA transfer, given back at its reads and its completion.
