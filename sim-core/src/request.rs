@@ -11,7 +11,83 @@ use crate::payload::Payload;
 use crate::signal::{NotifyOp, WaitCmp};
 use crate::tensor::DomainInfo;
 use crate::time::SimTime;
+use std::fmt;
 use std::sync::Arc;
+
+/// What a core's memory or signal operation is. Requests and events carry it typed; its
+/// [`OpKind::name`] is the operation's name in the program API, which checker findings, traces
+/// and deadlock reports print.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum OpKind {
+    /// `load` (also the AIC's `load_l1`): a read of local GM or the own window.
+    Load,
+    /// `remote_load`: a read of a peer's window.
+    RemoteLoad,
+    /// `store`: a tile written to local GM or the own window.
+    Store,
+    /// `remote_store`: a tile written to a peer's window.
+    RemoteStore,
+    /// `store_acc`: the AIC's fixpipe store of an accumulator.
+    StoreAcc,
+    /// `put`: a chunked copy to a peer, staged through UB.
+    Put,
+    /// `get`: a chunked copy from a peer, staged through UB.
+    Get,
+    /// `put_async`: an SDMA transfer to a peer.
+    PutAsync,
+    /// `get_async`: an SDMA transfer from a peer.
+    GetAsync,
+    /// `read_scalar`: the scalar unit reads one element.
+    ReadScalar,
+    /// `write_scalar`: the scalar unit writes one element.
+    WriteScalar,
+    /// `notify`: a change of a signal cell.
+    Notify,
+    /// `wait`: blocking until signal cells satisfy a condition.
+    Wait,
+    /// `test`: one poll of signal cells (TTEST).
+    Test,
+    /// `defer_wait`: conditions registered for the task.
+    DeferWait,
+    /// `fence`: blocking until the core's writes have landed.
+    Fence,
+    /// `test_async`: one poll of an SDMA transfer.
+    TestAsync,
+    /// `wait_async`: blocking until an SDMA transfer has completed.
+    WaitAsync,
+}
+
+impl OpKind {
+    /// The operation's name as the program API spells it (outputs print exactly this).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            OpKind::Load => "load",
+            OpKind::RemoteLoad => "remote_load",
+            OpKind::Store => "store",
+            OpKind::RemoteStore => "remote_store",
+            OpKind::StoreAcc => "store_acc",
+            OpKind::Put => "put",
+            OpKind::Get => "get",
+            OpKind::PutAsync => "put_async",
+            OpKind::GetAsync => "get_async",
+            OpKind::ReadScalar => "read_scalar",
+            OpKind::WriteScalar => "write_scalar",
+            OpKind::Notify => "notify",
+            OpKind::Wait => "wait",
+            OpKind::Test => "test",
+            OpKind::DeferWait => "defer_wait",
+            OpKind::Fence => "fence",
+            OpKind::TestAsync => "test_async",
+            OpKind::WaitAsync => "wait_async",
+        }
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// A put or get: chunks staged through UB, each read from `src` and written to `dst`.
 #[derive(Clone, Debug)]
@@ -21,7 +97,7 @@ pub(crate) struct CopySpec {
     pub(crate) pipeline: bool,
     /// `Some(dtype)` for an atomic-add destination.
     pub(crate) atomic: Option<DType>,
-    pub(crate) op: &'static str,
+    pub(crate) op: OpKind,
     pub(crate) caller: Caller,
 }
 
@@ -37,7 +113,7 @@ pub(crate) struct SdmaSpec {
     pub(crate) get: bool,
     /// `Some(dtype)`: add into the destination (inline reduce) instead of overwriting.
     pub(crate) atomic: Option<DType>,
-    pub(crate) op: &'static str,
+    pub(crate) op: OpKind,
     pub(crate) caller: Caller,
 }
 
@@ -52,7 +128,7 @@ pub(crate) enum Request {
     Collect { ticket: u64 },
     /// Posted: write bytes (a tile's valid part) to a region, plainly or as an atomic add; its
     /// DMA starts no earlier than `start` (when the MTE3 pipe and the tile are ready).
-    Write { dst: Place, data: Payload, atomic: Option<DType>, op: &'static str, caller: Caller, start: SimTime },
+    Write { dst: Place, data: Payload, atomic: Option<DType>, op: OpKind, caller: Caller, start: SimTime },
     /// Blocking: one element of local GM read by the scalar unit (no DMA).
     ScalarRead { src: Place, caller: Caller },
     /// Posted: one element of local GM written by the scalar unit (no DMA).
@@ -146,7 +222,7 @@ impl Request {
         match self {
             Request::Read { .. } => "read",
             Request::Collect { .. } => "collect",
-            Request::Write { op, .. } => op,
+            Request::Write { op, .. } => op.name(),
             Request::ScalarRead { .. } => "scalar read",
             Request::ScalarWrite { .. } => "scalar write",
             Request::Copy(_) => "put/get",

@@ -647,7 +647,7 @@ impl World {
             dispatches,
             stats: engine.stats.clone(),
             host,
-            traffic: engine.traffic.clone(),
+            traffic: engine.traffic().to_vec(),
             findings,
             trace,
             warnings: std::mem::take(&mut self.warnings),

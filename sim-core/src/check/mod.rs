@@ -1,6 +1,7 @@
 //! The protocol checker: happens-before race detection, stale reads, signal misuse and
 //! deadlocks, turned into [`Finding`]s. It is off unless [`RunOptions::check`](crate::RunOptions::check)
-//! (crate::RunOptions) is set; the engine calls its hooks as it applies events.
+//! (crate::RunOptions) is set; the engine's observers (`engine/observe.rs`) call its hooks as
+//! the engine applies events.
 //!
 //! Happens-before: every block execution is a *strand* with a vector clock. A strand starts
 //! with the clock of its task's start (the chip's earlier dispatches and the task's
@@ -110,10 +111,10 @@ impl Checker {
     }
 
     /// Task `ti` of `chip`'s dispatch is placed; it starts after `deps`.
-    pub(crate) fn task_start(&mut self, chip: usize, ti: usize, deps: &[usize]) {
+    pub(crate) fn task_start(&mut self, chip: usize, ti: usize, deps: impl IntoIterator<Item = usize>) {
         let c = &mut self.chips[chip];
         let mut vc = c.done.clone();
-        for &d in deps {
+        for d in deps {
             if let Some(t) = c.tasks.get(d) {
                 vc.join(&t.end);
             }

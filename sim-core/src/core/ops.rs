@@ -19,7 +19,7 @@ use crate::convert::RoundMode;
 use crate::dtype::DType;
 use crate::error::{SimError, SimResult};
 use crate::model::{ChipTiming, DmaDir};
-use crate::request::{CopySpec, Reply, Request, TaskCtx};
+use crate::request::{CopySpec, OpKind, Reply, Request, TaskCtx};
 use crate::signal::{AtomicType, NotifyOp, WaitCmp};
 use crate::tensor::{Region, Space, Tensor, element_offset, resolve_region};
 use crate::tile::{Axis, ReduceOp, Tile};
@@ -192,7 +192,7 @@ impl Ops {
     /// (TSTORE). Posted: returns once the core's DMA has issued it.
     #[track_caller]
     pub fn store(&mut self, tile: &Tile, dst: &Tensor, offsets: &[usize]) -> SimResult<()> {
-        self.write("store", tile, dst, None, offsets, AtomicType::None)
+        self.write(OpKind::Store, tile, dst, None, offsets, AtomicType::None)
     }
 
     /// Element-wise `op(a, b)` on the vector unit.
@@ -427,13 +427,13 @@ impl Ops {
         offsets: &[usize],
         atomic: AtomicType,
     ) -> SimResult<()> {
-        self.write("remote_store", tile, target, Some(peer), offsets, atomic)
+        self.write(OpKind::RemoteStore, tile, target, Some(peer), offsets, atomic)
     }
 
     /// Copies local `src` into `peer`'s window `dst`, staged through UB (TPUT). Resolves when
     /// the last chunk has left this core; order the receiver with a notify after the put.
     pub async fn put(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &CopyOpts) -> SimResult<()> {
-        self.copy("put", (dst, Some(peer)), (src, None), opts).await
+        self.copy(OpKind::Put, (dst, Some(peer)), (src, None), opts).await
     }
 
     /// Copies `peer`'s window `src` into local `dst`, staged through UB (TGET). Resolves when
@@ -443,7 +443,7 @@ impl Ops {
             return self
                 .bad("get", "atomic accumulation is only available on put; pass AtomicType::None to get".into());
         }
-        self.copy("get", (dst, None), (src, Some(peer)), opts).await
+        self.copy(OpKind::Get, (dst, None), (src, Some(peer)), opts).await
     }
 
     // ---- internals -------------------------------------------------------------------------
@@ -486,13 +486,14 @@ impl Ops {
     #[track_caller]
     fn write(
         &mut self,
-        op: &'static str,
+        kind: OpKind,
         tile: &Tile,
         dst: &Tensor,
         peer: Option<usize>,
         offsets: &[usize],
         atomic: AtomicType,
     ) -> SimResult<()> {
+        let op = kind.name();
         let caller = self.caller.take().or(Some(Location::caller()));
         self.ub_op(op)?;
         if tile.dtype() != dst.dtype() {
@@ -535,17 +536,18 @@ impl Ops {
             self.clock += dma;
             at
         };
-        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic, op, caller, start });
+        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic, op: kind, caller, start });
         Ok(())
     }
 
     async fn copy(
         &mut self,
-        op: &'static str,
+        kind: OpKind,
         dst: (&Tensor, Option<usize>),
         src: (&Tensor, Option<usize>),
         o: &CopyOpts,
     ) -> SimResult<()> {
+        let op = kind.name();
         self.ub_op(op)?;
         let atomic = self.atomic_dtype(op, o.atomic, dst.0)?;
         let dst_loc = self.locate(op, dst.0, dst.1)?;
@@ -556,7 +558,7 @@ impl Ops {
             Err(msg) => return self.bad(op, msg),
         };
         let caller = self.caller.take();
-        self.call(Request::Copy(CopySpec { chunks, pipeline: o.pipeline, atomic, op, caller })).await.map(|_| ())
+        self.call(Request::Copy(CopySpec { chunks, pipeline: o.pipeline, atomic, op: kind, caller })).await.map(|_| ())
     }
 
     /// Sends a blocking request; a refused one becomes this kernel's error.

@@ -8,6 +8,7 @@
 use super::Engine;
 use super::event::{Event, Key};
 use super::flow::FlowEnd;
+use super::observe::OpAt;
 use crate::model::{DmaDir, PathKind, Route};
 use crate::payload::Payload;
 use crate::request::{CopySpec, Reply};
@@ -56,12 +57,10 @@ impl Engine {
         let src = job.spec.chunks[chunk].0.clone();
         let (op, caller) = (job.spec.op, job.spec.caller);
         let (me, core) = (self.chip_of(actor), self.core_of(actor));
-        self.traffic[me].read(src.chip != me, src.region.bytes());
+        self.obs.chunk_read(actor, src.chip, src.region.bytes());
         let at = key.time + self.chip.dma_issue(DmaDir::GmToUb);
         if src.chip == me {
-            if let Some(ck) = self.checker.as_mut() {
-                ck.read(actor, &src, crate::check::Op { name: op, time: key.time, location: caller });
-            }
+            self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
             let data = self.mem.read(&src);
             let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
             let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
@@ -78,9 +77,7 @@ impl Engine {
         let actor = job.actor;
         let src = job.spec.chunks[chunk].0.clone();
         let (op, caller) = (job.spec.op, job.spec.caller);
-        if let Some(ck) = self.checker.as_mut() {
-            ck.read(actor, &src, crate::check::Op { name: op, time: key.time, location: caller });
-        }
+        self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
         let data = self.mem.read(&src);
         let route =
             Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
@@ -108,17 +105,12 @@ impl Engine {
         let (atomic, op, caller) = (job.spec.atomic, job.spec.op, job.spec.caller);
         let dst = job.spec.chunks[chunk].1.clone();
         let (me, core) = (self.chip_of(actor), self.core_of(actor));
-        self.traffic[me].write(dst.chip != me, data.len());
+        self.obs.chunk_stored(actor, dst.chip, data.len());
         let kind = if dst.chip == me { PathKind::Store } else { PathKind::RemoteWrite };
         let route = Route { kind, chip: me, core, peer: dst.chip };
         let bytes = data.len() as u64;
         let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
-        let ids = self.issue_write(
-            actor,
-            &dst,
-            atomic.is_some(),
-            crate::check::Op { name: op, time: key.time, location: caller },
-        );
+        let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: key.time, caller });
         let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
         self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);
         if pipeline && more {

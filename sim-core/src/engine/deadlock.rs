@@ -118,3 +118,141 @@ impl Engine {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{cell, engine_running, ns};
+    use super::*;
+    use crate::error::SimError;
+    use crate::program::{Dispatch, Task};
+    use crate::report::CellWrite;
+    use crate::request::Request;
+    use crate::signal::{NotifyOp, WaitCmp};
+    use crate::time::SimTime;
+
+    fn task(name: &str, blocks: usize) -> Task {
+        Task::new(name, blocks, |_| Ok(()))
+    }
+
+    fn one(name: &str, t: Task) -> Dispatch {
+        let mut d = Dispatch::new(name);
+        d.add(t);
+        d
+    }
+
+    /// The report a run ended with; fails the test if it did not end in a deadlock.
+    fn report(eng: &Engine) -> DeadlockReport {
+        match eng.outcome() {
+            Some(Err(SimError::Deadlock(r))) => (**r).clone(),
+            _ => panic!("the run should have ended in a deadlock"),
+        }
+    }
+
+    fn finish(eng: &mut Engine, actor: usize, at: SimTime) {
+        eng.submit(actor, at, at, Request::Finish { result: Ok(()) });
+    }
+
+    #[test]
+    fn a_wait_nobody_satisfies_is_reported_with_the_cells_last_writer_and_what_is_queued_behind_it() {
+        let queues = vec![
+            vec![one("d0", task("waiter", 1)), one("later", task("next", 1))],
+            vec![one("d1", task("notifier", 1))],
+        ];
+        let mut eng = engine_running(queues, false);
+        eng.start();
+        eng.pump();
+        // Chip 0 waits for its cell to equal 2; chip 1 adds 1 to it and ends.
+        let sig = cell(0, 8);
+        eng.submit(0, ns(12), ns(12), Request::Wait { cells: vec![sig.clone()], expected: 2, cmp: WaitCmp::Eq });
+        let notify = Request::Notify { cell: sig, value: 1, op: NotifyOp::AtomicAdd, caller: None };
+        eng.submit(1, ns(12), ns(12), notify);
+        finish(&mut eng, 1, ns(13));
+        eng.pump();
+        let r = report(&eng);
+        // The notify is issued at 13 ns and lands 1 ns later; then nothing can move.
+        assert_eq!(r.time, ns(14));
+        let writer = CellWrite {
+            chip: 1,
+            block: 0,
+            task: "notifier".into(),
+            op: "notify AtomicAdd".into(),
+            value: 1,
+            time: ns(14),
+        };
+        let wait = BlockedWait {
+            chip: 0,
+            domain_rank: 0,
+            block: 0,
+            task: "waiter".into(),
+            dispatch: "d0".into(),
+            since: ns(12),
+            buffer: "sig".into(),
+            coords: vec![2],
+            offset: 8,
+            current: 1,
+            expected: 2,
+            cmp: "==".into(),
+            last_writers: vec![writer],
+        };
+        assert_eq!(r.waits, vec![wait]);
+        assert!(r.deferred.is_empty());
+        let queued = StuckTask {
+            chip: 0,
+            dispatch: "later".into(),
+            task: "*".into(),
+            blocks: 1,
+            reason: "never started: the chip is still running dispatch `d0`".into(),
+        };
+        assert_eq!(r.stuck, vec![queued]);
+    }
+
+    #[test]
+    fn a_task_wider_than_the_chip_is_reported_unplaceable_and_its_dependents_never_started() {
+        let mut d = Dispatch::new("d");
+        let wide = d.add(task("wide", 2));
+        d.add(task("after", 1).after(&[wide]));
+        let mut eng = engine_running(vec![vec![d]], false);
+        eng.start();
+        eng.pump();
+        let r = report(&eng);
+        assert_eq!(r.time, ns(10), "stuck as soon as the dispatch started");
+        assert!(r.waits.is_empty() && r.deferred.is_empty());
+        let reasons: Vec<(&str, &str)> = r.stuck.iter().map(|s| (s.task.as_str(), s.reason.as_str())).collect();
+        assert_eq!(
+            reasons,
+            vec![
+                (
+                    "wide",
+                    "cannot be placed: it needs 2 free AIV core(s) but only 1 of 1 are free (0 occupied by blocked \
+                     waits); use defer_wait for waiters, or fewer blocks"
+                ),
+                ("after", "never started: it depends on `wide` which never completed"),
+            ]
+        );
+        assert_eq!((r.stuck[0].blocks, r.stuck[1].blocks), (2, 1));
+    }
+
+    #[test]
+    fn a_deferred_condition_that_never_holds_is_reported_as_deferred() {
+        let mut d = Dispatch::new("d");
+        let a = d.add(task("a", 1));
+        d.add(task("b", 1).after(&[a]));
+        let mut eng = engine_running(vec![vec![d]], false);
+        eng.start();
+        eng.pump();
+        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds: vec![(cell(0, 4), 5)] });
+        eng.pump();
+        finish(&mut eng, 0, ns(13));
+        eng.pump();
+        let r = report(&eng);
+        assert!(r.waits.is_empty());
+        let seen: Vec<_> = r
+            .deferred
+            .iter()
+            .map(|w| (w.chip, w.block, w.task.as_str(), w.since, w.offset, w.current, w.expected, w.cmp.as_str()))
+            .collect();
+        assert_eq!(seen, vec![(0, 0, "a", ns(12), 4, 0, 5, ">= (unsigned, deferred)")]);
+        let stuck: Vec<_> = r.stuck.iter().map(|s| (s.task.as_str(), s.reason.as_str())).collect();
+        assert_eq!(stuck, vec![("b", "never started: it depends on `a` which never completed")]);
+    }
+}

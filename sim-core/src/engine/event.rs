@@ -2,10 +2,11 @@
 //! use the sending actor and its sequence number with `sub = 0`; events derived from a request
 //! inherit its actor and seq and take a fresh `sub`. Host events use actor `HOST`.
 
+use super::observe::{TraceId, WriteToken};
 use crate::addr::{Caller, CellRef, Place};
 use crate::dtype::DType;
 use crate::payload::Payload;
-use crate::request::Request;
+use crate::request::{OpKind, Request};
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 
@@ -31,7 +32,7 @@ pub(crate) enum Event {
     /// The bytes of an asynchronous load (`ticket`) have arrived in UB.
     Loaded { actor: usize, ticket: u64, data: Payload, issued: SimTime, peer: Option<usize> },
     /// Payload bytes land in memory.
-    Land { dst: Place, data: Payload, atomic: Option<DType>, writer: usize, op: &'static str, ids: WriteIds },
+    Land { dst: Place, data: Payload, atomic: Option<DType>, writer: usize, op: OpKind, ids: WriteIds },
     /// A notify lands in its cell.
     Signal(SignalLand),
     /// The next packet of a flow enters its path.
@@ -50,12 +51,12 @@ pub(crate) enum Event {
     Sdma(super::sdma::SdmaEvent),
 }
 
-/// How a write in flight is known: its place in its writer's issue order, and the checker's
-/// id for it (0 when not checking).
+/// How a write in flight is known: its place in its writer's issue order, and the observers'
+/// token for it.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct WriteIds {
     pub(crate) seq: u64,
-    pub(crate) check: u64,
+    pub(crate) check: WriteToken,
 }
 
 /// A notify arriving at its cell.
@@ -65,7 +66,7 @@ pub(crate) struct SignalLand {
     pub(crate) value: i32,
     pub(crate) op: NotifyOp,
     pub(crate) writer: usize,
-    pub(crate) trace_id: u64,
+    pub(crate) trace_id: TraceId,
     pub(crate) ids: WriteIds,
 }
 

@@ -93,7 +93,7 @@ impl Engine {
         f.left -= pkt;
         let (path, origin, more) = (f.path, f.origin, f.left > 0);
         self.stats.packets += 1;
-        let timing = match self.tracer.is_some() {
+        let timing = match self.obs.wants_links() {
             true => {
                 let mut busy = Vec::new();
                 let t = self.net.send(path, pkt, key.time, Some(&mut busy));
@@ -129,22 +129,17 @@ impl Engine {
         self.push_derived(at, origin, Event::FlowStep { flow: next });
     }
 
+    /// Reports the resources a packet kept busy (traced runs only).
     fn trace_busy(&mut self, busy: &[crate::model::Busy]) {
-        let recs: Vec<LinkBusy> = busy
-            .iter()
-            .filter(|b| b.end > b.start)
-            .map(|b| LinkBusy {
+        for b in busy.iter().filter(|b| b.end > b.start) {
+            let rec = LinkBusy {
                 resource: self.net.resource_name(b.resource),
                 chip: self.net.resource_chip(b.resource),
                 start: b.start,
                 end: b.end,
                 bytes: b.bytes,
-            })
-            .collect();
-        if let Some(tr) = self.tracer.as_mut() {
-            for r in recs {
-                tr.link(r);
-            }
+            };
+            self.obs.link_busy(rec);
         }
     }
 }

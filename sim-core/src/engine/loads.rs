@@ -72,10 +72,7 @@ impl Engine {
         issued: SimTime,
         peer: Option<usize>,
     ) {
-        if let Some(tr) = self.tracer.as_mut() {
-            let name = if peer.is_some() { "remote_load" } else { "load" };
-            tr.span(actor, name, issued, t, data.len() as u64, peer);
-        }
+        self.obs.load_arrived(actor, peer, issued, t, data.len());
         if !self.loads.current(actor, ticket) {
             return;
         }

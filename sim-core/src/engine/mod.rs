@@ -13,18 +13,18 @@ mod deadlock;
 mod event;
 mod flow;
 mod loads;
+mod observe;
 mod scalar;
 mod sched;
 mod sdma;
 mod signals;
 #[cfg(test)]
 pub(crate) mod testkit;
-mod tracer;
 mod visibility;
 pub(crate) mod wake;
 
 use crate::addr::{CellRef, MemKey, Place};
-use crate::check::{self, Checker};
+use crate::check;
 use crate::dtype::DType;
 use crate::error::SimError;
 use crate::memory::Memory;
@@ -33,14 +33,15 @@ use crate::options::{Jitter, Progress, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::report::CellWrite;
-use crate::request::{Reply, Request};
+use crate::request::{OpKind, Reply, Request};
 use crate::signal::{Cond, NotifyOp, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{DispatchSpan, Trace};
+use crate::trace::Trace;
 use copy::CopyJob;
 use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
 use flow::FlowEnd;
+use observe::{Observers, OpAt, TraceId};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use sched::ChipSched;
@@ -48,7 +49,6 @@ use signals::{Signals, Waiter, WaiterKind};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
-use tracer::Tracer;
 use wake::{Assignment, Wake};
 
 /// What an actor (one AIV or AIC core of one chip) is doing, as far as the engine knows.
@@ -100,14 +100,10 @@ pub(crate) struct Engine {
     outcome: Option<Result<(), SimError>>,
     pub(crate) stats: EngineStats,
     pub(crate) records: Vec<DispatchRecord>,
-    /// What each chip moved.
-    pub(crate) traffic: Vec<Traffic>,
-    /// The timeline recorder of a traced run.
-    tracer: Option<Tracer>,
+    /// Who watches the run: traffic counters, timeline, protocol checking (see `observe.rs`).
+    obs: Observers,
     /// The seeded RNG and magnitudes of a jittered run.
     jitter: Option<(Xoshiro256PlusPlus, Jitter)>,
-    /// The protocol checker of a checked run.
-    checker: Option<Checker>,
     /// Write and notify ordering per actor (see `visibility.rs`).
     vis: visibility::Visibility,
     /// Asynchronous loads whose bytes are not collected yet (see `loads.rs`).
@@ -154,10 +150,8 @@ impl Engine {
             outcome: None,
             stats: EngineStats::default(),
             records: Vec::new(),
-            traffic: vec![Traffic::default(); world],
-            tracer: options.trace.then(|| Tracer::new(world * cores, cores)),
+            obs: Observers::new(world, cores, options.trace, options.check),
             jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
-            checker: options.check.then(|| Checker::new(world * cores, world)),
             vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
             loads: loads::Loads::default(),
             sdma: sdma::Sdma::new(world, chip.sdma()),
@@ -209,25 +203,23 @@ impl Engine {
 
     /// Whether local work is to be reported (the run is traced).
     pub(crate) fn traced(&self) -> bool {
-        self.tracer.is_some()
+        self.obs.traced()
+    }
+
+    /// What each chip moved.
+    pub(crate) fn traffic(&self) -> &[Traffic] {
+        self.obs.traffic()
     }
 
     /// The recorded timeline of a traced run.
     pub(crate) fn take_trace(&mut self) -> Option<Trace> {
-        let mut trace = self.tracer.take()?.finish();
-        trace.dispatches = self
-            .records
-            .iter()
-            .map(|d| DispatchSpan { chip: d.chip, name: d.name.clone(), start: d.start, end: d.end })
-            .collect();
-        Some(trace)
+        self.obs.take_trace(&self.records)
     }
 
-    /// The checker's findings (empty when the run was not checked); ends the checking.
+    /// The findings of a checked run (empty otherwise); ends the checking.
     pub(crate) fn take_findings(&mut self) -> Vec<check::Finding> {
-        let Some(ck) = self.checker.take() else { return Vec::new() };
         let mem = &self.mem;
-        ck.finish(self.now, |m, off| mem.cell_at(m, off))
+        self.obs.take_findings(self.now, |m, off| mem.cell_at(m, off))
     }
 
     /// Returns the network model (for reuse by the next run).
@@ -324,9 +316,7 @@ impl Engine {
         match ev {
             Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
             Event::RemoteRead { actor, src, caller, ticket, issued } => {
-                if let Some(ck) = self.checker.as_mut() {
-                    ck.read(actor, &src, check::Op { name: "remote_load", time: key.time, location: caller });
-                }
+                self.obs.read(actor, &src, OpAt { op: OpKind::RemoteLoad, time: key.time, caller });
                 let data = self.mem.read(&src);
                 let route = Route {
                     kind: PathKind::RemoteRead,
@@ -344,9 +334,7 @@ impl Engine {
             }
             Event::Land { dst, data, atomic, writer, op, ids } => {
                 self.land(key.time, &dst, &data, atomic, writer, op);
-                if let Some(ck) = self.checker.as_mut() {
-                    ck.write_land(ids.check);
-                }
+                self.obs.write_landed(ids.check);
                 self.landed(writer, ids.seq, key.time);
             }
             Event::Signal(s) => self.signal_arrived(key.time, s),
@@ -366,12 +354,7 @@ impl Engine {
         let me = self.chip_of(actor);
         match req {
             Request::Read { src, caller, start, ticket } => {
-                let remote = src.chip != me;
-                self.traffic[me].read(remote, src.region.bytes());
-                if ticket.is_none() {
-                    let name = if remote { "remote_load" } else { "load" };
-                    self.open_op(actor, name, t, src.region.bytes(), remote.then_some(src.chip));
-                }
+                self.obs.load_issued(actor, src.chip, src.region.bytes(), t, ticket.is_none());
                 let core = self.core_of(actor);
                 let issue = match (self.is_cube(actor), self.chip.cube()) {
                     (true, Some(c)) => c.gm_to_l1.issue,
@@ -379,9 +362,7 @@ impl Engine {
                 };
                 let at = start.max(t) + issue;
                 if src.chip == me {
-                    if let Some(ck) = self.checker.as_mut() {
-                        ck.read(actor, &src, check::Op { name: "load", time: t, location: caller });
-                    }
+                    self.obs.read(actor, &src, OpAt { op: OpKind::Load, time: t, caller });
                     let data = self.mem.read(&src);
                     let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
                     let bytes = data.len() as u64;
@@ -399,13 +380,7 @@ impl Engine {
             Request::Test { cells, expected, cmp } => self.test_cells(t, actor, &cells, expected, cmp),
             Request::Write { dst, data, atomic, op, caller, start } => {
                 let remote = dst.chip != me;
-                self.traffic[me].write(remote, data.len());
-                if let Some(tr) = self.tracer.as_mut() {
-                    let id = tr.span(actor, op, t, resume, data.len() as u64, remote.then_some(dst.chip));
-                    if remote {
-                        tr.remote_write(actor, id);
-                    }
-                }
+                self.obs.store_posted(actor, op, dst.chip, data.len(), (t, resume));
                 let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip };
                 let issue = match (self.is_cube(actor), self.chip.cube()) {
@@ -413,40 +388,17 @@ impl Engine {
                     _ => self.chip.dma_issue(DmaDir::UbToGm),
                 };
                 let (bytes, at) = (data.len() as u64, start.max(t) + issue);
-                let ids =
-                    self.issue_write(actor, &dst, atomic.is_some(), check::Op { name: op, time: t, location: caller });
+                let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: t, caller });
                 let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
                 self.start_flow(key, route, bytes, at, None, land);
             }
             Request::Copy(spec) => {
-                if self.tracer.is_some() {
-                    let bytes: usize = spec.chunks.iter().map(|c| c.0.region.bytes()).sum();
-                    let peer = spec.chunks.first().map(|c| if c.0.chip != me { c.0.chip } else { c.1.chip });
-                    let id = self.open_op(actor, spec.op, t, bytes, peer.filter(|&p| p != me));
-                    if let (Some(tr), Some(p)) = (self.tracer.as_mut(), peer)
-                        && p != me
-                        && spec.op == "put"
-                    {
-                        tr.remote_write(actor, id);
-                    }
-                }
+                self.obs.copy_started(actor, &spec, t);
                 self.start_copy(key, actor, spec)
             }
             Request::Notify { cell, value, op, caller } => {
                 let remote = cell.chip != me;
-                if remote {
-                    self.traffic[me].remote_notifies += 1;
-                } else {
-                    self.traffic[me].local_notifies += 1;
-                }
-                let trace_id = match self.tracer.as_mut() {
-                    Some(tr) => {
-                        let id = tr.span(actor, "notify", t, resume, 0, remote.then_some(cell.chip));
-                        tr.notified(actor, id);
-                        id
-                    }
-                    None => 0,
-                };
+                let trace_id = self.obs.notify_posted(actor, cell.chip, t, resume);
                 let at = t + self.chip.notify_issue();
                 let kind = match (remote, self.vis.relaxed()) {
                     (false, _) => PathKind::Store,
@@ -454,23 +406,16 @@ impl Engine {
                     (true, true) => PathKind::Signal,
                 };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip };
-                let ids =
-                    self.issue_notify(actor, &cell, op, value, check::Op { name: "notify", time: t, location: caller });
+                let ids = self.issue_notify(actor, &cell, op, value, OpAt { op: OpKind::Notify, time: t, caller });
                 let land = FlowEnd::Event(Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids }));
                 self.start_flow(key, route, 4, at, None, land);
             }
             Request::Wait { cells, expected, cmp } => {
-                self.traffic[me].waits += 1;
-                let trace_id = self.open_op(actor, "wait", t, 0, None);
                 let cond = Cond::Signed(cmp, expected);
-                if let Some(ck) = self.checker.as_mut() {
-                    ck.wait_begin(actor, &cells, cond, t);
-                }
+                let trace_id = self.obs.wait_started(actor, &cells, cond, t);
                 // A core sees its own notifies to a cell before it reads the cell again.
                 if !self.vis.notifying(actor, &cells) && Signals::satisfied(&self.mem, &cells, cond) {
-                    if let Some(ck) = self.checker.as_mut() {
-                        ck.wait_done(actor, &cells, cond, true, t);
-                    }
+                    self.obs.wait_held_at_once(actor, &cells, cond, t);
                     self.reply(actor, t + self.chip.wait_poll(), Reply::Done);
                 } else {
                     let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t, trace_id };
@@ -478,22 +423,18 @@ impl Engine {
                 }
             }
             Request::DeferWait { conds } => {
-                self.open_op(actor, "defer_wait", t, 0, None);
+                self.obs.op_started(actor, OpKind::DeferWait, t, 0, None);
                 self.defer_wait(t, actor, conds)
             }
             Request::Fence => {
-                self.open_op(actor, "fence", t, 0, None);
+                self.obs.op_started(actor, OpKind::Fence, t, 0, None);
                 self.fence(actor, t);
             }
             Request::ExpectClear { cells } => {
-                if let Some(ck) = self.checker.as_mut() {
-                    ck.expect_clear(&cells);
-                }
+                self.obs.expect_clear(&cells);
             }
             Request::Note { name, start, end } => {
-                if let Some(tr) = self.tracer.as_mut() {
-                    tr.span(actor, name, start.max(t), end, 0, None);
-                }
+                self.obs.local_work(actor, name, start.max(t), end);
             }
             Request::Finish { result } => {
                 self.loads.end_block(actor);
@@ -503,11 +444,6 @@ impl Engine {
             Request::SdmaTest { id } => self.sdma_test(key, actor, id),
             Request::SdmaWait { id } => self.sdma_wait(key, actor, id),
         }
-    }
-
-    /// Starts a traced blocking operation; returns its id (0 when not tracing).
-    fn open_op(&mut self, actor: usize, name: &'static str, t: SimTime, bytes: usize, peer: Option<usize>) -> u64 {
-        self.tracer.as_mut().map_or(0, |tr| tr.open(actor, name, t, bytes as u64, peer))
     }
 
     /// A random extra delay for one operation of a jittered run.
@@ -527,15 +463,7 @@ impl Engine {
     }
 
     /// Applies payload bytes and releases waiters on any signal cell they overwrote.
-    fn land(
-        &mut self,
-        t: SimTime,
-        dst: &Place,
-        data: &Payload,
-        atomic: Option<DType>,
-        writer: usize,
-        op: &'static str,
-    ) {
+    fn land(&mut self, t: SimTime, dst: &Place, data: &Payload, atomic: Option<DType>, writer: usize, op: OpKind) {
         self.mem.write(dst, data, atomic);
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
@@ -543,10 +471,10 @@ impl Engine {
                 let cell =
                     CellRef { mem: dst.mem, chip: dst.chip, offset: off, buffer: dst.buffer.clone(), coords: vec![] };
                 let value = self.mem.cell(&cell) as i64;
-                let w = self.cell_write(writer, op, value, t);
+                let w = self.cell_write(writer, op.name(), value, t);
                 self.signals.record(dst.mem, off, w);
             }
-            self.release(t, dst.mem, lo, hi, 0);
+            self.release(t, dst.mem, lo, hi, TraceId::default());
         }
     }
 
@@ -556,10 +484,8 @@ impl Engine {
         let old = self.mem.cell(cell);
         let new = apply_notify(old, op, value);
         self.mem.set_cell(cell, new);
-        if let Some(ck) = self.checker.as_mut() {
-            let eq = self.signals.eq_waiters(cell.mem, cell.offset);
-            ck.notify_land(s.ids.check, cell, (old, new), &eq);
-        }
+        let signals = &self.signals;
+        self.obs.notify_landed(s.ids.check, cell, (old, new), || signals.eq_waiters(cell.mem, cell.offset));
         let name = match op {
             NotifyOp::AtomicAdd => "notify AtomicAdd",
             NotifyOp::Set => "notify Set",
@@ -570,8 +496,8 @@ impl Engine {
     }
 
     /// Releases the waiters on cells in `[lo, hi)` of `mem` whose conditions now hold; `from`
-    /// is the traced notify that wrote (0 for data writes or untraced runs).
-    fn release(&mut self, t: SimTime, mem: MemKey, lo: usize, hi: usize, from: u64) {
+    /// is the traced notify that wrote (none for data writes or untraced runs).
+    fn release(&mut self, t: SimTime, mem: MemKey, lo: usize, hi: usize, from: TraceId) {
         // A core's wait does not read a cell its own notify in flight is about to change.
         let vis = &self.vis;
         let own = |w: &Waiter| matches!(w.kind, WaiterKind::Blocking { actor } if vis.notifying(actor, &w.cells));
@@ -580,17 +506,12 @@ impl Engine {
         for w in woken {
             match w.kind {
                 WaiterKind::Blocking { actor } => {
-                    if let Some(tr) = self.tracer.as_mut() {
-                        tr.released(from, w.trace_id);
-                    }
-                    if let Some(ck) = self.checker.as_mut() {
-                        ck.wait_done(actor, &w.cells, w.cond, false, t);
-                    }
+                    self.obs.wait_released(actor, (&w.cells, w.cond), t, from, w.trace_id);
                     self.reply(actor, at, Reply::Done)
                 }
                 WaiterKind::Deferred { chip, task, .. } => {
-                    if let (Some(ck), Some(c)) = (self.checker.as_mut(), w.cells.first()) {
-                        ck.deferred_ready(chip, task, c);
+                    if let Some(c) = w.cells.first() {
+                        self.obs.deferred_ready(chip, task, c);
                     }
                     self.push_host(at, chip as u64, Event::DeferredReady { chip, task });
                 }
@@ -608,9 +529,7 @@ impl Engine {
 
     /// Releases a blocked actor at `at` with `reply`.
     fn reply(&mut self, actor: usize, at: SimTime, reply: Reply) {
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.close(actor, at);
-        }
+        self.obs.replied(actor, at);
         let a = &mut self.actors[actor];
         a.state = ActorState::Running { at, seq: a.next_seq };
         self.running.insert((at, actor, a.next_seq));
@@ -619,19 +538,8 @@ impl Engine {
 
     /// Starts a block on an idle actor at `at`.
     fn start_actor(&mut self, actor: usize, at: SimTime, task: usize, assignment: Assignment) {
-        if let Some(ck) = self.checker.as_mut() {
-            let chip = actor / self.cores;
-            let (dispatch, instance) =
-                self.chips[chip].active.as_ref().map_or((Arc::from("?"), 0), |a| (a.name.clone(), a.index));
-            let who = check::Who {
-                rank: chip,
-                block: assignment.block,
-                task: assignment.ctx.task.clone(),
-                dispatch,
-                instance,
-            };
-            ck.block_start(actor, chip, task, who, (assignment.lane, assignment.ctx.lanes));
-        }
+        let dispatch = self.chips[self.chip_of(actor)].active.as_ref().map(|a| (&a.name, a.index));
+        self.obs.block_started(actor, task, &assignment, dispatch);
         let a = &mut self.actors[actor];
         debug_assert_eq!(a.state, ActorState::Idle);
         a.state = ActorState::Running { at, seq: a.next_seq };

@@ -4,11 +4,11 @@
 
 use super::Engine;
 use super::event::{Event, Key};
+use super::observe::OpAt;
 use super::signals::Signals;
 use crate::addr::{Caller, CellRef, Place};
-use crate::check;
 use crate::payload::Payload;
-use crate::request::Reply;
+use crate::request::{OpKind, Reply};
 use crate::signal::{Cond, WaitCmp};
 use crate::time::SimTime;
 
@@ -16,35 +16,26 @@ impl Engine {
     /// TTEST: answers whether every cell satisfies `cmp expected` now, after one poll. A core
     /// does not see a cell its own notify in flight is about to change: the test says no.
     pub(super) fn test_cells(&mut self, t: SimTime, actor: usize, cells: &[CellRef], expected: i32, cmp: WaitCmp) {
-        let me = self.chip_of(actor);
-        self.traffic[me].waits += 1;
         let cond = Cond::Signed(cmp, expected);
         let holds = !self.vis.notifying(actor, cells) && Signals::satisfied(&self.mem, cells, cond);
-        if holds && let Some(ck) = self.checker.as_mut() {
-            ck.wait_begin(actor, cells, cond, t);
-            ck.wait_done(actor, cells, cond, false, t);
-        }
-        self.open_op(actor, "test", t, 0, None);
+        self.obs.test_polled(actor, cells, cond, holds, t);
         self.reply(actor, t + self.chip.wait_poll(), Reply::Flag(holds));
     }
 
     /// A scalar read of one local GM element: the bytes as they are now, after one access.
     pub(super) fn scalar_read(&mut self, t: SimTime, actor: usize, src: &Place, caller: Caller) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.read(actor, src, check::Op { name: "read_scalar", time: t, location: caller });
-        }
+        self.obs.read(actor, src, OpAt { op: OpKind::ReadScalar, time: t, caller });
         let data = self.mem.read(src);
-        self.open_op(actor, "read_scalar", t, data.len(), None);
+        self.obs.op_started(actor, OpKind::ReadScalar, t, data.len(), None);
         self.reply(actor, t + self.chip.scalar_gm_access(), Reply::Data(data));
     }
 
     /// A scalar write of one local GM element: it lands one access later.
     pub(super) fn scalar_write(&mut self, key: Key, actor: usize, dst: Place, data: Vec<u8>, caller: Caller) {
         let t = key.time;
-        let op = check::Op { name: "write_scalar", time: t, location: caller };
-        let ids = self.issue_write(actor, &dst, false, op);
+        let ids = self.issue_write(actor, &dst, false, OpAt { op: OpKind::WriteScalar, time: t, caller });
         let land =
-            Event::Land { dst, data: Payload::Bytes(data), atomic: None, writer: actor, op: "write_scalar", ids };
+            Event::Land { dst, data: Payload::Bytes(data), atomic: None, writer: actor, op: OpKind::WriteScalar, ids };
         self.push_derived(t + self.chip.scalar_gm_access(), key, land);
     }
 }

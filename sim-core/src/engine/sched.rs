@@ -4,13 +4,14 @@
 //! released when its kernel ends; the task completes when its conditions hold.
 
 use super::event::Event;
+use super::observe::TraceId;
 use super::signals::{Signals, Waiter, WaiterKind};
 use super::wake::Assignment;
 use super::{ActorState, Engine};
 use crate::addr::CellRef;
 use crate::error::SimError;
 use crate::program::{CoreKind, Dispatch, Task};
-use crate::request::{Reply, TaskCtx};
+use crate::request::{OpKind, Reply, TaskCtx};
 use crate::signal::Cond;
 use crate::stats::{DispatchRecord, TaskRecord};
 use crate::tensor::DomainInfo;
@@ -127,9 +128,7 @@ impl Engine {
             }
         }
         let left = tasks.len();
-        if let Some(ck) = self.checker.as_mut() {
-            ck.dispatch_start(chip, tasks.len(), cs.started);
-        }
+        self.obs.dispatch_started(chip, tasks.len(), cs.started);
         cs.active = Some(Active { index: cs.started, name: d.name.clone(), start: t, tasks, left, done: Vec::new() });
         cs.started += 1;
         if left == 0 {
@@ -144,7 +143,6 @@ impl Engine {
         let at = t + self.chip.task_start();
         let aiv = self.aiv;
         let mut starts = Vec::new();
-        let mut placed = Vec::new();
         {
             let cs = &mut self.chips[chip];
             let Some(active) = cs.active.as_mut() else {
@@ -163,7 +161,7 @@ impl Engine {
                 }
                 tr.state = TaskState::Running;
                 tr.start = at;
-                placed.push((ti, tr.task.deps.iter().map(|d| d.0).collect::<Vec<_>>()));
+                self.obs.task_placed(chip, ti, tr.task.deps.iter().map(|d| d.0));
                 let lanes = tr.task.lanes;
                 for (i, &core) in free.iter().enumerate() {
                     cs.busy[core] = true;
@@ -171,11 +169,6 @@ impl Engine {
                     let assignment = Assignment { body: tr.task.body.clone(), ctx: tr.ctx.clone(), block, lane };
                     starts.push((chip * self.cores + core, ti, assignment));
                 }
-            }
-        }
-        if let Some(ck) = self.checker.as_mut() {
-            for (ti, deps) in &placed {
-                ck.task_start(chip, *ti, deps);
             }
         }
         for (actor, ti, assignment) in starts {
@@ -198,9 +191,7 @@ impl Engine {
         let Some((ti, _)) = job else { return };
         let chip = self.chip_of(actor);
         let core = self.core_of(actor);
-        if let Some(ck) = self.checker.as_mut() {
-            ck.block_end(actor, chip, ti);
-        }
+        self.obs.block_ended(actor, ti);
         let cs = &mut self.chips[chip];
         cs.busy[core] = false;
         let Some(active) = cs.active.as_mut() else {
@@ -239,9 +230,7 @@ impl Engine {
     }
 
     fn finish_dispatch(&mut self, chip: usize, t: SimTime) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.dispatch_end(chip);
-        }
+        self.obs.dispatch_ended(chip);
         let cs = &mut self.chips[chip];
         let Some(active) = cs.active.take() else {
             return;
@@ -278,23 +267,21 @@ impl Engine {
                 "task would have {} deferred conditions; at most {MAX_CONDS_PER_TASK} per task are allowed (PTO2_ERROR_ASYNC_REGISTRATION_FAILED): split the waits over more tasks",
                 total + conds.len()
             );
-            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
+            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg }));
             return;
         }
         let (ready, pending): (Vec<_>, Vec<_>) =
             conds.into_iter().partition(|(c, e)| Cond::UnsignedGe(*e).holds(self.mem.cell(c)));
         // A condition that already holds orders the task after the writes that made it hold,
         // exactly as one released later does.
-        if let Some(ck) = self.checker.as_mut() {
-            for (c, _) in &ready {
-                ck.deferred_ready(chip, ti, c);
-            }
+        for (c, _) in &ready {
+            self.obs.deferred_ready(chip, ti, c);
         }
         if !pending.is_empty() && !already_deferred && tasks_deferred >= MAX_DEFERRED_TASKS {
             let msg = format!(
                 "chip {chip} already has {tasks_deferred} deferred tasks; at most {MAX_DEFERRED_TASKS} may be pending at once (PTO2_ERROR_ASYNC_WAIT_OVERFLOW)"
             );
-            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: "defer_wait", msg }));
+            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg }));
             return;
         }
         let n = pending.len();
@@ -306,7 +293,7 @@ impl Engine {
                 cells: vec![cell],
                 cond,
                 since: t,
-                trace_id: 0,
+                trace_id: TraceId::default(),
             });
         }
         let cs = &mut self.chips[chip];
@@ -338,5 +325,123 @@ impl Engine {
     /// Whether an actor is blocked (used by reports).
     pub(super) fn is_blocked(&self, actor: usize) -> bool {
         self.actors[actor].state == ActorState::Blocked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{cell, engine_running, ns};
+    use super::super::wake::Wake;
+    use super::*;
+    use crate::request::Request;
+
+    /// A task whose kernel never runs (the tests drive the engine without a driver).
+    fn task(name: &str) -> Task {
+        Task::new(name, 1, |_| Ok(()))
+    }
+
+    /// The blocks the engine started since the last call: (actor, time, task, block).
+    fn starts(eng: &mut Engine) -> Vec<(usize, SimTime, String, usize)> {
+        eng.take_wakes()
+            .into_iter()
+            .filter_map(|w| match w {
+                Wake::Start { actor, at, assignment } => {
+                    Some((actor, at, assignment.ctx.task.to_string(), assignment.block))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn finish(eng: &mut Engine, actor: usize, at: SimTime) {
+        eng.submit(actor, at, at, Request::Finish { result: Ok(()) });
+        eng.pump();
+    }
+
+    #[test]
+    fn a_dependent_task_starts_after_its_dependency_and_the_dispatch_records_both() {
+        let mut d = Dispatch::new("d");
+        let a = d.add(task("a"));
+        d.add(task("b").after(&[a]));
+        let mut eng = engine_running(vec![vec![d]], false);
+        eng.start();
+        eng.pump();
+        // Launch 10 ns, then the task start cost 1 ns.
+        assert_eq!(starts(&mut eng), vec![(0, ns(11), "a".to_string(), 0)]);
+        finish(&mut eng, 0, ns(15));
+        assert_eq!(starts(&mut eng), vec![(0, ns(16), "b".to_string(), 0)]);
+        finish(&mut eng, 0, ns(20));
+        assert!(matches!(eng.outcome(), Some(Ok(()))));
+        let rec = |name: &str, start, end| TaskRecord { name: name.into(), blocks: 1, start: ns(start), end: ns(end) };
+        assert_eq!(
+            eng.records,
+            vec![DispatchRecord {
+                chip: 0,
+                index: 0,
+                name: "d".into(),
+                start: ns(10),
+                end: ns(20),
+                tasks: vec![rec("a", 11, 15), rec("b", 16, 20)],
+            }]
+        );
+    }
+
+    #[test]
+    fn a_chips_next_dispatch_launches_after_the_previous_one_ends() {
+        let mut first = Dispatch::new("first");
+        first.add(task("a"));
+        let mut second = Dispatch::new("second");
+        second.add(task("b"));
+        let mut eng = engine_running(vec![vec![first, second]], false);
+        eng.start();
+        eng.pump();
+        assert_eq!(starts(&mut eng), vec![(0, ns(11), "a".to_string(), 0)]);
+        finish(&mut eng, 0, ns(30));
+        // Ends at 30 ns; the next launch costs 10 ns, its task start 1 ns.
+        assert_eq!(starts(&mut eng), vec![(0, ns(41), "b".to_string(), 0)]);
+        finish(&mut eng, 0, ns(45));
+        let seen: Vec<_> = eng.records.iter().map(|r| (r.index, r.name.as_str(), r.start, r.end)).collect();
+        assert_eq!(seen, vec![(0, "first", ns(10), ns(30)), (1, "second", ns(40), ns(45))]);
+    }
+
+    #[test]
+    fn defer_wait_refuses_more_conditions_than_a_task_may_hold() {
+        let mut d = Dispatch::new("d");
+        d.add(task("a"));
+        let mut eng = engine_running(vec![vec![d]], false);
+        eng.start();
+        eng.pump();
+        starts(&mut eng);
+        let conds = (0..=MAX_CONDS_PER_TASK).map(|i| (cell(0, 4 * (i % 16)), 1)).collect();
+        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds });
+        eng.pump();
+        let wakes = eng.take_wakes();
+        let [Wake::Reply { actor: 0, at, reply: Reply::Err(SimError::BadOp { op, msg, .. }) }] = wakes.as_slice()
+        else {
+            panic!("expected one refusal");
+        };
+        assert_eq!((*at, *op), (ns(12), "defer_wait"));
+        assert!(msg.starts_with("task would have 65 deferred conditions; at most 64 per task"), "{msg}");
+    }
+
+    #[test]
+    fn a_deferred_condition_that_already_holds_does_not_hold_the_task_back() {
+        let mut d = Dispatch::new("d");
+        let a = d.add(task("a"));
+        d.add(task("b").after(&[a]));
+        let mut eng = engine_running(vec![vec![d]], false);
+        eng.mem.set_cell(&cell(0, 8), 3);
+        eng.start();
+        eng.pump();
+        starts(&mut eng);
+        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds: vec![(cell(0, 8), 2)] });
+        eng.pump();
+        // The registration answers after one notify-issue cost.
+        assert!(
+            matches!(eng.take_wakes().as_slice(), [Wake::Reply { actor: 0, at, reply: Reply::Done }] if *at == ns(13))
+        );
+        finish(&mut eng, 0, ns(14));
+        assert_eq!(starts(&mut eng), vec![(0, ns(15), "b".to_string(), 0)]);
+        assert_eq!(eng.chips[0].deferred_tasks, 0);
     }
 }

@@ -19,13 +19,13 @@
 use super::Engine;
 use super::event::{Event, Key};
 use super::flow::FlowEnd;
+use super::observe::{OpAt, SdmaToken, WriteToken};
 use crate::addr::{Caller, Place};
-use crate::check::{self, SdmaClock};
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::model::{PathKind, Route, SdmaParams};
 use crate::payload::Payload;
-use crate::request::{Reply, SdmaSpec};
+use crate::request::{OpKind, Reply, SdmaSpec};
 use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -38,8 +38,8 @@ pub(crate) enum SdmaEvent {
     RemoteRead { desc: usize },
     /// The descriptor in progress on channel `ch` has cleared it.
     Cleared { ch: usize },
-    /// A descriptor's bytes land (`check` is the checker's id of the write).
-    Land { desc: usize, data: Payload, check: u64 },
+    /// A descriptor's bytes land (`check` is the observers' token of the write).
+    Land { desc: usize, data: Payload, check: WriteToken },
 }
 
 #[derive(Debug)]
@@ -54,7 +54,7 @@ struct Desc {
     atomic: Option<DType>,
     /// When the channel may start it (the transfer was posted).
     ready: SimTime,
-    op: &'static str,
+    op: OpKind,
     caller: Caller,
 }
 
@@ -71,7 +71,8 @@ struct Channel {
 struct Transfer {
     left: usize,
     waiting: bool,
-    clock: Option<SdmaClock>,
+    /// The observers' token of the transfer.
+    clock: SdmaToken,
 }
 
 /// The SDMA state of a run.
@@ -125,7 +126,7 @@ impl Engine {
         let site = self.site_of(actor);
         let Some(p) = self.sdma.params.clone() else {
             let msg = "this chip has no SDMA engines; add a [chip.sdma] table to the machine config".to_string();
-            self.fail(SimError::BadOp { site, op: spec.op, msg });
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
             return;
         };
         if spec.channel >= p.channels {
@@ -133,7 +134,7 @@ impl Engine {
                 "channel {} is out of range: the chip has {} SDMA channels (chip.sdma.channels)",
                 spec.channel, p.channels
             );
-            self.fail(SimError::BadOp { site, op: spec.op, msg });
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
             return;
         }
         let ch = me * p.channels + spec.channel;
@@ -146,22 +147,11 @@ impl Engine {
                  (SdmaOpts::channel), or raise chip.sdma.queue_depth",
                 spec.channel, p.queue_depth
             );
-            self.fail(SimError::BadOp { site, op: spec.op, msg });
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
             return;
         }
         let t = key.time;
-        let bytes: usize = spec.descs.iter().map(|d| d.0.region.bytes()).sum();
-        let peer = spec.descs.first().map(|d| if spec.get { d.0.chip } else { d.1.chip });
-        let remote = peer.is_some_and(|p| p != me);
-        if spec.get {
-            self.traffic[me].read(remote, bytes);
-        } else {
-            self.traffic[me].write(remote, bytes);
-        }
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.span(actor, spec.op, t, resume, bytes as u64, peer.filter(|_| remote));
-        }
-        let clock = self.checker.as_mut().and_then(|ck| ck.sdma_issue(actor));
+        let clock = self.obs.sdma_posted(actor, &spec, t, resume);
         self.sdma.transfers.insert((actor, spec.id), Transfer { left: n, waiting: false, clock });
         for (src, dst) in spec.descs {
             let d = Desc {
@@ -234,14 +224,10 @@ impl Engine {
         let (actor, ch) = (d.actor, d.ch);
         let me = self.chip_of(actor);
         let channel = ch - me * self.sdma.params.as_ref().map_or(1, |p| p.channels);
-        let op = check::Op { name: d.op, time: key.time, location: d.caller };
-        let clock = self.sdma.transfers.get(&(actor, d.id)).and_then(|t| t.clock.clone());
-        let check = match (self.checker.as_mut(), clock.as_ref()) {
-            (Some(ck), Some(c)) => {
-                ck.sdma_read(c, &d.src, op);
-                ck.sdma_write(c, &d.dst, d.atomic.is_some(), op)
-            }
-            _ => 0,
+        let at = OpAt { op: d.op, time: key.time, caller: d.caller };
+        let check = match self.sdma.transfers.get(&(actor, d.id)) {
+            Some(x) => self.obs.sdma_moved(&x.clock, (&d.src, &d.dst), d.atomic.is_some(), at),
+            None => WriteToken::default(),
         };
         let data = self.mem.read(&d.src);
         let get = d.get;
@@ -257,13 +243,11 @@ impl Engine {
         self.start_flow(key, route, bytes, at, cleared, end);
     }
 
-    fn sdma_land(&mut self, key: Key, i: usize, data: Payload, check: u64) {
+    fn sdma_land(&mut self, key: Key, i: usize, data: Payload, check: WriteToken) {
         let Some(d) = self.sdma.descs[i].take() else { return };
         self.sdma.free.push(i);
         self.land(key.time, &d.dst, &data, d.atomic, d.actor, d.op);
-        if let Some(ck) = self.checker.as_mut() {
-            ck.write_land(check);
-        }
+        self.obs.write_landed(check);
         self.sdma.channels[d.ch].held -= 1;
         let Some(t) = self.sdma.transfers.get_mut(&(d.actor, d.id)) else { return };
         t.left -= 1;
@@ -275,31 +259,29 @@ impl Engine {
 
     /// The waiting `actor` observed transfer `id` complete: it resumes at `at`.
     fn sdma_complete(&mut self, actor: usize, id: u64, at: SimTime) {
-        if let Some(t) = self.sdma.transfers.remove(&(actor, id))
-            && let (Some(ck), Some(c)) = (self.checker.as_mut(), t.clock.as_ref())
-        {
-            ck.sdma_complete(actor, c);
+        if let Some(t) = self.sdma.transfers.remove(&(actor, id)) {
+            self.obs.sdma_completed(actor, &t.clock);
         }
         self.reply(actor, at, Reply::Done);
     }
 
-    fn sdma_unknown(&mut self, actor: usize, op: &'static str, id: u64, t: SimTime) {
+    fn sdma_unknown(&mut self, actor: usize, op: OpKind, id: u64, t: SimTime) {
         let msg = format!("SDMA handle #{id} is not a transfer in progress of this core (already waited?)");
-        let err = SimError::BadOp { site: self.site_of(actor), op, msg };
+        let err = SimError::BadOp { site: self.site_of(actor), op: op.name(), msg };
         self.reply(actor, t, Reply::Err(err));
     }
 
     /// `test_async`: whether the transfer has completed, after one poll.
     pub(super) fn sdma_test(&mut self, key: Key, actor: usize, id: u64) {
         let t = key.time;
-        self.open_op(actor, "test_async", t, 0, None);
+        self.obs.op_started(actor, OpKind::TestAsync, t, 0, None);
         let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
         let Some(tr) = self.sdma.transfers.get(&(actor, id)) else {
-            return self.sdma_unknown(actor, "test_async", id, t);
+            return self.sdma_unknown(actor, OpKind::TestAsync, id, t);
         };
         let done = tr.left == 0;
-        if done && let (Some(ck), Some(c)) = (self.checker.as_mut(), tr.clock.as_ref()) {
-            ck.sdma_complete(actor, c);
+        if done {
+            self.obs.sdma_completed(actor, &tr.clock);
         }
         self.reply(actor, t + poll, Reply::Flag(done));
     }
@@ -307,10 +289,10 @@ impl Engine {
     /// `wait_async`: resolves one poll after the transfer has completed.
     pub(super) fn sdma_wait(&mut self, key: Key, actor: usize, id: u64) {
         let t = key.time;
-        self.open_op(actor, "wait_async", t, 0, None);
+        self.obs.op_started(actor, OpKind::WaitAsync, t, 0, None);
         let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
         let Some(tr) = self.sdma.transfers.get_mut(&(actor, id)) else {
-            return self.sdma_unknown(actor, "wait_async", id, t);
+            return self.sdma_unknown(actor, OpKind::WaitAsync, id, t);
         };
         if tr.left == 0 {
             self.sdma_complete(actor, id, t + poll);

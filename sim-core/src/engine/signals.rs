@@ -1,5 +1,6 @@
 //! Who waits on which signal cells, and the recent writers of every signal cell (for reports).
 
+use super::observe::TraceId;
 use crate::addr::{CellRef, MemKey};
 use crate::memory::Memory;
 use crate::report::CellWrite;
@@ -27,8 +28,8 @@ pub(crate) struct Waiter {
     pub(crate) cells: Vec<CellRef>,
     pub(crate) cond: Cond,
     pub(crate) since: SimTime,
-    /// The traced wait operation (0 when not tracing).
-    pub(crate) trace_id: u64,
+    /// The traced wait operation (none when not tracing).
+    pub(crate) trace_id: TraceId,
 }
 
 /// The registry of waiters and the write history of cells.

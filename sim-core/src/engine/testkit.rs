@@ -8,6 +8,7 @@ use crate::dtype::DType;
 use crate::memory::Memory;
 use crate::model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, Route};
 use crate::options::RunOptions;
+use crate::program::Dispatch;
 use crate::tensor::Region;
 use crate::time::{Bandwidth, Frequency, SimDuration, SimTime};
 use std::sync::Arc;
@@ -82,11 +83,17 @@ impl Network for TestNet {
 /// An engine over `chips` chips (one actor each) and one comm domain whose window is 64
 /// bytes per member, with no dispatches queued.
 pub(crate) fn engine(chips: usize, relaxed_ordering: bool) -> Engine {
+    engine_running((0..chips).map(|_| Vec::new()).collect(), relaxed_ordering)
+}
+
+/// An engine like [`engine`] (one chip per entry of `queues`) that will run `queues[chip]`
+/// in order on each chip once started.
+pub(crate) fn engine_running(queues: Vec<Vec<Dispatch>>, relaxed_ordering: bool) -> Engine {
     let mut mem = Memory::new(true);
-    let domain = mem.add_domain(chips);
+    let domain = mem.add_domain(queues.len());
     mem.grow_window(domain, 64);
     let options = RunOptions { relaxed_ordering, ..RunOptions::default() };
-    Engine::new(Arc::new(TestChip), Box::new(TestNet), mem, (0..chips).map(|_| Vec::new()).collect(), &options)
+    Engine::new(Arc::new(TestChip), Box::new(TestNet), mem, queues, &options)
 }
 
 /// `len` bytes at `offset` of `member`'s window.

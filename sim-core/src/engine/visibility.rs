@@ -11,8 +11,8 @@
 
 use super::Engine;
 use super::event::{Key, SignalLand, WriteIds};
+use super::observe::OpAt;
 use crate::addr::{CellRef, MemKey, Place};
-use crate::check;
 use crate::error::SimError;
 use crate::request::{Reply, Request};
 use crate::signal::NotifyOp;
@@ -111,11 +111,11 @@ impl Visibility {
 }
 
 impl Engine {
-    /// Numbers a write of `actor` to `dst` and tells the checker.
-    pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, op: check::Op) -> WriteIds {
+    /// Numbers a write of `actor` to `dst` and tells the observers.
+    pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, at: OpAt) -> WriteIds {
         let seq = self.vis.issue(actor);
         self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.clone())));
-        let check = self.checker.as_mut().map_or(0, |ck| ck.write_issue(actor, dst, atomic, op));
+        let check = self.obs.write_issued(actor, dst, atomic, at);
         WriteIds { seq, check }
     }
 
@@ -135,18 +135,18 @@ impl Engine {
         }
     }
 
-    /// Numbers a notify of `actor` and tells the checker.
+    /// Numbers a notify of `actor` and tells the observers.
     pub(super) fn issue_notify(
         &mut self,
         actor: usize,
         cell: &CellRef,
         op: NotifyOp,
         value: i32,
-        at: check::Op,
+        at: OpAt,
     ) -> WriteIds {
         let seq = self.vis.issue(actor);
         *self.vis.notifying.entry((actor, cell.mem, cell.offset)).or_default() += 1;
-        let check = self.checker.as_mut().map_or(0, |ck| ck.notify_issue(actor, cell, op, value, at));
+        let check = self.obs.notify_issued(actor, cell, op, value, at);
         WriteIds { seq, check }
     }
 
@@ -225,27 +225,29 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::observe::TraceId;
     use super::super::testkit::{cell, engine, ns, window};
     use super::super::wake::Wake;
     use super::*;
     use crate::payload::Payload;
+    use crate::request::OpKind;
 
-    fn op(name: &'static str, t: SimTime) -> check::Op {
-        check::Op { name, time: t, location: None }
+    fn op(op: OpKind, t: SimTime) -> OpAt {
+        OpAt { op, time: t, caller: None }
     }
 
     /// Actor 0 issues a 16-byte write into member 1's window, then a notify (AtomicAdd 1) of
     /// member 1's cell at offset 32; the notify reaches its cell first, at 5 ns.
     fn write_then_early_notify(relaxed: bool) -> (Engine, WriteIds) {
         let mut eng = engine(2, relaxed);
-        let write = eng.issue_write(0, &window(1, 0, 16), false, op("put", ns(1)));
+        let write = eng.issue_write(0, &window(1, 0, 16), false, op(OpKind::Put, ns(1)));
         let sig = cell(1, 32);
-        let ids = eng.issue_notify(0, &sig, NotifyOp::AtomicAdd, 1, op("notify", ns(2)));
+        let ids = eng.issue_notify(0, &sig, NotifyOp::AtomicAdd, 1, op(OpKind::Notify, ns(2)));
         assert_eq!((write.seq, ids.seq), (0, 1), "writes and notifies share one issue order");
         assert!(eng.vis.notifying(0, std::slice::from_ref(&sig)));
         eng.signal_arrived(
             ns(5),
-            SignalLand { cell: sig, value: 1, op: NotifyOp::AtomicAdd, writer: 0, trace_id: 0, ids },
+            SignalLand { cell: sig, value: 1, op: NotifyOp::AtomicAdd, writer: 0, trace_id: TraceId::default(), ids },
         );
         (eng, write)
     }
@@ -288,8 +290,8 @@ mod tests {
             matches!(idle.take_wakes().as_slice(), [Wake::Reply { actor: 0, at, reply: Reply::Done }] if *at == ns(1))
         );
         let mut eng = engine(1, false);
-        let a = eng.issue_write(0, &window(0, 0, 8), false, op("store", ns(2)));
-        let b = eng.issue_write(0, &window(0, 8, 8), false, op("store", ns(3)));
+        let a = eng.issue_write(0, &window(0, 0, 8), false, op(OpKind::Store, ns(2)));
+        let b = eng.issue_write(0, &window(0, 8, 8), false, op(OpKind::Store, ns(3)));
         eng.fence(0, ns(4));
         assert!(eng.take_wakes().is_empty());
         eng.landed(0, b.seq, ns(6));
@@ -303,7 +305,7 @@ mod tests {
     #[test]
     fn a_read_of_bytes_the_core_is_still_writing_is_held() {
         let mut eng = engine(1, false);
-        let w = eng.issue_write(0, &window(0, 16, 16), false, op("store", ns(1)));
+        let w = eng.issue_write(0, &window(0, 16, 16), false, op(OpKind::Store, ns(1)));
         let key = Key { time: ns(2), actor: 0, seq: 1, sub: 0 };
         let read = |p: Place| Request::Read { src: p, caller: None, start: ns(2), ticket: None };
         // Disjoint bytes pass; overlapping ones wait for the write.

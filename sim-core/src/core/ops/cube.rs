@@ -23,7 +23,7 @@ use crate::core::Core;
 use crate::dtype::DType;
 use crate::error::SimResult;
 use crate::model::CubeParams;
-use crate::request::{Reply, Request};
+use crate::request::{OpKind, Reply, Request};
 use crate::tensor::Tensor;
 use crate::tile::Tile;
 use std::fmt;
@@ -242,7 +242,7 @@ impl Ops {
     #[track_caller]
     pub fn store_acc(&mut self, acc: &CubeTile, dst: &Tensor, offsets: &[usize]) -> SimResult<()> {
         let caller = self.caller.take().or(Some(Location::caller()));
-        let op = "store_acc";
+        let op = OpKind::StoreAcc.name();
         let cube = self.cube_params(op)?;
         self.in_buf(op, "the stored tile", acc, CubeBuf::L0C)?;
         let to = dst.dtype();
@@ -278,7 +278,8 @@ impl Ops {
         let data = tile.valid_bytes();
         let at = self.clock;
         self.clock += cube.l0c_to_gm.time(data.len() as u64);
-        self.link.post(at, self.clock, Request::Write { dst: place, data, atomic: None, op, caller, start: at });
+        let write = Request::Write { dst: place, data, atomic: None, op: OpKind::StoreAcc, caller, start: at };
+        self.link.post(at, self.clock, write);
         Ok(())
     }
 }

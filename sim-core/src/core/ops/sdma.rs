@@ -8,7 +8,7 @@ use super::Ops;
 use crate::core::Core;
 use crate::core::copy::{CopyOpts, chunk_places};
 use crate::error::SimResult;
-use crate::request::{Reply, Request, SdmaSpec};
+use crate::request::{OpKind, Reply, Request, SdmaSpec};
 use crate::signal::AtomicType;
 use crate::tensor::Tensor;
 use std::collections::BTreeSet;
@@ -119,7 +119,7 @@ impl Ops {
     #[track_caller]
     pub fn put_async(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &SdmaOpts) -> SimResult<SdmaHandle> {
         let caller = self.caller.take().unwrap_or(Location::caller());
-        self.sdma_post("put_async", (dst, Some(peer)), (src, None), opts, caller)
+        self.sdma_post(OpKind::PutAsync, (dst, Some(peer)), (src, None), opts, caller)
     }
 
     /// Copies `peer`'s window `src` into local `dst` with an SDMA engine (TGET_ASYNC): a
@@ -127,7 +127,7 @@ impl Ops {
     #[track_caller]
     pub fn get_async(&mut self, dst: &Tensor, peer: usize, src: &Tensor, opts: &SdmaOpts) -> SimResult<SdmaHandle> {
         let caller = self.caller.take().unwrap_or(Location::caller());
-        self.sdma_post("get_async", (dst, None), (src, Some(peer)), opts, caller)
+        self.sdma_post(OpKind::GetAsync, (dst, None), (src, Some(peer)), opts, caller)
     }
 
     /// Whether the transfer has completed (one completion poll, `chip.sdma.poll_ns`). A true
@@ -166,12 +166,13 @@ impl Ops {
 
     fn sdma_post(
         &mut self,
-        op: &'static str,
+        kind: OpKind,
         dst: (&Tensor, Option<usize>),
         src: (&Tensor, Option<usize>),
         o: &SdmaOpts,
         caller: &'static Location<'static>,
     ) -> SimResult<SdmaHandle> {
+        let op = kind.name();
         self.live(op)?;
         let Some(p) = self.chip.sdma().cloned() else {
             let msg = "this chip has no SDMA engines: add a [chip.sdma] table to the machine config (keys channels, \
@@ -225,7 +226,7 @@ impl Ops {
         let handle = SdmaHandle { id, owner: self.sdma.owner.clone(), op, channel, bytes, caller };
         self.sdma.open.insert(id);
         self.sdma.names.push((id, handle.name()));
-        let spec = SdmaSpec { id, channel, descs, get: src.1.is_some(), atomic, op, caller: Some(caller) };
+        let spec = SdmaSpec { id, channel, descs, get: src.1.is_some(), atomic, op: kind, caller: Some(caller) };
         let at = self.clock;
         self.clock += p.issue;
         self.link.post(at, self.clock, Request::Sdma(spec));
