@@ -79,8 +79,8 @@ mod network;
 mod topology;
 
 pub use config::{
-    FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkParams, NodeConfig, Ordering,
-    RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
+    FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkClass, LinkParams,
+    NoSuchLinks, NodeConfig, Ordering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
 };
 pub use describe::{describe, describe_summary, route, route_line};
 pub use network::{ChipPaths, NetworkModel, build_network};
