@@ -29,6 +29,7 @@ mod allgather;
 mod allreduce;
 mod barrier;
 mod broadcast;
+mod call;
 mod check;
 mod host;
 pub mod incore;
@@ -36,6 +37,7 @@ mod lanes;
 mod reduce_scatter;
 mod spec;
 
+pub use call::{Call, CallBuffers};
 pub use check::MAX_BUILTIN_RANKS;
 pub use host::{all_to_all, all_to_all_v, allgather, allgather_with, allreduce, barrier, broadcast, reduce_scatter};
 pub use spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape};
