@@ -21,6 +21,9 @@
 //! scheduler (no host threads), or on a user's kernel thread via `core.run(..)`. This crate
 //! uses nothing but sim-core's public API.
 //!
+//! [`Call`] describes one call as a workload (which collective, mode, path, dtype, op, root,
+//! ranks, blocks), lays out its window buffers and queues it, for sweeps and benchmarks.
+//!
 //! Every `pld.tensor.*` collective ends with the self-clearing credit barrier (§3.2): signals
 //! are all zero after a call and can be reused back to back.
 

@@ -50,7 +50,7 @@ pub enum Ordering {
     Relaxed,
 }
 
-/// `[fabric.topology]`: `kind` selects the topology. Read through [`RawTopology`] (all keys
+/// `[fabric.topology]`: `kind` selects the topology. Read through `RawTopology` (all keys
 /// optional) so that a value of the wrong type is reported at its own key, not at the table.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(try_from = "RawTopology")]
