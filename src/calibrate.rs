@@ -145,18 +145,18 @@ fn rises_with_size(s: &Series) -> Result<(), String> {
 
 /// The (link_gbps, link_latency_ns) of `class` in `cfg`.
 fn params(cfg: &mut Config, class: LinkClass) -> Result<(&mut f64, &mut f64), String> {
-    cfg.fabric.topology.link_mut(class).map_err(|e| no_such_links(class, e))
+    cfg.fabric.topology.link_mut(class).map_err(no_such_links)
 }
 
 /// The `--link` error for a class the topology does not have.
-fn no_such_links(class: LinkClass, e: NoSuchLinks) -> String {
-    let k = match class {
-        LinkClass::Level(k) => k,
-        LinkClass::Node => 0,
-    };
+fn no_such_links(e: NoSuchLinks) -> String {
     match e {
-        NoSuchLinks::NoSuchLevel { levels } => format!("--link level{k}: the topology has levels 1..={levels}"),
-        NoSuchLinks::NoLevels(kind) => format!("--link level{k}: a {kind} topology has no levels; use --link node"),
+        NoSuchLinks::NoSuchLevel { level, levels } => {
+            format!("--link level{level}: the topology has levels 1..={levels}")
+        }
+        NoSuchLinks::NoLevels { kind, level } => {
+            format!("--link level{level}: a {kind} topology has no levels; use --link node")
+        }
     }
 }
 
@@ -174,7 +174,7 @@ fn with_link(base: &Config, class: LinkClass, alpha_ns: f64, beta_ps: f64) -> Re
 /// first rank of the next level-(k-1) group for level k.
 pub fn crossing_peer(cfg: &Config, class: LinkClass) -> Result<usize, String> {
     let ranks = cfg.machine.ranks;
-    let peer = cfg.fabric.topology.crossing_peer(class, ranks).map_err(|e| no_such_links(class, e))?;
+    let peer = cfg.fabric.topology.crossing_peer(class, ranks).map_err(no_such_links)?;
     if peer >= ranks {
         return Err(format!("no rank pair of the {ranks}-rank machine crosses these links"));
     }

@@ -395,13 +395,13 @@ pub enum LinkClass {
     Level(usize),
 }
 
-/// Why a topology has no links of a [`LinkClass`].
+/// Why a topology has no links of a [`LinkClass`] (always a `Level`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum NoSuchLinks {
-    /// A flat topology (its `kind`) has no levels.
-    NoLevels(&'static str),
-    /// A hierarchical topology has levels `1..=levels` only.
-    NoSuchLevel { levels: usize },
+    /// A flat topology (of this `kind`) has no levels, so no `level`.
+    NoLevels { kind: &'static str, level: usize },
+    /// A hierarchical topology has levels `1..=levels` only, not `level`.
+    NoSuchLevel { level: usize, levels: usize },
 }
 
 impl NodeConfig {
@@ -447,10 +447,10 @@ impl TopologyConfig {
             (TopologyConfig::Hierarchical(h), LinkClass::Node) => Ok(h.node.link_mut()),
             (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => {
                 let levels = h.levels.len();
-                let l = h.levels.get_mut(k.wrapping_sub(1)).ok_or(NoSuchLinks::NoSuchLevel { levels })?;
+                let l = h.levels.get_mut(k.wrapping_sub(1)).ok_or(NoSuchLinks::NoSuchLevel { level: k, levels })?;
                 Ok((&mut l.nic_gbps, &mut l.nic_latency_ns))
             }
-            (t, LinkClass::Level(_)) => Err(NoSuchLinks::NoLevels(t.kind())),
+            (t, LinkClass::Level(level)) => Err(NoSuchLinks::NoLevels { kind: t.kind(), level }),
         }
     }
 
@@ -461,7 +461,7 @@ impl TopologyConfig {
         match (self, class) {
             (_, LinkClass::Node) => Ok(1),
             (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => Ok(h.first_across(k, ranks)),
-            (t, LinkClass::Level(_)) => Err(NoSuchLinks::NoLevels(t.kind())),
+            (t, LinkClass::Level(level)) => Err(NoSuchLinks::NoLevels { kind: t.kind(), level }),
         }
     }
 }
@@ -554,12 +554,15 @@ nic_latency_ns = 900.0
     fn link_classes_find_their_fields() {
         let mut flat = parse(MESH).unwrap().topology;
         assert_eq!(flat.link_mut(LinkClass::Node).map(|(g, l)| (*g, *l)), Ok((28.0, 500.0)));
-        assert_eq!(flat.link_mut(LinkClass::Level(1)).unwrap_err(), NoSuchLinks::NoLevels("full_mesh"));
+        assert_eq!(
+            flat.link_mut(LinkClass::Level(1)).unwrap_err(),
+            NoSuchLinks::NoLevels { kind: "full_mesh", level: 1 }
+        );
         let mut h = parse(TWO_LEVEL).unwrap().topology;
         assert_eq!(h.link_mut(LinkClass::Node).map(|(g, l)| (*g, *l)), Ok((28.0, 500.0)));
         assert_eq!(h.link_mut(LinkClass::Level(2)).map(|(g, l)| (*g, *l)), Ok((12.0, 900.0)));
-        assert_eq!(h.link_mut(LinkClass::Level(0)).unwrap_err(), NoSuchLinks::NoSuchLevel { levels: 2 });
-        assert_eq!(h.link_mut(LinkClass::Level(3)).unwrap_err(), NoSuchLinks::NoSuchLevel { levels: 2 });
+        assert_eq!(h.link_mut(LinkClass::Level(0)).unwrap_err(), NoSuchLinks::NoSuchLevel { level: 0, levels: 2 });
+        assert_eq!(h.link_mut(LinkClass::Level(3)).unwrap_err(), NoSuchLinks::NoSuchLevel { level: 3, levels: 2 });
         let (g, l) = h.link_mut(LinkClass::Level(1)).unwrap();
         (*g, *l) = (30.0, 10.0);
         let TopologyConfig::Hierarchical(hc) = &h else { panic!("not hierarchical") };
@@ -570,7 +573,10 @@ nic_latency_ns = 900.0
     fn crossing_peers_sit_across_their_level() {
         let flat = parse(MESH).unwrap().topology;
         assert_eq!(flat.crossing_peer(LinkClass::Node, 8), Ok(1));
-        assert_eq!(flat.crossing_peer(LinkClass::Level(1), 8), Err(NoSuchLinks::NoLevels("full_mesh")));
+        assert_eq!(
+            flat.crossing_peer(LinkClass::Level(1), 8),
+            Err(NoSuchLinks::NoLevels { kind: "full_mesh", level: 1 })
+        );
         let h = parse(TWO_LEVEL).unwrap().topology;
         // Nodes of 2 x 2 chips; level 1 joins 3 nodes, level 2 two such groups.
         assert_eq!(h.crossing_peer(LinkClass::Node, 24), Ok(1));
