@@ -397,7 +397,7 @@ fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Vec<String> {
         if a.root.is_some() && c.kind != Kind::Broadcast {
             w.push(format!("--root does not apply to {}: only broadcast has a root", c.kind));
         }
-        if a.op.is_some() && !matches!(c.kind, Kind::AllReduce | Kind::ReduceScatter) {
+        if a.op.is_some() && !s.call.reduces() {
             w.push(format!("-o does not apply to {}: it does not reduce", c.kind));
         }
         if a.modes.is_some() && c.mode == Mode::SdmaMesh && c.warmup == 0 {
@@ -435,11 +435,7 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> S
         path: s.call.path.to_string(),
         core_num: s.call.blocks(),
         dtype: nccl_type(s.call.dtype).to_string(),
-        redop: if matches!(s.call.kind, Kind::AllReduce | Kind::ReduceScatter) {
-            s.call.op.to_string()
-        } else {
-            "none".into()
-        },
+        redop: if s.call.reduces() { s.call.op.to_string() } else { "none".into() },
         root: if s.call.kind == Kind::Broadcast { i64::try_from(s.call.root).unwrap_or(i64::MAX) } else { -1 },
         min_bytes: a.min_bytes,
         max_bytes,
