@@ -3,26 +3,12 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ranksim::Config;
-use ranksim::collectives::{Kind, Mode, Path};
-use ranksim::prelude::*;
+use ranksim::collectives::{Call, Kind, Mode, Path};
 use ranksim::sweep::{SweepSpec, queue_calls};
 use std::time::Duration;
 
 fn spec(mode: Mode, path: Path) -> SweepSpec {
-    SweepSpec {
-        kind: Kind::AllReduce,
-        mode,
-        path,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters: 1,
-        warmup: 0,
-        ranks: 8,
-        core_num: 1,
-        jitter: None,
-        timing_only: false,
-    }
+    SweepSpec::new(Call::new(Kind::AllReduce, 8).with_mode(mode).with_path(path))
 }
 
 /// One 1 MiB allreduce on a fresh a2a3 world; returns the findings (none expected).

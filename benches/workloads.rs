@@ -6,11 +6,10 @@
 //! `RANKSIM_BENCH_SCALE=8` multiplies the message sizes (the 64 MiB mesh row is scale
 //! 8); the default keeps a full criterion run under a few minutes on a 2-core machine.
 
-use collectives::{Kind, Mode, Path};
+use collectives::{Call, Kind, Mode, Path};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ranksim::Config;
 use ranksim::sweep::{SweepSpec, run_calls};
-use sim_core::{DType, ReduceOp};
 use std::time::{Duration, Instant};
 
 struct Workload {
@@ -78,20 +77,8 @@ fn scale() -> u64 {
 
 fn setup(w: &Workload) -> (Config, SweepSpec) {
     let cfg = Config::preset(w.preset).and_then(|c| c.with_ranks(w.ranks)).expect("preset scales");
-    let spec = SweepSpec {
-        kind: w.kind,
-        mode: w.mode,
-        path: w.path,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters: 1,
-        warmup: 0,
-        ranks: w.ranks,
-        core_num: w.core_num,
-        jitter: None,
-        timing_only: true,
-    };
+    let call = Call::new(w.kind, w.ranks).with_mode(w.mode).with_path(w.path).with_core_num(w.core_num);
+    let spec = SweepSpec::new(call).with_timing_only(true);
     (cfg, spec)
 }
 

@@ -15,16 +15,11 @@
 use crate::Config;
 use crate::measurements::Table;
 use crate::workload::Workload;
-use interconnect::{NodeConfig, TopologyConfig};
+use interconnect::NoSuchLinks;
 
-/// Which links the fit adjusts.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum LinkClass {
-    /// The links of a flat topology, or of a hierarchical topology's nodes.
-    Node,
-    /// The NICs of level k (1-based) of a hierarchical topology.
-    Level(usize),
-}
+/// Which links the fit adjusts (the topology answers where they are: see
+/// [`interconnect::TopologyConfig::link_mut`]).
+pub use interconnect::LinkClass;
 
 /// One measured point.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -150,32 +145,18 @@ fn rises_with_size(s: &Series) -> Result<(), String> {
 
 /// The (link_gbps, link_latency_ns) of `class` in `cfg`.
 fn params(cfg: &mut Config, class: LinkClass) -> Result<(&mut f64, &mut f64), String> {
-    match (&mut cfg.fabric.topology, class) {
-        (TopologyConfig::FullMesh(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
-        (TopologyConfig::Ring(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
-        (TopologyConfig::Torus2d(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
-        (TopologyConfig::Switch(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
-        (TopologyConfig::Hierarchical(h), LinkClass::Node) => Ok(node_params(&mut h.node)),
-        (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => {
-            let n = h.levels.len();
-            let l = h
-                .levels
-                .get_mut(k.wrapping_sub(1))
-                .ok_or_else(|| format!("--link level{k}: the topology has levels 1..={n}"))?;
-            Ok((&mut l.nic_gbps, &mut l.nic_latency_ns))
-        }
-        (t, LinkClass::Level(k)) => {
-            Err(format!("--link level{k}: a {} topology has no levels; use --link node", t.kind()))
-        }
-    }
+    cfg.fabric.topology.link_mut(class).map_err(no_such_links)
 }
 
-fn node_params(n: &mut NodeConfig) -> (&mut f64, &mut f64) {
-    match n {
-        NodeConfig::FullMesh(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
-        NodeConfig::Ring(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
-        NodeConfig::Torus2d(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
-        NodeConfig::Switch(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
+/// The `--link` error for a class the topology does not have.
+fn no_such_links(e: NoSuchLinks) -> String {
+    match e {
+        NoSuchLinks::NoSuchLevel { level, levels } => {
+            format!("--link level{level}: the topology has levels 1..={levels}")
+        }
+        NoSuchLinks::NoLevels { kind, level } => {
+            format!("--link level{level}: a {kind} topology has no levels; use --link node")
+        }
     }
 }
 
@@ -193,22 +174,7 @@ fn with_link(base: &Config, class: LinkClass, alpha_ns: f64, beta_ps: f64) -> Re
 /// first rank of the next level-(k-1) group for level k.
 pub fn crossing_peer(cfg: &Config, class: LinkClass) -> Result<usize, String> {
     let ranks = cfg.machine.ranks;
-    let peer = match (&cfg.fabric.topology, class) {
-        (_, LinkClass::Node) => 1,
-        (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => {
-            let node = match &h.node {
-                NodeConfig::FullMesh(m) => m.ranks,
-                NodeConfig::Ring(m) => m.ranks,
-                NodeConfig::Switch(m) => m.ranks,
-                NodeConfig::Torus2d(m) => Some(m.x * m.y),
-            };
-            let below: usize = h.levels.iter().take(k.saturating_sub(1)).map(|l| l.groups).product();
-            node.unwrap_or(ranks).saturating_mul(below)
-        }
-        (t, LinkClass::Level(k)) => {
-            return Err(format!("--link level{k}: a {} topology has no levels; use --link node", t.kind()));
-        }
-    };
+    let peer = cfg.fabric.topology.crossing_peer(class, ranks).map_err(no_such_links)?;
     if peer >= ranks {
         return Err(format!("no rank pair of the {ranks}-rank machine crosses these links"));
     }

@@ -6,9 +6,9 @@
 use crate::Config;
 use crate::programs::{self, broken};
 use crate::sweep::{SweepSpec, queue_calls};
-use collectives::{Kind, Mode, Path};
+use collectives::{Call, Kind, Mode, Path};
 use sim_core::check::deadlock_findings;
-use sim_core::{CheckOptions, CheckReport, DType, Jitter, ReduceOp, RunReport, SimError, SimResult, Trace, World};
+use sim_core::{CheckOptions, CheckReport, Jitter, RunReport, SimError, SimResult, Trace, World};
 
 /// Bytes per rank of each checked collective call.
 const COLLECTIVE_BYTES: u64 = 8192;
@@ -55,22 +55,8 @@ impl Checkable {
 }
 
 fn collective_spec(kind: Kind, mode: Mode, path: Path, ranks: usize) -> SweepSpec {
-    let mut spec = SweepSpec {
-        kind,
-        mode,
-        path,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters: COLLECTIVE_CALLS as u32,
-        warmup: 0,
-        ranks,
-        core_num: COLLECTIVE_BLOCKS,
-        jitter: None,
-        timing_only: false,
-    };
-    spec.core_num = crate::sweep::blocks(&spec);
-    spec
+    let call = Call::new(kind, ranks).with_mode(mode).with_path(path).with_core_num(COLLECTIVE_BLOCKS);
+    SweepSpec::new(call.with_core_num(call.blocks())).with_iters(COLLECTIVE_CALLS as u32)
 }
 
 /// Every checkable program: tutorials, collectives, then the broken zoo.

@@ -5,7 +5,7 @@ use chip_model::{ChipConfig, ChipModel};
 use interconnect::ChipPaths;
 use interconnect::FabricConfig;
 use serde::Deserialize;
-use sim_core::{ChipTiming, DmaDir, Network, World};
+use sim_core::{Network, World};
 use std::path::Path;
 use std::sync::Arc;
 use thiserror::Error;
@@ -144,20 +144,10 @@ impl Config {
         World::new(self.machine.ranks, Arc::new(chip), net).map_err(|e| invalid(e.to_string()))
     }
 
-    /// The chip-side data paths (DMA engines, HBM) the network needs.
+    /// The chip-side data paths (DMA engines, HBM) the network needs, as the chip model gives them.
     pub fn chip_paths(&self) -> Result<ChipPaths, String> {
         let chip = ChipModel::from_config(&self.chip).map_err(|e| e.to_string())?;
-        Ok(ChipPaths {
-            cores: chip.aiv_cores(),
-            mte2: chip.dma_rate(DmaDir::GmToUb),
-            mte3: chip.dma_rate(DmaDir::UbToGm),
-            hbm: chip.hbm_rate(),
-            sdma_channels: chip.sdma().map_or(0, |s| s.channels),
-            sdma: chip.sdma().and_then(|s| s.rate),
-            cube_cores: chip.cube().map_or(0, |c| c.cores),
-            gm_to_l1: chip.cube().and_then(|c| c.gm_to_l1.rate),
-            l0c_to_gm: chip.cube().and_then(|c| c.l0c_to_gm.rate),
-        })
+        Ok(chip.paths())
     }
 
     /// The machine's network model.

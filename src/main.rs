@@ -2,7 +2,7 @@
 //! `ranksim::commands`.
 
 use clap::{Parser, Subcommand};
-use collectives::{Kind, Mode, Path};
+use collectives::{Call, Kind, Mode, Path};
 use ranksim::collectives;
 use ranksim::commands::sweep::{SweepArgs, SweepFlags};
 use ranksim::commands::{self, JitterFlags, Status, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
@@ -277,20 +277,15 @@ fn parse_cli() -> Cli {
 fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
     let cfg = ranksim::Config::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
     let jitter = b.jitter.jitter();
-    let spec = SweepSpec {
-        kind: b.collective,
-        mode: b.mode,
-        path: b.path,
-        dtype: b.dtype,
-        op: b.op,
-        root: b.root,
-        iters: b.rounds,
-        warmup: b.warmup,
-        ranks: b.ranks.unwrap_or(cfg.machine.ranks),
-        core_num: b.core_num,
-        jitter,
-        timing_only: b.no_data,
-    };
+    let call = Call::new(b.collective, b.ranks.unwrap_or(cfg.machine.ranks))
+        .with_mode(b.mode)
+        .with_path(b.path)
+        .with_dtype(b.dtype)
+        .with_op(b.op)
+        .with_root(b.root)
+        .with_core_num(b.core_num);
+    let spec =
+        SweepSpec::new(call).with_iters(b.rounds).with_warmup(b.warmup).with_jitter(jitter).with_timing_only(b.no_data);
     Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace, stats: b.stats })
 }
 

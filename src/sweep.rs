@@ -10,26 +10,22 @@
 use crate::Config;
 use crate::custom::{self, Collective, Measure};
 use crate::formats::{self, ResultRow};
-use collectives::{AllGather, AllReduce, Kind, Mode, Path};
-use sim_core::{DType, Domain, Jitter, Progress, ReduceOp, RunReport, SimResult, Tensor, World};
+use collectives::{Call, CallBuffers, Kind, Mode, Path};
+use sim_core::{DType, Domain, Jitter, Progress, ReduceOp, RunReport, SimResult, World};
 
-/// What a sweep runs.
+/// What a sweep (or `bench`, or a `# workload:` line) runs: one collective call, the
+/// workload [`collectives::Call`] describes, and how the run repeats and perturbs it. The
+/// run-level knobs stay here rather than in `Call`: they describe a measurement of the call,
+/// not the collective, and the collectives crate never reads them.
 #[derive(Clone, Debug)]
 pub struct SweepSpec {
-    pub kind: Kind,
-    pub mode: Mode,
-    pub path: Path,
-    pub dtype: DType,
-    pub op: ReduceOp,
-    pub root: usize,
+    /// The collective call.
+    pub call: Call,
     /// Measured calls per size.
     pub iters: u32,
     /// Calls before the measured ones.
     pub warmup: u32,
-    /// Ranks taking part (the first `ranks` chips).
-    pub ranks: usize,
-    /// AIV blocks per rank (HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce).
-    pub core_num: usize,
+    /// Seeded perturbation of the run, if any.
     pub jitter: Option<Jitter>,
     /// Skip payload bytes (no validation).
     pub timing_only: bool,
@@ -49,13 +45,38 @@ pub const MAX_SIZE_TIMING: u64 = 1 << 34;
 pub const MAX_JITTER_PS: u64 = 1_000_000_000_000;
 
 impl SweepSpec {
+    /// One measured call of `call` with payload: no warmup, no jitter.
+    pub fn new(call: Call) -> SweepSpec {
+        SweepSpec { call, iters: 1, warmup: 0, jitter: None, timing_only: false }
+    }
+
+    /// With `iters` measured calls.
+    pub fn with_iters(self, iters: u32) -> SweepSpec {
+        SweepSpec { iters, ..self }
+    }
+
+    /// With `warmup` calls before the measured ones.
+    pub fn with_warmup(self, warmup: u32) -> SweepSpec {
+        SweepSpec { warmup, ..self }
+    }
+
+    /// With `jitter`.
+    pub fn with_jitter(self, jitter: Option<Jitter>) -> SweepSpec {
+        SweepSpec { jitter, ..self }
+    }
+
+    /// Timing-only (no payload) or not.
+    pub fn with_timing_only(self, timing_only: bool) -> SweepSpec {
+        SweepSpec { timing_only, ..self }
+    }
+
     /// Checks the values a user gave (not just their types): calls, root, jitter and the
     /// largest size, naming the argument, its value and the allowed range.
     pub fn validate(&self, size_flag: &str, max_size: u64, machine_ranks: usize) -> Result<(), String> {
-        if self.ranks == 0 || self.ranks > machine_ranks {
+        if self.call.ranks == 0 || self.call.ranks > machine_ranks {
             return Err(format!(
                 "--ranks {}: the machine has {machine_ranks} ranks; use 1..={machine_ranks}",
-                self.ranks
+                self.call.ranks
             ));
         }
         if self.iters == 0 || self.iters > MAX_CALLS {
@@ -64,12 +85,12 @@ impl SweepSpec {
         if self.warmup > MAX_CALLS {
             return Err(format!("-w {}: warmup calls must be in 0..={MAX_CALLS}", self.warmup));
         }
-        if self.root >= self.ranks {
+        if self.call.root >= self.call.ranks {
             return Err(format!(
                 "--root {}: out of range for {} ranks; use 0..={}",
-                self.root,
-                self.ranks,
-                self.ranks - 1
+                self.call.root,
+                self.call.ranks,
+                self.call.ranks - 1
             ));
         }
         if let Some(j) = self.jitter {
@@ -107,11 +128,6 @@ pub fn nccl_type(dt: DType) -> &'static str {
     }
 }
 
-/// Whether the collective reduces (prints its op) or not (`none`).
-fn reduces(kind: Kind) -> bool {
-    matches!(kind, Kind::AllReduce | Kind::ReduceScatter)
-}
-
 /// The input of rank `r`, element `i`: small integers that keep every op exact.
 fn value(op: ReduceOp, r: usize, i: usize) -> f64 {
     match op {
@@ -131,54 +147,54 @@ fn value(op: ReduceOp, r: usize, i: usize) -> f64 {
 pub struct Builtin<'a>(pub &'a SweepSpec);
 
 impl Collective for Builtin<'_> {
-    type Buffers = Buffers;
+    type Buffers = CallBuffers;
 
     fn name(&self) -> String {
         let s = self.0;
-        if matches!(s.kind, Kind::AllReduce | Kind::AllGather) {
-            format!("{} {}", s.kind, s.mode)
+        if matches!(s.call.kind, Kind::AllReduce | Kind::AllGather) {
+            format!("{} {}", s.call.kind, s.call.mode)
         } else {
-            s.kind.to_string()
+            s.call.kind.to_string()
         }
     }
     fn dtype(&self) -> DType {
-        self.0.dtype
+        self.0.call.dtype
     }
     fn bus_factor(&self, ranks: usize) -> f64 {
-        formats::bus_factor(self.0.kind, ranks)
+        formats::bus_factor(self.0.call.kind, ranks)
     }
     fn count(&self, size_bytes: u64, ranks: usize) -> usize {
-        formats::count_for(self.0.kind, size_bytes, self.0.dtype.size() as u64, ranks) as usize
+        formats::count_for(self.0.call.kind, size_bytes, self.0.call.dtype.size() as u64, ranks) as usize
     }
     fn bytes(&self, count: usize, ranks: usize) -> u64 {
-        formats::bytes_for(self.0.kind, count as u64, self.0.dtype.size() as u64, ranks)
+        formats::bytes_for(self.0.call.kind, count as u64, self.0.call.dtype.size() as u64, ranks)
     }
     fn redop(&self) -> String {
-        if reduces(self.0.kind) { self.0.op.name().to_string() } else { "none".into() }
+        if self.0.call.reduces() { self.0.call.op.name().to_string() } else { "none".into() }
     }
     fn root(&self) -> i64 {
-        if self.0.kind == Kind::Broadcast { i64::try_from(self.0.root).unwrap_or(i64::MAX) } else { -1 }
+        if self.0.call.kind == Kind::Broadcast { i64::try_from(self.0.call.root).unwrap_or(i64::MAX) } else { -1 }
     }
     fn runs_without_data(&self) -> bool {
-        self.0.kind == Kind::Barrier
+        self.0.call.kind == Kind::Barrier
     }
-    fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Buffers> {
-        Buffers::new(w, dom, self.0, count)
+    fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<CallBuffers> {
+        self.0.call.alloc(w, dom, count)
     }
-    fn stage(&self, w: &mut World, b: &Buffers, _count: usize) -> SimResult<()> {
-        b.fill(w, self.0)
+    fn stage(&self, w: &mut World, b: &CallBuffers, _count: usize) -> SimResult<()> {
+        fill(w, b, &self.0.call)
     }
-    fn call(&self, w: &mut World, b: &Buffers) -> SimResult<()> {
-        b.call(w, self.0)
+    fn call(&self, w: &mut World, b: &CallBuffers) -> SimResult<()> {
+        self.0.call.queue(w, b)
     }
-    fn wrong(&self, w: &World, b: &Buffers, count: usize) -> SimResult<u64> {
-        b.wrong(w, self.0, count)
+    fn wrong(&self, w: &World, b: &CallBuffers, count: usize) -> SimResult<u64> {
+        wrong(w, b, &self.0.call, count)
     }
 }
 
 fn measure(spec: &SweepSpec) -> Measure {
     Measure {
-        ranks: spec.ranks,
+        ranks: spec.call.ranks,
         iters: spec.iters,
         warmup: spec.warmup,
         jitter: spec.jitter,
@@ -207,15 +223,15 @@ pub fn run_point_watched(
 /// The row of `size` that could not be measured, with its reason (`None` when the size gives
 /// no element per rank: no row at all).
 pub fn failed_row(spec: &SweepSpec, size: u64, why: String) -> Option<ResultRow> {
-    let (n, es) = (spec.ranks, spec.dtype.size() as u64);
-    let count = formats::count_for(spec.kind, size, es, n);
-    if count == 0 && spec.kind != Kind::Barrier {
+    let (n, es) = (spec.call.ranks, spec.call.dtype.size() as u64);
+    let count = formats::count_for(spec.call.kind, size, es, n);
+    if count == 0 && spec.call.kind != Kind::Barrier {
         return None;
     }
-    let bytes = formats::bytes_for(spec.kind, count, es, n);
-    let redop = if reduces(spec.kind) { spec.op.name() } else { "none" };
-    let root = if spec.kind == Kind::Broadcast { i64::try_from(spec.root).unwrap_or(i64::MAX) } else { -1 };
-    Some(ResultRow::failed(bytes, count, nccl_type(spec.dtype), redop, root, why))
+    let bytes = formats::bytes_for(spec.call.kind, count, es, n);
+    let redop = if spec.call.reduces() { spec.call.op.name() } else { "none" };
+    let root = if spec.call.kind == Kind::Broadcast { i64::try_from(spec.call.root).unwrap_or(i64::MAX) } else { -1 };
+    Some(ResultRow::failed(bytes, count, nccl_type(spec.call.dtype), redop, root, why))
 }
 
 /// Runs `calls` calls of the collective at `size` bytes (timing-only when the spec says so)
@@ -228,7 +244,7 @@ pub fn run_calls(
     trace: bool,
 ) -> Result<Option<RunReport>, String> {
     let c = Builtin(spec);
-    let count = c.count(size, spec.ranks);
+    let count = c.count(size, spec.call.ranks);
     if count == 0 && !c.runs_without_data() {
         return Ok(None);
     }
@@ -242,147 +258,61 @@ pub use crate::custom::time_per_call;
 /// them (for the checker); `false` when the size gives no element per rank.
 pub fn queue_calls(w: &mut World, spec: &SweepSpec, size: u64, calls: usize) -> sim_core::SimResult<bool> {
     let c = Builtin(spec);
-    let count = c.count(size, spec.ranks);
+    let count = c.count(size, spec.call.ranks);
     if count == 0 && !c.runs_without_data() {
         return Ok(false);
     }
-    custom::queue(w, &c, spec.ranks, count, calls)?;
+    custom::queue(w, &c, spec.call.ranks, count, calls)?;
     Ok(true)
 }
 
-/// The window buffers of one built-in collective call.
-pub struct Buffers {
-    main: Option<Tensor>,
-    second: Option<Tensor>,
-    counts: Option<(Tensor, Tensor)>,
-    sig: Tensor,
-}
-
 /// Bytes of simulated memory a payload run of `spec` at `size` holds: every rank's window
-/// buffers, as [`Buffers`] lays them out (signals are negligible). For the up-front memory
+/// buffers, as [`Call::alloc`] lays them out (signals are negligible). For the up-front memory
 /// check of a sweep.
 pub fn payload_bytes(spec: &SweepSpec, size: u64) -> u64 {
-    let (n, es) = (spec.ranks as u64, spec.dtype.size() as u64);
-    let count = formats::count_for(spec.kind, size, es, spec.ranks);
-    let per_rank = match spec.kind {
-        Kind::AllReduce | Kind::Broadcast => count,
-        Kind::ReduceScatter => n * count,
-        Kind::AllGather => count + n * count,
-        Kind::AllToAll | Kind::AllToAllV => 2 * n * count,
-        Kind::Barrier => 0,
-    };
+    let (n, es) = (spec.call.ranks as u64, spec.call.dtype.size() as u64);
+    let count = formats::count_for(spec.call.kind, size, es, spec.call.ranks);
+    let per_rank = spec.call.data_elems(count);
     per_rank.saturating_mul(es).saturating_mul(n)
 }
 
-/// AIV blocks a call runs on: `core_num` for the multi-block algorithms (the HOST mesh,
-/// two-shot and HCCL-class allreduces, the SDMA allgather), 1 otherwise.
-pub fn blocks(spec: &SweepSpec) -> usize {
-    let multi = match spec.kind {
-        Kind::AllReduce => spec.path == Path::Host && spec.mode != Mode::Ring,
-        Kind::AllGather => spec.mode == Mode::SdmaMesh,
-        _ => false,
-    };
-    if multi { spec.core_num } else { 1 }
+/// Stages every rank's input.
+fn fill(w: &mut World, b: &CallBuffers, call: &Call) -> SimResult<()> {
+    for r in 0..call.ranks {
+        if let Some(t) = &b.input {
+            w.write_bytes(t, r, &periodic_bytes(call.dtype, t.numel(), |i| value(call.op, r, i)))?;
+        }
+        if let Some((send, _)) = &b.counts {
+            w.write(send, r, &vec![1i32; call.ranks])?;
+        }
+    }
+    Ok(())
 }
 
-impl Buffers {
-    fn new(w: &mut World, dom: &Domain, spec: &SweepSpec, count: usize) -> sim_core::SimResult<Buffers> {
-        let n = spec.ranks;
-        let cn = blocks(spec);
-        let sig = w.alloc_window(
-            dom,
-            "signal",
-            DType::I32,
-            &collectives::signal_shape(spec.kind, spec.mode, spec.path, n, cn),
-        )?;
-        let dt = spec.dtype;
-        let mut b = Buffers { main: None, second: None, counts: None, sig };
-        match spec.kind {
-            Kind::AllReduce | Kind::Broadcast => b.main = Some(w.alloc_window(dom, "data", dt, &[count])?),
-            Kind::ReduceScatter => b.main = Some(w.alloc_window(dom, "data", dt, &[n, count])?),
-            Kind::AllGather => {
-                b.main = Some(w.alloc_window(dom, "stage", dt, &[1, count])?);
-                b.second = Some(w.alloc_window(dom, "target", dt, &[n, count])?);
-            }
-            Kind::AllToAll | Kind::AllToAllV => {
-                b.main = Some(w.alloc_window(dom, "input", dt, &[n, count])?);
-                b.second = Some(w.alloc_window(dom, "target", dt, &[n, count])?);
-                if spec.kind == Kind::AllToAllV {
-                    let send = w.alloc_window(dom, "send_counts", DType::I32, &[n])?;
-                    let recv = w.alloc_window(dom, "recv_counts", DType::I32, &[n, 1])?;
-                    b.counts = Some((send, recv));
-                }
-            }
-            Kind::Barrier => {}
-        }
-        Ok(b)
+/// Elements that differ from the golden, over every rank.
+fn wrong(w: &World, b: &CallBuffers, call: &Call, count: usize) -> SimResult<u64> {
+    let n = call.ranks;
+    let v = |r: usize, i: usize| value(call.op, r, i);
+    let fold = |i: usize| (1..n).fold(v(0, i), |a, r| combine(call.op, a, v(r, i)));
+    let mut wrong = 0;
+    for me in 0..n {
+        // Where rank `me`'s result sits (buffer, first element) and its golden: `segs`
+        // segments of `count` elements, element `i` of segment `s` being `g(s, i)`.
+        let (buf, first, segs, g): (_, usize, usize, Golden) = match call.kind {
+            Kind::AllReduce => (&b.input, 0, 1, Box::new(|_, i| fold(i))),
+            Kind::Broadcast => (&b.input, 0, 1, Box::new(|_, i| v(call.root, i))),
+            Kind::ReduceScatter => (&b.input, me * count, 1, Box::new(move |_, i| fold(me * count + i))),
+            Kind::AllGather => (&b.target, 0, n, Box::new(v)),
+            Kind::AllToAll | Kind::AllToAllV => (&b.target, 0, n, Box::new(move |s, i| v(s, me * count + i))),
+            Kind::Barrier => continue,
+        };
+        let got = match buf {
+            Some(t) => w.read_bytes(t, me)?,
+            None => Vec::new(),
+        };
+        wrong += wrong_elements(call.dtype, &got, first, segs, count, g);
     }
-
-    /// Stages every rank's input.
-    fn fill(&self, w: &mut World, spec: &SweepSpec) -> sim_core::SimResult<()> {
-        for r in 0..spec.ranks {
-            if let Some(t) = &self.main {
-                w.write_bytes(t, r, &periodic_bytes(spec.dtype, t.numel(), |i| value(spec.op, r, i)))?;
-            }
-            if let Some((send, _)) = &self.counts {
-                w.write(send, r, &vec![1i32; spec.ranks])?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Queues one call of the collective on every rank.
-    fn call(&self, w: &mut World, spec: &SweepSpec) -> sim_core::SimResult<()> {
-        let main = || self.main.clone().ok_or_else(|| sim_core::SimError::invalid("no data buffer"));
-        let second = || self.second.clone().ok_or_else(|| sim_core::SimError::invalid("no target buffer"));
-        match spec.kind {
-            Kind::AllReduce => collectives::allreduce(
-                w,
-                &main()?,
-                &self.sig,
-                AllReduce { op: spec.op, mode: spec.mode, path: spec.path, core_num: blocks(spec) },
-            ),
-            Kind::AllGather => {
-                let how = AllGather { mode: spec.mode, path: spec.path, core_num: blocks(spec) };
-                collectives::allgather_with(w, &main()?, &second()?, &self.sig, how)
-            }
-            Kind::ReduceScatter => collectives::reduce_scatter(w, &main()?, &self.sig, spec.op, spec.path),
-            Kind::Broadcast => collectives::broadcast(w, &main()?, &self.sig, spec.root, spec.path),
-            Kind::AllToAll => collectives::all_to_all(w, &main()?, &second()?, &self.sig, spec.path),
-            Kind::AllToAllV => {
-                let (send, recv) =
-                    self.counts.clone().ok_or_else(|| sim_core::SimError::invalid("no count buffers"))?;
-                collectives::all_to_all_v(w, &main()?, &second()?, &send, &recv, &self.sig, spec.path)
-            }
-            Kind::Barrier => collectives::barrier(w, &self.sig, spec.path),
-        }
-    }
-
-    /// Elements that differ from the golden, over every rank.
-    fn wrong(&self, w: &World, spec: &SweepSpec, count: usize) -> sim_core::SimResult<u64> {
-        let n = spec.ranks;
-        let v = |r: usize, i: usize| value(spec.op, r, i);
-        let fold = |i: usize| (1..n).fold(v(0, i), |a, r| combine(spec.op, a, v(r, i)));
-        let mut wrong = 0;
-        for me in 0..n {
-            // Where rank `me`'s result sits (buffer, first element) and its golden: `segs`
-            // segments of `count` elements, element `i` of segment `s` being `g(s, i)`.
-            let (buf, first, segs, g): (_, usize, usize, Golden) = match spec.kind {
-                Kind::AllReduce => (&self.main, 0, 1, Box::new(|_, i| fold(i))),
-                Kind::Broadcast => (&self.main, 0, 1, Box::new(|_, i| v(spec.root, i))),
-                Kind::ReduceScatter => (&self.main, me * count, 1, Box::new(move |_, i| fold(me * count + i))),
-                Kind::AllGather => (&self.second, 0, n, Box::new(v)),
-                Kind::AllToAll | Kind::AllToAllV => (&self.second, 0, n, Box::new(move |s, i| v(s, me * count + i))),
-                Kind::Barrier => continue,
-            };
-            let got = match buf {
-                Some(t) => w.read_bytes(t, me)?,
-                None => Vec::new(),
-            };
-            wrong += wrong_elements(spec.dtype, &got, first, segs, count, g);
-        }
-        Ok(wrong)
-    }
+    Ok(wrong)
 }
 
 /// Element `i` of segment `s` of a rank's expected result.
@@ -456,7 +386,7 @@ fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
 pub fn supports(cfg: &Config, spec: &SweepSpec) -> Result<(), String> {
     let mut w = cfg.world().map_err(|e| e.to_string())?;
     w.set_timing_only().map_err(|e| e.to_string())?;
-    let size = (spec.dtype.size() * spec.ranks.max(1) * 64) as u64;
+    let size = (spec.call.dtype.size() * spec.call.ranks.max(1) * 64) as u64;
     queue_calls(&mut w, spec, size, 1).map(|_| ()).map_err(|e| e.to_string())
 }
 
@@ -523,11 +453,11 @@ pub fn busbw_bound(cfg: &Config, ranks: usize) -> Result<Bound, String> {
 /// One line on what a series models: PyPTO's builtin as written, or the vendor library's
 /// algorithm, and on how many blocks.
 pub fn mode_note(spec: &SweepSpec) -> String {
-    let cn = blocks(spec);
+    let cn = spec.call.blocks();
     let on = |what: &str| format!("{what}, on {cn} block(s) per rank");
-    match (spec.kind, spec.mode, spec.path) {
+    match (spec.call.kind, spec.call.mode, spec.call.path) {
         (_, _, Path::InCore) => {
-            format!("the InCore lowering of PyPTO's {} (one block, called from a kernel)", spec.kind)
+            format!("the InCore lowering of PyPTO's {} (one block, called from a kernel)", spec.call.kind)
         }
         (Kind::AllReduce, Mode::Mesh, _) => {
             on("PyPTO's builtin mesh allreduce as written: every rank pulls each peer's whole buffer and reduces it, \
@@ -545,7 +475,7 @@ pub fn mode_note(spec: &SweepSpec) -> String {
             let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
             on(&format!(
                 "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} path{warm}",
-                spec.kind
+                spec.call.kind
             ))
         }
         (kind, _, _) => on(&format!("PyPTO's builtin {kind} kernel as written")),
@@ -581,20 +511,8 @@ pub fn support_matrix(cfg: &Config) -> String {
                 line.push_str("   |");
             }
             for dtype in DType::ALL {
-                let spec = SweepSpec {
-                    kind,
-                    mode,
-                    path,
-                    dtype,
-                    op: ReduceOp::Sum,
-                    root: 0,
-                    iters: 1,
-                    warmup: 0,
-                    ranks: cfg.machine.ranks,
-                    core_num: 1,
-                    jitter: None,
-                    timing_only: true,
-                };
+                let call = Call::new(kind, cfg.machine.ranks).with_mode(mode).with_path(path).with_dtype(dtype);
+                let spec = SweepSpec::new(call).with_timing_only(true);
                 line.push_str(if supports(cfg, &spec).is_ok() { "    y" } else { "    -" });
             }
         }

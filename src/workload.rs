@@ -6,8 +6,8 @@ use crate::Config;
 use crate::formats;
 use crate::measurements::{Program, Unit, WorkloadLine};
 use crate::sweep::{SweepSpec, run_calls, time_per_call};
-use collectives::{Kind, Mode, Path};
-use sim_core::{CopyOpts, DType, Dispatch, NotifyOp, ReduceOp, SdmaOpts, WaitCmp};
+use collectives::{Call, Kind, Mode, Path};
+use sim_core::{CopyOpts, DType, Dispatch, NotifyOp, SdmaOpts, WaitCmp};
 
 /// Bytes per staged chunk of a get / put when the workload does not say (64 KiB through UB).
 pub const DEFAULT_CHUNK: u64 = 64 * 1024;
@@ -51,20 +51,14 @@ impl Workload {
             Program::Get => Workload::Get { peer, chunk },
             Program::GetAsync => Workload::GetAsync { peer },
             Program::Put => Workload::Put { peer, chunk },
-            Program::Collective(kind) => Workload::Collective(SweepSpec {
-                kind,
-                mode: line.mode.unwrap_or(Mode::Mesh),
-                path: line.path.unwrap_or(Path::Host),
-                dtype: line.dtype.unwrap_or(DType::F32),
-                op: ReduceOp::Sum,
-                root: 0,
-                iters: 1,
-                warmup: line.warmup.unwrap_or(0),
-                ranks: line.ranks.unwrap_or(cfg.machine.ranks),
-                core_num: line.core_num.unwrap_or(1),
-                jitter: None,
-                timing_only: true,
-            }),
+            Program::Collective(kind) => {
+                let call = Call::new(kind, line.ranks.unwrap_or(cfg.machine.ranks))
+                    .with_mode(line.mode.unwrap_or(Mode::Mesh))
+                    .with_path(line.path.unwrap_or(Path::Host))
+                    .with_dtype(line.dtype.unwrap_or(DType::F32))
+                    .with_core_num(line.core_num.unwrap_or(1));
+                Workload::Collective(SweepSpec::new(call).with_warmup(line.warmup.unwrap_or(0)).with_timing_only(true))
+            }
         })
     }
 
@@ -74,14 +68,16 @@ impl Workload {
             Workload::Get { peer, .. } => format!("get (one core, rank 0 <- rank {peer})"),
             Workload::Put { peer, .. } => format!("put + notify (one core, rank 0 -> rank {peer})"),
             Workload::GetAsync { peer } => format!("get_async (SDMA, rank 0 <- rank {peer})"),
-            Workload::Collective(s) => format!("{} {} {} on {} ranks", s.kind, s.mode, s.path, s.ranks),
+            Workload::Collective(s) => {
+                format!("{} {} {} on {} ranks", s.call.kind, s.call.mode, s.call.path, s.call.ranks)
+            }
         }
     }
 
     /// The collective, if this is one.
     pub fn kind(&self) -> Option<Kind> {
         match self {
-            Workload::Collective(s) => Some(s.kind),
+            Workload::Collective(s) => Some(s.call.kind),
             _ => None,
         }
     }
@@ -90,7 +86,7 @@ impl Workload {
     /// (a point-to-point transfer, a barrier).
     fn bus_factor(&self) -> Result<f64, String> {
         let f = match self {
-            Workload::Collective(s) => formats::bus_factor(s.kind, s.ranks),
+            Workload::Collective(s) => formats::bus_factor(s.call.kind, s.call.ranks),
             _ => 0.0,
         };
         if f > 0.0 {
@@ -126,7 +122,7 @@ impl Workload {
                 if let Some(w) = r.warnings.first() {
                     return Err(format!("size {size}: the run was cut short, so it has no time: {w}"));
                 }
-                Ok(time_per_call(&r, spec.ranks, warmup, calls))
+                Ok(time_per_call(&r, spec.call.ranks, warmup, calls))
             }
             &Workload::Get { peer, chunk } => p2p(cfg, true, peer, chunk, size),
             &Workload::Put { peer, chunk } => p2p(cfg, false, peer, chunk, size),

@@ -125,7 +125,7 @@ pub struct DmaConfig {
     pub ub_to_gm: DmaPathConfig,
 }
 
-/// One DMA direction's cost curve. Read through [`RawDmaPath`] (every key optional) so that a
+/// One DMA direction's cost curve. Read through `RawDmaPath` (every key optional) so that a
 /// value of the wrong type is reported at its own key, not at the table.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(try_from = "RawDmaPath")]

@@ -9,6 +9,8 @@
 mod config;
 pub mod limits;
 mod model;
+mod paths;
 
 pub use config::{ChipConfig, DmaConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig, VectorConfig};
 pub use model::{ChipConfigError, ChipModel};
+pub use paths::{ChipPaths, Engine};

@@ -21,6 +21,9 @@
 //! scheduler (no host threads), or on a user's kernel thread via `core.run(..)`. This crate
 //! uses nothing but sim-core's public API.
 //!
+//! [`Call`] describes one call as a workload (which collective, mode, path, dtype, op, root,
+//! ranks, blocks), lays out its window buffers and queues it, for sweeps and benchmarks.
+//!
 //! Every `pld.tensor.*` collective ends with the self-clearing credit barrier (§3.2): signals
 //! are all zero after a call and can be reused back to back.
 
@@ -29,6 +32,7 @@ mod allgather;
 mod allreduce;
 mod barrier;
 mod broadcast;
+mod call;
 mod check;
 mod host;
 pub mod incore;
@@ -36,6 +40,7 @@ mod lanes;
 mod reduce_scatter;
 mod spec;
 
+pub use call::{Call, CallBuffers};
 pub use check::MAX_BUILTIN_RANKS;
 pub use host::{all_to_all, all_to_all_v, allgather, allgather_with, allreduce, barrier, broadcast, reduce_scatter};
 pub use spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape};

@@ -50,7 +50,7 @@ pub enum Ordering {
     Relaxed,
 }
 
-/// `[fabric.topology]`: `kind` selects the topology. Read through [`RawTopology`] (all keys
+/// `[fabric.topology]`: `kind` selects the topology. Read through `RawTopology` (all keys
 /// optional) so that a value of the wrong type is reported at its own key, not at the table.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(try_from = "RawTopology")]
@@ -386,6 +386,86 @@ impl TopologyConfig {
     }
 }
 
+/// A class of links of a topology, the unit calibration fits one latency and rate to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LinkClass {
+    /// The links of a flat topology, or of a hierarchical topology's nodes.
+    Node,
+    /// The NICs of level k (1-based) of a hierarchical topology.
+    Level(usize),
+}
+
+/// Why a topology has no links of a [`LinkClass`] (always a `Level`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NoSuchLinks {
+    /// A flat topology (of this `kind`) has no levels, so no `level`.
+    NoLevels { kind: &'static str, level: usize },
+    /// A hierarchical topology has levels `1..=levels` only, not `level`.
+    NoSuchLevel { level: usize, levels: usize },
+}
+
+impl NodeConfig {
+    /// The node's `link_gbps` and `link_latency_ns`, to read or set.
+    pub fn link_mut(&mut self) -> (&mut f64, &mut f64) {
+        match self {
+            NodeConfig::FullMesh(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
+            NodeConfig::Ring(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
+            NodeConfig::Torus2d(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
+            NodeConfig::Switch(m) => (&mut m.link_gbps, &mut m.link_latency_ns),
+        }
+    }
+
+    /// Chips in the node as configured: `ranks` when given, `x * y` for a torus.
+    pub fn ranks(&self) -> Option<usize> {
+        match self {
+            NodeConfig::FullMesh(m) => m.ranks,
+            NodeConfig::Ring(m) => m.ranks,
+            NodeConfig::Switch(m) => m.ranks,
+            NodeConfig::Torus2d(m) => Some(m.x * m.y),
+        }
+    }
+}
+
+impl HierarchicalConfig {
+    /// The rank whose route from rank 0 first crosses level `k`'s NICs (1-based): the first
+    /// rank of the next level-(k-1) group. `ranks` (the machine's) stands in for a node size
+    /// the config leaves out. Not checked against `ranks`.
+    pub fn first_across(&self, k: usize, ranks: usize) -> usize {
+        let below: usize = self.levels.iter().take(k.saturating_sub(1)).map(|l| l.groups).product();
+        self.node.ranks().unwrap_or(ranks).saturating_mul(below)
+    }
+}
+
+impl TopologyConfig {
+    /// The raw rate (GB/s) and latency (ns) fields of the links of `class`, to read or set.
+    pub fn link_mut(&mut self, class: LinkClass) -> Result<(&mut f64, &mut f64), NoSuchLinks> {
+        match (self, class) {
+            (TopologyConfig::FullMesh(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
+            (TopologyConfig::Ring(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
+            (TopologyConfig::Torus2d(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
+            (TopologyConfig::Switch(m), LinkClass::Node) => Ok((&mut m.link_gbps, &mut m.link_latency_ns)),
+            (TopologyConfig::Hierarchical(h), LinkClass::Node) => Ok(h.node.link_mut()),
+            (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => {
+                let levels = h.levels.len();
+                let l = h.levels.get_mut(k.wrapping_sub(1)).ok_or(NoSuchLinks::NoSuchLevel { level: k, levels })?;
+                Ok((&mut l.nic_gbps, &mut l.nic_latency_ns))
+            }
+            (t, LinkClass::Level(level)) => Err(NoSuchLinks::NoLevels { kind: t.kind(), level }),
+        }
+    }
+
+    /// A rank whose route from rank 0 crosses links of `class` on a machine of `ranks` chips
+    /// (1 for a node's links; see [`HierarchicalConfig::first_across`]). Not checked against
+    /// `ranks`; a level that does not exist gives the rank past its last level.
+    pub fn crossing_peer(&self, class: LinkClass, ranks: usize) -> Result<usize, NoSuchLinks> {
+        match (self, class) {
+            (_, LinkClass::Node) => Ok(1),
+            (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => Ok(h.first_across(k, ranks)),
+            (t, LinkClass::Level(level)) => Err(NoSuchLinks::NoLevels { kind: t.kind(), level }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,6 +525,76 @@ link_latency_ns = 500.0
         assert!(e.contains("`x` is not a key of kind = \"full_mesh\""), "{e}");
         let e = parse(&MESH.replace("link_gbps = 28.0\n", "")).unwrap_err();
         assert!(e.contains("kind = \"full_mesh\" needs `link_gbps`"), "{e}");
+    }
+
+    const TWO_LEVEL: &str = r#"
+[fabric]
+packet_bytes = 4096
+efficiency = 0.7
+port_gbps = inf
+[fabric.topology]
+kind = "hierarchical"
+[fabric.topology.node]
+kind = "torus2d"
+x = 2
+y = 2
+link_gbps = 28.0
+link_latency_ns = 500.0
+[[fabric.topology.levels]]
+groups = 3
+nic_gbps = 25.0
+nic_latency_ns = 750.0
+[[fabric.topology.levels]]
+groups = 2
+nic_gbps = 12.0
+nic_latency_ns = 900.0
+"#;
+
+    #[test]
+    fn link_classes_find_their_fields() {
+        let mut flat = parse(MESH).unwrap().topology;
+        assert_eq!(flat.link_mut(LinkClass::Node).map(|(g, l)| (*g, *l)), Ok((28.0, 500.0)));
+        assert_eq!(
+            flat.link_mut(LinkClass::Level(1)).unwrap_err(),
+            NoSuchLinks::NoLevels { kind: "full_mesh", level: 1 }
+        );
+        let mut h = parse(TWO_LEVEL).unwrap().topology;
+        assert_eq!(h.link_mut(LinkClass::Node).map(|(g, l)| (*g, *l)), Ok((28.0, 500.0)));
+        assert_eq!(h.link_mut(LinkClass::Level(2)).map(|(g, l)| (*g, *l)), Ok((12.0, 900.0)));
+        assert_eq!(h.link_mut(LinkClass::Level(0)).unwrap_err(), NoSuchLinks::NoSuchLevel { level: 0, levels: 2 });
+        assert_eq!(h.link_mut(LinkClass::Level(3)).unwrap_err(), NoSuchLinks::NoSuchLevel { level: 3, levels: 2 });
+        let (g, l) = h.link_mut(LinkClass::Level(1)).unwrap();
+        (*g, *l) = (30.0, 10.0);
+        let TopologyConfig::Hierarchical(hc) = &h else { panic!("not hierarchical") };
+        assert_eq!((hc.levels[0].nic_gbps, hc.levels[0].nic_latency_ns), (30.0, 10.0));
+    }
+
+    #[test]
+    fn crossing_peers_sit_across_their_level() {
+        let flat = parse(MESH).unwrap().topology;
+        assert_eq!(flat.crossing_peer(LinkClass::Node, 8), Ok(1));
+        assert_eq!(
+            flat.crossing_peer(LinkClass::Level(1), 8),
+            Err(NoSuchLinks::NoLevels { kind: "full_mesh", level: 1 })
+        );
+        let h = parse(TWO_LEVEL).unwrap().topology;
+        // Nodes of 2 x 2 chips; level 1 joins 3 nodes, level 2 two such groups.
+        assert_eq!(h.crossing_peer(LinkClass::Node, 24), Ok(1));
+        assert_eq!(h.crossing_peer(LinkClass::Level(1), 24), Ok(4));
+        assert_eq!(h.crossing_peer(LinkClass::Level(2), 24), Ok(12));
+        assert_eq!(h.crossing_peer(LinkClass::Level(3), 24), Ok(24));
+        let mut mesh_node =
+            parse(&TWO_LEVEL.replace("kind = \"torus2d\"\nx = 2\ny = 2", "kind = \"full_mesh\"\nranks = 4"))
+                .unwrap()
+                .topology;
+        assert_eq!(mesh_node.crossing_peer(LinkClass::Level(2), 24), Ok(12));
+        if let TopologyConfig::Hierarchical(hc) = &mut mesh_node
+            && let NodeConfig::FullMesh(m) = &mut hc.node
+        {
+            m.ranks = None;
+        }
+        // A node size left out stands for the machine's ranks.
+        assert_eq!(mesh_node.crossing_peer(LinkClass::Level(1), 24), Ok(24));
     }
 
     #[test]

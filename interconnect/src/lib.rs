@@ -2,7 +2,8 @@
 //!
 //! Topologies, routing and the packet-level timing of every byte that moves between a core's
 //! unified buffer, HBM and other chips. [`FabricConfig`] is the serde form of a preset's
-//! `[fabric]` table; [`build_network`] turns it, with the chip-side [`ChipPaths`], into a
+//! `[fabric]` table; [`build_network`] turns it, with the chip-side [`ChipPaths`] (chip-model's
+//! description of one chip's engines, from `ChipModel::paths`), into a
 //! [`sim_core::Network`] ([`NetworkModel`]); [`describe`], [`route`] and [`route_line`] print it
 //! for a `topo` command.
 //!
@@ -79,8 +80,8 @@ mod network;
 mod topology;
 
 pub use config::{
-    FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkParams, NodeConfig, Ordering,
-    RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
+    FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkClass, LinkParams,
+    NoSuchLinks, NodeConfig, Ordering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
 };
 pub use describe::{describe, describe_summary, route, route_line};
 pub use network::{ChipPaths, NetworkModel, build_network};

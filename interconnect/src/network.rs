@@ -4,50 +4,12 @@
 
 use crate::config::{FabricConfig, FabricConfigError, err};
 use crate::topology::Topology;
+pub use chip_model::ChipPaths;
 use resource::Resource;
 use rustc_hash::FxHashMap;
 use sim_core::{Bandwidth, Busy, Network, PacketTiming, PathId, PathKind, Route, SimDuration, SimTime};
 
 mod resource;
-
-/// The chip-side data paths the fabric config does not hold (they come from the chip model).
-/// Rates are effective already (no fabric efficiency applied); `None` = unlimited.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ChipPaths {
-    /// Cores per chip, each with its own MTE2 (GM -> UB) and MTE3 (UB -> GM) engine.
-    pub cores: usize,
-    /// Rate of each core's MTE2 engine.
-    pub mte2: Option<Bandwidth>,
-    /// Rate of each core's MTE3 engine.
-    pub mte3: Option<Bandwidth>,
-    /// Rate of each chip's HBM (shared by all its cores and all incoming traffic).
-    pub hbm: Option<Bandwidth>,
-    /// SDMA channels per chip (0: none) and the rate of each.
-    pub sdma_channels: usize,
-    pub sdma: Option<Bandwidth>,
-    /// AIC (cube) cores per chip (0: none), numbered after the AIV cores, each with its own
-    /// GM -> L1 engine (MTE2, rate `gm_to_l1`) and L0C -> GM engine (FIXPIPE, rate `l0c_to_gm`).
-    pub cube_cores: usize,
-    pub gm_to_l1: Option<Bandwidth>,
-    pub l0c_to_gm: Option<Bandwidth>,
-}
-
-impl ChipPaths {
-    /// `cores` cores whose engines and HBM never limit the rate, and no SDMA channels.
-    pub fn unlimited(cores: usize) -> ChipPaths {
-        ChipPaths {
-            cores,
-            mte2: None,
-            mte3: None,
-            hbm: None,
-            sdma_channels: 0,
-            sdma: None,
-            cube_cores: 0,
-            gm_to_l1: None,
-            l0c_to_gm: None,
-        }
-    }
-}
 
 /// The machine's data paths, implementing [`Network`]. Resources are numbered chip by chip
 /// (`hbm c`, `port c`, `mte2 c.0..`, `mte3 c.0..`, `sdma c.0..`, then for the AIC cores
@@ -85,13 +47,7 @@ impl NetworkModel {
         let port = cfg.port()?;
         let topology = Topology::new(cfg, ranks)?;
         let count = ranks
-            .checked_mul(
-                chip.cores
-                    .saturating_add(chip.cube_cores)
-                    .saturating_mul(2)
-                    .saturating_add(2)
-                    .saturating_add(chip.sdma_channels),
-            )
+            .checked_mul(chip.engine_count().saturating_add(2))
             .and_then(|n| n.checked_add(topology.links().len()))
             .filter(|&n| u32::try_from(n).is_ok());
         if count.is_none() {
@@ -102,20 +58,8 @@ impl NetworkModel {
         for c in 0..ranks {
             resources.push(Resource::new(format!("hbm {c}"), c, chip.hbm, SimDuration::ZERO));
             resources.push(Resource::new(format!("port {c}"), c, port.rate, port.latency));
-            for k in 0..chip.cores {
-                resources.push(Resource::new(format!("mte2 {c}.{k}"), c, chip.mte2, SimDuration::ZERO));
-            }
-            for k in 0..chip.cores {
-                resources.push(Resource::new(format!("mte3 {c}.{k}"), c, chip.mte3, SimDuration::ZERO));
-            }
-            for k in 0..chip.sdma_channels {
-                resources.push(Resource::new(format!("sdma {c}.{k}"), c, chip.sdma, SimDuration::ZERO));
-            }
-            for k in chip.cores..chip.cores + chip.cube_cores {
-                resources.push(Resource::new(format!("mte2 {c}.{k}"), c, chip.gm_to_l1, SimDuration::ZERO));
-            }
-            for k in chip.cores..chip.cores + chip.cube_cores {
-                resources.push(Resource::new(format!("fixpipe {c}.{k}"), c, chip.l0c_to_gm, SimDuration::ZERO));
+            for e in chip.engines() {
+                resources.push(Resource::new(format!("{} {c}.{}", e.name, e.index), c, e.rate, SimDuration::ZERO));
             }
         }
         for l in topology.links() {
@@ -155,6 +99,7 @@ impl NetworkModel {
         self.resources.get(resource as usize).map(|r| (r.rate, r.latency))
     }
 
+    /// Resources per chip: HBM, port, then the engines in `ChipPaths::engines` order.
     fn per_chip(&self) -> usize {
         2 + 2 * self.cores + self.sdma_channels + 2 * self.cube_cores
     }

@@ -28,10 +28,10 @@ pub struct BenchArgs {
 pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
     let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
-    if a.spec.ranks == 0 || a.spec.ranks > cfg.machine.ranks {
+    if a.spec.call.ranks == 0 || a.spec.call.ranks > cfg.machine.ranks {
         return Err(format!(
             "--ranks {}: machine `{}` has {} ranks",
-            a.spec.ranks, cfg.machine.name, cfg.machine.ranks
+            a.spec.call.ranks, cfg.machine.name, cfg.machine.ranks
         ));
     }
     a.spec.validate("-b", a.size, cfg.machine.ranks)?;
@@ -76,15 +76,15 @@ pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
 /// `# allreduce of 262144 B on 8 ranks: mean device wall 1145.3 us -> algbw 0.23 GB/s, busbw
 /// 0.40 GB/s (machine bound 137.20 GB/s)`, nccl-tests' conventions on the headline time.
 fn bandwidth_line(cfg: &Config, spec: &SweepSpec, size: u64, time_us: f64) -> Result<String, String> {
-    let es = spec.dtype.size() as u64;
-    let count = crate::formats::count_for(spec.kind, size, es, spec.ranks);
-    let bytes = crate::formats::bytes_for(spec.kind, count, es, spec.ranks);
+    let es = spec.call.dtype.size() as u64;
+    let count = crate::formats::count_for(spec.call.kind, size, es, spec.call.ranks);
+    let bytes = crate::formats::bytes_for(spec.call.kind, count, es, spec.call.ranks);
     let algbw = crate::formats::algbw_gbps(bytes, time_us);
-    let busbw = crate::formats::busbw_gbps(spec.kind, bytes, time_us, spec.ranks);
-    let bound = crate::sweep::busbw_bound(cfg, spec.ranks)?;
+    let busbw = crate::formats::busbw_gbps(spec.call.kind, bytes, time_us, spec.call.ranks);
+    let bound = crate::sweep::busbw_bound(cfg, spec.call.ranks)?;
     Ok(format!(
         "# {} of {bytes} B on {} ranks: mean device wall {time_us:.1} us -> algbw {algbw:.2} GB/s, busbw {busbw:.2} GB/s (machine bound {:.2} GB/s)",
-        spec.kind, spec.ranks, bound.gbps
+        spec.call.kind, spec.call.ranks, bound.gbps
     ))
 }
 

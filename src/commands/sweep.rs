@@ -11,10 +11,8 @@ use crate::Config;
 use crate::formats::parse_size;
 use crate::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
 use crate::progress::RowsBar;
-use crate::sweep::{
-    Point, SweepSpec, blocks, busbw_bound, failed_row, mode_note, nccl_type, run_point_watched, supports,
-};
-use collectives::{Kind, Mode, Path};
+use crate::sweep::{Point, SweepSpec, busbw_bound, failed_row, mode_note, nccl_type, run_point_watched, supports};
+use collectives::{Call, Kind, Mode, Path};
 use sim_core::{DType, Jitter, ReduceOp};
 use std::io::Write;
 use std::path::PathBuf;
@@ -228,15 +226,15 @@ pub struct Combo {
 
 /// The legend / JSON label of a series: `allreduce sdma-mesh core_num 48 -w 1`.
 fn label(spec: &SweepSpec) -> String {
-    let mut s = if matches!(spec.kind, Kind::AllReduce | Kind::AllGather) {
-        format!("{} {}", spec.kind, spec.mode)
+    let mut s = if matches!(spec.call.kind, Kind::AllReduce | Kind::AllGather) {
+        format!("{} {}", spec.call.kind, spec.call.mode)
     } else {
-        spec.kind.to_string()
+        spec.call.kind.to_string()
     };
-    if spec.path == Path::InCore {
+    if spec.call.path == Path::InCore {
         s.push_str(" incore");
     }
-    s.push_str(&format!(" core_num {}", blocks(spec)));
+    s.push_str(&format!(" core_num {}", spec.call.blocks()));
     if spec.warmup > 0 {
         s.push_str(&format!(" -w {}", spec.warmup));
     }
@@ -299,14 +297,14 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         let lbl = label(&spec);
         writeln!(out, "{}", formats::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
         writeln!(out, "# {}: {}", lbl, mode_note(&spec)).map_err(io)?;
-        let reports_bound = spec.kind != Kind::Barrier;
+        let reports_bound = spec.call.kind != Kind::Barrier;
         if reports_bound {
             writeln!(out, "# bound: {}", bound.line()).map_err(io)?;
         }
         // A barrier moves no payload: every size would be the same size-0 row.
         let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
-        let sizes: &[u64] = if spec.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
-        if spec.kind == Kind::Barrier && all_sizes.len() > 1 {
+        let sizes: &[u64] = if spec.call.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
+        if spec.call.kind == Kind::Barrier && all_sizes.len() > 1 {
             writeln!(out, "# barrier moves no payload: one row, not one per size").map_err(io)?;
         }
         if let Some(m) = combo.max_bytes {
@@ -416,8 +414,8 @@ fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
     let mut last = None;
     let mut out = Vec::new();
     for &size in sizes {
-        let count = formats::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks);
-        if last != Some(count) || spec.kind == Kind::Barrier {
+        let count = formats::count_for(spec.call.kind, size, spec.call.dtype.size() as u64, spec.call.ranks);
+        if last != Some(count) || spec.call.kind == Kind::Barrier {
             out.push(size);
         }
         last = Some(count);
@@ -439,7 +437,8 @@ fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, 
 
 /// Whether a size gives at least one element per rank (a barrier always runs).
 fn has_elements(spec: &SweepSpec, size: u64) -> bool {
-    spec.kind == Kind::Barrier || formats::count_for(spec.kind, size, spec.dtype.size() as u64, spec.ranks) > 0
+    spec.call.kind == Kind::Barrier
+        || formats::count_for(spec.call.kind, size, spec.call.dtype.size() as u64, spec.call.ranks) > 0
 }
 
 /// The closing comparison of several series: each one's best busbw against the bound.
@@ -504,14 +503,14 @@ fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Vec<String> {
         let lbl = format!("{} {} ({})", c.kind, c.mode, a.path);
         if let Some(n) = a.core_num
             && n != 1
-            && blocks(&s) == 1
+            && s.call.blocks() == 1
         {
             w.push(format!("--core-num {n} does not apply to {lbl}: it runs on one block"));
         }
         if a.root.is_some() && c.kind != Kind::Broadcast {
             w.push(format!("--root does not apply to {}: only broadcast has a root", c.kind));
         }
-        if a.op.is_some() && !matches!(c.kind, Kind::AllReduce | Kind::ReduceScatter) {
+        if a.op.is_some() && !s.call.reduces() {
             w.push(format!("-o does not apply to {}: it does not reduce", c.kind));
         }
         if a.modes.is_some() && c.mode == Mode::SdmaMesh && c.warmup == 0 {
@@ -526,33 +525,31 @@ fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Vec<String> {
 
 /// The spec of one series.
 fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
-    SweepSpec {
-        kind: c.kind,
-        mode: c.mode,
-        path: a.path,
-        dtype: a.dtype,
-        op: a.op.unwrap_or(ReduceOp::Sum),
-        root: a.root.unwrap_or(0),
-        iters: a.iters,
-        warmup: c.warmup,
-        ranks,
-        core_num: c.core_num,
-        jitter: a.jitter,
-        timing_only: a.no_data,
-    }
+    let call = Call::new(c.kind, ranks)
+        .with_mode(c.mode)
+        .with_path(a.path)
+        .with_dtype(a.dtype)
+        .with_op(a.op.unwrap_or(ReduceOp::Sum))
+        .with_root(a.root.unwrap_or(0))
+        .with_core_num(c.core_num);
+    SweepSpec::new(call).with_iters(a.iters).with_warmup(c.warmup).with_jitter(a.jitter).with_timing_only(a.no_data)
 }
 
 fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {
     SweepConfig {
         machine: cfg.machine.name.clone(),
-        ranks: s.ranks,
-        collective: s.kind.to_string(),
-        mode: if matches!(s.kind, Kind::AllReduce | Kind::AllGather) { s.mode.to_string() } else { "-".into() },
-        path: s.path.to_string(),
-        core_num: blocks(s),
-        dtype: nccl_type(s.dtype).to_string(),
-        redop: if matches!(s.kind, Kind::AllReduce | Kind::ReduceScatter) { s.op.to_string() } else { "none".into() },
-        root: if s.kind == Kind::Broadcast { i64::try_from(s.root).unwrap_or(i64::MAX) } else { -1 },
+        ranks: s.call.ranks,
+        collective: s.call.kind.to_string(),
+        mode: if matches!(s.call.kind, Kind::AllReduce | Kind::AllGather) {
+            s.call.mode.to_string()
+        } else {
+            "-".into()
+        },
+        path: s.call.path.to_string(),
+        core_num: s.call.blocks(),
+        dtype: nccl_type(s.call.dtype).to_string(),
+        redop: if s.call.reduces() { s.call.op.to_string() } else { "none".into() },
+        root: if s.call.kind == Kind::Broadcast { i64::try_from(s.call.root).unwrap_or(i64::MAX) } else { -1 },
         min_bytes: a.min_bytes,
         max_bytes,
         step_factor: a.factor,

@@ -2,8 +2,7 @@
 //! parameter that shapes a row is printed, outputs are readable.
 
 use ranksim::Config;
-use ranksim::collectives::{Kind, Mode, Path};
-use ranksim::prelude::*;
+use ranksim::collectives::{Kind, Mode};
 use ranksim::sweep::{SweepSpec, run_point};
 use serde_json::Value;
 use std::process::Command;
@@ -103,20 +102,8 @@ fn sweep_help_has_the_support_matrix_and_an_honest_n() {
 fn the_first_call_differs_so_n_matters_without_a_seed() {
     // What the -n help says: the copy engines' cold start is in the first call only.
     let cfg = Config::default_preset();
-    let spec = |iters| SweepSpec {
-        kind: Kind::AllReduce,
-        mode: Mode::SdmaMesh,
-        path: Path::Host,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters,
-        warmup: 0,
-        ranks: 4,
-        core_num: 4,
-        jitter: None,
-        timing_only: true,
-    };
+    let call = ranksim::collectives::Call::new(Kind::AllReduce, 4).with_mode(Mode::SdmaMesh).with_core_num(4);
+    let spec = |iters| SweepSpec::new(call).with_iters(iters).with_timing_only(true);
     let one = run_point(&cfg, &spec(1), 64 << 10, false).unwrap().unwrap().row.time_us;
     let two = run_point(&cfg, &spec(2), 64 << 10, false).unwrap().unwrap().row.time_us;
     assert!(one > two + 40.0, "-n 1 {one} us, -n 2 {two} us: the cold start is averaged over two calls");

@@ -76,24 +76,12 @@ fn the_guide_example_runs_and_prints_what_the_guide_says() {
 
 #[test]
 fn device_time_is_the_sweep_time_of_one_call_and_builtins_take_the_custom_path() {
-    use ranksim::collectives::{Kind, Mode, Path};
+    use ranksim::collectives::{Kind, Mode};
     use ranksim::prelude::*;
     use ranksim::sweep::{Builtin, SweepSpec};
     let cfg = ranksim::Config::default_preset();
-    let spec = SweepSpec {
-        kind: Kind::AllReduce,
-        mode: Mode::TwoShot,
-        path: Path::Host,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters: 1,
-        warmup: 0,
-        ranks: 4,
-        core_num: 2,
-        jitter: None,
-        timing_only: false,
-    };
+    let call = ranksim::collectives::Call::new(Kind::AllReduce, 4).with_mode(Mode::TwoShot).with_core_num(2);
+    let spec = SweepSpec::new(call);
     let p = ranksim::sweep::run_point(&cfg, &spec, 64 << 10, false).unwrap().unwrap();
     assert_eq!(p.report.device_time().as_us_f64(), p.row.time_us);
     assert_eq!(p.report.device_time_per_call().len(), 1);

@@ -1,7 +1,7 @@
 //! The HCCL-class sweep modes against the bounds the a2a3 preset implies.
 
 use ranksim::Config;
-use ranksim::collectives::{Kind, Mode, Path};
+use ranksim::collectives::{Call, Kind, Mode, Path};
 use ranksim::prelude::*;
 use ranksim::sweep::{SweepSpec, run_point};
 
@@ -10,20 +10,7 @@ fn spec(mode: Mode, ranks: usize, core_num: usize) -> SweepSpec {
 }
 
 fn with_warmup(mode: Mode, ranks: usize, core_num: usize, warmup: u32) -> SweepSpec {
-    SweepSpec {
-        kind: Kind::AllReduce,
-        mode,
-        path: Path::Host,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters: 1,
-        warmup,
-        ranks,
-        core_num,
-        jitter: None,
-        timing_only: false,
-    }
+    SweepSpec::new(Call::new(Kind::AllReduce, ranks).with_mode(mode).with_core_num(core_num)).with_warmup(warmup)
 }
 
 #[test]
@@ -66,7 +53,8 @@ fn sdma_mesh_allreduce_runs_close_to_the_mesh_link_bound_once_its_channels_are_w
 }
 
 fn allgather_spec(ranks: usize, core_num: usize, warmup: u32) -> SweepSpec {
-    SweepSpec { kind: Kind::AllGather, ..with_warmup(Mode::SdmaMesh, ranks, core_num, warmup) }
+    let call = Call::new(Kind::AllGather, ranks).with_mode(Mode::SdmaMesh).with_core_num(core_num);
+    SweepSpec::new(call).with_warmup(warmup)
 }
 
 #[test]

@@ -190,20 +190,8 @@ fn a_buffer_too_large_to_address_is_refused_by_name() {
     let e = w.alloc_tensor("wide", DType::I32, &[1 << 40, 1 << 10]).unwrap_err().to_string();
     assert!(e.contains("buffer `wide`") && !e.contains("non-empty"), "{e}");
     // bench at a size of u64::MAX bytes is refused naming -b.
-    let spec = ranksim::sweep::SweepSpec {
-        kind: collectives::Kind::AllReduce,
-        mode: collectives::Mode::Mesh,
-        path: collectives::Path::Host,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters: 1,
-        warmup: 0,
-        ranks: 8,
-        core_num: 1,
-        jitter: None,
-        timing_only: true,
-    };
+    let call = collectives::Call::new(collectives::Kind::AllReduce, 8);
+    let spec = ranksim::sweep::SweepSpec::new(call).with_timing_only(true);
     let a = ranksim::commands::bench::BenchArgs { config: None, spec, size: u64::MAX, strace: None, stats: false };
     let e = ranksim::commands::bench::bench(&mut Vec::new(), &a).unwrap_err();
     assert!(e.starts_with("-b 18446744073709551615: a size is at most"), "{e}");

@@ -1,7 +1,7 @@
 //! Outputs of issue 6: [STRACE] lines that read back into the same BenchmarkStats, a Chrome
 //! trace that is valid JSON with the expected tracks, the sweep's JSON, and the CLI gates.
 
-use collectives::{Kind, Mode, Path};
+use collectives::{Call, Kind};
 use ranksim::Config;
 use ranksim::collectives;
 use ranksim::formats::StraceLog;
@@ -12,24 +12,12 @@ use serde_json::Value;
 use std::process::Command;
 
 fn spec(kind: Kind, iters: u32, warmup: u32, seed: Option<u64>) -> SweepSpec {
-    SweepSpec {
-        kind,
-        mode: Mode::Mesh,
-        path: Path::Host,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters,
-        warmup,
-        ranks: 4,
-        core_num: 2,
-        jitter: seed.map(|seed| ranksim::sim_core::Jitter {
-            seed,
-            op: SimDuration::from_ns(30),
-            dispatch: SimDuration::from_ns(500),
-        }),
-        timing_only: false,
-    }
+    let jitter = seed.map(|seed| ranksim::sim_core::Jitter {
+        seed,
+        op: SimDuration::from_ns(30),
+        dispatch: SimDuration::from_ns(500),
+    });
+    SweepSpec::new(Call::new(kind, 4).with_core_num(2)).with_iters(iters).with_warmup(warmup).with_jitter(jitter)
 }
 
 fn stats_of(log: &StraceLog, rounds: usize, warmup: usize) -> BenchmarkStats {

@@ -85,20 +85,8 @@ fn more_than_16_ranks_on_the_host_path_fail_every_row() {
     // The InCore path has no such limit.
     let (r, table) = run_sweep(&SweepArgs { path: Path::InCore, ..a });
     assert_eq!(r, Ok(Status::Ok), "{table}");
-    let spec = SweepSpec {
-        kind: Kind::Broadcast,
-        mode: Mode::Mesh,
-        path: Path::Host,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters: 2,
-        warmup: 1,
-        ranks: 17,
-        core_num: 1,
-        jitter: None,
-        timing_only: true,
-    };
+    let call = ranksim::collectives::Call::new(Kind::Broadcast, 17);
+    let spec = SweepSpec::new(call).with_iters(2).with_warmup(1).with_timing_only(true);
     // bench showed the warning but exited 0; now it fails.
     let mut out = Vec::new();
     let st = bench(&mut out, &BenchArgs { config: Some(cfg), spec, size: 4096, strace: None, stats: false });

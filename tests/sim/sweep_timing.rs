@@ -3,25 +3,13 @@
 //! times as one with payload.
 
 use ranksim::Config;
-use ranksim::collectives::{Kind, Mode, Path};
+use ranksim::collectives::{Call, Kind, Mode};
 use ranksim::prelude::*;
 use ranksim::sweep::{SweepSpec, run_calls, run_point, time_per_call};
 
 fn spec(kind: Kind, mode: Mode, iters: u32, warmup: u32, timing_only: bool) -> SweepSpec {
-    SweepSpec {
-        kind,
-        mode,
-        path: Path::Host,
-        dtype: DType::F32,
-        op: ReduceOp::Sum,
-        root: 0,
-        iters,
-        warmup,
-        ranks: 4,
-        core_num: 4,
-        jitter: None,
-        timing_only,
-    }
+    let call = Call::new(kind, 4).with_mode(mode).with_core_num(4);
+    SweepSpec::new(call).with_iters(iters).with_warmup(warmup).with_timing_only(timing_only)
 }
 
 /// Per call index, the slowest rank's device wall in us (its first task's start to the
