@@ -7,6 +7,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// `DomainInfo::rank_by_chip`'s mark of a chip outside the domain.
+const NOT_MEMBER: u32 = u32::MAX;
+
 /// A comm domain: an ordered subset of the world's chips. A chip's dense rank in the domain is
 /// its index in `members`.
 #[derive(Debug)]
@@ -14,6 +17,9 @@ pub struct DomainInfo {
     pub(crate) id: usize,
     pub(crate) name: String,
     pub(crate) members: Vec<usize>,
+    /// Dense rank by world rank (`NOT_MEMBER` for a chip outside the domain): every window
+    /// access asks it, so it is one index, not a search of `members`.
+    rank_by_chip: Vec<u32>,
     /// The host released the domain and a run fence freed its windows; set only between runs.
     pub(crate) freed: AtomicBool,
 }
@@ -28,7 +34,17 @@ impl Eq for DomainInfo {}
 
 impl DomainInfo {
     pub(crate) fn new(id: usize, name: &str, members: &[usize]) -> DomainInfo {
-        DomainInfo { id, name: name.to_string(), members: members.to_vec(), freed: AtomicBool::new(false) }
+        let mut rank_by_chip = vec![NOT_MEMBER; members.iter().max().map_or(0, |&m| m + 1)];
+        for (rank, &chip) in members.iter().enumerate().rev() {
+            rank_by_chip[chip] = u32::try_from(rank).unwrap_or(NOT_MEMBER);
+        }
+        DomainInfo {
+            id,
+            name: name.to_string(),
+            members: members.to_vec(),
+            rank_by_chip,
+            freed: AtomicBool::new(false),
+        }
     }
 
     /// Whether the domain was released and its windows freed ([`crate::World::release_domain`]).
@@ -53,7 +69,7 @@ impl DomainInfo {
 
     /// Dense rank of world rank `chip`, if it is a member.
     pub fn rank_of(&self, chip: usize) -> Option<usize> {
-        self.members.iter().position(|&c| c == chip)
+        self.rank_by_chip.get(chip).filter(|&&r| r != NOT_MEMBER).map(|&r| r as usize)
     }
 }
 
@@ -471,6 +487,16 @@ mod tests {
     fn tensor(shape: &[usize], base: usize) -> Tensor {
         let capacity = shape.iter().product::<usize>() * 4;
         Tensor(Arc::new(TensorMeta::dense("t".into(), Space::Gm { buf: 0 }, base, capacity, DType::F32, shape)))
+    }
+
+    #[test]
+    fn a_domain_knows_the_dense_rank_of_its_members_only() {
+        let d = DomainInfo::new(0, "d", &[5, 2, 9]);
+        assert_eq!(
+            [5, 2, 9, 0, 3, 10, usize::MAX].map(|c| d.rank_of(c)),
+            [Some(0), Some(1), Some(2), None, None, None, None]
+        );
+        assert_eq!(DomainInfo::new(1, "empty", &[]).rank_of(0), None);
     }
 
     #[test]

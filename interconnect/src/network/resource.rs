@@ -57,8 +57,12 @@ impl Resource {
         // Saturating: a sum past the u64 clock ends at `SimTime::NEVER`, which the engine
         // refuses to schedule (an overflow error), never a wrap.
         let mut end = ready.as_ps().saturating_add(ser).max(last_in.as_ps());
+        // Bookings that end before the earliest start cannot hold the packet up; their ends
+        // increase along the list, so they are a prefix found by bisection (a port many
+        // senders share keeps a long calendar).
+        let first = self.booked.partition_point(|&(_, b)| b <= end - ser);
         let mut at = self.booked.len();
-        for (i, &(a, b)) in self.booked.iter().enumerate() {
+        for (i, &(a, b)) in self.booked.range(first..).enumerate().map(|(k, x)| (first + k, x)) {
             if b <= end - ser {
                 continue;
             }

@@ -71,7 +71,7 @@ pub(crate) struct SignalLand {
 }
 
 /// A queue entry: an event's key and what it stands for, ordered by key only.
-#[derive(Debug)]
+#[derive(Copy, Clone, Debug)]
 pub(crate) struct Entry {
     pub(crate) key: Key,
     pub(crate) what: Pending,

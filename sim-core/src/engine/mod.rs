@@ -14,6 +14,7 @@ mod event;
 mod flow;
 mod loads;
 mod observe;
+mod queue;
 mod scalar;
 mod sched;
 mod sdma;
@@ -32,7 +33,6 @@ use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
 use crate::options::{Jitter, Progress, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
-use crate::report::CellWrite;
 use crate::request::{OpKind, Reply, Request};
 use crate::signal::{Cond, NotifyOp, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
@@ -45,9 +45,7 @@ use observe::{Observers, OpAt, TraceId};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use sched::ChipSched;
-use signals::{Signals, Waiter, WaiterKind};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use signals::{Signals, Waiter, WaiterKind, Written};
 use std::sync::Arc;
 use wake::{Assignment, Wake};
 
@@ -84,7 +82,7 @@ pub(crate) struct Engine {
     world: usize,
     pub(crate) mem: Memory,
     /// Keys of pending events, smallest first; the events themselves sit in `slots`.
-    queue: BinaryHeap<Reverse<Entry>>,
+    queue: queue::EventQueue,
     slots: Slots,
     next_sub: u64,
     now: SimTime,
@@ -136,7 +134,7 @@ impl Engine {
             aiv,
             world,
             mem,
-            queue: BinaryHeap::new(),
+            queue: queue::EventQueue::default(),
             slots: Slots::default(),
             next_sub: 1,
             now: SimTime::ZERO,
@@ -269,7 +267,7 @@ impl Engine {
     /// deadlock report when nothing can make progress.
     pub(crate) fn pump(&mut self) {
         while self.outcome.is_none() {
-            let Some(Reverse(top)) = self.queue.peek() else {
+            let Some(top) = self.queue.peek() else {
                 break;
             };
             if let Some((t, a, s)) = self.running.first()
@@ -277,7 +275,7 @@ impl Engine {
             {
                 return;
             }
-            let Some(Reverse(Entry { key, what })) = self.queue.pop() else {
+            let Some(Entry { key, what }) = self.queue.pop() else {
                 break;
             };
             self.now = key.time;
@@ -519,12 +517,12 @@ impl Engine {
         }
     }
 
-    fn cell_write(&self, writer: usize, op: &str, value: i64, time: SimTime) -> CellWrite {
+    fn cell_write(&self, writer: usize, op: &'static str, value: i64, time: SimTime) -> Written {
         let (block, task) = match &self.actors[writer].job {
-            Some((_, a)) => (a.block, a.ctx.task.to_string()),
-            None => (writer % self.cores, String::from("?")),
+            Some((_, a)) => (a.block, Some(a.ctx.task.clone())),
+            None => (writer % self.cores, None),
         };
-        CellWrite { chip: self.chip_of(writer), block, task, op: op.to_string(), value, time }
+        Written { chip: self.chip_of(writer), block, task, op, value, time }
     }
 
     /// Releases a blocked actor at `at` with `reply`.
@@ -614,7 +612,7 @@ impl Engine {
             Event::FlowStep { flow } if u32::try_from(flow).is_ok() => Pending::FlowStep(flow as u32),
             ev => Pending::Slot(self.slots.put(ev)),
         };
-        self.queue.push(Reverse(Entry { key, what }));
+        self.queue.push(Entry { key, what });
     }
 }
 

@@ -7,7 +7,8 @@ use crate::report::CellWrite;
 use crate::signal::{Cond, WaitCmp};
 use crate::time::SimTime;
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How many writes per cell a report shows.
 const HISTORY: usize = 4;
@@ -32,6 +33,50 @@ pub(crate) struct Waiter {
     pub(crate) trace_id: TraceId,
 }
 
+/// One write to a signal cell as the history keeps it: what a report needs, without copying
+/// names (the task's name is shared, the operation's is static).
+#[derive(Clone, Debug)]
+pub(crate) struct Written {
+    pub(crate) chip: usize,
+    pub(crate) block: usize,
+    /// The writing task (`None`: the writer had no task, shown as `?`).
+    pub(crate) task: Option<Arc<str>>,
+    pub(crate) op: &'static str,
+    pub(crate) value: i64,
+    pub(crate) time: SimTime,
+}
+
+impl Written {
+    /// The report's form of this write.
+    fn report(&self) -> CellWrite {
+        let task = self.task.as_deref().unwrap_or("?").to_string();
+        let (chip, block, op, value, time) = (self.chip, self.block, self.op.to_string(), self.value, self.time);
+        CellWrite { chip, block, task, op, value, time }
+    }
+}
+
+/// The last [`HISTORY`] writes to one cell, in a ring stored in place (one map entry per
+/// cell, no allocation of its own).
+#[derive(Debug, Default)]
+struct History {
+    ring: [Option<Written>; HISTORY],
+    /// Writes recorded so far (the next goes to `count % HISTORY`).
+    count: usize,
+}
+
+impl History {
+    fn push(&mut self, w: Written) {
+        self.ring[self.count % HISTORY] = Some(w);
+        self.count += 1;
+    }
+
+    /// Oldest first.
+    fn iter(&self) -> impl Iterator<Item = &Written> {
+        let start = self.count.saturating_sub(HISTORY);
+        (start..self.count).filter_map(|i| self.ring[i % HISTORY].as_ref())
+    }
+}
+
 /// The registry of waiters and the write history of cells.
 #[derive(Default, Debug)]
 pub(crate) struct Signals {
@@ -39,7 +84,7 @@ pub(crate) struct Signals {
     free: Vec<usize>,
     by_cell: BTreeMap<(MemKey, usize), Vec<usize>>,
     /// Looked up by cell, never iterated.
-    history: FxHashMap<(MemKey, usize), VecDeque<CellWrite>>,
+    history: FxHashMap<(MemKey, usize), History>,
 }
 
 impl Signals {
@@ -127,16 +172,37 @@ impl Signals {
     }
 
     /// Remembers a write to a cell.
-    pub(crate) fn record(&mut self, mem: MemKey, offset: usize, w: CellWrite) {
-        let h = self.history.entry((mem, offset)).or_default();
-        if h.len() == HISTORY {
-            h.pop_front();
-        }
-        h.push_back(w);
+    pub(crate) fn record(&mut self, mem: MemKey, offset: usize, w: Written) {
+        self.history.entry((mem, offset)).or_default().push(w);
     }
 
     /// The most recent writes to a cell, oldest first.
     pub(crate) fn last_writers(&self, mem: MemKey, offset: usize) -> Vec<CellWrite> {
-        self.history.get(&(mem, offset)).map(|h| h.iter().cloned().collect()).unwrap_or_default()
+        self.history.get(&(mem, offset)).map(|h| h.iter().map(Written::report).collect()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(value: i64) -> Written {
+        let task = Some(Arc::from("t"));
+        Written { chip: 1, block: 0, task, op: "notify AtomicAdd", value, time: SimTime::from_ps(value as u64) }
+    }
+
+    #[test]
+    fn a_cell_keeps_its_last_four_writes_oldest_first() {
+        let mut s = Signals::default();
+        let mem = MemKey::Win { domain: 0, member: 1 };
+        assert!(s.last_writers(mem, 8).is_empty());
+        for v in 1..=6 {
+            s.record(mem, 8, write(v));
+        }
+        s.record(mem, 12, Written { task: None, ..write(9) });
+        let values: Vec<i64> = s.last_writers(mem, 8).iter().map(|w| w.value).collect();
+        assert_eq!(values, vec![3, 4, 5, 6]);
+        let other = s.last_writers(mem, 12);
+        assert_eq!((other.len(), other[0].task.as_str(), other[0].op.as_str()), (1, "?", "notify AtomicAdd"));
     }
 }
