@@ -101,7 +101,7 @@ mod tests {
         for i in 0..20_000u32 {
             let r = next();
             // Two pushes for each pop on average, so the heap grows to thousands deep.
-            if r % 3 == 0 {
+            if r.is_multiple_of(3) {
                 let got = q.pop().map(|e| (e.key, e.what));
                 let want = reference.pop().map(|Reverse(e): Reverse<Entry>| (e.key, e.what));
                 assert_eq!(got, want, "pop {popped}");
