@@ -267,11 +267,11 @@ impl Engine {
     /// deadlock report when nothing can make progress.
     pub(crate) fn pump(&mut self) {
         while self.outcome.is_none() {
-            let Some(top) = self.queue.peek() else {
+            let Some(top) = self.queue.peek_key() else {
                 break;
             };
             if let Some((t, a, s)) = self.running.first()
-                && (top.key.time, top.key.actor, top.key.seq, top.key.sub) >= (t, a, s, 0)
+                && (top.time, top.actor, top.seq, top.sub) >= (t, a, s, 0)
             {
                 return;
             }
@@ -610,6 +610,9 @@ impl Engine {
         }
         let what = match ev {
             Event::FlowStep { flow } if u32::try_from(flow).is_ok() => Pending::FlowStep(flow as u32),
+            ev @ Event::Request { .. } if key.sub == 0 && key.actor != HOST => {
+                return self.queue.push_request(key, self.slots.put(ev));
+            }
             ev => Pending::Slot(self.slots.put(ev)),
         };
         self.queue.push(Entry { key, what });

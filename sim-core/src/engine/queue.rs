@@ -1,23 +1,93 @@
-//! The event queue: a 4-ary min-heap of [`Entry`]s by key. Keys are unique, so any correct
-//! priority queue pops the same sequence; this one is shallower than a binary heap (half the
-//! levels, and a node's four children share a cache line or two), which is what counts when
-//! hundreds of thousands of events are in flight (every rank of a 1024-rank barrier notifying
-//! every other).
+//! The event queue: a 4-ary min-heap by key, and a FIFO per actor for its requests.
+//!
+//! Keys are unique, so any correct priority queue pops the same sequence; this one keeps the
+//! heap small and shallow, which is what counts when hundreds of thousands of events are in
+//! flight (every rank of a 1024-rank barrier posting a notify to every other). An actor's
+//! requests arrive in key order (its clock never goes back and its `seq` grows), so they wait
+//! in the actor's own FIFO and only its head sits in the heap. A 4-ary heap has half the levels
+//! of a binary one, and a node's four children share a cache line or two.
 
-use super::event::Entry;
+use super::event::{Entry, Key, Pending};
+use std::collections::VecDeque;
 
 /// Children per node.
 const D: usize = 4;
 
+/// What a heap item stands for: a queued entry, or the head of an actor's request FIFO.
+#[derive(Copy, Clone, Debug)]
+enum Held {
+    Entry(Pending),
+    Lane(u32),
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Item {
+    key: Key,
+    held: Held,
+}
+
 /// Pending events, smallest key first.
 #[derive(Debug, Default)]
 pub(super) struct EventQueue {
-    heap: Vec<Entry>,
+    heap: Vec<Item>,
+    /// Per actor, its requests behind the one in the heap: `(key, slot)` in key order.
+    lanes: Vec<VecDeque<(Key, u32)>>,
 }
 
 impl EventQueue {
     /// Adds `e`.
     pub(super) fn push(&mut self, e: Entry) {
+        self.push_item(Item { key: e.key, held: Held::Entry(e.what) });
+    }
+
+    /// Adds the request of `key.actor` kept in `slot`. Behind an earlier request of the same
+    /// actor it waits in the actor's FIFO; out of order (never expected) it goes to the heap.
+    pub(super) fn push_request(&mut self, key: Key, slot: u32) {
+        let Ok(lane) = u32::try_from(key.actor) else {
+            return self.push(Entry { key, what: Pending::Slot(slot) });
+        };
+        if self.lanes.len() <= key.actor {
+            self.lanes.resize_with(key.actor + 1, VecDeque::new);
+        }
+        let fifo = &mut self.lanes[key.actor];
+        match fifo.back() {
+            None => {
+                fifo.push_back((key, slot));
+                self.push_item(Item { key, held: Held::Lane(lane) });
+            }
+            Some(&(last, _)) if last < key => fifo.push_back((key, slot)),
+            Some(_) => self.push(Entry { key, what: Pending::Slot(slot) }),
+        }
+    }
+
+    /// The smallest key pending, if any.
+    pub(super) fn peek_key(&self) -> Option<Key> {
+        self.heap.first().map(|i| i.key)
+    }
+
+    /// Removes and returns the entry with the smallest key.
+    pub(super) fn pop(&mut self) -> Option<Entry> {
+        let top = self.pop_item()?;
+        match top.held {
+            Held::Entry(what) => Some(Entry { key: top.key, what }),
+            Held::Lane(lane) => {
+                let fifo = &mut self.lanes[lane as usize];
+                let (key, slot) = fifo.pop_front()?;
+                debug_assert_eq!(key, top.key, "a lane's head is its heap item");
+                if let Some(&(next, _)) = fifo.front() {
+                    self.push_item(Item { key: next, held: Held::Lane(lane) });
+                }
+                Some(Entry { key, what: Pending::Slot(slot) })
+            }
+        }
+    }
+
+    /// Whether no event is pending.
+    pub(super) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    fn push_item(&mut self, e: Item) {
         let mut i = self.heap.len();
         self.heap.push(e);
         while i > 0 {
@@ -31,13 +101,7 @@ impl EventQueue {
         self.heap[i] = e;
     }
 
-    /// The entry with the smallest key, if any.
-    pub(super) fn peek(&self) -> Option<&Entry> {
-        self.heap.first()
-    }
-
-    /// Removes and returns the entry with the smallest key.
-    pub(super) fn pop(&mut self) -> Option<Entry> {
+    fn pop_item(&mut self) -> Option<Item> {
         let last = self.heap.pop()?;
         let Some(&top) = self.heap.first() else { return Some(last) };
         let n = self.heap.len();
@@ -62,16 +126,10 @@ impl EventQueue {
         self.heap[i] = last;
         Some(top)
     }
-
-    /// Whether no event is pending.
-    pub(super) fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::event::{Key, Pending};
     use super::*;
     use crate::time::SimTime;
     use std::cmp::Reverse;
@@ -110,11 +168,49 @@ mod tests {
                 q.push(entry(r, i));
                 reference.push(Reverse(entry(r, i)));
             }
-            assert_eq!(q.peek().map(|e| e.key), reference.peek().map(|Reverse(e)| e.key));
+            assert_eq!(q.peek_key(), reference.peek().map(|Reverse(e)| e.key));
         }
         while let Some(Reverse(want)) = reference.pop() {
             assert_eq!(q.pop().map(|e| e.key), Some(want.key));
         }
         assert!(q.is_empty() && q.pop().is_none());
+    }
+
+    #[test]
+    fn requests_in_their_actors_fifos_interleave_with_other_events_by_key() {
+        let mut next = stream(0x2545_f491_4f6c_dd1d);
+        let (mut q, mut reference) = (EventQueue::default(), BinaryHeap::new());
+        // Each actor's clock and seq only grow, as a core's requests do; one request arrives
+        // out of order and must still come out in its place.
+        let mut clock = [0u64; 4];
+        for i in 0..5_000u32 {
+            let r = next();
+            let actor = (r % 4) as usize;
+            if r.is_multiple_of(5) {
+                assert_eq!(
+                    q.pop().map(|e| (e.key, e.what)),
+                    reference.pop().map(|Reverse(e): Reverse<Entry>| (e.key, e.what))
+                );
+                continue;
+            }
+            let e = if r % 7 < 4 {
+                clock[actor] += r % 3;
+                let key = Key { time: SimTime::from_ps(clock[actor]), actor, seq: u64::from(i), sub: 0 };
+                q.push_request(key, i);
+                Entry { key, what: Pending::Slot(i) }
+            } else {
+                let e = entry(r, i);
+                q.push(e);
+                e
+            };
+            reference.push(Reverse(e));
+        }
+        let late = Key { time: SimTime::ZERO, actor: 1, seq: 0, sub: 0 };
+        q.push_request(late, 99_999);
+        reference.push(Reverse(Entry { key: late, what: Pending::Slot(99_999) }));
+        while let Some(Reverse(want)) = reference.pop() {
+            assert_eq!(q.pop().map(|e| (e.key, e.what)), Some((want.key, want.what)));
+        }
+        assert!(q.is_empty());
     }
 }
