@@ -6,10 +6,10 @@
 //! it must wait for another actor. Async kernels are polled by whichever thread applies the
 //! event that answers them, so they never cost a hand-off at all.
 
-use crate::core::{Answer, Core, Link, Mailbox, Ops, Transport};
 use crate::engine::Engine;
 use crate::engine::wake::{Assignment, Wake};
 use crate::error::SimError;
+use crate::kernel_api::{Answer, Core, Link, Mailbox, Ops, Transport};
 use crate::model::ChipTiming;
 use crate::program::{Body, KernelFuture};
 use crate::request::{Reply, Request};

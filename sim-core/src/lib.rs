@@ -7,7 +7,7 @@
 //! - [`dtype`], [`tile`], [`tensor`]: element types, UB tiles and their arithmetic, GM tensors
 //!   and window buffers;
 //! - [`signal`]: notify / wait semantics;
-//! - [`program`] and [`core`]: dispatches, tasks, and the program API a kernel calls;
+//! - [`program`] and [`kernel_api`]: dispatches, tasks, and the program API a kernel calls;
 //! - [`model`]: the traits `chip-model` and `interconnect` implement (`ChipTiming`, `Network`);
 //! - [`world`]: the host side (domains, buffers, staging, dispatch, run) and
 //!   [`RunOptions`] / [`Jitter`], how a run is executed;
@@ -20,19 +20,19 @@
 //! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
 //! on another passes through the scheduler, which applies it in `(time, actor, seq, sub)`
 //! order (`sub` numbers the events one request causes). Imports only go down: `world` over
-//! `driver` over `engine` over `program` over `core` (the program API), and all of them over
+//! `driver` over `engine` over `program` over `kernel_api` (the program API), and all of them over
 //! `check`, `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers
-//! and the three small circles left inside `core`, `engine` and `dtype`/`convert`).
+//! and the three small circles left inside `kernel_api`, `engine` and `dtype`/`convert`).
 
 mod addr;
 pub mod check;
 pub mod convert;
-pub mod core;
 pub mod dataflow;
 mod driver;
 pub mod dtype;
 mod engine;
 pub mod error;
+pub mod kernel_api;
 mod memory;
 pub mod model;
 mod options;
@@ -48,7 +48,7 @@ pub mod time;
 pub mod trace;
 pub mod world;
 
-pub use crate::core::{
+pub use crate::kernel_api::{
     CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
 };
 pub use check::{CheckOptions, CheckReport, Finding, FindingKind};

@@ -3,8 +3,8 @@
 //! ([`Task::after`]) and the ones its declared tensors imply ([`Task::input`], ...; see
 //! [`crate::dataflow`]).
 
-use crate::core::{Core, Ops};
 use crate::error::SimResult;
+use crate::kernel_api::{Core, Ops};
 use crate::tensor::{Domain, Tensor};
 use std::fmt;
 use std::future::Future;
