@@ -3,15 +3,13 @@
 //! ranksim simulates a machine of chips running PyPTO L3 programs. This crate holds what does
 //! not depend on a particular chip or fabric:
 //!
-//! - [`time`]: integer-picosecond virtual time;
-//! - [`dtype`], [`tile`], [`tensor`]: element types, UB tiles and their arithmetic, GM tensors
-//!   and window buffers;
-//! - [`signal`]: notify / wait semantics;
-//! - [`program`] and [`kernel_api`]: dispatches, tasks, and the program API a kernel calls;
+//! - at the root, the everyday types: virtual time ([`SimTime`]), element types and UB tiles
+//!   ([`DType`], [`Tile`]), GM tensors and windows ([`Tensor`], [`Domain`]), notify / wait
+//!   semantics ([`NotifyOp`], [`WaitCmp`]), dispatches and tasks ([`Dispatch`], [`Task`]), the
+//!   program API a kernel calls ([`Core`], [`Ops`]) and the host side ([`World`], [`RunOptions`]);
 //! - [`model`]: the traits `chip-model` and `interconnect` implement (`ChipTiming`, `Network`);
-//! - [`world`]: the host side (domains, buffers, staging, dispatch, run) and
-//!   [`RunOptions`] / [`Jitter`], how a run is executed;
-//! - [`check`]: the protocol checker the scheduler calls while it applies events;
+//! - [`check`]: the protocol checker's options and report types;
+//! - [`stats`] and [`trace`]: what a run records;
 //! - the scheduler (`engine`) and the driver (`driver`, thread and async kernels), which are
 //!   private, with what they share from below: the requests a core sends (`request`), the
 //!   addresses of simulated memory (`addr`: `MemKey`, `Place`, `CellRef`) and the run options
@@ -26,45 +24,39 @@
 
 mod addr;
 pub mod check;
-pub mod convert;
-pub mod dataflow;
+mod convert;
+mod dataflow;
 mod driver;
-pub mod dtype;
+mod dtype;
 mod engine;
-pub mod error;
-pub mod kernel_api;
+mod error;
+mod kernel_api;
 mod memory;
 pub mod model;
 mod options;
 mod payload;
-pub mod program;
-pub mod report;
+mod program;
+mod report;
 mod request;
-pub mod signal;
+mod signal;
 pub mod stats;
-pub mod tensor;
-pub mod tile;
-pub mod time;
+mod tensor;
+mod tile;
+mod time;
 pub mod trace;
-pub mod world;
+mod world;
 
-pub use crate::kernel_api::{
-    CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
-};
-pub use check::{CheckOptions, CheckReport, Finding, FindingKind};
 pub use convert::{RoundMode, cast_supported};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use model::{
-    Busy, ChipTiming, CubeParams, DmaCost, DmaDir, Network, PacketTiming, PathId, PathKind, Route, SdmaParams,
+pub use kernel_api::{
+    CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
 };
 pub use program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
-pub use report::DeadlockReport;
+pub use report::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
-pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord, Traffic};
 pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
-pub use trace::Trace;
 pub use world::{DomainOptions, Jitter, Progress, RunOptions, RunReport, World};

@@ -33,8 +33,8 @@ pub(crate) enum Body {
 pub struct TaskId(pub usize);
 
 /// How a task uses a tensor it declares: PyPTO's tensor tags (`TensorArgType`), which are
-/// the only source of data-flow edges between the tasks of a dispatch (see
-/// [`crate::dataflow`] for the edges each one makes).
+/// the only source of data-flow edges between the tasks of a dispatch (ARCHITECTURE.md's
+/// "Task dependencies" lists the edges each one makes).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ArgDir {
     /// Read only (`INPUT`): after every earlier writer of overlapping bytes.
