@@ -22,6 +22,8 @@
 //! `check`, `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers
 //! and the three small circles left inside `kernel_api`, `engine` and `dtype`/`convert`).
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod addr;
 pub mod check;
 mod convert;
@@ -59,4 +61,4 @@ pub use signal::{AtomicType, NotifyOp, WaitCmp};
 pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
-pub use world::{DomainOptions, Jitter, Progress, RunOptions, RunReport, World};
+pub use world::{DomainOptions, Jitter, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport, WINDOW_ALIGN, World};

@@ -74,8 +74,11 @@ impl fmt::Display for FindingKind {
 pub struct Site {
     /// World rank of the chip that issued it.
     pub rank: usize,
+    /// Block index of the kernel within its task.
     pub block: usize,
+    /// Name of the task.
     pub task: String,
+    /// Name of the dispatch.
     pub dispatch: String,
     /// `load`, `remote_store`, `put`, `notify Set`, `wait`, ...
     pub op: String,
@@ -104,6 +107,7 @@ impl fmt::Display for Site {
 /// One protocol bug.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// What kind of protocol bug it is.
     pub kind: FindingKind,
     /// When it was detected.
     pub time: SimTime,

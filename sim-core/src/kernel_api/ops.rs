@@ -30,8 +30,11 @@ use std::sync::Arc;
 /// One condition of [`Ops::defer_wait`]: `signal[offsets] as u32 >= expected`.
 #[derive(Clone, Debug)]
 pub struct DeferCond {
+    /// The signal tensor (a window) holding the cell.
     pub signal: Tensor,
+    /// The cell's coordinates in `signal`.
     pub offsets: Vec<usize>,
+    /// The value the cell, read as unsigned, must reach.
     pub expected: u32,
 }
 
