@@ -5,6 +5,8 @@ use crate::dtype::DType;
 use crate::time::{Bandwidth, Frequency, SimDuration, SimTime};
 use std::fmt::Debug;
 
+pub mod simple;
+
 /// Direction of a core's DMA (MTE) transfer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DmaDir {
