@@ -8,7 +8,11 @@ use crate::programs::{self, broken};
 use crate::sweep::{SweepSpec, queue_calls};
 use collectives::{Call, Kind, Mode, Path};
 use sim_core::check::deadlock_findings;
-use sim_core::{CheckOptions, CheckReport, Jitter, RunReport, SimError, SimResult, Trace, World};
+use sim_core::{
+    Jitter, RunReport, SimError, SimResult, World,
+    check::{CheckOptions, CheckReport},
+    trace::Trace,
+};
 
 /// Bytes per rank of each checked collective call.
 const COLLECTIVE_BYTES: u64 = 8192;

@@ -5,7 +5,7 @@ use chip_model::{ChipConfig, ChipModel};
 use interconnect::ChipPaths;
 use interconnect::FabricConfig;
 use serde::Deserialize;
-use sim_core::{Network, World};
+use sim_core::{World, model::Network};
 use std::path::Path;
 use std::sync::Arc;
 use thiserror::Error;

@@ -20,7 +20,8 @@ use crate::formats::benchmark_stats::BenchmarkStats;
 use crate::formats::{self, ResultRow, StraceLog};
 use sim_core::check::deadlock_findings;
 use sim_core::{
-    CheckOptions, CheckReport, DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
+    DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
+    check::{CheckOptions, CheckReport},
 };
 use std::io::Write;
 

@@ -42,7 +42,7 @@
 //!   sweep, PyPTO's `[STRACE]` spans and the `BenchmarkStats` folded from them, and a traced
 //!   run's Chrome trace (Perfetto).
 //! - **Checking.** [`checker`] runs programs under the protocol checker
-//!   ([`CheckReport`](sim_core::CheckReport)).
+//!   ([`CheckReport`](sim_core::check::CheckReport)).
 //! - **Calibrating.** [`measurements`] holds measured tables, [`workload`] the programs that
 //!   reproduce them, [`calibrate`] fits link rates to them.
 //! - **The CLI.** [`commands`] implements each `ranksim` subcommand as library code.
@@ -76,9 +76,10 @@ pub use sim_core;
 /// The names a program needs: the program API, the host API and the value types.
 pub mod prelude {
     pub use sim_core::{
-        ArgDir, AtomicType, Axis, CheckOptions, CheckReport, CopyOpts, Core, CoreKind, CubeBuf, CubeTile, DType,
-        DeferCond, Dispatch, Domain, DomainOptions, Finding, FindingKind, NotifyOp, Ops, Pipe, ReduceOp, RoundMode,
-        RunReport, SdmaHandle, SdmaOpts, SimDuration, SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile,
-        TileLoad, WaitCmp, World, bf16, f16,
+        ArgDir, AtomicType, Axis, CopyOpts, Core, CoreKind, CubeBuf, CubeTile, DType, DeferCond, Dispatch, Domain,
+        DomainOptions, NotifyOp, Ops, Pipe, ReduceOp, RoundMode, RunReport, SdmaHandle, SdmaOpts, SimDuration,
+        SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile, TileLoad, WaitCmp, World, bf16,
+        check::{CheckOptions, CheckReport, Finding, FindingKind},
+        f16,
     };
 }

@@ -241,7 +241,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
         Some(Command::Check { config, program, ranks, seeds, jitter_op_ns, jitter_dispatch_ns, json, trace, list }) => {
-            let options = sim_core::CheckOptions {
+            let options = sim_core::check::CheckOptions {
                 seeds,
                 op_jitter: sim_core::SimDuration::from_ns(jitter_op_ns),
                 dispatch_jitter: sim_core::SimDuration::from_ns(jitter_dispatch_ns),

@@ -4,7 +4,7 @@
 //! capacity, each core's DMA (MTE) engines, the vector unit, and the costs of signalling and
 //! launching work. [`ChipConfig`] is the serde form read from a preset's `[chip]` table;
 //! [`ChipModel`] is the validated, integer-time model that implements
-//! [`sim_core::ChipTiming`].
+//! [`sim_core::model::ChipTiming`].
 
 mod config;
 pub mod limits;

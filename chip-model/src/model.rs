@@ -3,7 +3,10 @@
 
 use crate::config::{ChipConfig, CubeConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig};
 use crate::limits::{CLOCK_GHZ, MAX_BUFFER_BYTES, MAX_CORES, MAX_COST_NS, MAX_QUEUE_DEPTH};
-use sim_core::{Bandwidth, ChipTiming, CubeParams, DType, DmaCost, DmaDir, Frequency, SdmaParams, SimDuration};
+use sim_core::{
+    Bandwidth, DType, Frequency, SimDuration,
+    model::{ChipTiming, CubeParams, DmaCost, DmaDir, SdmaParams},
+};
 use thiserror::Error;
 
 /// A `[chip]` value that cannot describe a chip.

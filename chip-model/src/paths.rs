@@ -3,7 +3,10 @@
 //! says what they are.
 
 use crate::ChipModel;
-use sim_core::{Bandwidth, ChipTiming, DmaDir};
+use sim_core::{
+    Bandwidth,
+    model::{ChipTiming, DmaDir},
+};
 
 /// The chip-side data paths of one chip, as [`ChipModel::paths`] derives them. Rates are
 /// effective (no fabric efficiency applied); `None` = unlimited.

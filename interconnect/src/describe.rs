@@ -4,7 +4,10 @@
 
 use crate::config::{FabricConfig, FabricConfigError, err};
 use crate::network::{ChipPaths, NetworkModel};
-use sim_core::{Bandwidth, Network, PathKind, Route, SimDuration};
+use sim_core::{
+    Bandwidth, SimDuration,
+    model::{Network, PathKind, Route},
+};
 use std::fmt::Write;
 
 /// Every directed link (raw and effective rate, latency), every ingress port and the chip-side

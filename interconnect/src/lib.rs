@@ -4,7 +4,7 @@
 //! unified buffer, HBM and other chips. [`FabricConfig`] is the serde form of a preset's
 //! `[fabric]` table; [`build_network`] turns it, with the chip-side [`ChipPaths`] (chip-model's
 //! description of one chip's engines, from `ChipModel::paths`), into a
-//! [`sim_core::Network`] ([`NetworkModel`]); [`describe`], [`route`] and [`route_line`] print it
+//! [`sim_core::model::Network`] ([`NetworkModel`]); [`describe`], [`route`] and [`route_line`] print it
 //! for a `topo` command.
 //!
 //! ## The model
@@ -12,8 +12,8 @@
 //! A table of resources, each serving one packet at a time at its rate and handing it on after
 //! its latency: per chip `hbm {c}` and the ingress `port {c}`, per core `mte2 {c}.{k}` and
 //! `mte3 {c}.{k}`, and the topology's directed links (`link {a}->{b}`, `up {c}`/`down {c}`,
-//! `nic{k}-up {c}`/`nic{k}-down {c}`). A path lists the resources a [`sim_core::PathKind`]
-//! crosses; a packet holds them cut-through (see [`sim_core::Network`]), so flows sharing a
+//! `nic{k}-up {c}`/`nic{k}-down {c}`). A path lists the resources a [`sim_core::model::PathKind`]
+//! crosses; a packet holds them cut-through (see [`sim_core::model::Network`]), so flows sharing a
 //! resource interleave packet by packet and incast, shared links and HBM contention emerge.
 //!
 //! ## The `[fabric]` table

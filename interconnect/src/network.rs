@@ -7,7 +7,10 @@ use crate::topology::Topology;
 pub use chip_model::ChipPaths;
 use resource::Resource;
 use rustc_hash::FxHashMap;
-use sim_core::{Bandwidth, Busy, Network, PacketTiming, PathId, PathKind, Route, SimDuration, SimTime};
+use sim_core::{
+    Bandwidth, SimDuration, SimTime,
+    model::{Busy, Network, PacketTiming, PathId, PathKind, Route},
+};
 
 mod resource;
 

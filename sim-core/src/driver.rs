@@ -6,10 +6,10 @@
 //! it must wait for another actor. Async kernels are polled by whichever thread applies the
 //! event that answers them, so they never cost a hand-off at all.
 
-use crate::core::{Answer, Core, Link, Mailbox, Ops, Transport};
 use crate::engine::Engine;
 use crate::engine::wake::{Assignment, Wake};
 use crate::error::SimError;
+use crate::kernel_api::{Answer, Core, Mailbox, Ops, Transport, Uplink};
 use crate::model::ChipTiming;
 use crate::program::{Body, KernelFuture};
 use crate::request::{Reply, Request};
@@ -131,7 +131,7 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                 Wake::Start { actor, at, assignment } => match &assignment.body {
                     Body::Async(k) => {
                         let mailbox = Arc::new(Mailbox::default());
-                        let link = Link::Mail(mailbox.clone());
+                        let link = Uplink::Mail(mailbox.clone());
                         let ops = Ops::new(
                             link,
                             shared.chip.clone(),
@@ -243,7 +243,7 @@ fn core_thread(shared: Arc<Shared>, actor: usize) {
             }
         };
         let Body::Thread(kernel) = &assignment.body else { continue };
-        let link = Link::Thread(Box::new(ThreadPort { shared: shared.clone(), actor }));
+        let link = Uplink::Thread(Box::new(ThreadPort { shared: shared.clone(), actor }));
         let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
         let mut core = Core::new(ops);
         let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
@@ -261,7 +261,7 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// One kernel thread's way into the engine: its [`Link`] calls [`post`] and [`call`] through
+/// One kernel thread's way into the engine: its [`Uplink`] calls [`post`] and [`call`] through
 /// this.
 struct ThreadPort {
     shared: Arc<Shared>,

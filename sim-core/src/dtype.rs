@@ -10,11 +10,17 @@ use std::str::FromStr;
 /// and rounded back after every operation, as a 16-bit vector unit would.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// 32-bit IEEE float.
     F32,
+    /// 16-bit IEEE float (`f16`).
     F16,
+    /// 16-bit bfloat (`bf16`).
     BF16,
+    /// Signed 32-bit integer (the type of signal cells).
     I32,
+    /// Signed 16-bit integer.
     I16,
+    /// Signed 8-bit integer.
     I8,
 }
 
@@ -143,7 +149,7 @@ element!(i16, DType::I16);
 element!(i8, DType::I8);
 
 /// Encodes a typed slice as little-endian bytes.
-pub fn to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
+pub(crate) fn to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() * T::DTYPE.size());
     for &x in data {
         x.put(&mut out);
@@ -152,7 +158,7 @@ pub fn to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
 }
 
 /// Decodes little-endian bytes as a typed vector (`bytes.len()` must be a multiple of the size).
-pub fn from_bytes<T: Element>(bytes: &[u8]) -> Vec<T> {
+pub(crate) fn from_bytes<T: Element>(bytes: &[u8]) -> Vec<T> {
     bytes.chunks_exact(T::DTYPE.size()).map(T::get).collect()
 }
 

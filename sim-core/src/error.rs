@@ -26,7 +26,14 @@ impl std::fmt::Display for Site {
 pub enum SimError {
     /// A kernel passed an invalid argument to a program-API operation.
     #[error("{site}: {op}: {msg}")]
-    BadOp { site: Site, op: &'static str, msg: String },
+    BadOp {
+        /// Where the kernel ran.
+        site: Site,
+        /// The operation called.
+        op: &'static str,
+        /// What was wrong and what to change.
+        msg: String,
+    },
 
     /// A host-side call (allocation, staging, dispatch) was invalid.
     #[error("{0}")]
@@ -38,7 +45,14 @@ pub enum SimError {
 
     /// A kernel panicked; the run was aborted.
     #[error("{site}: kernel panicked at {time}: {msg}")]
-    KernelPanic { site: Site, time: String, msg: String },
+    KernelPanic {
+        /// Where the kernel ran.
+        site: Site,
+        /// The kernel's simulated time when it panicked.
+        time: String,
+        /// The panic message.
+        msg: String,
+    },
 
     /// Returned to kernels still running when another part of the run failed.
     #[error("the run was aborted because another kernel failed")]

@@ -1,70 +1,130 @@
 //! # sim-core: the deterministic heart of ranksim
 //!
 //! ranksim simulates a machine of chips running PyPTO L3 programs. This crate holds what does
-//! not depend on a particular chip or fabric:
+//! not depend on a particular chip or fabric: virtual time, the program API kernels are written
+//! against, the host side that queues them, and the one scheduler that runs them in a total
+//! order. `chip-model` and `interconnect` supply the timing; the `ranksim` facade adds configs,
+//! collectives and the CLI.
 //!
-//! - [`time`]: integer-picosecond virtual time;
-//! - [`dtype`], [`tile`], [`tensor`]: element types, UB tiles and their arithmetic, GM tensors
-//!   and window buffers;
-//! - [`signal`]: notify / wait semantics;
-//! - [`program`] and [`core`]: dispatches, tasks, and the program API a kernel calls;
-//! - [`model`]: the traits `chip-model` and `interconnect` implement (`ChipTiming`, `Network`);
-//! - [`world`]: the host side (domains, buffers, staging, dispatch, run) and
-//!   [`RunOptions`] / [`Jitter`], how a run is executed;
-//! - [`check`]: the protocol checker the scheduler calls while it applies events;
-//! - the scheduler (`engine`) and the driver (`driver`, thread and async kernels), which are
-//!   private, with what they share from below: the requests a core sends (`request`), the
-//!   addresses of simulated memory (`addr`: `MemKey`, `Place`, `CellRef`) and the run options
-//!   (`options`).
+//! ## A tour
 //!
-//! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
-//! on another passes through the scheduler, which applies it in `(time, actor, seq, sub)`
-//! order (`sub` numbers the events one request causes). Imports only go down: `world` over
-//! `driver` over `engine` over `program` over `core` (the program API), and all of them over
-//! `check`, `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers
-//! and the three small circles left inside `core`, `engine` and `dtype`/`convert`).
+//! Everyday names live at the root, one path each:
+//!
+//! - **Host side.** A [`World`] of `n` chips holds comm [`Domain`]s, their window buffers and
+//!   GM [`Tensor`]s ([`World::alloc_window`], [`World::alloc_tensor`]), staged data
+//!   ([`World::write`] / [`World::read`]) and queued [`Dispatch`]es of [`Task`]s;
+//!   [`World::run`] runs them and returns a [`RunReport`]; [`RunOptions`] say how (timing
+//!   only, traced, checked, [`Jitter`]ed).
+//! - **Kernels.** A thread kernel is a closure over a [`Core`]; an async kernel is a future
+//!   over [`Ops`], the same operations with blocking ones as `async fn`s. Both offer loads and
+//!   stores of UB [`Tile`]s, `put` / `get` with [`CopyOpts`], SDMA ([`SdmaOpts`],
+//!   [`SdmaHandle`]), signals ([`NotifyOp`], [`WaitCmp`], [`Ops::defer_wait`]) and, on AIC
+//!   cores, cube work ([`CubeTile`]).
+//! - **Values.** [`SimTime`] / [`SimDuration`] (integer picoseconds), [`DType`] and
+//!   [`Element`], [`ReduceOp`], [`SimError`] (every failure, with a [`DeadlockReport`] when
+//!   nothing can progress).
+//!
+//! Four public modules group what only some users need: [`model`] (the traits a chip and a
+//! fabric implement, and [`model::simple`], a minimal machine for examples and tests),
+//! [`check`] (the protocol checker's options and findings), [`stats`] (per-dispatch and
+//! per-rank records of a run) and [`trace`] (a traced run's timeline).
+//!
+//! Rank 0 notifies a signal cell in rank 1's window; rank 1 waits for it:
+//!
+//! ```
+//! use sim_core::model::simple::{SimpleChip, SimpleNet};
+//! use sim_core::{DType, Dispatch, DomainOptions, NotifyOp, WaitCmp, World};
+//! use std::sync::Arc;
+//!
+//! let mut world = World::new(2, Arc::new(SimpleChip), Box::new(SimpleNet))?;
+//! let all = world.create_domain("all", &[0, 1], DomainOptions::default())?;
+//! let sig = world.alloc_window(&all, "sig", DType::I32, &[1, 8])?;
+//! let s = sig.clone();
+//! let ping = Dispatch::kernel("ping", 1, move |core| {
+//!     if core.rank() == 0 {
+//!         core.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)
+//!     } else {
+//!         core.wait(&s, &[0, 0], 3, WaitCmp::Ge)
+//!     }
+//! });
+//! world.dispatch_all(&all, ping.in_domain(&all))?;
+//! world.run()?;
+//! assert_eq!(world.read::<i32>(&sig, 1)?[0], 3);
+//! # Ok::<(), sim_core::SimError>(())
+//! ```
+//!
+//! A timing-only run keeps no payload bytes, only times: here rank 0 puts 64 KiB into rank
+//! 1's window, and [`RunReport::end`] says when the last dispatch ended.
+//!
+//! ```
+//! use sim_core::model::simple::{SimpleChip, SimpleNet};
+//! use sim_core::{CopyOpts, DType, Dispatch, DomainOptions, SimTime, World};
+//! use std::sync::Arc;
+//!
+//! let mut world = World::new(2, Arc::new(SimpleChip), Box::new(SimpleNet))?;
+//! world.set_timing_only()?;
+//! let all = world.create_domain("all", &[0, 1], DomainOptions::default())?;
+//! let data = world.alloc_window(&all, "data", DType::F32, &[128, 128])?;
+//! let d = data.clone();
+//! let put = Dispatch::kernel("put", 1, move |core| {
+//!     if core.rank() == 0 { core.put(&d, 1, &d, &CopyOpts::default()) } else { Ok(()) }
+//! });
+//! world.dispatch_all(&all, put.in_domain(&all))?;
+//! let report = world.run()?;
+//! assert!(report.end > SimTime::ZERO);
+//! assert_eq!(report.dispatches.len(), 2);
+//! # Ok::<(), sim_core::SimError>(())
+//! ```
+//!
+//! ## Inside
+//!
+//! The scheduler (`engine`), the driver (`driver`, thread and async kernels) and what they
+//! share from below (the requests a core sends, the addresses of simulated memory, the run
+//! options) are private. Invariants: sim-core never reads the wall clock and does no I/O;
+//! every effect one core has on another passes through the scheduler, which applies it in
+//! `(time, actor, seq, sub)` order (`sub` numbers the events one request causes). Imports
+//! only go down: `world` over `driver` over `engine` over `program` over `kernel_api` (the
+//! program API), and all of them over `check`, `request`, `memory`, `addr` and the value types
+//! (ARCHITECTURE.md has the layers and the three small circles left inside `kernel_api`,
+//! `engine` and `dtype`/`convert`).
+
+#![warn(missing_docs, unreachable_pub)]
 
 mod addr;
 pub mod check;
-pub mod convert;
-pub mod core;
-pub mod dataflow;
+mod convert;
+mod dataflow;
 mod driver;
-pub mod dtype;
+mod dtype;
 mod engine;
-pub mod error;
+mod error;
+mod kernel_api;
 mod memory;
 pub mod model;
 mod options;
 mod payload;
-pub mod program;
-pub mod report;
+mod program;
+mod report;
 mod request;
-pub mod signal;
+mod signal;
 pub mod stats;
-pub mod tensor;
-pub mod tile;
-pub mod time;
+mod tensor;
+mod tile;
+mod time;
 pub mod trace;
-pub mod world;
+mod world;
 
-pub use crate::core::{
-    CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
-};
-pub use check::{CheckOptions, CheckReport, Finding, FindingKind};
 pub use convert::{RoundMode, cast_supported};
 pub use dtype::{DType, Element};
 pub use error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use model::{
-    Busy, ChipTiming, CubeParams, DmaCost, DmaDir, Network, PacketTiming, PathId, PathKind, Route, SdmaParams,
+pub use kernel_api::{
+    CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
 };
 pub use program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
-pub use report::DeadlockReport;
+pub use report::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
 pub use signal::{AtomicType, NotifyOp, WaitCmp};
-pub use stats::{DispatchRecord, EngineStats, HostStats, TaskRecord, Traffic};
 pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
-pub use trace::Trace;
-pub use world::{DomainOptions, Jitter, Progress, RunOptions, RunReport, World};
+pub use world::{DomainOptions, Jitter, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport, WINDOW_ALIGN, World};

@@ -5,6 +5,8 @@ use crate::dtype::DType;
 use crate::time::{Bandwidth, Frequency, SimDuration, SimTime};
 use std::fmt::Debug;
 
+pub mod simple;
+
 /// Direction of a core's DMA (MTE) transfer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DmaDir {
@@ -62,7 +64,9 @@ pub trait ChipTiming: Send + Sync + Debug {
 /// One DMA path of a core: a fixed issue cost and a sustained rate (`None`: unlimited).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct DmaCost {
+    /// Fixed cost of issuing one transfer.
     pub issue: SimDuration,
+    /// Sustained rate (`None`: unlimited).
     pub rate: Option<Bandwidth>,
 }
 
@@ -86,7 +90,9 @@ pub struct CubeParams {
     pub l1_bytes: usize,
     /// L0A (left operand), L0B (right operand) and L0C (accumulator) bytes per AIC core.
     pub l0a_bytes: usize,
+    /// L0B bytes per AIC core.
     pub l0b_bytes: usize,
+    /// L0C bytes per AIC core.
     pub l0c_bytes: usize,
     /// Start-up plus drain cycles of one matmul.
     pub fixed_cycles: u64,
@@ -94,9 +100,11 @@ pub struct CubeParams {
     pub fractal: Vec<(DType, [u64; 3])>,
     /// L1 -> L0A and L1 -> L0B bytes per cycle (TMOV / TEXTRACT, the MTE1 pipe).
     pub l1_to_l0a: u64,
+    /// L1 -> L0B bytes per cycle.
     pub l1_to_l0b: u64,
     /// GM -> L1 (MTE2 of the AIC core) and L0C -> GM (FIXPIPE).
     pub gm_to_l1: DmaCost,
+    /// L0C -> GM (FIXPIPE).
     pub l0c_to_gm: DmaCost,
 }
 
@@ -173,9 +181,13 @@ pub enum PathKind {
 /// for the local kinds).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Route {
+    /// Which kind of path.
     pub kind: PathKind,
+    /// The chip that issues the transfer.
     pub chip: usize,
+    /// The issuing core (or SDMA channel) on `chip`.
     pub core: usize,
+    /// The chip on the other end (`chip` itself for local kinds).
     pub peer: usize,
 }
 
@@ -200,9 +212,13 @@ pub struct PacketTiming {
 /// One resource busy with one packet (for link-utilisation traces).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Busy {
+    /// The resource, as the network numbers it.
     pub resource: u32,
+    /// When the packet started on it.
     pub start: SimTime,
+    /// When the packet left it.
     pub end: SimTime,
+    /// Bytes of the packet.
     pub bytes: u64,
 }
 

@@ -10,8 +10,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// `seed`. The same seed gives the same run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Jitter {
+    /// Seed of the RNG the delays are drawn from.
     pub seed: u64,
+    /// Largest extra delay of one transfer or memory access.
     pub op: SimDuration,
+    /// Largest extra delay of one dispatch start.
     pub dispatch: SimDuration,
 }
 

@@ -3,8 +3,8 @@
 //! ([`Task::after`]) and the ones its declared tensors imply ([`Task::input`], ...; see
 //! [`crate::dataflow`]).
 
-use crate::core::{Core, Ops};
 use crate::error::SimResult;
+use crate::kernel_api::{Core, Ops};
 use crate::tensor::{Domain, Tensor};
 use std::fmt;
 use std::future::Future;
@@ -33,8 +33,8 @@ pub(crate) enum Body {
 pub struct TaskId(pub usize);
 
 /// How a task uses a tensor it declares: PyPTO's tensor tags (`TensorArgType`), which are
-/// the only source of data-flow edges between the tasks of a dispatch (see
-/// [`crate::dataflow`] for the edges each one makes).
+/// the only source of data-flow edges between the tasks of a dispatch (ARCHITECTURE.md's
+/// "Task dependencies" lists the edges each one makes).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ArgDir {
     /// Read only (`INPUT`): after every earlier writer of overlapping bytes.

@@ -24,20 +24,27 @@ pub struct CellWrite {
 /// A wait (blocking or deferred) that never became true.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockedWait {
+    /// Chip (world rank) of the waiter.
     pub chip: usize,
     /// Dense rank in the signal's comm domain.
     pub domain_rank: usize,
+    /// Block of the waiting kernel.
     pub block: usize,
+    /// Task of the waiting kernel.
     pub task: String,
+    /// Dispatch of the waiting kernel.
     pub dispatch: String,
     /// When the wait started.
     pub since: SimTime,
     /// Signal buffer name and the cell's coordinates in it.
     pub buffer: String,
+    /// The cell's coordinates in `buffer`.
     pub coords: Vec<usize>,
     /// Byte offset of the cell inside the window.
     pub offset: usize,
+    /// The cell's value when the run stopped.
     pub current: i64,
+    /// The value the wait expects.
     pub expected: i64,
     /// `==`, `>=`, or `>= (unsigned, deferred)`.
     pub cmp: String,
@@ -48,10 +55,15 @@ pub struct BlockedWait {
 /// A task that could not start or finish.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StuckTask {
+    /// Chip (world rank) the task was dispatched to.
     pub chip: usize,
+    /// Dispatch holding the task.
     pub dispatch: String,
+    /// Name of the task.
     pub task: String,
+    /// Blocks the task launches.
     pub blocks: usize,
+    /// Why it is stuck (waiting on a dependency, on free cores, ...).
     pub reason: String,
 }
 

@@ -15,7 +15,9 @@ pub enum NotifyOp {
 /// How a wait compares a cell with its expected value (signed 32-bit).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum WaitCmp {
+    /// The cell equals the expected value.
     Eq,
+    /// The cell is at least the expected value.
     Ge,
 }
 
@@ -54,7 +56,7 @@ pub enum AtomicType {
 }
 
 /// The value a notify leaves in a cell holding `old`.
-pub fn apply_notify(old: i32, op: NotifyOp, value: i32) -> i32 {
+pub(crate) fn apply_notify(old: i32, op: NotifyOp, value: i32) -> i32 {
     match op {
         NotifyOp::AtomicAdd => old.wrapping_add(value),
         NotifyOp::Set => value,
@@ -62,7 +64,7 @@ pub fn apply_notify(old: i32, op: NotifyOp, value: i32) -> i32 {
 }
 
 /// The deferred-wait test: the cell read as `u32` is at least `expected` (reference §2.6).
-pub fn deferred_holds(value: i32, expected: u32) -> bool {
+pub(crate) fn deferred_holds(value: i32, expected: u32) -> bool {
     value as u32 >= expected
 }
 

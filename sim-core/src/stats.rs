@@ -6,7 +6,9 @@ use crate::time::{SimDuration, SimTime};
 /// One task of a dispatch: when its blocks were placed and when it completed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskRecord {
+    /// Name of the task.
     pub name: String,
+    /// Blocks it launched.
     pub blocks: usize,
     /// When its kernels started.
     pub start: SimTime,
@@ -21,8 +23,11 @@ pub struct DispatchRecord {
     pub chip: usize,
     /// Position in the chip's dispatch sequence within this run.
     pub index: usize,
+    /// Name of the dispatch.
     pub name: String,
+    /// When the dispatch was launched on the chip.
     pub start: SimTime,
+    /// When its last task completed.
     pub end: SimTime,
     /// Tasks in completion order.
     pub tasks: Vec<TaskRecord>,

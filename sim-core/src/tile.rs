@@ -16,9 +16,13 @@ use std::fmt;
 /// An element-wise combining operation (PyPTO's `ReduceOp`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ReduceOp {
+    /// Addition.
     Sum,
+    /// Maximum.
     Max,
+    /// Minimum.
     Min,
+    /// Multiplication.
     Prod,
 }
 
@@ -445,7 +449,7 @@ fn fold(dtype: DType, op: ReduceOp, acc: f64, x: f64) -> f64 {
 }
 
 /// `acc[i] = op(acc[i], rhs[i])` over little-endian elements of `dtype`.
-pub fn combine_bytes(dtype: DType, op: ReduceOp, acc: &mut [u8], rhs: &[u8]) {
+pub(crate) fn combine_bytes(dtype: DType, op: ReduceOp, acc: &mut [u8], rhs: &[u8]) {
     debug_assert_eq!(acc.len(), rhs.len());
     match dtype {
         DType::F32 => zip_apply::<f32>(acc, rhs, |a, b| float_op(op, a, b)),

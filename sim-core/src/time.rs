@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 /// Picoseconds per second.
-pub const PS_PER_S: u64 = 1_000_000_000_000;
+pub(crate) const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// An instant on the simulated clock, in picoseconds since the start of a run.
 #[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -465,7 +465,7 @@ impl World {
     /// Queues a dispatch on chip `chip`. Chips run their dispatches one at a time, in order.
     ///
     /// Each task starts after the tasks of [`crate::Task::after`] and after those its declared
-    /// tensors imply ([`crate::dataflow`]). Refused: a declared window of a domain the chip is
+    /// tensors imply (see [`ArgDir`](crate::ArgDir)). Refused: a declared window of a domain the chip is
     /// not a member of or that was released, and a declared read (`input`, `inout`) of a GM
     /// tensor nothing can have produced on this chip: no earlier task of the dispatch declares
     /// writing it, no earlier dispatch on the chip did (nor ran a task declaring nothing), and

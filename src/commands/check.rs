@@ -3,7 +3,7 @@
 use super::{CmdResult, Status};
 use crate::Config;
 use crate::checker::{self, Checkable};
-use sim_core::{CheckOptions, CheckReport, Finding};
+use sim_core::check::{CheckOptions, CheckReport, Finding};
 use std::io::Write;
 use std::path::PathBuf;
 

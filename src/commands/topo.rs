@@ -5,7 +5,7 @@
 use super::{CmdResult, Status};
 use crate::Config;
 use chip_model::ChipModel;
-use sim_core::{ChipTiming, DmaDir};
+use sim_core::model::{ChipTiming, DmaDir};
 use std::io::Write;
 use std::path::Path;
 

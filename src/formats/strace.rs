@@ -8,7 +8,7 @@
 
 use super::benchmark_stats::{self, DEVICE_SPAN, HOST_SPAN, ORCH_SPAN, SCHED_SPAN, TraceInvocation, TraceSpan};
 use crate::config::HostConfig;
-use sim_core::{DispatchRecord, RunReport, SimDuration, SimTime};
+use sim_core::{RunReport, SimDuration, SimTime, stats::DispatchRecord};
 use std::collections::BTreeMap;
 
 /// The simulated `CLOCK_MONOTONIC` reading of time zero, in ns.

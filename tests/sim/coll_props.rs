@@ -8,7 +8,7 @@ use collectives::{AllReduce, Kind, Mode, Path};
 use proptest::prelude::*;
 use ranksim::collectives;
 use ranksim::prelude::*;
-use ranksim::sim_core::Traffic;
+use ranksim::sim_core::stats::Traffic;
 
 /// Values that keep every op and dtype well inside range and precision: near 1 for
 /// products, small multiples of 1/8 otherwise.

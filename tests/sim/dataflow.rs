@@ -4,7 +4,7 @@
 
 use crate::common::simple;
 use ranksim::prelude::*;
-use ranksim::sim_core::TaskRecord;
+use ranksim::sim_core::stats::TaskRecord;
 
 /// A task that spends `cycles` and then stores `value` into the whole of `dst` (f32 [1, 16]).
 fn producer(name: &str, cycles: u64, value: f32, dst: &Tensor) -> Task {

@@ -15,8 +15,8 @@ const BLOCKS: usize = 4;
 #[derive(Debug, PartialEq)]
 struct Fingerprint {
     windows: Vec<Vec<f32>>,
-    dispatches: Vec<ranksim::sim_core::DispatchRecord>,
-    stats: ranksim::sim_core::EngineStats,
+    dispatches: Vec<ranksim::sim_core::stats::DispatchRecord>,
+    stats: ranksim::sim_core::stats::EngineStats,
 }
 
 /// The buffers of the stress protocol.

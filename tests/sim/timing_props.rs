@@ -8,7 +8,10 @@ use ranksim::Config;
 use ranksim::config::PRESETS;
 use ranksim::interconnect::NetworkModel;
 use ranksim::prelude::*;
-use ranksim::sim_core::{Bandwidth, Network, PathKind, Route};
+use ranksim::sim_core::{
+    Bandwidth,
+    model::{Network, PathKind, Route},
+};
 use std::collections::BTreeMap;
 
 fn preset(i: usize) -> (&'static str, Config) {

@@ -4,7 +4,7 @@
 
 use super::shadow::Access;
 use super::vclock::{Epoch, VClock};
-use super::{Checker, Finding, FindingKind, Site};
+use super::{Checker, Finding, FindingKind, FindingSite};
 use crate::addr::{CellRef, MemKey};
 use crate::signal::Cond;
 use crate::signal::NotifyOp;
@@ -54,7 +54,7 @@ fn cell_name(c: &CellRef) -> String {
 }
 
 /// A finding site for an operation on a cell.
-fn cell_site(a: &Access, cell: &str) -> Site {
+fn cell_site(a: &Access, cell: &str) -> FindingSite {
     super::site_on(a, cell.to_string())
 }
 
@@ -170,7 +170,7 @@ impl Checker {
         let st = self.cells.state(cell);
         let name = st.name.clone();
         let rank = st.chip;
-        let finding = |kind, message: String, sites: Vec<Site>| Finding {
+        let finding = |kind, message: String, sites: Vec<FindingSite>| Finding {
             kind,
             time: acc.time,
             rank,

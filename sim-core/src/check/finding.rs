@@ -69,13 +69,17 @@ impl fmt::Display for FindingKind {
     }
 }
 
-/// One operation a finding involves.
+/// One operation a finding involves (where and when it ran; not [`crate::Site`], which names
+/// only a block for error messages).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Site {
+pub struct FindingSite {
     /// World rank of the chip that issued it.
     pub rank: usize,
+    /// Block index of the kernel within its task.
     pub block: usize,
+    /// Name of the task.
     pub task: String,
+    /// Name of the dispatch.
     pub dispatch: String,
     /// `load`, `remote_store`, `put`, `notify Set`, `wait`, ...
     pub op: String,
@@ -87,7 +91,7 @@ pub struct Site {
     pub location: Option<String>,
 }
 
-impl fmt::Display for Site {
+impl fmt::Display for FindingSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -104,6 +108,7 @@ impl fmt::Display for Site {
 /// One protocol bug.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// What kind of protocol bug it is.
     pub kind: FindingKind,
     /// When it was detected.
     pub time: SimTime,
@@ -112,7 +117,7 @@ pub struct Finding {
     /// What is wrong and what to change.
     pub message: String,
     /// The operations involved, earliest first.
-    pub sites: Vec<Site>,
+    pub sites: Vec<FindingSite>,
     /// How many times the same bug (same kind, buffer and operations) was seen in the run.
     pub count: usize,
     /// The jitter seed of the run that found it (`None`: the unperturbed run).

@@ -2,7 +2,7 @@
 //! every lane (reference §2.4, §6 #15), so the cell counts it twice.
 
 use super::shadow::Access;
-use super::{Finding, FindingKind, Site};
+use super::{Finding, FindingKind, FindingSite};
 use crate::addr::{CellRef, MemKey};
 use crate::signal::NotifyOp;
 use std::collections::BTreeMap;
@@ -64,7 +64,7 @@ impl Lanes {
                  once per lane; guard it with `if core.sub_block_idx() == 0`",
                 lanes[0], w.block, w.task, w.rank
             ),
-            sites: vec![Site {
+            sites: vec![FindingSite {
                 rank: w.rank,
                 block: w.block,
                 task: w.task.to_string(),

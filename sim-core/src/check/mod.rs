@@ -20,7 +20,7 @@ mod shadow;
 mod vclock;
 
 pub(crate) use access::Op;
-pub use finding::{Finding, FindingKind, Site};
+pub use finding::{Finding, FindingKind, FindingSite};
 pub use report::{CheckOptions, CheckReport, deadlock_findings};
 pub(crate) use sdma::SdmaClock;
 pub(crate) use shadow::Who;
@@ -192,15 +192,15 @@ impl Checker {
 }
 
 /// A finding site from an access over bytes `[lo, hi)` of its buffer.
-fn site(a: &Access, lo: usize, hi: usize) -> Site {
+fn site(a: &Access, lo: usize, hi: usize) -> FindingSite {
     let es = a.view.esize.max(1);
     let (first, last) = (lo.saturating_sub(a.view.base) / es, (hi.saturating_sub(a.view.base)).div_ceil(es));
     site_on(a, format!("{}[{first}..{last}]", a.view.buffer))
 }
 
 /// A finding site from an access to `target` (a buffer range or a signal cell).
-fn site_on(a: &Access, target: String) -> Site {
-    Site {
+fn site_on(a: &Access, target: String) -> FindingSite {
+    FindingSite {
         rank: a.who.rank,
         block: a.who.block,
         task: a.who.task.to_string(),

@@ -2,7 +2,7 @@
 //! findings merged over its runs, and the findings a deadlock report stands for. The runs
 //! themselves are the host's (`World::check` in `world.rs`); this module knows no `World`.
 
-use super::{Finding, FindingKind, Site};
+use super::{Finding, FindingKind, FindingSite};
 use crate::report::{BlockedWait, DeadlockReport};
 use crate::time::SimDuration;
 
@@ -99,8 +99,8 @@ pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
     out
 }
 
-fn wait_site(w: &BlockedWait) -> Site {
-    Site {
+fn wait_site(w: &BlockedWait) -> FindingSite {
+    FindingSite {
         rank: w.chip,
         block: w.block,
         task: w.task.clone(),

@@ -1,84 +1,18 @@
-//! A chip and a fabric for the engine's unit tests: one AIV core per chip, small fixed costs,
+//! A chip and a fabric for the engine's unit tests (the public `model::simple`): one AIV core per chip, small fixed costs,
 //! and a network that delivers every packet 1 ns after it enters. The engine's tests drive its
 //! parts directly, without a driver or kernel threads; the host's tests run a `World` on them.
 
 use super::Engine;
 use crate::addr::{CellRef, MemKey, Place};
-use crate::dtype::DType;
 use crate::memory::Memory;
-use crate::model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, Route};
 use crate::options::RunOptions;
 use crate::program::Dispatch;
 use crate::tensor::Region;
-use crate::time::{Bandwidth, Frequency, SimDuration, SimTime};
+use crate::time::SimTime;
 use std::sync::Arc;
 
-#[derive(Debug)]
-pub(crate) struct TestChip;
-
-impl ChipTiming for TestChip {
-    fn aiv_cores(&self) -> usize {
-        1
-    }
-    fn ub_bytes(&self) -> usize {
-        1 << 16
-    }
-    fn clock(&self) -> Frequency {
-        Frequency::from_hz(1_000_000_000).expect("1 GHz")
-    }
-    fn dma_issue(&self, _: DmaDir) -> SimDuration {
-        SimDuration::from_ns(1)
-    }
-    fn dma_rate(&self, _: DmaDir) -> Option<Bandwidth> {
-        None
-    }
-    fn hbm_rate(&self) -> Option<Bandwidth> {
-        None
-    }
-    fn atomic_add_supported(&self, _: DType) -> bool {
-        true
-    }
-    fn vector_op(&self, _: DType, _: u64) -> SimDuration {
-        SimDuration::from_ns(1)
-    }
-    fn notify_issue(&self) -> SimDuration {
-        SimDuration::from_ns(1)
-    }
-    fn wait_poll(&self) -> SimDuration {
-        SimDuration::from_ns(2)
-    }
-    fn scalar_gm_access(&self) -> SimDuration {
-        SimDuration::from_ns(1)
-    }
-    fn dispatch_launch(&self) -> SimDuration {
-        SimDuration::from_ns(10)
-    }
-    fn task_start(&self) -> SimDuration {
-        SimDuration::from_ns(1)
-    }
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct TestNet;
-
-impl Network for TestNet {
-    fn path(&mut self, _: &Route) -> PathId {
-        PathId(0)
-    }
-    fn packet_bytes(&self) -> u64 {
-        4096
-    }
-    fn send(&mut self, _: PathId, _: u64, at: SimTime, _: Option<&mut Vec<Busy>>) -> PacketTiming {
-        PacketTiming { begin: at, cleared: at, arrival: at + SimDuration::from_ns(1) }
-    }
-    fn resource_name(&self, resource: u32) -> String {
-        format!("resource {resource}")
-    }
-    fn resource_chip(&self, _: u32) -> usize {
-        0
-    }
-    fn reset(&mut self) {}
-}
+/// The engine's tests run on the public minimal model.
+pub(crate) use crate::model::simple::{SimpleChip as TestChip, SimpleNet as TestNet};
 
 /// An engine over `chips` chips (one actor each) and one comm domain whose window is 64
 /// bytes per member, with no dispatches queued.

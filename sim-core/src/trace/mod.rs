@@ -16,7 +16,9 @@ pub struct OpSpan {
     pub core: usize,
     /// `load`, `store`, `remote_load`, `notify`, `wait`, `put`, `compute`, `vector`, ...
     pub name: &'static str,
+    /// When the operation was issued.
     pub start: SimTime,
+    /// When it completed.
     pub end: SimTime,
     /// Payload bytes moved (0 for signals and compute).
     pub bytes: u64,
@@ -36,8 +38,11 @@ pub enum FlowKind {
 /// A causal arrow from one operation to another.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Flow {
+    /// The [`OpSpan::id`] the arrow starts at.
     pub from: u64,
+    /// The [`OpSpan::id`] the arrow ends at.
     pub to: u64,
+    /// Why the two are linked.
     pub kind: FlowKind,
 }
 
@@ -48,24 +53,33 @@ pub struct LinkBusy {
     pub resource: String,
     /// The rank whose timeline shows it.
     pub chip: usize,
+    /// When the resource started on the packet.
     pub start: SimTime,
+    /// When it finished.
     pub end: SimTime,
+    /// Bytes of the packet.
     pub bytes: u64,
 }
 
 /// A dispatch on a chip, for the timeline.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DispatchSpan {
+    /// World rank of the chip.
     pub chip: usize,
+    /// Name of the dispatch.
     pub name: String,
+    /// When it was launched.
     pub start: SimTime,
+    /// When its last task completed.
     pub end: SimTime,
 }
 
 /// A point event on a rank's timeline: a checker finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mark {
+    /// World rank of the chip.
     pub chip: usize,
+    /// When the finding was detected.
     pub time: SimTime,
     /// Short name (the finding kind).
     pub name: String,
@@ -76,9 +90,13 @@ pub struct Mark {
 /// Everything recorded about one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trace {
+    /// Every operation of every core.
     pub ops: Vec<OpSpan>,
+    /// Causal arrows between operations.
     pub flows: Vec<Flow>,
+    /// Busy intervals of network resources.
     pub links: Vec<LinkBusy>,
+    /// Dispatches per chip.
     pub dispatches: Vec<DispatchSpan>,
     /// Checker findings, when the run was checked.
     pub marks: Vec<Mark>,

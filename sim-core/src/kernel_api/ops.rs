@@ -12,8 +12,8 @@ pub(super) mod cube;
 pub(super) mod sdma;
 
 use super::copy::{CopyOpts, chunk_places};
-use super::link::Link;
 use super::pipes::{Pipe, Pipes};
+use super::uplink::Uplink;
 use crate::addr::{CellRef, MemKey, Place};
 use crate::convert::RoundMode;
 use crate::dtype::DType;
@@ -30,14 +30,17 @@ use std::sync::Arc;
 /// One condition of [`Ops::defer_wait`]: `signal[offsets] as u32 >= expected`.
 #[derive(Clone, Debug)]
 pub struct DeferCond {
+    /// The signal tensor (a window) holding the cell.
     pub signal: Tensor,
+    /// The cell's coordinates in `signal`.
     pub offsets: Vec<usize>,
+    /// The value the cell, read as unsigned, must reach.
     pub expected: u32,
 }
 
 /// A kernel's handle on the core it runs on, with blocking operations as futures.
 pub struct Ops {
-    pub(super) link: Link,
+    pub(super) link: Uplink,
     pub(super) clock: SimTime,
     ctx: Arc<TaskCtx>,
     block: usize,
@@ -55,7 +58,7 @@ pub struct Ops {
 
 impl Ops {
     pub(crate) fn new(
-        link: Link,
+        link: Uplink,
         chip: Arc<dyn ChipTiming>,
         clock: SimTime,
         ctx: Arc<TaskCtx>,

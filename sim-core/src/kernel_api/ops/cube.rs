@@ -19,9 +19,9 @@
 
 use super::Ops;
 use crate::convert::RoundMode;
-use crate::core::Core;
 use crate::dtype::DType;
 use crate::error::SimResult;
+use crate::kernel_api::Core;
 use crate::model::CubeParams;
 use crate::request::{OpKind, Reply, Request};
 use crate::tensor::Tensor;
@@ -289,7 +289,7 @@ impl Core {
     #[track_caller]
     pub fn load_l1(&mut self, src: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<CubeTile> {
         self.ops().caller = Some(Location::caller());
-        crate::core::wait_ready(self.ops().load_l1(src, offsets, shape))
+        crate::kernel_api::wait_ready(self.ops().load_l1(src, offsets, shape))
     }
 
     /// Moves an L1 tile into L0A; see [`Ops::to_l0a`].

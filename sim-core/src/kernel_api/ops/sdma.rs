@@ -5,9 +5,9 @@
 //! a block that ends with a transfer it never waited fails.
 
 use super::Ops;
-use crate::core::Core;
-use crate::core::copy::{CopyOpts, chunk_places};
 use crate::error::SimResult;
+use crate::kernel_api::Core;
+use crate::kernel_api::copy::{CopyOpts, chunk_places};
 use crate::request::{OpKind, Reply, Request, SdmaSpec};
 use crate::signal::AtomicType;
 use crate::tensor::Tensor;

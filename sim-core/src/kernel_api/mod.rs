@@ -7,18 +7,18 @@
 //! thread; `core.ops()` gives a thread kernel an `Ops` whose futures are ready at once.
 
 mod copy;
-mod link;
 mod ops;
 mod pipes;
 mod scalar;
+mod uplink;
 
 pub use copy::CopyOpts;
-pub use link::block_on;
-pub(crate) use link::{Answer, Link, Mailbox, Transport};
 pub use ops::cube::{CubeBuf, CubeTile};
 pub use ops::sdma::{SdmaHandle, SdmaOpts};
 pub use ops::{DeferCond, Ops};
 pub use pipes::{Pipe, TileLoad};
+pub use uplink::block_on;
+pub(crate) use uplink::{Answer, Mailbox, Transport, Uplink};
 
 use crate::error::{SimError, SimResult};
 use crate::model::ChipTiming;

@@ -43,27 +43,27 @@ pub(crate) trait Transport: Send + Sync {
 }
 
 /// A core's connection to the scheduler.
-pub(crate) enum Link {
+pub(crate) enum Uplink {
     /// A kernel on its own host thread.
     Thread(Box<dyn Transport>),
     /// A kernel polled by the driver.
     Mail(Arc<Mailbox>),
 }
 
-impl Link {
+impl Uplink {
     /// Sends a posted request; the core continues at `resume`.
     pub(crate) fn post(&self, at: SimTime, resume: SimTime, req: Request) {
         match self {
-            Link::Thread(t) => t.post(at, resume, req),
-            Link::Mail(m) => m.0.lock().outbox.push_back((at, at.max(resume), req)),
+            Uplink::Thread(t) => t.post(at, resume, req),
+            Uplink::Mail(m) => m.0.lock().outbox.push_back((at, at.max(resume), req)),
         }
     }
 
     /// Sends a blocking request; the future resolves with its answer.
     pub(crate) fn call(&self, at: SimTime, req: Request) -> CallFuture<'_> {
         match self {
-            Link::Thread(t) => CallFuture::Done(Some(t.call(at, req))),
-            Link::Mail(m) => CallFuture::Mail { mailbox: m, req: Some((at, req)) },
+            Uplink::Thread(t) => CallFuture::Done(Some(t.call(at, req))),
+            Uplink::Mail(m) => CallFuture::Mail { mailbox: m, req: Some((at, req)) },
         }
     }
 }
@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn a_mailbox_link_queues_posts_and_resolves_a_call_once_answered() {
         let mailbox = Arc::new(Mailbox::default());
-        let link = Link::Mail(mailbox.clone());
+        let link = Uplink::Mail(mailbox.clone());
         // A posted request never resumes before it was issued.
         link.post(t(4), t(2), Request::Note { name: "vadd", start: t(4), end: t(6) });
         let mut call = std::pin::pin!(link.call(t(7), fence()));
@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn a_thread_link_goes_through_its_transport_and_is_ready_at_once() {
         let rec = Arc::new(Recorder::default());
-        let link = Link::Thread(Box::new(rec.clone()));
+        let link = Uplink::Thread(Box::new(rec.clone()));
         link.post(t(1), t(3), fence());
         let answer = block_on(link.call(t(3), fence())).expect("a thread link answers at once");
         assert!(matches!(answer, Ok((at, Reply::Done)) if at == t(8)));
