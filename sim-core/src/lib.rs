@@ -40,6 +40,7 @@ mod payload;
 pub mod program;
 pub mod report;
 mod request;
+mod round;
 pub mod signal;
 pub mod stats;
 pub mod tensor;
