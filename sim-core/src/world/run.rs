@@ -26,9 +26,9 @@ pub struct RunReport {
     pub traffic: Vec<Traffic>,
     /// Warnings raised while the run was set up (e.g. a builtin that silently does nothing).
     pub warnings: Vec<String>,
-    /// The timeline, when [`RunOptions::trace`] was on.
+    /// The timeline, when [`RunOptions::trace`](super::RunOptions::trace) was on.
     pub trace: Option<Trace>,
-    /// What the protocol checker found, when [`RunOptions::check`] was on.
+    /// What the protocol checker found, when [`RunOptions::check`](super::RunOptions::check) was on.
     pub findings: Vec<Finding>,
 }
 
