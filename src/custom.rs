@@ -175,7 +175,7 @@ pub fn point<C: Collective>(
         _ => run(cfg, c, m, count, calls, true, trace)?.report,
     };
     let bytes = c.bytes(count, n);
-    let type_name = crate::sweep::nccl_type(c.dtype());
+    let type_name = formats::nccl_type(c.dtype());
     // A builtin that returned at once (more than 16 ranks, a ring whose count is not a
     // multiple of the ranks, a root out of range) warned: its time is not the collective's.
     let mut warnings: Vec<&String> = check_run.iter().flat_map(|r| &r.report.warnings).collect();

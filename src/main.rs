@@ -1,5 +1,8 @@
-//! The `ranksim` command line: argument parsing only; the commands live in
-//! `ranksim::commands`.
+//! The `ranksim` command line: the clap declarations of the commands and their flags, and
+//! the turning of those flags into each command's arguments (`bench` loads its config here to
+//! default the rank count; `sweep --help` gets the default machine's support matrix). It also
+//! restores the default SIGPIPE and maps the outcome to the exit code (0 ok, 1 failed, 2
+//! error). The commands themselves live in `ranksim::commands`.
 
 use clap::{Parser, Subcommand};
 use collectives::{Call, Kind, Mode, Path};

@@ -116,17 +116,8 @@ impl SweepSpec {
 /// One measured size (the row and the run its time was read from).
 pub use crate::custom::Point;
 
-/// The nccl-tests name of a dtype (`float`, `half`, `bfloat16`, `int32`, ...).
-pub fn nccl_type(dt: DType) -> &'static str {
-    match dt {
-        DType::F32 => "float",
-        DType::F16 => "half",
-        DType::BF16 => "bfloat16",
-        DType::I32 => "int32",
-        DType::I16 => "int16",
-        DType::I8 => "int8",
-    }
-}
+/// The nccl-tests name of a dtype (kept here for `ranksim::sweep::nccl_type` users).
+pub use crate::formats::nccl_type;
 
 /// The input of rank `r`, element `i`: small integers that keep every op exact.
 fn value(op: ReduceOp, r: usize, i: usize) -> f64 {

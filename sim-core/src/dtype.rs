@@ -1,7 +1,7 @@
 //! Element types of tensors, tiles and windows, and the conversion of typed host data to the
 //! little-endian bytes that simulated memory holds.
 
-use crate::convert::{FloatFormat, RoundMode};
+use crate::round::{FloatFormat, RoundMode};
 use half::{bf16, f16};
 use std::fmt;
 use std::str::FromStr;

@@ -85,8 +85,7 @@
 //! `(time, actor, seq, sub)` order (`sub` numbers the events one request causes). Imports
 //! only go down: `world` over `driver` over `engine` over `program` over `kernel_api` (the
 //! program API), and all of them over `check`, `request`, `memory`, `addr` and the value types
-//! (ARCHITECTURE.md has the layers and the three small circles left inside `kernel_api`,
-//! `engine` and `dtype`/`convert`).
+//! (ARCHITECTURE.md has the layers and the one circle left, inside `kernel_api`).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -106,6 +105,7 @@ mod payload;
 mod program;
 mod report;
 mod request;
+mod round;
 mod signal;
 pub mod stats;
 mod tensor;

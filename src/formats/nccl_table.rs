@@ -4,6 +4,19 @@
 
 use super::cfmt::{fmt_e, fmt_g, nonfinite};
 use super::record::{ResultRow, SweepConfig};
+use sim_core::DType;
+
+/// The nccl-tests name of a dtype (`float`, `half`, `bfloat16`, `int32`, ...).
+pub fn nccl_type(dt: DType) -> &'static str {
+    match dt {
+        DType::F32 => "float",
+        DType::F16 => "half",
+        DType::BF16 => "bfloat16",
+        DType::I32 => "int32",
+        DType::I16 => "int16",
+        DType::I8 => "int8",
+    }
+}
 
 /// Width of the `time` column.
 const TIME_WIDTH: usize = 7;

@@ -1,6 +1,6 @@
 //! What [`World::check`](crate::World::check) is asked and what it answers: its options, the
 //! findings merged over its runs, and the findings a deadlock report stands for. The runs
-//! themselves are the host's (`World::check` in `world.rs`); this module knows no `World`.
+//! themselves are the host's (`World::check` in `world/run.rs`); this module knows no `World`.
 
 use super::{Finding, FindingKind, FindingSite};
 use crate::report::{BlockedWait, DeadlockReport};

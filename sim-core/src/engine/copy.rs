@@ -6,8 +6,7 @@
 //! engine); the put or get returns when the last store has cleared.
 
 use super::Engine;
-use super::event::{Event, Key};
-use super::flow::FlowEnd;
+use super::event::{Event, FlowEnd, Key};
 use super::observe::OpAt;
 use crate::model::{DmaDir, PathKind, Route};
 use crate::payload::Payload;

@@ -6,7 +6,7 @@ use super::observe::{TraceId, WriteToken};
 use crate::addr::{Caller, CellRef, Place};
 use crate::dtype::DType;
 use crate::payload::Payload;
-use crate::request::{OpKind, Request};
+use crate::request::{OpKind, Reply, Request};
 use crate::signal::NotifyOp;
 use crate::time::SimTime;
 
@@ -48,7 +48,29 @@ pub(crate) enum Event {
     /// A deferred condition of a task became true (after the scheduler's poll).
     DeferredReady { chip: usize, task: usize },
     /// A step of an SDMA transfer (see `sdma.rs`).
-    Sdma(super::sdma::SdmaEvent),
+    Sdma(SdmaEvent),
+}
+
+/// A step of an SDMA transfer (`sdma.rs` applies it).
+#[derive(Debug)]
+pub(crate) enum SdmaEvent {
+    /// Channel `ch` (global index) starts its front descriptor: the first byte moves now.
+    Start { ch: usize },
+    /// The request of a get's descriptor reached the source's chip.
+    RemoteRead { desc: usize },
+    /// The descriptor in progress on channel `ch` has cleared it.
+    Cleared { ch: usize },
+    /// A descriptor's bytes land (`check` is the observers' token of the write).
+    Land { desc: usize, data: Payload, check: WriteToken },
+}
+
+/// What happens when a flow's last byte has arrived (`flow.rs` applies it).
+#[derive(Debug)]
+pub(crate) enum FlowEnd {
+    /// Apply this event at the arrival time.
+    Event(Event),
+    /// Release `actor` with `reply` at the arrival time.
+    Reply { actor: usize, reply: Reply },
 }
 
 /// How a write in flight is known: its place in its writer's issue order, and the observers'

@@ -5,21 +5,11 @@
 //! never overtakes the payload sent before it on the same path.
 
 use super::Engine;
-use super::event::{Event, Key};
+use super::event::{Event, FlowEnd, Key};
 use crate::model::{PathId, Route};
-use crate::request::Reply;
 use crate::time::SimTime;
 use crate::trace::LinkBusy;
 use std::collections::VecDeque;
-
-/// What happens when a flow's last byte has arrived.
-#[derive(Debug)]
-pub(crate) enum FlowEnd {
-    /// Apply this event at the arrival time.
-    Event(Event),
-    /// Release `actor` with `reply` at the arrival time.
-    Reply { actor: usize, reply: Reply },
-}
 
 /// One flow in progress.
 #[derive(Debug)]

@@ -3,8 +3,7 @@
 //! the bytes wait here until the core asks for them, or the core waits here for the bytes.
 
 use super::Engine;
-use super::event::Event;
-use super::flow::FlowEnd;
+use super::event::{Event, FlowEnd};
 use crate::payload::Payload;
 use crate::request::Reply;
 use crate::time::SimTime;

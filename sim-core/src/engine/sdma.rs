@@ -17,8 +17,7 @@
 //! `wait_async`, or a `test_async` that answers true, orders what follows after the data.
 
 use super::Engine;
-use super::event::{Event, Key};
-use super::flow::FlowEnd;
+use super::event::{Event, FlowEnd, Key, SdmaEvent};
 use super::observe::{OpAt, SdmaToken, WriteToken};
 use crate::addr::{Caller, Place};
 use crate::dtype::DType;
@@ -28,19 +27,6 @@ use crate::payload::Payload;
 use crate::request::{OpKind, Reply, SdmaSpec};
 use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};
-
-/// A step of an SDMA transfer.
-#[derive(Debug)]
-pub(crate) enum SdmaEvent {
-    /// Channel `ch` (global index) starts its front descriptor: the first byte moves now.
-    Start { ch: usize },
-    /// The request of a get's descriptor reached the source's chip.
-    RemoteRead { desc: usize },
-    /// The descriptor in progress on channel `ch` has cleared it.
-    Cleared { ch: usize },
-    /// A descriptor's bytes land (`check` is the observers' token of the write).
-    Land { desc: usize, data: Payload, check: WriteToken },
-}
 
 #[derive(Debug)]
 struct Desc {

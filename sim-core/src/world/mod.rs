@@ -1,0 +1,135 @@
+//! The host side of a simulation: a machine of chips, its comm domains and buffers, the data
+//! staged in and out, and the dispatches each chip runs.
+//!
+//! ```text
+//! let mut world = World::new(8, chip_model, fabric)?;
+//! let all = world.create_domain("comm_d0", &[0, 1, 2, 3, 4, 5, 6, 7], DomainOptions::default())?;
+//! let x = world.alloc_window(&all, "x", DType::F32, &[1, 256])?;
+//! world.write(&x, 0, &data)?;
+//! world.dispatch_all(&all, Dispatch::kernel("k", 1, |core| { ... }))?;
+//! let report = world.run()?;
+//! let y: Vec<f32> = world.read(&x, 0)?;
+//! ```
+//!
+//! The files: `domains` (comm domains and their window layout), `staging` (GM tensors and the
+//! host's reads and writes), `dispatch` (the checks and dataflow a queued dispatch goes
+//! through) and `run` (running the queues, the checker's reruns, and [`RunReport`]).
+
+mod dispatch;
+mod domains;
+mod run;
+mod staging;
+
+use crate::check::Finding;
+use crate::error::{SimError, SimResult};
+use crate::memory::Memory;
+use crate::model::{ChipTiming, Network};
+use crate::program::Dispatch;
+use std::sync::Arc;
+
+pub use crate::options::{Jitter, Progress, RunOptions};
+pub use domains::DomainOptions;
+use domains::DomainState;
+pub use run::RunReport;
+
+/// Window-buffer sizes are rounded up to this many bytes (`kCommBufferAlignmentBytes`).
+pub const WINDOW_ALIGN: usize = 32;
+
+/// The largest buffer (window or GM tensor) in bytes: 2^48, far above any chip's memory and
+/// far below where window offsets could overflow.
+pub const MAX_BUFFER_BYTES: usize = 1 << 48;
+
+/// A simulated machine and everything the host has set up on it.
+pub struct World {
+    chip: Arc<dyn ChipTiming>,
+    net: Option<Box<dyn Network>>,
+    size: usize,
+    domains: Vec<DomainState>,
+    gm_names: Vec<String>,
+    mem: Memory,
+    queues: Vec<Vec<Dispatch>>,
+    warnings: Vec<String>,
+    options: RunOptions,
+    /// The checker's findings of the last run, whatever its outcome.
+    findings: Vec<Finding>,
+    /// `gm_written[buf][chip]`: the host staged, or a queued task declared writing, some of
+    /// that chip's copy of GM buffer `buf`.
+    gm_written: Vec<Vec<bool>>,
+    /// `opaque[chip]`: a task that declares no tensor was queued on the chip (it may have
+    /// written any of its GM buffers).
+    opaque: Vec<bool>,
+}
+
+impl World {
+    /// A machine of `size` identical chips joined by `net`.
+    pub fn new(size: usize, chip: Arc<dyn ChipTiming>, net: Box<dyn Network>) -> SimResult<World> {
+        if size == 0 {
+            return Err(SimError::invalid("a world needs at least one rank (chip); got 0"));
+        }
+        if chip.aiv_cores() == 0 {
+            return Err(SimError::invalid("the chip model has 0 AIV cores; kernels need at least one"));
+        }
+        Ok(World {
+            chip,
+            net: Some(net),
+            size,
+            domains: Vec::new(),
+            gm_names: Vec::new(),
+            mem: Memory::default(),
+            queues: vec![Vec::new(); size],
+            warnings: Vec::new(),
+            options: RunOptions::default(),
+            findings: Vec::new(),
+            gm_written: Vec::new(),
+            opaque: vec![false; size],
+        })
+    }
+
+    /// Stops storing payload bytes (timing-only mode): reads give zeros, writes are dropped,
+    /// signal cells stay real, and times are unchanged. Must be called before anything is
+    /// allocated.
+    pub fn set_timing_only(&mut self) -> SimResult<()> {
+        if !self.domains.is_empty() || !self.gm_names.is_empty() {
+            return Err(SimError::invalid("set_timing_only must be called before any domain or buffer is created"));
+        }
+        self.mem = Memory::new(false);
+        Ok(())
+    }
+
+    /// Whether payload bytes are stored (false in timing-only mode).
+    pub fn has_payload(&self) -> bool {
+        self.mem.has_payload()
+    }
+
+    /// How the next runs are executed (tracing, jitter).
+    pub fn options_mut(&mut self) -> &mut RunOptions {
+        &mut self.options
+    }
+
+    /// Number of chips (world ranks).
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The chip model shared by every chip.
+    pub fn chip(&self) -> &dyn ChipTiming {
+        &*self.chip
+    }
+
+    /// Records a warning about the next run (a builtin that will silently do nothing, say);
+    /// it is returned in that run's [`RunReport::warnings`].
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        self.warnings.push(msg.into());
+    }
+
+    /// Warnings recorded for the next run so far.
+    pub fn pending_warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The checker's findings of the last run (empty unless [`RunOptions::check`] was on),
+    /// also when the run failed.
+    pub fn last_findings(&self) -> &[Finding] {
+        &self.findings
+    }
+}

@@ -1,0 +1,257 @@
+//! Running the queued dispatches: one run ([`World::run`]), the checker's reruns
+//! ([`World::check`]), and what a run leaves behind ([`RunReport`]).
+
+use super::World;
+use crate::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
+use crate::driver;
+use crate::engine::Engine;
+use crate::error::{SimError, SimResult};
+use crate::options::Jitter;
+use crate::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
+use crate::time::{SimDuration, SimTime};
+use crate::trace::{Mark, Trace};
+
+/// What one run did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunReport {
+    /// When the last dispatch ended.
+    pub end: SimTime,
+    /// Every dispatch, in completion order.
+    pub dispatches: Vec<DispatchRecord>,
+    /// The scheduler's work counters (deterministic).
+    pub stats: EngineStats,
+    /// How the host ran it (thread hand-offs; not deterministic).
+    pub host: HostStats,
+    /// What each chip (world rank) moved.
+    pub traffic: Vec<Traffic>,
+    /// Warnings raised while the run was set up (e.g. a builtin that silently does nothing).
+    pub warnings: Vec<String>,
+    /// The timeline, when [`RunOptions::trace`](super::RunOptions::trace) was on.
+    pub trace: Option<Trace>,
+    /// What the protocol checker found, when [`RunOptions::check`](super::RunOptions::check) was on.
+    pub findings: Vec<Finding>,
+}
+
+impl RunReport {
+    /// Dispatches of one chip, in order.
+    pub fn of_chip(&self, chip: usize) -> impl Iterator<Item = &DispatchRecord> {
+        self.dispatches.iter().filter(move |d| d.chip == chip)
+    }
+
+    /// Per call — the `i`-th dispatch of every chip that ran one — the slowest chip's device
+    /// wall ([`DispatchRecord::device_wall`]): the time PyPTO's benchmark and `ranksim sweep`
+    /// report for that call.
+    pub fn device_time_per_call(&self) -> Vec<SimDuration> {
+        let calls = self.dispatches.iter().map(|d| d.index + 1).max().unwrap_or(0);
+        let mut per_call = vec![SimDuration::ZERO; calls];
+        for d in &self.dispatches {
+            per_call[d.index] = per_call[d.index].max(d.device_wall());
+        }
+        per_call
+    }
+
+    /// The device time of the run: [`RunReport::device_time_per_call`] summed over the calls.
+    /// For a run of one collective call it is that call's time as `ranksim sweep` prints it.
+    pub fn device_time(&self) -> SimDuration {
+        self.device_time_per_call().into_iter().fold(SimDuration::ZERO, |a, b| a + b)
+    }
+}
+
+impl World {
+    /// Runs every queued dispatch to completion and returns its timing. On failure (bad
+    /// kernel argument, panic, deadlock) the memory is left as the run left it.
+    /// The windows of domains released before the run are freed at its end, whatever its
+    /// outcome.
+    pub fn run(&mut self) -> SimResult<RunReport> {
+        let r = self.run_once();
+        self.free_released();
+        r
+    }
+
+    /// [`World::run`] without freeing released domains (the checker reruns a program).
+    fn run_once(&mut self) -> SimResult<RunReport> {
+        for i in 0..self.domains.len() {
+            self.prepare_domain(i);
+        }
+        let queues = std::mem::replace(&mut self.queues, vec![Vec::new(); self.size]);
+        let mem = std::mem::take(&mut self.mem);
+        let net =
+            self.net.take().ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
+        let engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
+        let (mut engine, host) = driver::run(engine, self.chip.clone());
+        let outcome =
+            engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
+        let mut dispatches = engine.records.clone();
+        dispatches.sort_by_key(|d| (d.end, d.chip, d.index));
+        let findings = engine.take_findings();
+        self.findings = findings.clone();
+        let mut trace = engine.take_trace();
+        if let Some(tr) = trace.as_mut() {
+            tr.marks = findings
+                .iter()
+                .map(|f| Mark { chip: f.rank, time: f.time, name: f.kind.name().to_string(), detail: f.to_string() })
+                .collect();
+        }
+        let report = RunReport {
+            end: engine.now(),
+            dispatches,
+            stats: engine.stats.clone(),
+            host,
+            traffic: engine.traffic().to_vec(),
+            findings,
+            trace,
+            warnings: std::mem::take(&mut self.warnings),
+        };
+        let (mem, net) = engine.into_parts();
+        self.mem = mem;
+        self.net = Some(net);
+        for d in &mut self.domains {
+            d.dirty = true;
+        }
+        outcome.map(|()| RunReport {
+            end: report.dispatches.iter().map(|d| d.end).max().unwrap_or(SimTime::ZERO),
+            ..report
+        })
+    }
+}
+
+impl World {
+    /// Runs the queued dispatches under the protocol checker: once unperturbed, then once per
+    /// seed with seeded timing jitter, each from the state the host set up. Deadlocks become
+    /// findings; a kernel error (bad argument, panic) is returned as the error. The world is
+    /// left as the last run left it; the queue is consumed.
+    pub fn check(&mut self, opts: &CheckOptions) -> SimResult<CheckReport> {
+        let (queues, mem, warnings, saved) =
+            (self.queues.clone(), self.mem.clone(), self.warnings.clone(), self.options.clone());
+        let dirty: Vec<bool> = self.domains.iter().map(|d| d.dirty).collect();
+        let mut report = CheckReport::default();
+        for i in 0..=opts.seeds {
+            (self.queues, self.mem, self.warnings) = (queues.clone(), mem.clone(), warnings.clone());
+            for (d, &was) in self.domains.iter_mut().zip(&dirty) {
+                d.dirty = was;
+            }
+            self.options.check = true;
+            self.options.jitter =
+                (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+            let outcome = self.run_once();
+            report.runs += 1;
+            let seed = (i > 0).then_some(i);
+            let mut found = std::mem::take(&mut self.findings);
+            match outcome {
+                Ok(_) => {}
+                Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
+                Err(e) => {
+                    self.options = saved;
+                    self.free_released();
+                    return Err(e);
+                }
+            }
+            report.merge(found, seed);
+        }
+        self.options = saved;
+        self.free_released();
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::engine::testkit::{TestChip, TestNet, ns};
+    use crate::options::{Progress, RunOptions};
+    use crate::program::{Dispatch, Task};
+    use crate::signal::{NotifyOp, WaitCmp};
+    use crate::world::DomainOptions;
+    use parking_lot::Mutex;
+    use std::sync::Arc;
+
+    /// Rank 0 notifies rank 1's cell 0 (AtomicAdd 3); rank 1 waits for `>= 3`, as a thread
+    /// kernel or as an async kernel the driver polls. Returns what
+    /// each rank saw of its clock (at its start, and rank 1's after the wait), the cell, and
+    /// the run's end.
+    fn notify_then_wait(options: RunOptions, async_kernel: bool) -> (Vec<(usize, SimTime, SimTime)>, i32, SimTime) {
+        let mut world = World::new(2, Arc::new(TestChip), Box::new(TestNet)).expect("a world of 2");
+        *world.options_mut() = options;
+        let all = world.create_domain("d", &[0, 1], DomainOptions::default()).expect("a domain");
+        let sig = world.alloc_window(&all, "sig", DType::I32, &[1, 8]).expect("a window");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (s, log) = (sig.clone(), seen.clone());
+        let kernel = if async_kernel {
+            let mut d = Dispatch::new("ping");
+            d.add(Task::new_async("ping", 1, move |mut ops| {
+                let (s, log) = (s.clone(), log.clone());
+                async move {
+                    let start = ops.now();
+                    let r = if ops.rank() == 0 {
+                        ops.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)
+                    } else {
+                        ops.wait(&s, &[0, 0], 3, WaitCmp::Ge).await
+                    };
+                    log.lock().push((ops.rank(), start, ops.now()));
+                    (ops, r)
+                }
+            }));
+            d
+        } else {
+            Dispatch::kernel("ping", 1, move |core| {
+                let start = core.now();
+                if core.rank() == 0 {
+                    core.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)?;
+                } else {
+                    core.wait(&s, &[0, 0], 3, WaitCmp::Ge)?;
+                }
+                log.lock().push((core.rank(), start, core.now()));
+                Ok(())
+            })
+        };
+        world.dispatch_all(&all, kernel.in_domain(&all)).expect("queued");
+        let report = world.run().expect("the run ends");
+        let cell = world.read::<i32>(&sig, 1).expect("rank 1's window")[0];
+        let mut seen = std::mem::take(&mut *seen.lock());
+        seen.sort();
+        (seen, cell, report.end)
+    }
+
+    #[test]
+    fn a_wait_returns_a_poll_after_the_notify_lands() {
+        let (seen, cell, end) = notify_then_wait(RunOptions::default(), false);
+        assert_eq!(cell, 3);
+        let [(0, start0, after0), (1, start1, after1)] = seen[..] else { panic!("two ranks ran: {seen:?}") };
+        assert_eq!(start0, start1, "both chips start their dispatch together");
+        // The notify takes its issue cost (1 ns) on the sender's clock and enters the fabric
+        // after it; the test fabric lands it 1 ns later and the waiter sees it one poll (2 ns)
+        // after that.
+        assert_eq!(after0 - start0, SimDuration::from_ns(1));
+        assert_eq!(after1 - start1, SimDuration::from_ns(1 + 1 + 2));
+        assert!(end >= after1 && end > ns(0));
+    }
+
+    #[test]
+    fn a_checked_run_computes_the_same_bytes_at_the_same_times() {
+        let plain = notify_then_wait(RunOptions::default(), false);
+        let checked = notify_then_wait(RunOptions { check: true, ..RunOptions::default() }, false);
+        assert_eq!(plain, checked);
+    }
+
+    #[test]
+    fn an_async_kernel_sends_the_same_requests_at_the_same_times_as_a_thread_kernel() {
+        let thread = notify_then_wait(RunOptions::default(), false);
+        let polled = notify_then_wait(RunOptions::default(), true);
+        assert_eq!(thread, polled);
+    }
+
+    #[test]
+    fn a_run_publishes_its_events_and_time_to_its_progress() {
+        let p = Progress::new();
+        let watched = RunOptions { progress: Some(p.clone()), ..RunOptions::default() };
+        let first = notify_then_wait(watched.clone(), false);
+        let events = p.events();
+        assert!(events > 0, "a run of two dispatches applies events");
+        assert!(p.now() > SimTime::ZERO && p.now() <= first.2, "published {:?}, end {:?}", p.now(), first.2);
+        // Watching changes nothing, and a second run adds exactly as many events again.
+        assert_eq!(first, notify_then_wait(RunOptions::default(), false));
+        assert_eq!(first, notify_then_wait(watched, false));
+        assert_eq!(p.events(), 2 * events);
+    }
+}

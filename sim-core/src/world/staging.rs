@@ -1,0 +1,171 @@
+//! GM tensors and the host's staging: writing data into a buffer before a run and reading it
+//! back after, typed, as f64 or as raw bytes.
+
+use super::MAX_BUFFER_BYTES;
+use super::World;
+use crate::addr::MemKey;
+use crate::dtype::{DType, Element, from_bytes, to_bytes};
+use crate::error::{SimError, SimResult};
+use crate::tensor::{Space, Tensor, TensorMeta, resolve_region};
+use std::sync::Arc;
+
+impl World {
+    /// Allocates a zeroed GM tensor on every chip; each chip's kernels see their own copy.
+    pub fn alloc_tensor(&mut self, name: &str, dtype: DType, shape: &[usize]) -> SimResult<Tensor> {
+        let nbytes = check_shape(name, dtype, shape)?;
+        let buf = self.gm_names.len();
+        self.gm_names.push(name.to_string());
+        self.gm_written.push(vec![false; self.size]);
+        self.mem.add_gm(nbytes, self.size);
+        Ok(Tensor(Arc::new(TensorMeta::dense(name.into(), Space::Gm { buf }, 0, nbytes, dtype, shape))))
+    }
+
+    /// Copies host data into rank `rank`'s copy of `t` (the dense domain rank for a window,
+    /// the world rank for a GM tensor). `data` must fill the whole view.
+    pub fn write<T: Element>(&mut self, t: &Tensor, rank: usize, data: &[T]) -> SimResult<()> {
+        self.check_host_io("write", t, rank, T::DTYPE, data.len())?;
+        self.prepare(t);
+        self.host_write(t, rank, &to_bytes(data));
+        Ok(())
+    }
+
+    /// Copies rank `rank`'s copy of `t` back to the host.
+    pub fn read<T: Element>(&self, t: &Tensor, rank: usize) -> SimResult<Vec<T>> {
+        self.check_host_io("read", t, rank, T::DTYPE, t.numel())?;
+        Ok(from_bytes(&self.host_read(t, rank)))
+    }
+
+    /// As [`World::write`], with values given as f64 and converted to `t`'s dtype (floats
+    /// rounded to nearest, integers saturated): for code generic over dtypes.
+    pub fn write_f64(&mut self, t: &Tensor, rank: usize, data: &[f64]) -> SimResult<()> {
+        let dt = t.dtype();
+        self.check_host_io("write", t, rank, dt, data.len())?;
+        self.prepare(t);
+        let mut bytes = vec![0u8; data.len() * dt.size()];
+        for (i, &v) in data.iter().enumerate() {
+            dt.write_f64(&mut bytes, i, v);
+        }
+        self.host_write(t, rank, &bytes);
+        Ok(())
+    }
+
+    /// As [`World::read`], every element converted to f64 (exact for every dtype).
+    pub fn read_f64(&self, t: &Tensor, rank: usize) -> SimResult<Vec<f64>> {
+        let dt = t.dtype();
+        self.check_host_io("read", t, rank, dt, t.numel())?;
+        let bytes = self.host_read(t, rank);
+        Ok((0..t.numel()).map(|i| dt.read_f64(&bytes, i)).collect())
+    }
+
+    /// As [`World::write`], from raw little-endian bytes of `t`'s dtype (`t.nbytes()` of
+    /// them): for host code generic over dtypes that encodes its values itself.
+    pub fn write_bytes(&mut self, t: &Tensor, rank: usize, bytes: &[u8]) -> SimResult<()> {
+        let dt = t.dtype();
+        if !bytes.len().is_multiple_of(dt.size()) {
+            return Err(SimError::invalid(format!(
+                "host write of `{}`: {} bytes is not a whole number of {dt} elements",
+                t.name(),
+                bytes.len()
+            )));
+        }
+        self.check_host_io("write", t, rank, dt, bytes.len() / dt.size())?;
+        self.prepare(t);
+        self.host_write(t, rank, bytes);
+        Ok(())
+    }
+
+    /// As [`World::read`], as raw little-endian bytes of `t`'s dtype.
+    pub fn read_bytes(&self, t: &Tensor, rank: usize) -> SimResult<Vec<u8>> {
+        self.check_host_io("read", t, rank, t.dtype(), t.numel())?;
+        Ok(self.host_read(t, rank))
+    }
+
+    /// The byte runs of the whole view `t` (one for a dense tensor, one per row of a slice).
+    fn runs(t: &Tensor) -> Vec<(usize, usize)> {
+        let zeros = vec![0; t.shape().len()];
+        resolve_region(t, &zeros, t.shape()).map_or_else(|_| vec![(t.0.base, t.nbytes())], |r| r.runs)
+    }
+
+    /// Writes `bytes` (the view's elements in row-major order) into rank `rank`'s copy of `t`.
+    fn host_write(&mut self, t: &Tensor, rank: usize, bytes: &[u8]) {
+        if let Space::Gm { buf } = &t.0.space {
+            self.gm_written[*buf][rank] = true;
+        }
+        let mut at = 0;
+        for (off, len) in World::runs(t) {
+            self.mem.host_write(mem_key(t, rank), off, &bytes[at..at + len]);
+            at += len;
+        }
+    }
+
+    /// Reads rank `rank`'s copy of the view `t`, its elements in row-major order.
+    fn host_read(&self, t: &Tensor, rank: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(t.nbytes());
+        for (off, len) in World::runs(t) {
+            self.mem.host_read(mem_key(t, rank), off, len, &mut out);
+        }
+        out
+    }
+
+    /// An error unless a host `what` (read or write) of `len` `dtype` elements on `rank` fits `t`
+    /// and its domain is live.
+    fn check_host_io(&self, what: &str, t: &Tensor, rank: usize, dtype: DType, len: usize) -> SimResult<()> {
+        if let Space::Window { domain } = &t.0.space {
+            self.check_live(domain, || format!("host {what} of window `{}`", t.name()))?;
+        }
+        if dtype != t.dtype() {
+            return Err(SimError::invalid(format!(
+                "host {what} of `{}` with {dtype} data, but the tensor is {}",
+                t.name(),
+                t.dtype()
+            )));
+        }
+        if len != t.numel() {
+            return Err(SimError::invalid(format!(
+                "host {what} of `{}`: {len} elements given, the tensor {:?} holds {}",
+                t.name(),
+                t.shape(),
+                t.numel()
+            )));
+        }
+        let n = match &t.0.space {
+            Space::Gm { .. } => self.size,
+            Space::Window { domain } => domain.size(),
+        };
+        if rank >= n {
+            return Err(SimError::invalid(format!(
+                "host {what} of `{}` on rank {rank}, but it exists on ranks 0..={}",
+                t.name(),
+                n - 1
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The memory holding rank `rank`'s copy of `t`.
+fn mem_key(t: &Tensor, rank: usize) -> MemKey {
+    match &t.0.space {
+        Space::Gm { buf } => MemKey::Gm { buf: *buf, chip: rank },
+        Space::Window { domain } => MemKey::Win { domain: domain.id, member: rank },
+    }
+}
+
+/// The byte size of a buffer of `dtype` and `shape`: positive dimensions, and a size that fits
+/// the address space ([`MAX_BUFFER_BYTES`]) without overflowing.
+pub(super) fn check_shape(name: &str, dtype: DType, shape: &[usize]) -> SimResult<usize> {
+    if shape.is_empty() || shape.contains(&0) {
+        return Err(SimError::invalid(format!(
+            "buffer `{name}`: shape {shape:?} must be non-empty with positive dimensions"
+        )));
+    }
+    shape
+        .iter()
+        .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= MAX_BUFFER_BYTES)
+        .ok_or_else(|| {
+            SimError::invalid(format!(
+                "buffer `{name}`: {dtype} {shape:?} is more than {MAX_BUFFER_BYTES} bytes (2^48), the most one buffer may hold"
+            ))
+        })
+}
