@@ -85,7 +85,7 @@
 //! `(time, actor, seq, sub)` order (`sub` numbers the events one request causes). Imports
 //! only go down: `world` over `driver` over `engine` over `program` over `kernel_api` (the
 //! program API), and all of them over `check`, `request`, `memory`, `addr` and the value types
-//! (ARCHITECTURE.md has the layers and the one circle left, inside `kernel_api`).
+//! (ARCHITECTURE.md has the layers; no two modules import each other).
 
 #![warn(missing_docs, unreachable_pub)]
 

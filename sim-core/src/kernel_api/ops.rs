@@ -9,6 +9,7 @@
 //! return at once.
 
 pub(super) mod cube;
+mod pipe_ops;
 pub(super) mod sdma;
 
 use super::copy::{CopyOpts, chunk_places};

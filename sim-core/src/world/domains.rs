@@ -1,5 +1,6 @@
 //! Comm domains: creating, sizing and releasing them, and the layout of their window buffers.
 
+use super::domain::{DomainOptions, DomainState};
 use super::staging::check_shape;
 use super::{WINDOW_ALIGN, World};
 use crate::dtype::DType;
@@ -7,46 +8,6 @@ use crate::error::{SimError, SimResult};
 use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-
-/// Lifetime of a comm domain's windows across runs (reference §1.7).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct DomainOptions {
-    /// Keep the windows across runs (`persistent=True`).
-    pub persistent: bool,
-    /// Zero a persistent domain's windows before each reuse. `None` means "same as
-    /// `persistent`"; `Some(true)` without `persistent` is an error, as in PyPTO.
-    pub reset: Option<bool>,
-}
-
-impl DomainOptions {
-    /// Persistent windows, zeroed before each reuse (PyPTO's default for `persistent=True`).
-    pub fn persistent() -> DomainOptions {
-        DomainOptions { persistent: true, reset: None }
-    }
-
-    /// Persistent windows that keep their contents across runs (epoch protocols).
-    pub fn persistent_no_reset() -> DomainOptions {
-        DomainOptions { persistent: true, reset: Some(false) }
-    }
-
-    /// Whether contents survive from one run to the next.
-    fn keeps_contents(self) -> bool {
-        self.persistent && self.reset == Some(false)
-    }
-}
-
-pub(super) struct DomainState {
-    domain: Domain,
-    opts: DomainOptions,
-    names: Vec<String>,
-    bytes: usize,
-    /// A run has used the windows since they were last zeroed.
-    pub(super) dirty: bool,
-    /// `window_size` of [`World::allocate_domain`]: the windows may hold at most this many bytes.
-    limit: Option<usize>,
-    /// [`World::release_domain`] was called; the windows are freed at the next run fence.
-    released: bool,
-}
 
 impl World {
     /// A comm domain over every chip, in world order.

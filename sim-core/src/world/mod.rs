@@ -13,10 +13,14 @@
 //!
 //! The files: `domains` (comm domains and their window layout), `staging` (GM tensors and the
 //! host's reads and writes), `dispatch` (the checks and dataflow a queued dispatch goes
-//! through) and `run` (running the queues, the checker's reruns, and [`RunReport`]).
+//! through) and `run` (running the queues and the checker's reruns) add to [`World`] here;
+//! below it, `domain` holds a comm domain's options and state, and `report` [`RunReport`],
+//! what a run leaves behind.
 
 mod dispatch;
+mod domain;
 mod domains;
+mod report;
 mod run;
 mod staging;
 
@@ -28,9 +32,9 @@ use crate::program::Dispatch;
 use std::sync::Arc;
 
 pub use crate::options::{Jitter, Progress, RunOptions};
-pub use domains::DomainOptions;
-use domains::DomainState;
-pub use run::RunReport;
+pub use domain::DomainOptions;
+use domain::DomainState;
+pub use report::RunReport;
 
 /// Window-buffer sizes are rounded up to this many bytes (`kCommBufferAlignmentBytes`).
 pub const WINDOW_ALIGN: usize = 32;
