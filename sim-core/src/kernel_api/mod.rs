@@ -7,16 +7,18 @@
 //! thread; `core.ops()` gives a thread kernel an `Ops` whose futures are ready at once.
 
 mod copy;
+mod cube_tile;
 mod ops;
 mod pipes;
 mod scalar;
+mod sdma_handle;
 mod uplink;
 
 pub use copy::CopyOpts;
-pub use ops::cube::{CubeBuf, CubeTile};
-pub use ops::sdma::{SdmaHandle, SdmaOpts};
+pub use cube_tile::{CubeBuf, CubeTile};
 pub use ops::{DeferCond, Ops};
 pub use pipes::{Pipe, TileLoad};
+pub use sdma_handle::{SdmaHandle, SdmaOpts};
 pub use uplink::block_on;
 pub(crate) use uplink::{Answer, Mailbox, Transport, Uplink};
 

@@ -8,12 +8,13 @@
 //! when the scheduler has applied them, posted ones (`store`, `remote_store`, `notify`)
 //! return at once.
 
-pub(super) mod cube;
+mod cube;
 mod pipe_ops;
-pub(super) mod sdma;
+mod sdma;
 
 use super::copy::{CopyOpts, chunk_places};
 use super::pipes::{Pipe, Pipes};
+use super::sdma_handle::SdmaState;
 use super::uplink::Uplink;
 use crate::addr::{CellRef, MemKey, Place};
 use crate::convert::RoundMode;
@@ -54,7 +55,7 @@ pub struct Ops {
     /// Pipe occupancy, flags and loads in flight (see `pipes.rs`).
     pub(super) pipes: Pipes,
     /// SDMA transfers posted and not yet waited (see `ops/sdma.rs`).
-    sdma: sdma::SdmaState,
+    sdma: SdmaState,
 }
 
 impl Ops {

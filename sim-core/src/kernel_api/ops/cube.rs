@@ -22,76 +22,12 @@ use crate::convert::RoundMode;
 use crate::dtype::DType;
 use crate::error::SimResult;
 use crate::kernel_api::Core;
+use crate::kernel_api::cube_tile::{CubeBuf, CubeTile};
 use crate::model::CubeParams;
 use crate::request::{OpKind, Reply, Request};
 use crate::tensor::Tensor;
 use crate::tile::Tile;
-use std::fmt;
 use std::panic::Location;
-
-/// A buffer of an AIC core.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum CubeBuf {
-    /// The L1 (Mat) buffer, filled from GM.
-    L1,
-    /// L0A: the left operand of a matmul.
-    L0A,
-    /// L0B: the right operand of a matmul.
-    L0B,
-    /// L0C: the accumulator (f32, or i32 for i8 inputs).
-    L0C,
-}
-
-impl fmt::Display for CubeBuf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CubeBuf::L1 => "L1",
-            CubeBuf::L0A => "L0A",
-            CubeBuf::L0B => "L0B",
-            CubeBuf::L0C => "L0C",
-        })
-    }
-}
-
-/// A tile held in one of an AIC core's buffers.
-#[derive(Clone, PartialEq)]
-pub struct CubeTile {
-    tile: Tile,
-    buf: CubeBuf,
-}
-
-impl fmt::Debug for CubeTile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{:?}", self.buf, self.tile)
-    }
-}
-
-impl CubeTile {
-    /// The buffer it sits in.
-    pub fn buf(&self) -> CubeBuf {
-        self.buf
-    }
-
-    /// Its value (for inspection; a cube core has no vector unit to compute on it).
-    pub fn tile(&self) -> &Tile {
-        &self.tile
-    }
-
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        self.tile.dtype()
-    }
-
-    /// Physical shape `(rows, cols)`.
-    pub fn shape(&self) -> (usize, usize) {
-        self.tile.shape()
-    }
-
-    /// Valid shape `(rows, cols)`.
-    pub fn valid_shape(&self) -> (usize, usize) {
-        self.tile.valid_shape()
-    }
-}
 
 impl Ops {
     /// The chip's cube parameters (a cube task only runs where they exist).
