@@ -69,6 +69,18 @@ const WORKLOADS: &[Workload] = &[
         core_num: 24,
         bytes: 16 * MIB,
     },
+    // Scale: every rank notifies every other and waits (n² signals in flight), the pattern
+    // that deepens the event queue and lengthens a port's booking calendar.
+    Workload {
+        name: "barrier_256r",
+        preset: "a2a3",
+        ranks: 256,
+        kind: Kind::Barrier,
+        mode: Mode::Mesh,
+        path: Path::InCore,
+        core_num: 1,
+        bytes: 0,
+    },
 ];
 
 fn scale() -> u64 {
