@@ -44,7 +44,8 @@ impl RowsBar {
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     bar.set_message(running(&counter));
-                    std::thread::sleep(REFRESH);
+                    // Woken early by `drop`, so a finished series does not wait out a refresh.
+                    std::thread::park_timeout(REFRESH);
                 }
             })
         });
@@ -71,6 +72,7 @@ impl Drop for RowsBar {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.ticker.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
         self.bar.finish_and_clear();
