@@ -15,6 +15,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("a2a3", include_str!("../configs/a2a3.toml")),
     ("a3-supernode", include_str!("../configs/a3-supernode.toml")),
     ("a5", include_str!("../configs/a5.toml")),
+    ("cluster1024", include_str!("../configs/cluster1024.toml")),
     ("ring8", include_str!("../configs/ring8.toml")),
     ("torus4x4", include_str!("../configs/torus4x4.toml")),
     ("two-node", include_str!("../configs/two-node.toml")),

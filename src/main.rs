@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 /// ranksim: a cycle-approximate multi-chip simulator for PyPTO L3 collectives.
 ///
-/// Every command takes `--config FILE` (a machine TOML, see configs/) or a preset name (a2a3, a3-supernode, a5, ring8, torus4x4, two-node); without it the embedded
+/// Every command takes `--config FILE` (a machine TOML, see configs/) or a preset name (a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node); without it the embedded
 /// a2a3 preset (8 x Ascend 910B, HCCS full mesh) is used.
 #[derive(Parser)]
 #[command(version, about, long_about, args_override_self = true)]
@@ -48,7 +48,7 @@ enum Command {
     /// (count, rates, latency; every link with --links), ports; with --route A B, the path
     /// from rank A to rank B.
     Topo {
-        /// Machine config (TOML) or preset name (a2a3, a3-supernode, a5, ring8, torus4x4, two-node).
+        /// Machine config (TOML) or preset name (a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node).
         #[arg(long)]
         config: Option<PathBuf>,
         /// Show the route from rank A to rank B.

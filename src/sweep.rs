@@ -447,8 +447,8 @@ pub fn mode_note(spec: &SweepSpec) -> String {
     let cn = spec.call.blocks();
     let on = |what: &str| format!("{what}, on {cn} block(s) per rank");
     match (spec.call.kind, spec.call.mode, spec.call.path) {
-        (_, _, Path::InCore) => {
-            format!("the InCore lowering of PyPTO's {} (one block, called from a kernel)", spec.call.kind)
+        (kind, mode, Path::InCore) if mode != Mode::Rhd => {
+            format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)")
         }
         (Kind::AllReduce, Mode::Mesh, _) => {
             on("PyPTO's builtin mesh allreduce as written: every rank pulls each peer's whole buffer and reduces it, \
@@ -461,6 +461,10 @@ pub fn mode_note(spec: &SweepSpec) -> String {
         (Kind::AllReduce, Mode::AivMesh, _) => {
             on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large \
              double-buffered UB tiles, pipes overlapping)")
+        }
+        (Kind::AllReduce, Mode::Rhd, _) => {
+            on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
+             between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
         }
         (Kind::AllReduce | Kind::AllGather, Mode::SdmaMesh, _) => {
             let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };

@@ -3,7 +3,7 @@
 //! runs the builtin kernel (named like PyPTO's variant, `builtin.tensor.allreduce__sum__fp32`);
 //! `Path::InCore` runs the composite lowering as a one-block kernel.
 
-use crate::allreduce::{self, aiv_mesh, mesh, ring, sdma_mesh, two_shot};
+use crate::allreduce::{self, aiv_mesh, mesh, rhd, ring, sdma_mesh, two_shot};
 use crate::check::{self, MAX_BUILTIN_RANKS, fail};
 use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape, variant};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
@@ -91,6 +91,12 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
             check::dtype(&what, data, &DType::ALL)?;
             mesh_signal(&what, signal, n, spec)?;
         }
+        Mode::Rhd => {
+            check::op(&what, spec.op, &ReduceOp::ALL)?;
+            check::dtype(&what, data, &DType::ALL)?;
+            let blocks = if spec.path == Path::Host { spec.core_num } else { 1 };
+            check::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Rhd, spec.path, n, blocks))?;
+        }
         Mode::SdmaMesh => {
             check::op(&what, spec.op, &[ReduceOp::Sum])?;
             let addable: Vec<DType> =
@@ -106,7 +112,8 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         }
     }
     let name = variant(Kind::AllReduce, spec.mode, spec.op, data.dtype(), 0);
-    if too_many_ranks(world, &what, n, spec.path) {
+    // kMaxSupportedRanks caps PyPTO's builtin kernels; RHD is the vendor library's algorithm.
+    if spec.mode != Mode::Rhd && too_many_ranks(world, &what, n, spec.path) {
         return no_op(world, data, &name);
     }
     if spec.mode == Mode::Ring && spec.path == Path::Host && n > 1 && !data.numel().is_multiple_of(n) {
@@ -124,6 +131,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         (Mode::TwoShot, _) => task!(&name, spec.core_num, args, two_shot::block),
         (Mode::AivMesh, _) => task!(&name, spec.core_num, args, aiv_mesh::block),
         (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, sdma_mesh::block),
+        (Mode::Rhd, _) => task!(&name, spec.core_num, args, rhd::block),
     };
     launch(world, data, &name, task)
 }

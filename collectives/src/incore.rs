@@ -7,15 +7,16 @@
 //! })
 //! ```
 //!
-//! Signals are `[NR, 1]` (ring: `[2(NR-1), NR]`) and the composite runs on the calling block.
+//! Signals are `[NR, 1]` (ring: `[2(NR-1), NR]`, rhd: `[2 + 3 log2(NR), 1]`) and the composite
+//! runs on the calling block.
 //! Operands are checked as the host API checks them.
 
-use crate::allreduce::{self, aiv_mesh, mesh, ring, sdma_mesh, two_shot};
+use crate::allreduce::{self, aiv_mesh, mesh, rhd, ring, sdma_mesh, two_shot};
 use crate::spec::Mode;
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor};
 
-/// The allreduce composite (`mode`: mesh, ring, two-shot, aiv-mesh or sdma-mesh).
+/// The allreduce composite (`mode`: mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd).
 pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: ReduceOp, mode: Mode) -> SimResult<()> {
     let a = allreduce::Args { data: data.clone(), sig: signal.clone(), op };
     match mode {
@@ -24,6 +25,7 @@ pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: Reduce
         Mode::TwoShot => two_shot::block(ops, &a).await,
         Mode::AivMesh => aiv_mesh::block(ops, &a).await,
         Mode::SdmaMesh => sdma_mesh::block(ops, &a).await,
+        Mode::Rhd => rhd::block(ops, &a).await,
     }
 }
 

@@ -16,6 +16,9 @@
 //! - **sdma-mesh** allreduce ([`Mode::SdmaMesh`]): HCCL-class, the vendor library's copy-engine
 //!   allreduce — inline-reduce SDMA puts into each slice's owner, then SDMA puts of the reduced
 //!   slices; the cores only post and wait.
+//! - **rhd** allreduce ([`Mode::Rhd`]): HCCL-class, recursive halving-doubling (Rabenseifner),
+//!   the vendor library's algorithm between servers: `2 log2 NR` steps, each signalling one
+//!   partner, so it runs on a thousand ranks where the builtins stop at 16.
 //!
 //! Kernels are written once against [`sim_core::Ops`] and run as async tasks inside the
 //! scheduler (no host threads), or on a user's kernel thread via `core.run(..)`. This crate

@@ -78,13 +78,17 @@ pub enum Mode {
     /// inline-reduce copy-engine puts then an allgather of puts, no UB (not a PyPTO builtin;
     /// needs `[chip.sdma]`, sum only).
     SdmaMesh,
+    /// HCCL-class: recursive halving-doubling (Rabenseifner; HCCL's RHD, its algorithm
+    /// between servers), `2 log2 NR` steps that each signal one partner, so it runs on
+    /// thousands of ranks (not a PyPTO builtin, not capped at kMaxSupportedRanks).
+    Rhd,
 }
 
 impl Mode {
     /// Every mode.
-    pub const ALL: [Mode; 5] = [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh, Mode::SdmaMesh];
+    pub const ALL: [Mode; 6] = [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh, Mode::SdmaMesh, Mode::Rhd];
 
-    /// `mesh`, `ring`, `two-shot`, `aiv-mesh` or `sdma-mesh`, everywhere (API, CLI, JSON).
+    /// `mesh`, `ring`, `two-shot`, `aiv-mesh`, `sdma-mesh` or `rhd`, everywhere (API, CLI, JSON).
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Mesh => "mesh",
@@ -92,6 +96,7 @@ impl Mode {
             Mode::TwoShot => "two-shot",
             Mode::AivMesh => "aiv-mesh",
             Mode::SdmaMesh => "sdma-mesh",
+            Mode::Rhd => "rhd",
         }
     }
 }
@@ -111,7 +116,8 @@ impl FromStr for Mode {
             "two-shot" | "two_shot" | "twoshot" => Ok(Mode::TwoShot),
             "aiv-mesh" | "aiv_mesh" => Ok(Mode::AivMesh),
             "sdma-mesh" | "sdma_mesh" => Ok(Mode::SdmaMesh),
-            _ => Err(format!("unknown mode `{s}`: expected mesh, ring, two-shot, aiv-mesh or sdma-mesh")),
+            "rhd" | "halving-doubling" | "halving_doubling" => Ok(Mode::Rhd),
+            _ => Err(format!("unknown mode `{s}`: expected mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd")),
         }
     }
 }
@@ -187,12 +193,15 @@ impl Default for AllReduce {
 
 /// The signal shape a collective call needs on `nranks` ranks (the shape PyPTO synthesizes or
 /// validates): HOST mesh and two-shot `[NR]` for one block or `[NR, core_num]`; HOST ring
-/// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; HOST barrier `[NR]`; everything else `[NR, 1]`.
+/// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; rhd `[2 + 3 log2(NR), core_num]` (one row
+/// per fold and step signal, one column per block); HOST barrier `[NR]`; everything else
+/// `[NR, 1]`.
 pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num: usize) -> Vec<usize> {
     let rounds = 2 * nranks.saturating_sub(1);
     match (kind, mode, path) {
         (Kind::AllReduce, Mode::Ring, Path::Host) => vec![rounds + 1, nranks],
         (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
+        (Kind::AllReduce, Mode::Rhd, _) => vec![crate::allreduce::rhd::signal_rows(nranks), core_num],
         (Kind::AllReduce, _, Path::Host) | (Kind::AllGather, Mode::SdmaMesh, _) if core_num > 1 => {
             vec![nranks, core_num]
         }
@@ -214,6 +223,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::TwoShot) => format!("builtin.tensor.allreduce_two_shot__{op}__{dt}"),
         (Kind::AllReduce, Mode::AivMesh) => format!("hccl.allreduce_aiv_mesh__{op}__{dt}"),
         (Kind::AllReduce, Mode::SdmaMesh) => format!("hccl.allreduce_sdma_mesh__{op}__{dt}"),
+        (Kind::AllReduce, Mode::Rhd) => format!("hccl.allreduce_rhd__{op}__{dt}"),
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
@@ -239,6 +249,8 @@ mod tests {
     #[test]
     fn signal_shapes_follow_pypto() {
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::Host, 4, 1), vec![7, 4]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::Host, 12, 3), vec![11, 3]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::InCore, 1024, 1), vec![32, 1]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::InCore, 4, 1), vec![6, 4]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 6), vec![4, 6]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 1), vec![4]);

@@ -57,7 +57,7 @@ fn shape(table: &toml::Table, prefix: &str) -> Vec<String> {
 fn every_preset_parses_and_builds() {
     let all = presets();
     let names: Vec<&str> = all.keys().map(String::as_str).collect();
-    assert_eq!(names, ["a2a3", "a3-supernode", "a5", "ring8", "torus4x4", "two-node"]);
+    assert_eq!(names, ["a2a3", "a3-supernode", "a5", "cluster1024", "ring8", "torus4x4", "two-node"]);
     for (stem, text) in &all {
         let p: Preset = toml::from_str(text).unwrap_or_else(|e| panic!("{stem}: {e}"));
         assert_eq!(&p.machine.name, stem);
@@ -102,7 +102,7 @@ fn verbatim_chip_copies_match_a2a3() {
             copies += 1;
         }
     }
-    assert_eq!(copies, 4);
+    assert_eq!(copies, 5);
 }
 
 #[test]
@@ -139,6 +139,10 @@ fn preset_routes_have_the_sourced_latencies() {
     assert_eq!(
         line("two-node", 7, 8),
         "7 -> mte3 7.0 -> nic1-up 7 -> nic1-down 8 -> port 8 -> hbm 8 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 7)"
+    );
+    assert_eq!(
+        line("cluster1024", 7, 1016),
+        "7 -> mte3 7.0 -> nic1-up 7 -> nic1-down 1016 -> port 1016 -> hbm 1016 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 7)"
     );
     assert_eq!(
         line("two-node", 1, 6),

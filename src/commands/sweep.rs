@@ -124,10 +124,12 @@ pub struct SweepFlags {
     /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
     /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
     /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
-    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1). Give the
-    /// HCCL-class modes many cores, e.g. --core-num 48. Default: mesh (the builtin, one block)
-    /// and the best HCCL-class mode the machine runs (sdma-mesh with -w 1, else aiv-mesh) on
-    /// every AIV core.
+    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1), and rhd
+    /// (recursive halving-doubling, the vendor library's algorithm between servers: 2 log2(NR)
+    /// steps with one partner each, for any rank count). Give aiv-mesh and sdma-mesh many
+    /// cores, e.g. --core-num 48. Default: mesh (the builtin, one block) and the HCCL-class
+    /// modes the machine runs (aiv-mesh; sdma-mesh with -w 1) on every AIV core; above 16
+    /// ranks, where PyPTO's builtins return at once (kMaxSupportedRanks), rhd on one block.
     #[arg(long, value_delimiter = ',')]
     mode: Option<Vec<Mode>>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
@@ -457,7 +459,8 @@ fn summary(out: &mut dyn Write, s: &[SeriesSummary], bound: &crate::sweep::Bound
 /// The series to run. With `--mode`, every (collective, mode) pair that applies; without it,
 /// PyPTO's builtin and, for allreduce and allgather, the HCCL-class algorithms `cfg` supports
 /// (`aiv-mesh`; `sdma-mesh` when the chip has copy engines and the op is a sum), on every AIV
-/// core and with one warmup call when they use copy engines.
+/// core and with one warmup call when they use copy engines. Above kMaxSupportedRanks, where
+/// the builtin and those algorithms do nothing, an allreduce runs `rhd` alone, on one block.
 pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     let core_num = a.core_num.unwrap_or(1);
     let mut out = Vec::new();
@@ -466,14 +469,25 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
         let Some(modes) = &a.modes else {
             let capped = matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host;
             let cap = a.builtin_max_bytes.filter(|&m| capped && m < a.max_bytes);
-            out.push(Combo { max_bytes: cap, ..builtin.clone() });
+            // Above kMaxSupportedRanks the HOST builtin allreduce returns at once: only RHD runs.
+            let idle = kind == Kind::AllReduce && a.path == Path::Host && ranks > collectives::MAX_BUILTIN_RANKS;
+            if !idle {
+                out.push(Combo { max_bytes: cap, ..builtin.clone() });
+            }
             if matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host {
                 let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
-                let candidates: &[Mode] =
-                    if kind == Kind::AllReduce { &[Mode::AivMesh, Mode::SdmaMesh] } else { &[Mode::SdmaMesh] };
+                // Above kMaxSupportedRanks the builtins and the mesh algorithms do nothing;
+                // RHD is the vendor library's algorithm at that scale.
+                let candidates: &[Mode] = match kind {
+                    Kind::AllReduce if ranks > collectives::MAX_BUILTIN_RANKS => &[Mode::Rhd],
+                    Kind::AllReduce => &[Mode::AivMesh, Mode::SdmaMesh],
+                    _ => &[Mode::SdmaMesh],
+                };
                 for &mode in candidates {
                     let warmup = if mode == Mode::SdmaMesh { a.warmup.max(1) } else { a.warmup };
-                    let c = Combo { kind, mode, core_num: all, warmup, max_bytes: None };
+                    // RHD talks to one partner at a time: one block already fills that link.
+                    let core_num = if mode == Mode::Rhd { a.core_num.unwrap_or(1) } else { all };
+                    let c = Combo { kind, mode, core_num, warmup, max_bytes: None };
                     if supports(cfg, &spec(a, &c, ranks)).is_ok() {
                         out.push(c);
                     }

@@ -22,7 +22,7 @@ fn value(op: ReduceOp, dt: DType, r: usize, i: usize) -> f64 {
 }
 
 /// What §3.13 says one rank of a HOST allreduce moves, and for ranksim's own algorithms
-/// (two-shot, aiv-mesh, sdma-mesh; no PyPTO table covers them) what their definition implies:
+/// (two-shot, aiv-mesh, sdma-mesh, rhd; no PyPTO table covers them) what their definition implies:
 /// a direct reduce-scatter pulls (or pushes) every peer's copy of this rank's slice, the
 /// allgather moves every other slice once, behind three lane barriers.
 fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: usize, stride: usize) -> Traffic {
@@ -60,6 +60,25 @@ fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: us
             t.waits = t.remote_notifies;
             t.local_notifies = peers * active as u64;
         }
+        Mode::Rhd => {
+            // p = 2^k ranks halve then double: 2 (p-1)/p of the data read from partners (the
+            // sizes are exact when numel is a multiple of p x 32 bytes), one notify per
+            // partner per ready, gather-ready and read-done signal, k of each; the e = nr - p
+            // extra ranks hand their whole buffer to a buddy and pull the result back.
+            let k = nr.ilog2() as u64;
+            let p = 1usize << k;
+            let bytes = (numel * es) as u64;
+            let extra = me >= p;
+            let buddy = me + p < nr;
+            t.remote_read_bytes = if extra { bytes } else { 2 * bytes * (p as u64 - 1) / p as u64 };
+            if buddy {
+                t.remote_read_bytes += bytes;
+            }
+            t.remote_notifies = if extra { 2 } else { 3 * k + u64::from(buddy) };
+            t.local_notifies = if extra { 1 } else { 3 * k + 2 * u64::from(buddy) };
+            t.waits = t.local_notifies;
+            return scale_blocks(t, active);
+        }
         Mode::TwoShot | Mode::AivMesh => {
             let slice = |i: usize| (i + 1) * numel / nr - i * numel / nr;
             t.remote_read_bytes = (peers * slice(me) as u64 + (numel - slice(me)) as u64) * es as u64;
@@ -71,13 +90,27 @@ fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: us
     t
 }
 
+/// Per-rank signal counts of `blocks` blocks that each run the algorithm on their own slice
+/// (the bytes add up to the whole buffer already).
+fn scale_blocks(mut t: Traffic, blocks: usize) -> Traffic {
+    let b = blocks as u64;
+    (t.remote_notifies, t.local_notifies, t.waits) = (b * t.remote_notifies, b * t.local_notifies, b * t.waits);
+    t
+}
+
+/// Whether every block's range of an rhd call on `p` ranks halves exactly on the 32-byte grid
+/// (f32 and f16), so [`allreduce_traffic`]'s `2 (p-1)/p` is the bytes read to the byte.
+fn rhd_traffic_is_exact(p: usize, size: usize, blocks: usize) -> bool {
+    size.is_multiple_of((1usize << p.ilog2()) * 16 * blocks)
+}
+
 /// The counters §3.13 covers (local bytes are not part of the table).
 fn table_view(t: &Traffic) -> (u64, u64, u64, u64, u64) {
     (t.remote_read_bytes, t.remote_write_bytes, t.remote_notifies, t.waits, t.local_notifies)
 }
 
 fn allreduce_strategy() -> impl Strategy<Value = (usize, usize, DType, ReduceOp, Mode, Path, usize)> {
-    (1usize..=16, 1usize..=2500, 0usize..2, 0usize..4, 0usize..5, 0usize..2, 1usize..=3).prop_map(
+    (1usize..=16, 1usize..=2500, 0usize..2, 0usize..4, 0usize..6, 0usize..2, 1usize..=3).prop_map(
         |(p, size, dt, op, mode, path, c)| {
             let mode = Mode::ALL[mode];
             let path = [Path::Host, Path::InCore][path];
@@ -99,6 +132,12 @@ fn allreduce_strategy() -> impl Strategy<Value = (usize, usize, DType, ReduceOp,
                 dt = [DType::I32, DType::BF16][size % 2];
             }
             let core_num = if path == Path::Host && mode != Mode::Ring { c } else { 1 };
+            if mode == Mode::Rhd && size % 2 == 0 {
+                // Half the cases on a size whose halvings fall on the 32-byte grid, where the
+                // traffic is exact (see `rhd_traffic_is_exact`); the rest on any size.
+                let grid = (1usize << p.ilog2()) * 16 * core_num;
+                size = size.div_ceil(grid) * grid;
+            }
             (p, size, dt, op, mode, path, core_num)
         },
     )
@@ -134,7 +173,7 @@ proptest! {
                 prop_assert!(results[r] == results[0], "{} results differ between rank 0 and rank {}", mode, r);
             }
         }
-        if path == Path::Host {
+        if path == Path::Host && (mode != Mode::Rhd || rhd_traffic_is_exact(p, size, core_num)) {
             let stride = if shape.len() == 2 && mode != Mode::Ring { shape[1] } else { 1 };
             for (me, t) in report.traffic.iter().enumerate().take(p) {
                 let want = allreduce_traffic(spec, p, me, size, dt.size(), stride);

@@ -95,3 +95,64 @@ fn allgather_modes_are_the_builtin_or_sdma_mesh() {
     let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
     assert!(e.contains("[8, 4]"), "{e}");
 }
+
+fn rhd(ranks: usize, core_num: usize) -> SweepSpec {
+    spec(Mode::Rhd, ranks, core_num)
+}
+
+#[test]
+fn rhd_on_a_full_mesh_keeps_one_link_busy_at_a_time() {
+    // Every step of the halving and the doubling talks to one partner over one HCCS link, so
+    // busbw (2 (n-1)/n x algbw, the bytes each rank sends over the time) tends to one link's
+    // 28 GB/s x 0.7 as the per-step latencies amortise, and never passes it.
+    let cfg = Config::default_preset();
+    let link = 28.0 * 0.7;
+    let p = run_point(&cfg, &rhd(8, 1), 16 << 20, false).unwrap().unwrap();
+    assert_eq!(p.row.nwrong, Some(0));
+    let busbw = p.row.busbw_gbps;
+    assert!(busbw <= link && busbw >= 0.95 * link, "{busbw} GB/s against one link's {link}");
+}
+
+#[test]
+fn rhd_runs_above_the_builtin_cap_where_the_builtins_do_nothing() {
+    let cfg = Config::preset("a2a3").and_then(|c| c.with_ranks(48)).unwrap();
+    // 48 = 32 + 16 extra ranks folded into their buddies; several blocks each on a slice.
+    for core_num in [1, 3] {
+        let p = run_point(&cfg, &rhd(48, core_num), 1 << 16, false).unwrap().unwrap();
+        assert_eq!(p.row.nwrong, Some(0), "{core_num} block(s)");
+    }
+    let mesh = run_point(&cfg, &spec(Mode::Mesh, 48, 1), 1 << 16, false).unwrap().unwrap();
+    let why = mesh.row.failed.unwrap_or_default();
+    assert!(why.contains("kMaxSupportedRanks") && why.contains("moves no data"), "{why}");
+}
+
+#[test]
+fn rhd_signals_only_its_partners_so_notifies_grow_as_n_log_n() {
+    // Timing-only, 64 = 2^6 ranks: every rank sends 3 notifies per step (halving ready,
+    // doubling ready, doubling read done) to that step's partner, 18 in all, where the mesh
+    // builtins' barriers send n - 1 per barrier.
+    let cfg = Config::preset("a2a3").and_then(|c| c.with_ranks(64)).unwrap();
+    let p = run_point(&cfg, &rhd(64, 1).with_timing_only(true), 1 << 20, false).unwrap().unwrap();
+    for (r, t) in p.report.traffic.iter().enumerate() {
+        assert_eq!((t.remote_notifies, t.waits, t.local_notifies), (18, 18, 18), "rank {r}");
+        // 2 x 63/64 of 1 MiB pulled from partners.
+        assert_eq!(t.remote_read_bytes, 2 * (1 << 20) * 63 / 64, "rank {r}");
+    }
+}
+
+#[test]
+fn above_the_builtin_cap_a_default_sweep_runs_rhd_alone() {
+    let cfg = Config::preset("cluster1024").unwrap();
+    assert_eq!(cfg.machine.ranks, 1024);
+    let default = ranksim::commands::sweep::SweepArgs::new(None);
+    let labels: Vec<String> = ranksim::commands::sweep::combos(&default, &cfg, 1024)
+        .iter()
+        .map(|c| format!("{} {} {} -w {}", c.kind, c.mode, c.core_num, c.warmup))
+        .collect();
+    assert_eq!(labels, ["allreduce rhd 1 -w 0"]);
+    // At 16 ranks the builtins still run, and RHD is not added.
+    let sixteen = Config::preset("two-node").unwrap();
+    let labels: Vec<String> =
+        ranksim::commands::sweep::combos(&default, &sixteen, 16).iter().map(|c| c.mode.to_string()).collect();
+    assert_eq!(labels, ["mesh", "aiv-mesh", "sdma-mesh"]);
+}

@@ -1,8 +1,9 @@
 //! allreduce: PyPTO's mesh (one-shot pull) and ring, the two-shot algorithm, and the vendor
-//! library's AIV mesh allreduce.
+//! library's AIV mesh, SDMA mesh and recursive halving-doubling allreduces.
 
 pub(crate) mod aiv_mesh;
 pub(crate) mod mesh;
+pub(crate) mod rhd;
 pub(crate) mod ring;
 pub(crate) mod sdma_mesh;
 pub(crate) mod two_shot;
