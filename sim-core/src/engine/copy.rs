@@ -6,7 +6,7 @@
 //! engine); the put or get returns when the last store has cleared.
 
 use super::Engine;
-use super::event::{Event, FlowEnd, Key};
+use super::event::{Event, Key};
 use super::observe::OpAt;
 use crate::model::{DmaDir, PathKind, Route};
 use crate::payload::Payload;
@@ -62,11 +62,11 @@ impl Engine {
             self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
             let data = self.mem.read(&src);
             let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
-            let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
+            let end = Event::CopyLoaded { job: id, chunk, data };
             self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
         } else {
             let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
-            self.start_flow(key, route, 0, at, None, FlowEnd::Event(Event::CopyRemoteRead { job: id, chunk }));
+            self.start_flow(key, route, 0, at, None, Event::CopyRemoteRead { job: id, chunk });
         }
     }
 
@@ -80,7 +80,7 @@ impl Engine {
         let data = self.mem.read(&src);
         let route =
             Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
-        let end = FlowEnd::Event(Event::CopyLoaded { job: id, chunk, data });
+        let end = Event::CopyLoaded { job: id, chunk, data };
         let at = key.time + self.net.read_turnaround();
         self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
     }
@@ -110,7 +110,7 @@ impl Engine {
         let bytes = data.len() as u64;
         let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
         let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: key.time, caller });
-        let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
+        let land = Event::Land { dst, data, atomic, writer: actor, op, ids };
         self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);
         if pipeline && more {
             self.copy_load(key, id);

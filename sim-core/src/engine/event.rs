@@ -49,6 +49,9 @@ pub(crate) enum Event {
     DeferredReady { chip: usize, task: usize },
     /// A step of an SDMA transfer (see `sdma.rs`).
     Sdma(SdmaEvent),
+    /// Release a blocked actor with `reply`: how a blocking read's flow ends (applied at the
+    /// flow's arrival, never queued).
+    Reply { actor: usize, reply: Reply },
 }
 
 /// A step of an SDMA transfer (`sdma.rs` applies it).
@@ -62,15 +65,6 @@ pub(crate) enum SdmaEvent {
     Cleared { ch: usize },
     /// A descriptor's bytes land (`check` is the observers' token of the write).
     Land { desc: usize, data: Payload, check: WriteToken },
-}
-
-/// What happens when a flow's last byte has arrived (`flow.rs` applies it).
-#[derive(Debug)]
-pub(crate) enum FlowEnd {
-    /// Apply this event at the arrival time.
-    Event(Event),
-    /// Release `actor` with `reply` at the arrival time.
-    Reply { actor: usize, reply: Reply },
 }
 
 /// How a write in flight is known: its place in its writer's issue order, and the observers'
@@ -128,6 +122,11 @@ impl Slots {
                 (self.events.len() - 1) as u32
             }
         }
+    }
+
+    /// Whether the event in `slot` releases an actor ([`Event::Reply`]).
+    pub(crate) fn is_reply(&self, slot: u32) -> bool {
+        matches!(self.events.get(slot as usize), Some(Some(Event::Reply { .. })))
     }
 
     /// Removes and returns the event in `slot`.

@@ -5,13 +5,14 @@
 //! never overtakes the payload sent before it on the same path.
 
 use super::Engine;
-use super::event::{Event, FlowEnd, Key};
+use super::event::{Event, Key};
 use crate::model::{PathId, Route};
 use crate::time::SimTime;
 use crate::trace::LinkBusy;
 use std::collections::VecDeque;
 
-/// One flow in progress.
+/// One flow in progress. Its events wait in the engine's event slots from the start, so a
+/// flow is small to move and its end event is queued without being moved again.
 #[derive(Debug)]
 pub(crate) struct Flow {
     path: PathId,
@@ -20,9 +21,11 @@ pub(crate) struct Flow {
     /// Bytes not yet sent (a request flow sends one empty packet).
     left: u64,
     origin: Key,
-    /// Applied at the time the sender is free again.
-    cleared: Option<Event>,
-    end: Option<FlowEnd>,
+    /// The slot of the event applied at the time the sender is free again.
+    cleared: Option<u32>,
+    /// The slot of the event applied when the last byte has arrived (an [`Event::Reply`]
+    /// releases its actor then).
+    end: u32,
 }
 
 /// Flows in progress and the per-path FIFO queues.
@@ -60,11 +63,13 @@ impl Engine {
         bytes: u64,
         at: SimTime,
         cleared: Option<Event>,
-        end: FlowEnd,
+        end: Event,
     ) {
         let at = at + self.op_jitter();
         let path = self.net.path(&route);
-        let id = self.flows.put(Flow { path, at, left: bytes, origin, cleared, end: Some(end) });
+        let cleared = cleared.map(|ev| self.slots.put(ev));
+        let end = self.slots.put(end);
+        let id = self.flows.put(Flow { path, at, left: bytes, origin, cleared, end });
         let p = path.0 as usize;
         if self.flows.queues.len() <= p {
             self.flows.queues.resize_with(p + 1, VecDeque::new);
@@ -96,15 +101,17 @@ impl Engine {
             self.push_derived(timing.cleared, origin, Event::FlowStep { flow: id });
             return;
         }
-        let Some(mut f) = self.flows.slots[id].take() else { return };
+        let Some(f) = self.flows.slots[id].take() else { return };
         self.flows.free.push(id);
-        if let Some(ev) = f.cleared.take() {
-            self.push_derived(timing.cleared, origin, ev);
+        if let Some(slot) = f.cleared {
+            self.push_derived_slot(timing.cleared, origin, slot);
         }
-        match f.end.take() {
-            Some(FlowEnd::Event(ev)) => self.push_derived(timing.arrival, origin, ev),
-            Some(FlowEnd::Reply { actor, reply }) => self.reply(actor, timing.arrival, reply),
-            None => {}
+        if self.slots.is_reply(f.end) {
+            if let Event::Reply { actor, reply } = self.slots.take(f.end) {
+                self.reply(actor, timing.arrival, reply);
+            }
+        } else {
+            self.push_derived_slot(timing.arrival, origin, f.end);
         }
         self.next_on_path(path, timing.cleared);
     }

@@ -3,7 +3,7 @@
 //! the bytes wait here until the core asks for them, or the core waits here for the bytes.
 
 use super::Engine;
-use super::event::{Event, FlowEnd};
+use super::event::Event;
 use crate::payload::Payload;
 use crate::request::Reply;
 use crate::time::SimTime;
@@ -54,10 +54,10 @@ impl Engine {
         ticket: Option<u64>,
         issued: SimTime,
         peer: Option<usize>,
-    ) -> FlowEnd {
+    ) -> Event {
         match ticket {
-            None => FlowEnd::Reply { actor, reply: Reply::Data(data) },
-            Some(ticket) => FlowEnd::Event(Event::Loaded { actor, ticket, data, issued, peer }),
+            None => Event::Reply { actor, reply: Reply::Data(data) },
+            Some(ticket) => Event::Loaded { actor, ticket, data, issued, peer },
         }
     }
 

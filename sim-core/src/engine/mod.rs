@@ -39,7 +39,7 @@ use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::Trace;
 use copy::CopyJob;
-use event::{Entry, Event, FlowEnd, HOST, Key, Pending, SignalLand, Slots};
+use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
 use observe::{Observers, OpAt, TraceId};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -342,6 +342,7 @@ impl Engine {
             Event::DispatchStart { chip } => self.start_dispatch(chip, key.time),
             Event::DeferredReady { chip, task } => self.deferred_ready(chip, task, key.time),
             Event::Sdma(e) => self.sdma_event(key, e),
+            Event::Reply { actor, reply } => self.reply(actor, key.time, reply),
         }
     }
 
@@ -368,7 +369,7 @@ impl Engine {
                 } else {
                     let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
                     let ev = Event::RemoteRead { actor, src, caller, ticket, issued: t };
-                    self.start_flow(key, route, 0, at, None, FlowEnd::Event(ev));
+                    self.start_flow(key, route, 0, at, None, ev);
                 }
             }
             Request::Collect { ticket } => self.collect(t, actor, ticket),
@@ -386,7 +387,7 @@ impl Engine {
                 };
                 let (bytes, at) = (data.len() as u64, start.max(t) + issue);
                 let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: t, caller });
-                let land = FlowEnd::Event(Event::Land { dst, data, atomic, writer: actor, op, ids });
+                let land = Event::Land { dst, data, atomic, writer: actor, op, ids };
                 self.start_flow(key, route, bytes, at, None, land);
             }
             Request::Copy(spec) => {
@@ -404,7 +405,7 @@ impl Engine {
                 };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip };
                 let ids = self.issue_notify(actor, &cell, op, value, OpAt { op: OpKind::Notify, time: t, caller });
-                let land = FlowEnd::Event(Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids }));
+                let land = Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids });
                 self.start_flow(key, route, 4, at, None, land);
             }
             Request::Wait { cells, expected, cmp } => {
@@ -583,6 +584,17 @@ impl Engine {
         self.push(key, ev);
     }
 
+    /// [`Engine::push_derived`] for an event already kept in `slot`.
+    fn push_derived_slot(&mut self, time: SimTime, origin: Key, slot: u32) {
+        let key = Key { time, actor: origin.actor, seq: origin.seq, sub: self.next_sub };
+        self.next_sub += 1;
+        if key.time.is_overflowed() {
+            let ev = self.slots.take(slot);
+            return self.push(key, ev);
+        }
+        self.queue.push(Entry { key, what: Pending::Slot(slot) });
+    }
+
     fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
         let key = Key { time, actor: HOST, seq, sub: self.next_sub };
         self.next_sub += 1;
@@ -633,5 +645,6 @@ fn event_name(ev: &Event) -> String {
         Event::DispatchStart { chip } => format!("the start of a dispatch on chip {chip}"),
         Event::DeferredReady { chip, .. } => format!("a deferred task on chip {chip}"),
         Event::Sdma(_) => "an SDMA descriptor".into(),
+        Event::Reply { .. } => "the end of a read".into(),
     }
 }

@@ -17,7 +17,7 @@
 //! `wait_async`, or a `test_async` that answers true, orders what follows after the data.
 
 use super::Engine;
-use super::event::{Event, FlowEnd, Key, SdmaEvent};
+use super::event::{Event, Key, SdmaEvent};
 use super::observe::{OpAt, SdmaToken, WriteToken};
 use crate::addr::{Caller, Place};
 use crate::dtype::DType;
@@ -197,7 +197,7 @@ impl Engine {
             let channel = ch - self.chip_of(d.actor) * self.sdma.params.as_ref().map_or(1, |p| p.channels);
             let route =
                 Route { kind: PathKind::SdmaRequest, chip: self.chip_of(d.actor), core: channel, peer: d.src.chip };
-            let end = FlowEnd::Event(Event::Sdma(SdmaEvent::RemoteRead { desc: i }));
+            let end = Event::Sdma(SdmaEvent::RemoteRead { desc: i });
             self.start_flow(key, route, 0, key.time, None, end);
         } else {
             self.sdma_read(key, i);
@@ -224,7 +224,7 @@ impl Engine {
         };
         let bytes = data.len() as u64;
         let cleared = Some(Event::Sdma(SdmaEvent::Cleared { ch }));
-        let end = FlowEnd::Event(Event::Sdma(SdmaEvent::Land { desc: i, data, check }));
+        let end = Event::Sdma(SdmaEvent::Land { desc: i, data, check });
         let at = if get { key.time + self.net.read_turnaround() } else { key.time };
         self.start_flow(key, route, bytes, at, cleared, end);
     }
