@@ -174,8 +174,6 @@ fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
     let Some(v) = g.virtuals[actor].as_mut() else { return };
     let polled = catch_unwind(AssertUnwindSafe(|| v.fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))));
     let mailbox = v.mailbox.clone();
-    let ctx = v.assignment.ctx.clone();
-    let block = v.assignment.block;
     match polled {
         Ok(Poll::Pending) => {}
         Ok(Poll::Ready((ops, result))) => {
@@ -183,14 +181,16 @@ fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
             ops.finish(Ok(result));
         }
         Err(p) => {
+            let site = v.assignment.ctx.site(v.assignment.block);
             g.virtuals[actor] = None;
             let now = g.eng.now();
-            let err = SimError::KernelPanic { site: ctx.site(block), time: format!("{now}"), msg: panic_message(p) };
+            let err = SimError::KernelPanic { site, time: format!("{now}"), msg: panic_message(p) };
             mailbox.0.lock().outbox.push_back((now, now, Request::Finish { result: Err(err) }));
         }
     }
-    let out: Vec<_> = mailbox.0.lock().outbox.drain(..).collect();
-    for (at, resume, req) in out {
+    // The future runs on this thread, so nothing else fills the outbox while it is drained.
+    let mut mail = mailbox.0.lock();
+    while let Some((at, resume, req)) = mail.outbox.pop_front() {
         g.eng.submit(actor, at, resume, req);
     }
 }

@@ -29,6 +29,10 @@ struct Item {
 /// Pending events, smallest key first.
 #[derive(Debug, Default)]
 pub(super) struct EventQueue {
+    /// The smallest item, when it arrived smaller than everything in the heap: an event
+    /// pushed just before it is the next to pop (a packet's next step, a reply) never enters
+    /// the heap.
+    front: Option<Item>,
     heap: Vec<Item>,
     /// Per actor, its requests behind the one in the heap: `(key, slot)` in key order.
     lanes: Vec<VecDeque<(Key, u32)>>,
@@ -62,12 +66,15 @@ impl EventQueue {
 
     /// The smallest key pending, if any.
     pub(super) fn peek_key(&self) -> Option<Key> {
-        self.heap.first().map(|i| i.key)
+        self.front.or_else(|| self.heap.first().copied()).map(|i| i.key)
     }
 
     /// Removes and returns the entry with the smallest key.
     pub(super) fn pop(&mut self) -> Option<Entry> {
-        let top = self.pop_item()?;
+        let top = match self.front.take() {
+            Some(item) => item,
+            None => self.pop_item()?,
+        };
         match top.held {
             Held::Entry(what) => Some(Entry { key: top.key, what }),
             Held::Lane(lane) => {
@@ -84,10 +91,23 @@ impl EventQueue {
 
     /// Whether no event is pending.
     pub(super) fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.front.is_none() && self.heap.is_empty()
     }
 
+    /// Adds `e`: as the front when it is smaller than everything pending, else to the heap.
     fn push_item(&mut self, e: Item) {
+        match self.front {
+            Some(f) if e.key < f.key => {
+                self.front = Some(e);
+                self.heap_push(f);
+            }
+            Some(_) => self.heap_push(e),
+            None if self.heap.first().is_none_or(|top| e.key < top.key) => self.front = Some(e),
+            None => self.heap_push(e),
+        }
+    }
+
+    fn heap_push(&mut self, e: Item) {
         let mut i = self.heap.len();
         self.heap.push(e);
         while i > 0 {
