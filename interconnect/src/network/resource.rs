@@ -16,6 +16,9 @@ pub(super) struct Resource {
     pub(super) latency: SimDuration,
     /// Disjoint busy intervals `[start, end)` in ps, in order; touching ones are merged.
     booked: VecDeque<(u64, u64)>,
+    /// The last `(bytes, ps)` serialisation worked out: packets mostly have one size, and the
+    /// exact time is a 128-bit division.
+    last_ser: (u64, u64),
 }
 
 /// Where a packet sits on one resource: `start` is when its first byte leaves, `end` its last.
@@ -27,7 +30,7 @@ pub(super) struct Slot {
 
 impl Resource {
     pub(super) fn new(name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration) -> Resource {
-        Resource { name, chip, rate, latency, booked: VecDeque::new() }
+        Resource { name, chip, rate, latency, booked: VecDeque::new(), last_ser: (0, 0) }
     }
 
     /// Time to serialise `bytes` here (zero when unlimited).
@@ -49,7 +52,14 @@ impl Resource {
         while self.booked.front().is_some_and(|&(_, e)| e <= now.as_ps()) {
             self.booked.pop_front();
         }
-        let ser = self.ser(bytes).as_ps();
+        let ser = match self.last_ser {
+            (b, ps) if b == bytes => ps,
+            _ => {
+                let ps = self.ser(bytes).as_ps();
+                self.last_ser = (bytes, ps);
+                ps
+            }
+        };
         if ser == 0 {
             let t = self.idle_from(ready.max(last_in).as_ps());
             return Slot { start: SimTime::from_ps(t), end: SimTime::from_ps(t) };
