@@ -189,10 +189,16 @@ fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
             mailbox.0.lock().outbox.push_back((now, now, Request::Finish { result: Err(err) }));
         }
     }
-    let out: Vec<_> = mailbox.0.lock().outbox.drain(..).collect();
-    for (at, resume, req) in out {
+    // One at a time, in program order, without the mailbox locked while the engine takes it
+    // (submitting never adds to an outbox, so this hands over exactly what the poll left).
+    while let Some((at, resume, req)) = next_request(&mailbox) {
         g.eng.submit(actor, at, resume, req);
     }
+}
+
+/// Takes the oldest request a polled kernel left in its mailbox, releasing the lock at once.
+fn next_request(mailbox: &Mailbox) -> Option<(SimTime, SimTime, Request)> {
+    mailbox.0.lock().outbox.pop_front()
 }
 
 /// Hands `slot` to a thread actor, starting its thread if it has none yet.
