@@ -16,6 +16,24 @@ pub(crate) enum CellMap {
     Row(usize),
 }
 
+/// The coordinates of one cell of a 1-D or 2-D signal, by value: every notify and wait of a
+/// barrier names one, so they are built on the stack rather than allocated. Reads as the
+/// slice of its coordinates (what `Ops::notify` and `Ops::wait` take).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CellCoords {
+    /// How many of `c` are coordinates (1 or 2).
+    len: usize,
+    c: [usize; 2],
+}
+
+impl std::ops::Deref for CellCoords {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        &self.c[..self.len]
+    }
+}
+
 /// A signal and the cell map one barrier sequence uses.
 #[derive(Clone, Debug)]
 pub(crate) struct Lanes {
@@ -49,11 +67,11 @@ impl Lanes {
     }
 
     /// Coordinates of rank `r`'s cell.
-    pub(crate) fn cell(&self, r: usize) -> Vec<usize> {
+    pub(crate) fn cell(&self, r: usize) -> CellCoords {
         match self.map {
-            CellMap::Flat => vec![r],
-            CellMap::Lane(lane) => vec![r, lane],
-            CellMap::Row(row) => vec![row, r],
+            CellMap::Flat => CellCoords { len: 1, c: [r, 0] },
+            CellMap::Lane(lane) => CellCoords { len: 2, c: [r, lane] },
+            CellMap::Row(row) => CellCoords { len: 2, c: [row, r] },
         }
     }
 
@@ -126,3 +144,19 @@ pub(crate) const TILE: usize = 256;
 
 /// Bytes per chunk of the InCore composites (`kAllReduceChunkBytes`).
 pub(crate) const INCORE_CHUNK_BYTES: usize = 16 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cell's coordinates read back as the slice of the one or two given, and stay usable
+    /// after being copied.
+    #[test]
+    fn cell_coordinates_read_as_a_slice_of_one_or_two() {
+        let flat = CellCoords { len: 1, c: [3, 0] };
+        let lane = CellCoords { len: 2, c: [3, 5] };
+        let copy = lane;
+        assert_eq!((&*flat, &*lane, &*copy), (&[3][..], &[3, 5][..], &[3, 5][..]));
+        assert_ne!(flat, lane);
+    }
+}

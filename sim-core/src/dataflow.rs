@@ -49,8 +49,8 @@ impl Footprint {
             Space::Window { domain } => MemId::Win(domain.id),
         };
         let zeros = vec![0; t.shape().len()];
-        let mut runs =
-            resolve_region(t, &zeros, t.shape()).map_or_else(|_| vec![(t.0.base + t.0.start, t.nbytes())], |r| r.runs);
+        let mut runs = resolve_region(t, &zeros, t.shape())
+            .map_or_else(|_| vec![(t.0.base + t.0.start, t.nbytes())], |r| r.runs.to_vec());
         runs.sort_unstable();
         Footprint { mem, runs: merge_runs(runs.into_iter()) }
     }

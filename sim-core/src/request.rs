@@ -4,7 +4,7 @@
 //! polled as a future by the driver send the same requests (see `kernel_api::uplink`). This module
 //! sits below both, so neither reaches into the other.
 
-use crate::addr::{Caller, CellRef, Place};
+use crate::addr::{Caller, CellRef, Cells, Place};
 use crate::dtype::DType;
 use crate::error::{SimError, Site};
 use crate::payload::Payload;
@@ -138,14 +138,14 @@ pub(crate) enum Request {
     /// Posted: change one signal cell.
     Notify { cell: CellRef, value: i32, op: NotifyOp, caller: Caller },
     /// Blocking: until every cell satisfies `cmp expected`.
-    Wait { cells: Vec<CellRef>, expected: i32, cmp: WaitCmp },
+    Wait { cells: Cells, expected: i32, cmp: WaitCmp },
     /// Blocking for one poll: whether every cell satisfies `cmp expected` now (TTEST).
-    Test { cells: Vec<CellRef>, expected: i32, cmp: WaitCmp },
+    Test { cells: Cells, expected: i32, cmp: WaitCmp },
     /// Blocking: until every write and notify this core issued before has landed.
     Fence,
     /// Posted: these cells of a self-clearing signal must read zero when the run ends (checked
     /// runs only).
-    ExpectClear { cells: Vec<CellRef> },
+    ExpectClear { cells: Cells },
     /// Blocking (briefly): register deferred conditions `cell as u32 >= expected` for the
     /// actor's task; the kernel ends right after.
     DeferWait { conds: Vec<(CellRef, u32)> },

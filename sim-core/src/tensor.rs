@@ -323,11 +323,76 @@ impl Tensor {
     }
 }
 
+/// The `(byte offset, length)` runs of a [`Region`], in row-major order. Almost every region
+/// is one contiguous run, so that run is kept inline and only two or more go to the heap: a
+/// resolved operand then costs no allocation. Reads as a slice of runs; equal when the runs
+/// are, however they are stored.
+#[derive(Clone)]
+pub(crate) enum Runs {
+    /// Exactly one run, inline.
+    One([(usize, usize); 1]),
+    /// Any other number of runs (none, or two and more); a boxed slice, so a `Runs` is as
+    /// small as the `Vec` it replaces.
+    Many(Box<[(usize, usize)]>),
+}
+
+impl Runs {
+    /// The single run `(offset, len)`.
+    pub(crate) fn one(offset: usize, len: usize) -> Runs {
+        Runs::One([(offset, len)])
+    }
+}
+
+impl From<Vec<(usize, usize)>> for Runs {
+    /// Keeps a single run inline (dropping the vector); boxes any other number.
+    fn from(v: Vec<(usize, usize)>) -> Runs {
+        match v.as_slice() {
+            &[run] => Runs::One([run]),
+            _ => Runs::Many(v.into_boxed_slice()),
+        }
+    }
+}
+
+impl std::ops::Deref for Runs {
+    type Target = [(usize, usize)];
+
+    fn deref(&self) -> &[(usize, usize)] {
+        match self {
+            Runs::One(r) => r,
+            Runs::Many(rs) => rs,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Runs {
+    type Item = &'a (usize, usize);
+    type IntoIter = std::slice::Iter<'a, (usize, usize)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl PartialEq for Runs {
+    fn eq(&self, other: &Runs) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Runs {}
+
+impl fmt::Debug for Runs {
+    /// As the list of runs (the form a `Vec` printed).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// A rectangular part of a tensor resolved to byte runs inside its memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Region {
     /// `(byte offset, length)` runs, in row-major order, merged where contiguous.
-    pub(crate) runs: Vec<(usize, usize)>,
+    pub(crate) runs: Runs,
     /// Rows of the tile this region maps to (product of all but the last extent).
     pub(crate) rows: usize,
     /// Columns (the last extent).
@@ -355,10 +420,11 @@ pub(crate) fn resolve_region(t: &Tensor, offsets: &[usize], extent: &[usize]) ->
     let n = extent.len();
     let cols = extent[n - 1];
     if let Some(run) = dense_single_run(t, offsets, extent) {
-        return Ok(Region { runs: vec![run], rows: extent[..n - 1].iter().product(), cols });
+        return Ok(Region { runs: Runs::one(run.0, run.1), rows: extent[..n - 1].iter().product(), cols });
     }
     let starts = row_starts(t, offsets, extent)?;
-    Ok(Region { runs: merge_runs(starts.iter().map(|&s| (s, cols * t.dtype().size()))), rows: starts.len(), cols })
+    let runs = merge_runs(starts.iter().map(|&s| (s, cols * t.dtype().size()))).into();
+    Ok(Region { runs, rows: starts.len(), cols })
 }
 
 /// The single byte run of a checked region of a dense tensor when the region is contiguous
@@ -502,21 +568,42 @@ mod tests {
     #[test]
     fn full_region_is_one_run() {
         let r = resolve_region(&tensor(&[4, 8], 64), &[0, 0], &[4, 8]).unwrap();
-        assert_eq!(r.runs, vec![(64, 128)]);
+        assert_eq!(*r.runs, [(64, 128)]);
         assert_eq!((r.rows, r.cols), (4, 8));
+    }
+
+    /// One run is kept inline, any other number boxed; either way the runs read back in
+    /// order, compare by content and print as a list.
+    #[test]
+    fn runs_store_one_run_inline_and_read_as_a_slice() {
+        let one = Runs::one(8, 4);
+        assert!(matches!(one, Runs::One(_)));
+        assert!(matches!(Runs::from(vec![(8, 4)]), Runs::One(_)));
+        assert_eq!(one, Runs::from(vec![(8, 4)]));
+        assert_eq!(one, Runs::Many(vec![(8, 4)].into_boxed_slice()));
+        let many = Runs::from(vec![(40, 12), (72, 12), (8, 4)]);
+        assert!(matches!(many, Runs::Many(_)));
+        assert_eq!((&many).into_iter().copied().collect::<Vec<_>>(), [(40, 12), (72, 12), (8, 4)]);
+        assert_eq!((many.len(), many.first(), many.last()), (3, Some(&(40, 12)), Some(&(8, 4))));
+        assert_ne!(many, Runs::from(vec![(40, 12), (8, 4), (72, 12)]));
+        assert_ne!(one, many);
+        assert!(Runs::from(Vec::new()).is_empty());
+        assert_eq!(format!("{one:?} {many:?}"), "[(8, 4)] [(40, 12), (72, 12), (8, 4)]");
+        let r = Region { runs: many, rows: 3, cols: 3 };
+        assert_eq!((r.bytes(), r.span()), (28, (40, 12)));
     }
 
     #[test]
     fn sub_rectangle_gives_one_run_per_row() {
         let r = resolve_region(&tensor(&[4, 8], 0), &[1, 2], &[2, 3]).unwrap();
-        assert_eq!(r.runs, vec![(40, 12), (72, 12)]);
+        assert_eq!(*r.runs, [(40, 12), (72, 12)]);
         assert_eq!(r.span(), (40, 84));
     }
 
     #[test]
     fn three_d_regions_flatten_leading_dims() {
         let r = resolve_region(&tensor(&[2, 3, 4], 0), &[1, 0, 0], &[1, 3, 4]).unwrap();
-        assert_eq!(r.runs, vec![(48, 48)]);
+        assert_eq!(*r.runs, [(48, 48)]);
         assert_eq!((r.rows, r.cols), (3, 4));
     }
 
@@ -560,7 +647,7 @@ mod tests {
         let walk = |t: &Tensor, off: &[usize], ext: &[usize]| {
             let starts = row_starts(t, off, ext).unwrap();
             let cols = ext[ext.len() - 1];
-            Region { runs: merge_runs(starts.iter().map(|&s| (s, cols * 4))), rows: starts.len(), cols }
+            Region { runs: merge_runs(starts.iter().map(|&s| (s, cols * 4))).into(), rows: starts.len(), cols }
         };
         let mut checked = 0;
         for shape in [vec![5], vec![3, 4], vec![2, 3, 4], vec![1, 4], vec![3, 1, 2]] {

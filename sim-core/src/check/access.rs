@@ -5,6 +5,7 @@ use super::shadow::{Access, Kind, View, Who};
 use super::vclock::{Epoch, VClock};
 use super::{Checker, Finding, FindingKind, site};
 use crate::addr::{MemKey, Place};
+use crate::tensor::Runs;
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 use std::panic::Location;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 struct InFlight {
     mem: MemKey,
     chip: usize,
-    runs: Vec<(usize, usize)>,
+    runs: Runs,
     acc: Arc<Access>,
     vc: Arc<VClock>,
 }

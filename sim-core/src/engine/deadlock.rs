@@ -50,7 +50,7 @@ impl Engine {
                 dispatch: dispatch.clone(),
                 since: w.since,
                 buffer: c.buffer.to_string(),
-                coords: c.coords.clone(),
+                coords: c.coords.to_vec(),
                 offset: c.offset,
                 current: self.mem.cell(c) as i64,
                 expected,
@@ -123,6 +123,7 @@ impl Engine {
 mod tests {
     use super::super::testkit::{cell, engine_running, ns};
     use super::*;
+    use crate::addr::Cells;
     use crate::error::SimError;
     use crate::program::{Dispatch, Task};
     use crate::report::CellWrite;
@@ -163,7 +164,7 @@ mod tests {
         eng.pump();
         // Chip 0 waits for its cell to equal 2; chip 1 adds 1 to it and ends.
         let sig = cell(0, 8);
-        eng.submit(0, ns(12), ns(12), Request::Wait { cells: vec![sig.clone()], expected: 2, cmp: WaitCmp::Eq });
+        eng.submit(0, ns(12), ns(12), Request::Wait { cells: Cells::from(sig.clone()), expected: 2, cmp: WaitCmp::Eq });
         let notify = Request::Notify { cell: sig, value: 1, op: NotifyOp::AtomicAdd, caller: None };
         eng.submit(1, ns(12), ns(12), notify);
         finish(&mut eng, 1, ns(13));

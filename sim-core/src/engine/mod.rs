@@ -24,7 +24,7 @@ pub(crate) mod testkit;
 mod visibility;
 pub(crate) mod wake;
 
-use crate::addr::{CellRef, MemKey, Place};
+use crate::addr::{CellRef, Coords, MemKey, Place};
 use crate::check;
 use crate::dtype::DType;
 use crate::error::SimError;
@@ -466,8 +466,13 @@ impl Engine {
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
             for off in self.signals.watched_cells(dst.mem, lo, hi) {
-                let cell =
-                    CellRef { mem: dst.mem, chip: dst.chip, offset: off, buffer: dst.buffer.clone(), coords: vec![] };
+                let cell = CellRef {
+                    mem: dst.mem,
+                    chip: dst.chip,
+                    offset: off,
+                    buffer: dst.buffer.clone(),
+                    coords: Coords::default(),
+                };
                 let value = self.mem.cell(&cell) as i64;
                 let w = self.cell_write(writer, op.name(), value, t);
                 self.signals.record(dst.mem, off, w);

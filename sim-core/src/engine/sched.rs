@@ -8,7 +8,7 @@ use super::observe::TraceId;
 use super::signals::{Signals, Waiter, WaiterKind};
 use super::wake::Assignment;
 use super::{ActorState, Engine};
-use crate::addr::CellRef;
+use crate::addr::{CellRef, Cells};
 use crate::error::SimError;
 use crate::program::{CoreKind, Dispatch, Task};
 use crate::request::{OpKind, Reply, TaskCtx};
@@ -290,7 +290,7 @@ impl Engine {
             debug_assert!(!Signals::satisfied(&self.mem, std::slice::from_ref(&cell), cond));
             self.signals.register(Waiter {
                 kind: WaiterKind::Deferred { actor, chip, task: ti, block: a.block },
-                cells: vec![cell],
+                cells: Cells::from(cell),
                 cond,
                 since: t,
                 trace_id: TraceId::default(),

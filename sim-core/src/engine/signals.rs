@@ -1,7 +1,7 @@
 //! Who waits on which signal cells, and the recent writers of every signal cell (for reports).
 
 use super::observe::TraceId;
-use crate::addr::{CellRef, MemKey};
+use crate::addr::{CellRef, Cells, MemKey};
 use crate::memory::Memory;
 use crate::report::CellWrite;
 use crate::signal::{Cond, WaitCmp};
@@ -26,7 +26,7 @@ pub(crate) enum WaiterKind {
 #[derive(Clone, Debug)]
 pub(crate) struct Waiter {
     pub(crate) kind: WaiterKind,
-    pub(crate) cells: Vec<CellRef>,
+    pub(crate) cells: Cells,
     pub(crate) cond: Cond,
     pub(crate) since: SimTime,
     /// The traced wait operation (none when not tracing).

@@ -3,11 +3,11 @@
 //! parts directly, without a driver or kernel threads; the host's tests run a `World` on them.
 
 use super::Engine;
-use crate::addr::{CellRef, MemKey, Place};
+use crate::addr::{CellRef, Coords, MemKey, Place};
 use crate::memory::Memory;
 use crate::options::RunOptions;
 use crate::program::Dispatch;
-use crate::tensor::Region;
+use crate::tensor::{Region, Runs};
 use crate::time::SimTime;
 use std::sync::Arc;
 
@@ -35,7 +35,7 @@ pub(crate) fn window(member: usize, offset: usize, len: usize) -> Place {
     Place {
         mem: MemKey::Win { domain: 0, member },
         chip: member,
-        region: Region { runs: vec![(offset, len)], rows: 1, cols: len },
+        region: Region { runs: Runs::one(offset, len), rows: 1, cols: len },
         buffer: Arc::from("win"),
         base: 0,
         esize: 1,
@@ -49,7 +49,7 @@ pub(crate) fn cell(member: usize, offset: usize) -> CellRef {
         chip: member,
         offset,
         buffer: Arc::from("sig"),
-        coords: vec![offset / 4],
+        coords: Coords::new(&[offset / 4]),
     }
 }
 

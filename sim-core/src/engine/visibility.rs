@@ -114,7 +114,7 @@ impl Engine {
     /// Numbers a write of `actor` to `dst` and tells the observers.
     pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, at: OpAt) -> WriteIds {
         let seq = self.vis.issue(actor);
-        self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.clone())));
+        self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.to_vec())));
         let check = self.obs.write_issued(actor, dst, atomic, at);
         WriteIds { seq, check }
     }

@@ -116,7 +116,7 @@ pub(crate) fn chunk_places(
             mem: loc.0,
             chip: loc.1,
             region: Region {
-                runs: merge_runs(starts[r0..r0 + nr].iter().map(|&s| (s + c0 * es, nc * es))),
+                runs: merge_runs(starts[r0..r0 + nr].iter().map(|&s| (s + c0 * es, nc * es))).into(),
                 rows: nr,
                 cols: nc,
             },

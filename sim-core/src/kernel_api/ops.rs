@@ -16,7 +16,7 @@ use super::copy::{CopyOpts, chunk_places};
 use super::pipes::{Pipe, Pipes};
 use super::sdma_handle::SdmaState;
 use super::uplink::Uplink;
-use crate::addr::{CellRef, MemKey, Place};
+use crate::addr::{CellRef, Cells, Coords, MemKey, Place};
 use crate::convert::RoundMode;
 use crate::dtype::DType;
 use crate::error::{SimError, SimResult};
@@ -26,6 +26,7 @@ use crate::signal::{AtomicType, NotifyOp, WaitCmp};
 use crate::tensor::{Region, Space, Tensor, element_offset, resolve_region};
 use crate::tile::{Axis, ReduceOp, Tile};
 use crate::time::SimTime;
+use std::borrow::Cow;
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -354,8 +355,7 @@ impl Ops {
     /// Resolves once cell `offsets` of this rank's `signal` satisfies `cmp expected` (signed;
     /// TWAIT).
     pub async fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
-        let ones = vec![1; signal.shape().len()];
-        self.wait_all(signal, offsets, &ones, expected, cmp).await
+        self.wait_all(signal, offsets, &ones(signal.shape().len()), expected, cmp).await
     }
 
     /// Resolves once every cell of the `shape` region at `offsets` of this rank's `signal`
@@ -666,7 +666,7 @@ impl Ops {
             Ok(o) => o,
             Err(m) => return self.bad(op, m),
         };
-        Ok(CellRef { mem, chip, offset, buffer: signal.0.name.clone(), coords: offsets.to_vec() })
+        Ok(CellRef { mem, chip, offset, buffer: signal.0.name.clone(), coords: Coords::new(offsets) })
     }
 
     pub(super) fn cells(
@@ -675,12 +675,12 @@ impl Ops {
         signal: &Tensor,
         offsets: &[usize],
         shape: &[usize],
-    ) -> SimResult<Vec<CellRef>> {
+    ) -> SimResult<Cells> {
         self.signal_check(op, signal)?;
         let (mem, chip) = self.locate(op, signal, None)?;
         let region = self.region(op, signal, offsets, shape)?;
-        let mut cells = Vec::new();
-        let mut coords = offsets.to_vec();
+        let mut cells = Cells::default();
+        let mut coords = Coords::new(offsets);
         for &(start, len) in &region.runs {
             for off in (start..start + len).step_by(4) {
                 cells.push(CellRef { mem, chip, offset: off, buffer: signal.0.name.clone(), coords: coords.clone() });
@@ -793,6 +793,17 @@ impl Ops {
             },
         };
         self.link.post(self.clock, self.clock, Request::Finish { result });
+    }
+}
+
+/// The extent of one element of a tensor of rank `rank`: borrowed for every rank a tensor is
+/// likely to have, so single-element operations (`wait`, `test_signal`, scalar access) do not
+/// allocate a shape of ones each time.
+pub(super) fn ones(rank: usize) -> Cow<'static, [usize]> {
+    static ONES: [usize; 8] = [1; 8];
+    match ONES.get(..rank) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(vec![1; rank]),
     }
 }
 

@@ -3,7 +3,7 @@
 //! scalar-access time on the scalar unit and moves nothing through the DMA engines, so a
 //! polling loop or a ready queue is priced as written.
 
-use super::ops::Ops;
+use super::ops::{Ops, ones};
 use crate::error::SimResult;
 use crate::request::{Reply, Request};
 use crate::signal::WaitCmp;
@@ -21,8 +21,7 @@ impl Ops {
         cmp: WaitCmp,
     ) -> SimResult<bool> {
         self.live("test_signal")?;
-        let ones = vec![1; signal.shape().len()];
-        let cells = self.cells("test_signal", signal, offsets, &ones)?;
+        let cells = self.cells("test_signal", signal, offsets, &ones(signal.shape().len()))?;
         match self.call(Request::Test { cells, expected, cmp }).await? {
             Reply::Flag(holds) => Ok(holds),
             _ => self.bad("test_signal", "the scheduler answered a test without a flag".into()),
@@ -33,8 +32,7 @@ impl Ops {
     /// unit (`pl.read`), as f64 (exact for every dtype).
     pub async fn read_scalar(&mut self, src: &Tensor, offsets: &[usize]) -> SimResult<f64> {
         self.live("read_scalar")?;
-        let ones = vec![1; src.shape().len()];
-        let place = self.place("read_scalar", src, None, offsets, &ones)?;
+        let place = self.place("read_scalar", src, None, offsets, &ones(src.shape().len()))?;
         let caller = self.caller.take();
         match self.call(Request::ScalarRead { src: place, caller }).await? {
             Reply::Data(bytes) => Ok(src.dtype().read_f64(&bytes.into_bytes(), 0)),
@@ -49,8 +47,7 @@ impl Ops {
     pub fn write_scalar(&mut self, dst: &Tensor, offsets: &[usize], value: f64) -> SimResult<()> {
         let caller = self.caller.take().or(Some(Location::caller()));
         self.live("write_scalar")?;
-        let ones = vec![1; dst.shape().len()];
-        let place = self.place("write_scalar", dst, None, offsets, &ones)?;
+        let place = self.place("write_scalar", dst, None, offsets, &ones(dst.shape().len()))?;
         let mut data = vec![0u8; dst.dtype().size()];
         dst.dtype().write_f64(&mut data, 0, value);
         let at = self.clock;

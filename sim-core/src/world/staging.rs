@@ -6,7 +6,7 @@ use super::World;
 use crate::addr::MemKey;
 use crate::dtype::{DType, Element, from_bytes, to_bytes};
 use crate::error::{SimError, SimResult};
-use crate::tensor::{Space, Tensor, TensorMeta, resolve_region};
+use crate::tensor::{Runs, Space, Tensor, TensorMeta, resolve_region};
 use std::sync::Arc;
 
 impl World {
@@ -81,9 +81,9 @@ impl World {
     }
 
     /// The byte runs of the whole view `t` (one for a dense tensor, one per row of a slice).
-    fn runs(t: &Tensor) -> Vec<(usize, usize)> {
+    fn runs(t: &Tensor) -> Runs {
         let zeros = vec![0; t.shape().len()];
-        resolve_region(t, &zeros, t.shape()).map_or_else(|_| vec![(t.0.base, t.nbytes())], |r| r.runs)
+        resolve_region(t, &zeros, t.shape()).map_or_else(|_| Runs::one(t.0.base, t.nbytes()), |r| r.runs)
     }
 
     /// Writes `bytes` (the view's elements in row-major order) into rank `rank`'s copy of `t`.
@@ -92,7 +92,7 @@ impl World {
             self.gm_written[*buf][rank] = true;
         }
         let mut at = 0;
-        for (off, len) in World::runs(t) {
+        for &(off, len) in &World::runs(t) {
             self.mem.host_write(mem_key(t, rank), off, &bytes[at..at + len]);
             at += len;
         }
@@ -101,7 +101,7 @@ impl World {
     /// Reads rank `rank`'s copy of the view `t`, its elements in row-major order.
     fn host_read(&self, t: &Tensor, rank: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(t.nbytes());
-        for (off, len) in World::runs(t) {
+        for &(off, len) in &World::runs(t) {
             self.mem.host_read(mem_key(t, rank), off, len, &mut out);
         }
         out
