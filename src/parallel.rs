@@ -9,6 +9,8 @@ use std::sync::mpsc;
 /// Calls `work(i, &items[i])` for every item on up to `threads` host threads and hands each
 /// result to `take` in item order, as soon as it and every earlier one are done. When `take`
 /// fails, no further item is started and the error is returned once the running ones end.
+/// Items are expected in increasing cost (a sweep's sizes): they start in [`start_order`], the
+/// costliest first on all threads but one, so the longest run does not start last.
 pub fn in_order<T: Sync, R: Send, E>(
     items: &[T],
     threads: usize,
@@ -22,15 +24,16 @@ pub fn in_order<T: Sync, R: Send, E>(
         }
         return Ok(());
     }
+    let order = start_order(items.len(), threads);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, R)>();
         for _ in 0..threads {
-            let (tx, next, stop, work) = (tx.clone(), &next, &stop, &work);
+            let (tx, next, stop, work, order) = (tx.clone(), &next, &stop, &work, &order);
             s.spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
                     let Some(item) = items.get(i) else { break };
                     if tx.send((i, work(i, item))).is_err() {
                         break;
@@ -54,9 +57,27 @@ pub fn in_order<T: Sync, R: Send, E>(
     })
 }
 
+/// The order `n` items increasing in cost start in on `threads` threads: the last
+/// `threads - 1` (the costliest), costliest first, then the others from the first. One thread
+/// runs the cheap items in order, so the table starts at once, while the others take the
+/// long runs from the start: a 1 GiB row no longer waits for the 512 MiB one to be picked up.
+pub fn start_order(n: usize, threads: usize) -> Vec<usize> {
+    let heavy = threads.saturating_sub(1).min(n);
+    (n - heavy..n).rev().chain(0..n - heavy).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_costliest_items_start_first_on_all_threads_but_one() {
+        assert_eq!(start_order(5, 1), [0, 1, 2, 3, 4]);
+        assert_eq!(start_order(5, 2), [4, 0, 1, 2, 3]);
+        assert_eq!(start_order(5, 3), [4, 3, 0, 1, 2]);
+        assert_eq!(start_order(2, 8), [1, 0]);
+        assert!(start_order(0, 4).is_empty());
+    }
 
     #[test]
     fn results_come_in_item_order_whatever_the_threads() {
