@@ -69,6 +69,19 @@ const WORKLOADS: &[Workload] = &[
         core_num: 24,
         bytes: 16 * MIB,
     },
+    // Scale with an algorithm that scales: RHD signals only its partners, so the work is
+    // n log n transfers; the whole 1024-rank cluster preset, where a packet's hops are spread
+    // over a hundred thousand resources.
+    Workload {
+        name: "rhd_allreduce_1024r",
+        preset: "cluster1024",
+        ranks: 1024,
+        kind: Kind::AllReduce,
+        mode: Mode::Rhd,
+        path: Path::Host,
+        core_num: 1,
+        bytes: 64 * 1024,
+    },
     // Scale: every rank notifies every other and waits (n² signals in flight), the pattern
     // that deepens the event queue and lengthens a port's booking calendar.
     Workload {

@@ -22,6 +22,10 @@
 //! With several blocks (HOST path), block `b` runs the whole algorithm on its own contiguous
 //! slice of the data, on its own signal column. Tiles are as large as a sixth of UB (two loads
 //! of each side in flight), with overlapping pipes, as the vendor library's AIV kernels run.
+//!
+//! A simplification: the data moves as AIV-core remote loads through UB, where the vendor
+//! library moves RHD's inter-server steps with RDMA writes. Over RoCE the NIC, not the core,
+//! sets a large step's time either way; a small step's time includes the core's issue costs.
 
 use super::{Args, slice};
 use crate::lanes::ranks;
