@@ -67,6 +67,12 @@ impl Resource {
         // Saturating: a sum past the u64 clock ends at `SimTime::NEVER`, which the engine
         // refuses to schedule (an overflow error), never a wrap.
         let mut end = ready.as_ps().saturating_add(ser).max(last_in.as_ps());
+        // The common case: the packet starts after every booking ends (the search below would
+        // find nothing in its way either).
+        if self.booked.back().is_none_or(|&(_, b)| b <= end - ser) {
+            self.insert(self.booked.len(), (end - ser, end));
+            return Slot { start: SimTime::from_ps(end - ser), end: SimTime::from_ps(end) };
+        }
         // Bookings that end before the earliest start cannot hold the packet up; their ends
         // increase along the list, so they are a prefix found by bisection (a port many
         // senders share keeps a long calendar).
