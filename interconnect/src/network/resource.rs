@@ -5,7 +5,6 @@
 //! reached yet.
 
 use sim_core::{Bandwidth, SimDuration, SimTime};
-use std::collections::VecDeque;
 
 /// A resource and when it is booked.
 #[derive(Clone, Debug)]
@@ -14,8 +13,11 @@ pub(super) struct Resource {
     pub(super) chip: usize,
     pub(super) rate: Option<Bandwidth>,
     pub(super) latency: SimDuration,
-    /// Disjoint busy intervals `[start, end)` in ps, in order; touching ones are merged.
-    booked: VecDeque<(u64, u64)>,
+    /// Disjoint busy intervals `[start, end)` in ps, in order, from index `head` on (the
+    /// ones before it have ended); touching ones are merged. A plain vector, searched and
+    /// shifted as one slice, and cut at its head now and then.
+    booked: Vec<(u64, u64)>,
+    head: usize,
     /// The last `(bytes, ps)` serialisation worked out: packets mostly have one size, and the
     /// exact time is a 128-bit division.
     last_ser: (u64, u64),
@@ -30,7 +32,7 @@ pub(super) struct Slot {
 
 impl Resource {
     pub(super) fn new(name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration) -> Resource {
-        Resource { name, chip, rate, latency, booked: VecDeque::new(), last_ser: (0, 0) }
+        Resource { name, chip, rate, latency, booked: Vec::new(), head: 0, last_ser: (0, 0) }
     }
 
     /// Time to serialise `bytes` here (zero when unlimited).
@@ -49,9 +51,7 @@ impl Resource {
         if self.rate.is_none() {
             return Slot { start: ready, end: ready.max(last_in) };
         }
-        while self.booked.front().is_some_and(|&(_, e)| e <= now.as_ps()) {
-            self.booked.pop_front();
-        }
+        self.forget_ended(now.as_ps());
         let ser = match self.last_ser {
             (b, ps) if b == bytes => ps,
             _ => {
@@ -69,16 +69,16 @@ impl Resource {
         let mut end = ready.as_ps().saturating_add(ser).max(last_in.as_ps());
         // The common case: the packet starts after every booking ends (the search below would
         // find nothing in its way either).
-        if self.booked.back().is_none_or(|&(_, b)| b <= end - ser) {
+        if self.booked.last().is_none_or(|&(_, b)| b <= end - ser) {
             self.insert(self.booked.len(), (end - ser, end));
             return Slot { start: SimTime::from_ps(end - ser), end: SimTime::from_ps(end) };
         }
         // Bookings that end before the earliest start cannot hold the packet up; their ends
         // increase along the list, so they are a prefix found by bisection (a port many
         // senders share keeps a long calendar).
-        let first = self.booked.partition_point(|&(_, b)| b <= end - ser);
+        let first = self.head + self.booked[self.head..].partition_point(|&(_, b)| b <= end - ser);
         let mut at = self.booked.len();
-        for (i, &(a, b)) in self.booked.range(first..).enumerate().map(|(k, x)| (first + k, x)) {
+        for (i, &(a, b)) in self.booked.iter().enumerate().skip(first) {
             if b <= end - ser {
                 continue;
             }
@@ -94,12 +94,25 @@ impl Resource {
 
     /// The first instant from `t` on when no booking is in progress.
     fn idle_from(&self, t: u64) -> u64 {
-        self.booked.iter().find(|&&(a, b)| a <= t && t < b).map_or(t, |&(_, b)| b)
+        self.booked[self.head..].iter().find(|&&(a, b)| a <= t && t < b).map_or(t, |&(_, b)| b)
     }
 
-    /// Inserts a busy interval before index `at`, merging it with touching neighbours.
+    /// Moves the head past the bookings that ended by `now`, and drops them once they are
+    /// half the vector.
+    fn forget_ended(&mut self, now: u64) {
+        while self.booked.get(self.head).is_some_and(|&(_, e)| e <= now) {
+            self.head += 1;
+        }
+        if self.head >= 32 && 2 * self.head >= self.booked.len() {
+            self.booked.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    /// Inserts a busy interval before index `at` (at or after the head), merging it with
+    /// touching neighbours that have not ended.
     fn insert(&mut self, at: usize, (s, e): (u64, u64)) {
-        let joins_prev = at > 0 && self.booked[at - 1].1 == s;
+        let joins_prev = at > self.head && self.booked[at - 1].1 == s;
         let joins_next = self.booked.get(at).is_some_and(|&(a, _)| a == e);
         match (joins_prev, joins_next) {
             (true, true) => {
@@ -115,11 +128,12 @@ impl Resource {
     /// Forgets every booking.
     pub(super) fn reset(&mut self) {
         self.booked.clear();
+        self.head = 0;
     }
 
     #[cfg(test)]
     pub(super) fn bookings(&self) -> Vec<(u64, u64)> {
-        self.booked.iter().copied().collect()
+        self.booked[self.head..].to_vec()
     }
 }
 
@@ -147,6 +161,25 @@ mod tests {
         assert_eq!(slot(&mut r, 10, 0, 0), (0, 10));
         assert_eq!(slot(&mut r, 10, 0, 0), (10, 20));
         assert_eq!(r.bookings(), vec![(0, 20_000)]);
+    }
+
+    #[test]
+    fn ended_bookings_are_forgotten_and_gaps_still_fill_after_the_calendar_is_cut() {
+        let mut r = res();
+        // 100 packets 20 ns apart, each booked when the previous one has ended: the head
+        // passes 32 and the ended prefix is dropped along the way.
+        for i in 0..100u64 {
+            let s = r.book(10, t(20 * i), t(0), t(20 * i));
+            assert_eq!((s.start, s.end), (t(20 * i), t(20 * i + 10)));
+        }
+        assert_eq!(r.bookings(), vec![(1_980_000, 1_990_000)]);
+        assert!(r.booked.len() < 100, "the ended bookings were never dropped");
+        // A booking far ahead, then a packet that fits in the gap before it.
+        assert_eq!(r.book(10, t(3000), t(0), t(1985)).start, t(3000));
+        assert_eq!(r.book(10, t(2000), t(0), t(1985)).start, t(2000));
+        // One that does not fit before the 3000 ns booking goes after it.
+        assert_eq!(r.book(995, t(2010), t(0), t(1985)).start, t(3010));
+        assert_eq!(r.bookings(), vec![(1_980_000, 1_990_000), (2_000_000, 2_010_000), (3_000_000, 4_005_000)]);
     }
 
     #[test]
