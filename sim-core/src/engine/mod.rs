@@ -347,7 +347,9 @@ impl Engine {
     }
 
     fn apply_request(&mut self, key: Key, actor: usize, req: Request, resume: SimTime) {
-        let Some(req) = self.hold_read(key, actor, req) else { return };
+        if self.reads_own_write(actor, &req) {
+            return self.hold_read(key, actor, req);
+        }
         let t = key.time;
         let me = self.chip_of(actor);
         match req {

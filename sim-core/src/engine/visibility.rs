@@ -119,19 +119,19 @@ impl Engine {
         WriteIds { seq, check }
     }
 
-    /// Holds a read of `actor` (a load, or a put/get, whose chunks read their sources) that
-    /// overlaps its own writes in flight; returns it otherwise.
-    pub(super) fn hold_read(&mut self, key: Key, actor: usize, req: Request) -> Option<Request> {
-        let reads_own_write = match &req {
+    /// Keeps a read of `actor` until its writes in flight have landed (see
+    /// [`Engine::reads_own_write`]).
+    pub(super) fn hold_read(&mut self, key: Key, actor: usize, req: Request) {
+        self.vis.held_reads[actor].push((key, req));
+    }
+
+    /// Whether `req` of `actor` is a read (a load, or a put/get, whose chunks read their
+    /// sources) that overlaps the actor's own writes in flight, so it must wait for them.
+    pub(super) fn reads_own_write(&self, actor: usize, req: &Request) -> bool {
+        match req {
             Request::Read { src, .. } | Request::ScalarRead { src, .. } => self.vis.overlaps(actor, src),
             Request::Copy(spec) => spec.chunks.iter().any(|(src, _)| self.vis.overlaps(actor, src)),
             _ => false,
-        };
-        if reads_own_write {
-            self.vis.held_reads[actor].push((key, req));
-            None
-        } else {
-            Some(req)
         }
     }
 
@@ -180,11 +180,9 @@ impl Engine {
         if let Ok(i) = regions.binary_search_by_key(&seq, |r| r.0) {
             regions.remove(i);
         }
+        // Each held read is applied now, or held again behind a write still in flight.
         for (key, req) in std::mem::take(&mut self.vis.held_reads[actor]) {
-            let key = Key { time: t, ..key };
-            if let Some(req) = self.hold_read(key, actor, req) {
-                self.apply_request(key, actor, req, t);
-            }
+            self.apply_request(Key { time: t, ..key }, actor, req, t);
         }
         loop {
             let oldest = self.vis.inflight[actor].first().copied();
@@ -306,12 +304,10 @@ mod tests {
     fn a_read_of_bytes_the_core_is_still_writing_is_held() {
         let mut eng = engine(1, false);
         let w = eng.issue_write(0, &window(0, 16, 16), false, op(OpKind::Store, ns(1)));
-        let key = Key { time: ns(2), actor: 0, seq: 1, sub: 0 };
         let read = |p: Place| Request::Read { src: p, caller: None, start: ns(2), ticket: None };
         // Disjoint bytes pass; overlapping ones wait for the write.
-        assert!(eng.hold_read(key, 0, read(window(0, 0, 16))).is_some());
-        assert!(eng.hold_read(key, 0, read(window(0, 24, 4))).is_none());
-        assert_eq!(eng.vis.held_reads[0].len(), 1);
+        assert!(!eng.reads_own_write(0, &read(window(0, 0, 16))));
+        assert!(eng.reads_own_write(0, &read(window(0, 24, 4))));
         assert!(eng.vis.overlaps(0, &window(0, 31, 1)));
         eng.vis.inflight[0].remove(&w.seq);
         eng.vis.regions[0].clear();
