@@ -199,3 +199,22 @@ fn a_composite_in_a_thread_kernel_matches_the_dispatched_composite() {
     };
     assert_eq!(run(true), run(false));
 }
+
+#[test]
+fn the_rhd_composite_called_from_a_kernel_names_the_signal_it_needs() {
+    // 8 ranks need 2 + 3 x 3 = 11 rows; an [NR, 1] signal (what the other composites take)
+    // is refused with the shape to allocate, not an out-of-bounds notify.
+    let (mut w, dom) = setup(8);
+    let d = w.alloc_window(&dom, "d", DType::F32, &[64]).unwrap();
+    let s = w.alloc_window(&dom, "s", DType::I32, &[8, 1]).unwrap();
+    let (dk, sk) = (d.clone(), s.clone());
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("rhd", 1, move |c| {
+            c.run(async |ops| collectives::incore::allreduce(ops, &dk, &sk, ReduceOp::Sum, Mode::Rhd).await)
+        }),
+    )
+    .unwrap();
+    let e = w.run().unwrap_err().to_string();
+    assert!(e.contains("signal `s` is [8, 1]; rhd on 8 ranks needs [11, blocks]"), "{e}");
+}

@@ -173,7 +173,7 @@ fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
 /// `b`; InCore: one block on `[rows, 1]`).
 pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (me, n) = ranks(ops, &a.data, WHAT)?;
-    let stride = a.sig.shape().get(1).copied().unwrap_or(1);
+    let stride = signal_columns(ops, &a.sig, n)?;
     let (b, active) = (ops.block_idx(), ops.block_num().min(stride));
     if n <= 1 || b >= active {
         return Ok(());
@@ -189,6 +189,22 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
         return extra(ops, &lane, me, me - p, range).await;
     }
     participant(ops, a, &lane, (me, n, p), range, align).await
+}
+
+/// The columns (block lanes) of `sig`, once it is known to have the rows `n` ranks need: the
+/// host API checks the shape, a kernel calling the composite gets the same message here.
+fn signal_columns(ops: &mut Ops, sig: &Tensor, n: usize) -> SimResult<usize> {
+    let rows = signal_rows(n);
+    match sig.shape() {
+        &[r, cols] if r == rows && cols >= 1 => Ok(cols),
+        shape => Err(ops.error(
+            WHAT,
+            format!(
+                "signal `{}` is {shape:?}; rhd on {n} ranks needs [{rows}, blocks] (2 + 3 log2 ranks rows)",
+                sig.name()
+            ),
+        )),
+    }
 }
 
 /// A rank of the power-of-two core: fold its extra in (if it has one), halve, double, hand
