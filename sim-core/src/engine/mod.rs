@@ -585,16 +585,21 @@ impl Engine {
         self.core_of(actor) >= self.aiv
     }
 
-    fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
+    /// The key of an event `origin` causes at `time`: its actor and seq, and a fresh `sub`.
+    fn derived_key(&mut self, time: SimTime, origin: Key) -> Key {
         let key = Key { time, actor: origin.actor, seq: origin.seq, sub: self.next_sub };
         self.next_sub += 1;
+        key
+    }
+
+    fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
+        let key = self.derived_key(time, origin);
         self.push(key, ev);
     }
 
     /// [`Engine::push_derived`] for an event already kept in `slot`.
     fn push_derived_slot(&mut self, time: SimTime, origin: Key, slot: u32) {
-        let key = Key { time, actor: origin.actor, seq: origin.seq, sub: self.next_sub };
-        self.next_sub += 1;
+        let key = self.derived_key(time, origin);
         if key.time.is_overflowed() {
             let ev = self.slots.take(slot);
             return self.push(key, ev);
