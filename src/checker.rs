@@ -88,8 +88,7 @@ pub fn catalogue() -> Vec<Checkable> {
                 let name = if named { format!("{kind}-{mode}-{path}") } else { format!("{kind}-{path}") };
                 let how = if named { format!("{mode}, {path}") } else { path.to_string() };
                 let about = format!("{COLLECTIVE_CALLS} calls of {kind} ({how}), {COLLECTIVE_BYTES} B per rank");
-                // kMaxSupportedRanks caps PyPTO's HOST builtins, not the vendor library's RHD.
-                let max = (path == Path::Host && mode != Mode::Rhd).then_some(collectives::MAX_BUILTIN_RANKS);
+                let max = collectives::max_ranks(kind, mode, path);
                 let what = What::Collective { kind, mode, path };
                 out.push(Checkable { name, about, min_ranks: 1, max_ranks: max, what });
             }

@@ -5,7 +5,7 @@
 
 use crate::allreduce::{self, aiv_mesh, mesh, rhd, ring, sdma_mesh, two_shot};
 use crate::check::{self, MAX_BUILTIN_RANKS, fail};
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape, variant};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape, variant};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
 
@@ -35,9 +35,10 @@ fn domain_of(t: &Tensor) -> SimResult<Domain> {
     t.domain_handle().ok_or_else(|| sim_core::SimError::invalid(format!("`{}` is not a window buffer", t.name())))
 }
 
-/// Warns (and returns true) when a HOST builtin would silently do nothing on `n` ranks.
-fn too_many_ranks(world: &mut World, what: &str, n: usize, path: Path) -> bool {
-    if path == Path::Host && n > MAX_BUILTIN_RANKS {
+/// Warns (and returns true) when the call would silently do nothing on `n` ranks (see
+/// [`max_ranks`]).
+fn too_many_ranks(world: &mut World, what: &str, n: usize, (kind, mode, path): (Kind, Mode, Path)) -> bool {
+    if max_ranks(kind, mode, path).is_some_and(|max| n > max) {
         world.warn(format!(
             "{what}: the HOST builtin kernels return at once for more than {MAX_BUILTIN_RANKS} ranks (kMaxSupportedRanks); with {n} ranks this call moves no data and runs no barrier"
         ));
@@ -112,8 +113,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         }
     }
     let name = variant(Kind::AllReduce, spec.mode, spec.op, data.dtype(), 0);
-    // kMaxSupportedRanks caps PyPTO's builtin kernels; RHD is the vendor library's algorithm.
-    if spec.mode != Mode::Rhd && too_many_ranks(world, &what, n, spec.path) {
+    if too_many_ranks(world, &what, n, (Kind::AllReduce, spec.mode, spec.path)) {
         return no_op(world, data, &name);
     }
     if spec.mode == Mode::Ring && spec.path == Path::Host && n > 1 && !data.numel().is_multiple_of(n) {
@@ -195,7 +195,7 @@ pub fn barrier(world: &mut World, signal: &Tensor, path: Path) -> SimResult<()> 
     let n = domain_of(signal)?.size();
     check::rank_signal(&what, signal, n, path == Path::Host)?;
     let name = variant(Kind::Barrier, Mode::Mesh, ReduceOp::Sum, DType::F32, 0);
-    if too_many_ranks(world, &what, n, path) {
+    if too_many_ranks(world, &what, n, (Kind::Barrier, Mode::Mesh, path)) {
         return no_op(world, signal, &name);
     }
     let sig = signal.clone();
@@ -210,7 +210,7 @@ pub fn broadcast(world: &mut World, data: &Tensor, signal: &Tensor, root: usize,
     let n = domain_of(data)?.size();
     check::rank_signal(&what, signal, n, path == Path::Host)?;
     let name = variant(Kind::Broadcast, Mode::Mesh, ReduceOp::Sum, data.dtype(), root);
-    if too_many_ranks(world, &what, n, path) {
+    if too_many_ranks(world, &what, n, (Kind::Broadcast, Mode::Mesh, path)) {
         return no_op(world, data, &name);
     }
     if root >= n {
@@ -266,7 +266,7 @@ pub fn allgather_with(
     }
     allgather_mode(world, &what, signal, n, spec)?;
     let name = variant(Kind::AllGather, spec.mode, ReduceOp::Sum, target.dtype(), 0);
-    if spec.mode == Mode::Mesh && too_many_ranks(world, &what, n, path) {
+    if too_many_ranks(world, &what, n, (Kind::AllGather, spec.mode, path)) {
         return no_op(world, target, &name);
     }
     let args = ag::Args { stage: stage.clone(), target: target.clone(), sig: signal.clone() };
@@ -289,7 +289,7 @@ pub fn reduce_scatter(world: &mut World, data: &Tensor, signal: &Tensor, op: Red
     check::leading(&what, data, n)?;
     check::rank_signal(&what, signal, n, false)?;
     let name = variant(Kind::ReduceScatter, Mode::Mesh, op, data.dtype(), 0);
-    if too_many_ranks(world, &what, n, path) {
+    if too_many_ranks(world, &what, n, (Kind::ReduceScatter, Mode::Mesh, path)) {
         return no_op(world, data, &name);
     }
     let args = rs::Args { data: data.clone(), sig: signal.clone(), op };
@@ -316,7 +316,7 @@ pub fn all_to_all(world: &mut World, input: &Tensor, target: &Tensor, signal: &T
     }
     check::rank_signal(&what, signal, n, false)?;
     let name = variant(Kind::AllToAll, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, path) {
+    if too_many_ranks(world, &what, n, (Kind::AllToAll, Mode::Mesh, path)) {
         return no_op(world, target, &name);
     }
     let args = a2a::Args { input: input.clone(), target: target.clone(), sig: signal.clone() };
@@ -373,7 +373,7 @@ pub fn all_to_all_v(
     check::rank_signal(&what, recv_counts, n, false)?;
     check::rank_signal(&what, signal, n, false)?;
     let name = variant(Kind::AllToAllV, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, path) {
+    if too_many_ranks(world, &what, n, (Kind::AllToAllV, Mode::Mesh, path)) {
         return no_op(world, target, &name);
     }
     let args = a2a::ArgsV {

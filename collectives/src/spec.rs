@@ -210,6 +210,21 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
     }
 }
 
+/// The most ranks a call does anything on, if it is capped: PyPTO's HOST kernels, and the
+/// algorithms modelled beside them on the HOST path, return at once above kMaxSupportedRanks
+/// ([`MAX_BUILTIN_RANKS`](crate::MAX_BUILTIN_RANKS)); the InCore lowerings, the SDMA
+/// allgather and `rhd` run at any size. The host API, the sweep's defaults and the checker's
+/// catalogue all ask this.
+pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
+    let capped = path == Path::Host
+        && match kind {
+            Kind::AllReduce => mode != Mode::Rhd,
+            Kind::AllGather => mode == Mode::Mesh,
+            _ => true,
+        };
+    capped.then_some(crate::check::MAX_BUILTIN_RANKS)
+}
+
 /// The PyPTO builtin variant name of a HOST collective call (`builtin.tensor.allreduce__sum__fp32`).
 pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: usize) -> String {
     let dt = match dtype {
@@ -244,6 +259,17 @@ mod tests {
             assert_eq!(m.name().parse::<Mode>().unwrap(), m);
         }
         assert!("allgatherv".parse::<Kind>().unwrap_err().contains("all_to_all_v"));
+    }
+
+    #[test]
+    fn only_the_host_builtins_and_their_neighbours_stop_at_kmaxsupportedranks() {
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::AivMesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Rhd, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllGather, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllGather, Mode::SdmaMesh, Path::Host), None);
+        assert_eq!(max_ranks(Kind::Barrier, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Mesh, Path::InCore), None);
     }
 
     #[test]

@@ -469,17 +469,16 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
         let Some(modes) = &a.modes else {
             let capped = matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host;
             let cap = a.builtin_max_bytes.filter(|&m| capped && m < a.max_bytes);
-            // Above kMaxSupportedRanks the HOST builtin allreduce returns at once: only RHD runs.
-            let idle = kind == Kind::AllReduce && a.path == Path::Host && ranks > collectives::MAX_BUILTIN_RANKS;
-            if !idle {
+            // Above kMaxSupportedRanks the HOST builtins return at once: an allreduce runs RHD.
+            let beyond = collectives::max_ranks(kind, Mode::Mesh, a.path).is_some_and(|max| ranks > max);
+            if !(beyond && kind == Kind::AllReduce) {
                 out.push(Combo { max_bytes: cap, ..builtin.clone() });
             }
             if matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host {
                 let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
-                // Above kMaxSupportedRanks the builtins and the mesh algorithms do nothing;
-                // RHD is the vendor library's algorithm at that scale.
+                // RHD is the vendor library's algorithm at the scale where the others stop.
                 let candidates: &[Mode] = match kind {
-                    Kind::AllReduce if ranks > collectives::MAX_BUILTIN_RANKS => &[Mode::Rhd],
+                    Kind::AllReduce if beyond => &[Mode::Rhd],
                     Kind::AllReduce => &[Mode::AivMesh, Mode::SdmaMesh],
                     _ => &[Mode::SdmaMesh],
                 };

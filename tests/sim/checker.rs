@@ -534,3 +534,15 @@ fn a_put_or_get_after_the_cores_own_store_is_clean_under_jitter() {
         assert!(r.findings.is_empty(), "via_get {via_get}: {:#?}", r.findings);
     }
 }
+
+#[test]
+fn the_catalogue_caps_a_collective_at_the_ranks_the_host_api_runs_it_on() {
+    // The same rule as the host API's (`collectives::max_ranks`): PyPTO's HOST builtins stop
+    // at kMaxSupportedRanks; rhd, the SDMA allgather and the InCore lowerings do not.
+    let max = |name: &str| catalogue().into_iter().find(|c| c.name == name).map(|c| c.max_ranks);
+    assert_eq!(max("allreduce-mesh-host"), Some(Some(16)));
+    assert_eq!(max("barrier-host"), Some(Some(16)));
+    assert_eq!(max("allreduce-rhd-host"), Some(None));
+    assert_eq!(max("allgather-sdma-mesh-host"), Some(None));
+    assert_eq!(max("allreduce-mesh-incore"), Some(None));
+}
