@@ -13,13 +13,99 @@ use crate::time::SimTime;
 /// The actor id of events the host or the chip schedulers originate.
 pub(crate) const HOST: usize = usize::MAX;
 
-/// Total order of events; the engine never looks at arrival order.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// Bits of a key's order word that hold the actor; the rest hold its seq.
+const ACTOR_BITS: u32 = 24;
+const SEQ_BITS: u32 = 64 - ACTOR_BITS;
+/// The actor field of [`HOST`], above every core's.
+const HOST_FIELD: u64 = (1 << ACTOR_BITS) - 1;
+
+/// Total order of events `(time, actor, seq, sub)`; the engine never looks at arrival order.
+/// The actor and seq are packed into one word (actor above seq), so a key is three words:
+/// keys are compared in every step of the event heap.
+#[derive(Copy, Clone, PartialEq, Eq)]
 pub(crate) struct Key {
     pub(crate) time: SimTime,
-    pub(crate) actor: usize,
-    pub(crate) seq: u64,
+    order: u64,
     pub(crate) sub: u64,
+}
+
+impl Key {
+    /// Actors below this are keyed exactly ([`HOST`] aside).
+    pub(crate) const MAX_ACTORS: usize = HOST_FIELD as usize;
+    /// Seqs below this are keyed exactly.
+    pub(crate) const MAX_SEQ: u64 = 1 << SEQ_BITS;
+
+    /// The key of an event of `actor` (below [`Key::MAX_ACTORS`], or [`HOST`]) with `seq`
+    /// (below [`Key::MAX_SEQ`]; the engine checks both before keying).
+    pub(crate) fn new(time: SimTime, actor: usize, seq: u64, sub: u64) -> Key {
+        debug_assert!(actor == HOST || actor < Key::MAX_ACTORS, "actor {actor} out of key range");
+        debug_assert!(seq < Key::MAX_SEQ, "seq {seq} out of key range");
+        let a = if actor == HOST { HOST_FIELD } else { actor as u64 };
+        Key { time, order: (a << SEQ_BITS) | (seq & (Key::MAX_SEQ - 1)), sub }
+    }
+
+    /// The actor whose request this event is, or derives from ([`HOST`] for the host's).
+    pub(crate) fn actor(&self) -> usize {
+        match self.order >> SEQ_BITS {
+            HOST_FIELD => HOST,
+            a => a as usize,
+        }
+    }
+
+    /// The actor's sequence number of the request.
+    pub(crate) fn seq(&self) -> u64 {
+        self.order & (Key::MAX_SEQ - 1)
+    }
+
+    /// The key with `time` instead.
+    pub(crate) fn at(self, time: SimTime) -> Key {
+        Key { time, ..self }
+    }
+
+    /// The key of an event this one's request causes at `time`: same actor and seq, `sub`.
+    pub(crate) fn derived(self, time: SimTime, sub: u64) -> Key {
+        Key { time, order: self.order, sub }
+    }
+
+    /// Whether this key orders before `o`. Times mostly differ, so that test is a branch
+    /// the processor predicts, and the result itself is a value, not a branch: the heap's
+    /// choices between keys are unpredictable.
+    #[inline]
+    pub(crate) fn lt(&self, o: &Key) -> bool {
+        if self.time != o.time {
+            return self.time < o.time;
+        }
+        (self.order < o.order) | ((self.order == o.order) & (self.sub < o.sub))
+    }
+
+    /// Whether this key orders at or after the bound `(t, actor, seq)` of a running actor's
+    /// next request (whose sub is 0).
+    pub(crate) fn at_or_after(&self, t: SimTime, actor: usize, seq: u64) -> bool {
+        !self.lt(&Key::new(t, actor, seq, 0))
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.time, self.order, self.sub).cmp(&(o.time, o.order, o.sub))
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Key")
+            .field("time", &self.time)
+            .field("actor", &self.actor())
+            .field("seq", &self.seq())
+            .field("sub", &self.sub)
+            .finish()
+    }
 }
 
 /// Something the engine does at a point in simulated time.
@@ -163,7 +249,7 @@ mod tests {
     use std::collections::BinaryHeap;
 
     fn key(ns: u64, actor: usize, seq: u64, sub: u64) -> Key {
-        Key { time: SimTime::from_ps(ns * 1000), actor, seq, sub }
+        Key::new(SimTime::from_ps(ns * 1000), actor, seq, sub)
     }
 
     #[test]
@@ -177,6 +263,33 @@ mod tests {
         assert!(key(5, 3, 1, 9) < key(5, 3, 2, 0));
         assert!(key(5, 3, 2, 0) < key(5, 3, 2, 1));
         assert_eq!(key(5, 3, 2, 1), key(5, 3, 2, 1));
+    }
+
+    #[test]
+    fn a_packed_key_orders_as_its_fields_and_gives_them_back() {
+        // Actors (the host's included), seqs and subs near their field limits, times with ties.
+        let actors = [0, 1, 7, Key::MAX_ACTORS - 1, HOST];
+        let seqs = [0, 1, 5, Key::MAX_SEQ - 1];
+        let mut keys = Vec::new();
+        for t in [0, 3, u64::MAX - 1] {
+            for &a in &actors {
+                for &s in &seqs {
+                    for sub in [0, 2, u64::MAX] {
+                        keys.push(((t, a, s, sub), Key::new(SimTime::from_ps(t), a, s, sub)));
+                    }
+                }
+            }
+        }
+        for &(f, k) in &keys {
+            assert_eq!((k.time.as_ps(), k.actor(), k.seq(), k.sub), f);
+            for &(g, j) in &keys {
+                assert_eq!(k.cmp(&j), f.cmp(&g), "{f:?} vs {g:?}");
+                assert_eq!(k.lt(&j), f < g, "{f:?} < {g:?}");
+            }
+        }
+        let k = Key::new(SimTime::from_ps(9), 4, 6, 0);
+        assert_eq!(k.derived(SimTime::from_ps(12), 3), Key::new(SimTime::from_ps(12), 4, 6, 3));
+        assert!(k.at_or_after(SimTime::from_ps(9), 4, 6) && !k.at_or_after(SimTime::from_ps(9), 4, 7));
     }
 
     #[test]

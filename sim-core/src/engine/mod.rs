@@ -159,6 +159,14 @@ impl Engine {
 
     /// Schedules every chip's first dispatch (a run with no dispatches ends at the first pump).
     pub(crate) fn start(&mut self) {
+        if self.actors.len() >= Key::MAX_ACTORS {
+            let n = self.actors.len();
+            let max = Key::MAX_ACTORS - 1;
+            return self.fail(SimError::invalid(format!(
+                "{} chips x {} cores = {n} cores; the scheduler keys events of at most {max} cores",
+                self.world, self.cores
+            )));
+        }
         let first = SimTime::ZERO + self.chip.dispatch_launch();
         for c in 0..self.world {
             if self.chips[c].has_queued() {
@@ -235,6 +243,13 @@ impl Engine {
             *k = self.loads.stamp(actor, *k);
         }
         let blocking = req.is_blocking();
+        if self.actors[actor].next_seq >= Key::MAX_SEQ {
+            let (chip, core) = (self.chip_of(actor), self.core_of(actor));
+            self.fail(SimError::invalid(format!(
+                "chip {chip} core {core} sent more requests than one core may send in one run ({})",
+                Key::MAX_SEQ
+            )));
+        }
         if self.outcome.is_some() {
             if blocking {
                 self.wakes.push(Wake::Abort { actor });
@@ -259,7 +274,7 @@ impl Engine {
         if let ActorState::Running { at, seq } = a.state {
             self.running.insert((at, actor, seq));
         }
-        self.push(Key { time: at, actor, seq, sub: 0 }, Event::Request { actor, req, resume });
+        self.push(Key::new(at, actor, seq, 0), Event::Request { actor, req, resume });
     }
 
     /// Applies every event that no running actor can still precede; ends the run with a
@@ -270,7 +285,7 @@ impl Engine {
                 break;
             };
             if let Some((t, a, s)) = self.running.first()
-                && (top.time, top.actor, top.seq, top.sub) >= (t, a, s, 0)
+                && top.at_or_after(t, a, s)
             {
                 return;
             }
@@ -587,7 +602,7 @@ impl Engine {
 
     /// The key of an event `origin` causes at `time`: its actor and seq, and a fresh `sub`.
     fn derived_key(&mut self, time: SimTime, origin: Key) -> Key {
-        let key = Key { time, actor: origin.actor, seq: origin.seq, sub: self.next_sub };
+        let key = origin.derived(time, self.next_sub);
         self.next_sub += 1;
         key
     }
@@ -608,7 +623,7 @@ impl Engine {
     }
 
     fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
-        let key = Key { time, actor: HOST, seq, sub: self.next_sub };
+        let key = Key::new(time, HOST, seq, self.next_sub);
         self.next_sub += 1;
         self.push(key, ev);
     }
@@ -618,10 +633,10 @@ impl Engine {
     /// queued: the run ends with an error naming who and what overflowed.
     fn push(&mut self, key: Key, ev: Event) {
         if key.time.is_overflowed() {
-            let who = if key.actor == HOST {
+            let who = if key.actor() == HOST {
                 "the host scheduler".to_string()
             } else {
-                format!("chip {} core {}", self.chip_of(key.actor), self.core_of(key.actor))
+                format!("chip {} core {}", self.chip_of(key.actor()), self.core_of(key.actor()))
             };
             self.fail(SimError::invalid(format!(
                 "simulated time overflowed u64 picoseconds (about 213 days) when {who} scheduled {} after {}; \
@@ -633,7 +648,7 @@ impl Engine {
         }
         let what = match ev {
             Event::FlowStep { flow } if u32::try_from(flow).is_ok() => Pending::FlowStep(flow as u32),
-            ev @ Event::Request { .. } if key.sub == 0 && key.actor != HOST => {
+            ev @ Event::Request { .. } if key.sub == 0 && key.actor() != HOST => {
                 return self.queue.push_request(key, self.slots.put(ev));
             }
             ev => Pending::Slot(self.slots.put(ev)),

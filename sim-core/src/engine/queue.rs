@@ -47,19 +47,20 @@ impl EventQueue {
     /// Adds the request of `key.actor` kept in `slot`. Behind an earlier request of the same
     /// actor it waits in the actor's FIFO; out of order (never expected) it goes to the heap.
     pub(super) fn push_request(&mut self, key: Key, slot: u32) {
-        let Ok(lane) = u32::try_from(key.actor) else {
+        let actor = key.actor();
+        let Ok(lane) = u32::try_from(actor) else {
             return self.push(Entry { key, what: Pending::Slot(slot) });
         };
-        if self.lanes.len() <= key.actor {
-            self.lanes.resize_with(key.actor + 1, VecDeque::new);
+        if self.lanes.len() <= actor {
+            self.lanes.resize_with(actor + 1, VecDeque::new);
         }
-        let fifo = &mut self.lanes[key.actor];
+        let fifo = &mut self.lanes[actor];
         match fifo.back() {
             None => {
                 fifo.push_back((key, slot));
                 self.push_item(Item { key, held: Held::Lane(lane) });
             }
-            Some(&(last, _)) if last < key => fifo.push_back((key, slot)),
+            Some(&(last, _)) if last.lt(&key) => fifo.push_back((key, slot)),
             Some(_) => self.push(Entry { key, what: Pending::Slot(slot) }),
         }
     }
@@ -97,22 +98,27 @@ impl EventQueue {
     /// Adds `e`: as the front when it is smaller than everything pending, else to the heap.
     fn push_item(&mut self, e: Item) {
         match self.front {
-            Some(f) if e.key < f.key => {
+            Some(f) if e.key.lt(&f.key) => {
                 self.front = Some(e);
                 self.heap_push(f);
             }
             Some(_) => self.heap_push(e),
-            None if self.heap.first().is_none_or(|top| e.key < top.key) => self.front = Some(e),
+            None if self.heap.first().is_none_or(|top| e.key.lt(&top.key)) => self.front = Some(e),
             None => self.heap_push(e),
         }
     }
 
     fn heap_push(&mut self, e: Item) {
-        let mut i = self.heap.len();
+        let i = self.heap.len();
         self.heap.push(e);
+        self.sift_up(i, e);
+    }
+
+    /// Moves `e`, to be stored at `i`, up past the parents that order after it, and stores it.
+    fn sift_up(&mut self, mut i: usize, e: Item) {
         while i > 0 {
             let parent = (i - 1) / D;
-            if self.heap[parent].key <= e.key {
+            if !e.key.lt(&self.heap[parent].key) {
                 break;
             }
             self.heap[i] = self.heap[parent];
@@ -121,6 +127,26 @@ impl EventQueue {
         self.heap[i] = e;
     }
 
+    /// The index of the smallest of the children that start at `first` (at most [`D`], those
+    /// below `n`). A full set is decided as a tournament of selects, not branches.
+    fn least_child(&self, first: usize, n: usize) -> usize {
+        let h = &self.heap;
+        if first + D <= n {
+            let pick = |x: usize, y: usize| if h[y].key.lt(&h[x].key) { y } else { x };
+            return pick(pick(first, first + 1), pick(first + 2, first + 3));
+        }
+        let mut least = first;
+        for c in first + 1..n {
+            if h[c].key.lt(&h[least].key) {
+                least = c;
+            }
+        }
+        least
+    }
+
+    /// Removes the top. Bottom-up: the hole left at the root follows the smallest children
+    /// down to a leaf, and the last item, which belongs near the bottom, is sifted up from
+    /// there; that takes one comparison fewer per level than testing it at every level.
     fn pop_item(&mut self) -> Option<Item> {
         let last = self.heap.pop()?;
         let Some(&top) = self.heap.first() else { return Some(last) };
@@ -131,19 +157,11 @@ impl EventQueue {
             if first >= n {
                 break;
             }
-            let mut least = first;
-            for c in first + 1..(first + D).min(n) {
-                if self.heap[c].key < self.heap[least].key {
-                    least = c;
-                }
-            }
-            if self.heap[least].key >= last.key {
-                break;
-            }
+            let least = self.least_child(first, n);
             self.heap[i] = self.heap[least];
             i = least;
         }
-        self.heap[i] = last;
+        self.sift_up(i, last);
         Some(top)
     }
 }
@@ -157,7 +175,7 @@ mod tests {
 
     fn entry(x: u64, i: u32) -> Entry {
         // Few distinct times and actors, so ties on the leading fields are common.
-        let key = Key { time: SimTime::from_ps(x % 97), actor: (x % 5) as usize, seq: x % 13, sub: u64::from(i) };
+        let key = Key::new(SimTime::from_ps(x % 97), (x % 5) as usize, x % 13, u64::from(i));
         Entry { key, what: Pending::Slot(i) }
     }
 
@@ -215,7 +233,7 @@ mod tests {
             }
             let e = if r % 7 < 4 {
                 clock[actor] += r % 3;
-                let key = Key { time: SimTime::from_ps(clock[actor]), actor, seq: u64::from(i), sub: 0 };
+                let key = Key::new(SimTime::from_ps(clock[actor]), actor, u64::from(i), 0);
                 q.push_request(key, i);
                 Entry { key, what: Pending::Slot(i) }
             } else {
@@ -225,7 +243,7 @@ mod tests {
             };
             reference.push(Reverse(e));
         }
-        let late = Key { time: SimTime::ZERO, actor: 1, seq: 0, sub: 0 };
+        let late = Key::new(SimTime::ZERO, 1, 0, 0);
         q.push_request(late, 99_999);
         reference.push(Reverse(Entry { key: late, what: Pending::Slot(99_999) }));
         while let Some(Reverse(want)) = reference.pop() {

@@ -182,7 +182,7 @@ impl Engine {
         }
         // Each held read is applied now, or held again behind a write still in flight.
         for (key, req) in std::mem::take(&mut self.vis.held_reads[actor]) {
-            self.apply_request(Key { time: t, ..key }, actor, req, t);
+            self.apply_request(key.at(t), actor, req, t);
         }
         loop {
             let oldest = self.vis.inflight[actor].first().copied();
