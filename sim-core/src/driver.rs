@@ -34,9 +34,14 @@ enum Slot {
     Abort,
 }
 
+/// A block running as a future: the kernel's, followed by posting its result, so a poll
+/// hands back nothing but readiness (the kernel's output, with its `Ops`, never moves
+/// through the driver).
+type BlockFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// A block running as a future.
 struct Virtual {
-    fut: KernelFuture,
+    fut: BlockFuture,
     mailbox: Arc<Mailbox>,
     assignment: Assignment,
 }
@@ -140,7 +145,7 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                             assignment.block,
                             assignment.lane,
                         );
-                        let fut = k(ops);
+                        let fut = block_future(k(ops));
                         g.virtuals[actor] = Some(Virtual { fut, mailbox, assignment });
                         poll_virtual(g, actor);
                     }
@@ -173,26 +178,49 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
 fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
     let Some(v) = g.virtuals[actor].as_mut() else { return };
     let polled = catch_unwind(AssertUnwindSafe(|| v.fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))));
-    let mailbox = v.mailbox.clone();
-    match polled {
-        Ok(Poll::Pending) => {}
-        Ok(Poll::Ready((ops, result))) => {
-            g.virtuals[actor] = None;
-            ops.finish(Ok(result));
-        }
-        Err(p) => {
+    let mailbox = match polled {
+        Ok(Poll::Pending) => return drain(g, actor),
+        Ok(Poll::Ready(())) => g.virtuals[actor].take().map(|v| v.mailbox),
+        Err(p) => g.virtuals[actor].take().map(|v| {
             let site = v.assignment.ctx.site(v.assignment.block);
-            g.virtuals[actor] = None;
             let now = g.eng.now();
             let err = SimError::KernelPanic { site, time: format!("{now}"), msg: panic_message(p) };
-            mailbox.0.lock().outbox.push_back((now, now, Request::Finish { result: Err(err) }));
-        }
+            v.mailbox.0.lock().outbox.push_back((now, now, Request::Finish { result: Err(err) }));
+            v.mailbox
+        }),
+    };
+    if let Some(m) = mailbox {
+        drain_mailbox(g, actor, &m);
     }
+}
+
+/// Hands the requests a polled block made to the engine.
+fn drain(g: &mut MutexGuard<'_, State>, actor: usize) {
+    let State { virtuals, eng, .. } = &mut **g;
+    if let Some(v) = virtuals[actor].as_ref() {
+        submit_outbox(eng, actor, &v.mailbox);
+    }
+}
+
+/// [`drain`] for a block that has ended (its mailbox taken out of the driver's state).
+fn drain_mailbox(g: &mut MutexGuard<'_, State>, actor: usize, mailbox: &Mailbox) {
+    submit_outbox(&mut g.eng, actor, mailbox);
+}
+
+fn submit_outbox(eng: &mut Engine, actor: usize, mailbox: &Mailbox) {
     // The future runs on this thread, so nothing else fills the outbox while it is drained.
     let mut mail = mailbox.0.lock();
     while let Some((at, resume, req)) = mail.outbox.pop_front() {
-        g.eng.submit(actor, at, resume, req);
+        eng.submit(actor, at, resume, req);
     }
+}
+
+/// The kernel's future, then its result posted (as the block's last request).
+fn block_future(kernel: KernelFuture) -> BlockFuture {
+    Box::pin(async move {
+        let (ops, result) = kernel.await;
+        ops.finish(Ok(result));
+    })
 }
 
 /// Hands `slot` to a thread actor, starting its thread if it has none yet.

@@ -59,11 +59,19 @@ impl Uplink {
         }
     }
 
-    /// Sends a blocking request; the future resolves with its answer.
+    /// Sends a blocking request; the future resolves with its answer. A mailbox link leaves
+    /// the request in the outbox at once, so the future only waits for the answer (and a
+    /// request never moves through the kernel's future state); the driver drains the outbox
+    /// when the kernel yields at the future's first poll.
     pub(crate) fn call(&self, at: SimTime, req: Request) -> CallFuture<'_> {
         match self {
             Uplink::Thread(t) => CallFuture::Done(Some(t.call(at, req))),
-            Uplink::Mail(m) => CallFuture::Mail { mailbox: m, req: Some((at, req)) },
+            Uplink::Mail(m) => {
+                let mut mail = m.0.lock();
+                mail.answer = None;
+                mail.outbox.push_back((at, at, req));
+                CallFuture::Mail { mailbox: m }
+            }
         }
     }
 }
@@ -71,7 +79,7 @@ impl Uplink {
 /// The answer to a blocking request, now (thread link) or once the driver has it (mailbox).
 pub(crate) enum CallFuture<'a> {
     Done(Option<Answer>),
-    Mail { mailbox: &'a Mailbox, req: Option<(SimTime, Request)> },
+    Mail { mailbox: &'a Mailbox },
 }
 
 impl Future for CallFuture<'_> {
@@ -80,18 +88,10 @@ impl Future for CallFuture<'_> {
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Answer> {
         match self.get_mut() {
             CallFuture::Done(a) => Poll::Ready(a.take().unwrap_or(Err(SimError::Aborted))),
-            CallFuture::Mail { mailbox, req } => {
-                let mut m = mailbox.0.lock();
-                if let Some((at, r)) = req.take() {
-                    m.answer = None;
-                    m.outbox.push_back((at, at, r));
-                    return Poll::Pending;
-                }
-                match m.answer.take() {
-                    Some(a) => Poll::Ready(a),
-                    None => Poll::Pending,
-                }
-            }
+            CallFuture::Mail { mailbox } => match mailbox.0.lock().answer.take() {
+                Some(a) => Poll::Ready(a),
+                None => Poll::Pending,
+            },
         }
     }
 }
