@@ -3,7 +3,7 @@
 //! under them and the checker keeps its shadow state by them. They depend on nothing above
 //! [`crate::tensor`].
 
-use crate::tensor::Region;
+use crate::tensor::{Region, Tensor};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
@@ -12,35 +12,88 @@ use std::sync::Arc;
 /// Where in the kernel's source an operation was called, when known.
 pub(crate) type Caller = Option<&'static Location<'static>>;
 
-/// Identifies one byte array of simulated memory.
+/// Identifies one byte array of simulated memory, and the chip that holds it. Fields are
+/// 32-bit (a world has far fewer ranks, buffers and domains), so the addresses every request
+/// and event carries stay small to move.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum MemKey {
     /// GM buffer `buf` on chip `chip`.
-    Gm { buf: usize, chip: usize },
-    /// The window of comm domain `domain` held by its member `member` (dense rank).
-    Win { domain: usize, member: usize },
+    Gm { buf: u32, chip: u32 },
+    /// The window of comm domain `domain` held by its member `member` (dense rank), which is
+    /// chip `chip` (a function of the other two: it never tells two windows apart).
+    Win { domain: u32, member: u32, chip: u32 },
 }
 
-/// A resolved region of one memory, and the chip that owns it.
+impl MemKey {
+    /// GM buffer `buf` on chip `chip`.
+    pub(crate) fn gm(buf: usize, chip: usize) -> MemKey {
+        MemKey::Gm { buf: narrow(buf), chip: narrow(chip) }
+    }
+
+    /// The window of domain `domain` held by member `member`, on chip `chip`.
+    pub(crate) fn win(domain: usize, member: usize, chip: usize) -> MemKey {
+        MemKey::Win { domain: narrow(domain), member: narrow(member), chip: narrow(chip) }
+    }
+
+    /// The chip that holds this memory.
+    pub(crate) fn chip(&self) -> usize {
+        match *self {
+            MemKey::Gm { chip, .. } | MemKey::Win { chip, .. } => chip as usize,
+        }
+    }
+}
+
+/// An index of a memory address as a 32-bit field. Worlds, buffers and domains are limited
+/// far below 2^32 where they are made (`World::new`, allocation), so this never saturates.
+fn narrow(i: usize) -> u32 {
+    debug_assert!(u32::try_from(i).is_ok(), "memory index {i} above 32 bits");
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+/// A resolved region of one memory. The tensor it was resolved from names it in reports.
 #[derive(Clone, Debug)]
 pub(crate) struct Place {
     pub(crate) mem: MemKey,
-    pub(crate) chip: usize,
     pub(crate) region: Region,
-    pub(crate) buffer: Arc<str>,
-    /// Byte offset of the buffer in its memory, and its element size (for reports).
-    pub(crate) base: usize,
-    pub(crate) esize: usize,
+    pub(crate) tensor: Tensor,
+}
+
+impl Place {
+    /// The chip that owns the memory.
+    pub(crate) fn chip(&self) -> usize {
+        self.mem.chip()
+    }
+
+    /// The buffer's name (for reports).
+    pub(crate) fn buffer(&self) -> &Arc<str> {
+        &self.tensor.0.name
+    }
+
+    /// Byte offset of the buffer in its memory (for reports).
+    pub(crate) fn base(&self) -> usize {
+        self.tensor.0.base
+    }
+
+    /// The buffer's element size (for reports).
+    pub(crate) fn esize(&self) -> usize {
+        self.tensor.dtype().size()
+    }
 }
 
 /// One INT32 signal cell, with what a report needs to name it.
 #[derive(Clone, Debug)]
 pub(crate) struct CellRef {
     pub(crate) mem: MemKey,
-    pub(crate) chip: usize,
     pub(crate) offset: usize,
     pub(crate) buffer: Arc<str>,
     pub(crate) coords: Coords,
+}
+
+impl CellRef {
+    /// The chip that holds the cell.
+    pub(crate) fn chip(&self) -> usize {
+        self.mem.chip()
+    }
 }
 
 /// The coordinates of a signal cell in its tensor, for reports. Signals are 1-D or 2-D in
@@ -183,8 +236,8 @@ mod tests {
     use super::*;
 
     fn cell(offset: usize, coords: &[usize]) -> CellRef {
-        let mem = MemKey::Win { domain: 0, member: 0 };
-        CellRef { mem, chip: 0, offset, buffer: Arc::from("sig"), coords: Coords::new(coords) }
+        let mem = MemKey::win(0, 0, 0);
+        CellRef { mem, offset, buffer: Arc::from("sig"), coords: Coords::new(coords) }
     }
 
     /// One and two coordinates are inline, others boxed; all read back as the slice given.

@@ -60,13 +60,13 @@ impl Memory {
     /// Drops the bytes of every window of `domain` (released and past its run fence).
     pub(crate) fn free_window(&mut self, domain: usize) {
         self.win[domain].iter_mut().for_each(|w| *w = Vec::new());
-        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d == domain));
+        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d as usize == domain));
     }
 
     /// Zeroes every window of `domain`.
     pub(crate) fn zero_window(&mut self, domain: usize) {
         self.win[domain].iter_mut().for_each(|w| w.fill(0));
-        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d == domain));
+        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d as usize == domain));
     }
 
     /// Appends `len` bytes at `off` of memory `k` to `out` (zeros in timing-only mode).
@@ -87,15 +87,15 @@ impl Memory {
 
     fn bytes(&self, k: MemKey) -> &[u8] {
         match k {
-            MemKey::Gm { buf, chip } => &self.gm[buf][chip],
-            MemKey::Win { domain, member } => &self.win[domain][member],
+            MemKey::Gm { buf, chip } => &self.gm[buf as usize][chip as usize],
+            MemKey::Win { domain, member, .. } => &self.win[domain as usize][member as usize],
         }
     }
 
     fn bytes_mut(&mut self, k: MemKey) -> &mut [u8] {
         match k {
-            MemKey::Gm { buf, chip } => &mut self.gm[buf][chip],
-            MemKey::Win { domain, member } => &mut self.win[domain][member],
+            MemKey::Gm { buf, chip } => &mut self.gm[buf as usize][chip as usize],
+            MemKey::Win { domain, member, .. } => &mut self.win[domain as usize][member as usize],
         }
     }
 

@@ -192,8 +192,11 @@ fn host_side_misuse() {
     );
     let chip =
         std::sync::Arc::new(ranksim::chip_model::ChipModel::from_config(&Config::default_preset().chip).unwrap());
-    let e = World::new(0, chip, Config::default_preset().network().unwrap()).err().expect("a world of 0 ranks");
+    let e = World::new(0, chip.clone(), Config::default_preset().network().unwrap()).err().expect("a world of 0 ranks");
     has(&e.to_string(), &["a world needs at least one rank (chip); got 0"]);
+    let huge = (1 << 23) + 1;
+    let e = World::new(huge, chip, Config::default_preset().network().unwrap()).err().expect("a world too large");
+    has(&e.to_string(), &["at most 8388608 ranks", "got 8388609"]);
 }
 
 #[test]

@@ -39,7 +39,7 @@ pub(crate) struct Op {
 }
 
 fn view(p: &Place) -> View {
-    View { buffer: p.buffer.clone(), base: p.base, esize: p.esize }
+    View { buffer: p.buffer().clone(), base: p.base(), esize: p.esize() }
 }
 
 impl Checker {
@@ -72,7 +72,7 @@ impl Checker {
         }
         for &(off, len) in &src.region.runs {
             for c in self.shadow.access(src.mem, off, off + len, &acc, &vc) {
-                let f = race(&c.prev, &acc, c.lo, c.hi, src.chip);
+                let f = race(&c.prev, &acc, c.lo, c.hi, src.chip());
                 self.report(f);
             }
         }
@@ -105,7 +105,7 @@ impl Checker {
             time: op.time,
             location: op.location,
         });
-        let w = InFlight { mem: dst.mem, chip: dst.chip, runs: dst.region.runs.clone(), acc, vc };
+        let w = InFlight { mem: dst.mem, chip: dst.chip(), runs: dst.region.runs.clone(), acc, vc };
         self.access.next += 1;
         let id = self.access.next;
         self.access.mem_of.insert(id, dst.mem);
@@ -169,7 +169,7 @@ fn overlap(w: &InFlight, p_runs: &[(usize, usize)]) -> (usize, usize) {
 
 fn stale_read(read: &Arc<Access>, w: &InFlight, src: &Place) -> Finding {
     let (lo, hi) = overlap(w, &src.region.runs);
-    let rank = src.chip;
+    let rank = src.chip();
     Finding {
         kind: FindingKind::StaleRead,
         time: read.time,

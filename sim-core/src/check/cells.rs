@@ -65,7 +65,7 @@ fn who(a: &Access) -> String {
 impl Cells {
     fn state(&mut self, c: &CellRef) -> &mut CellState {
         self.map.entry((c.mem, c.offset)).or_insert_with(|| CellState {
-            chip: c.chip,
+            chip: c.chip(),
             name: cell_name(c),
             vc: VClock::default(),
             last_set: None,

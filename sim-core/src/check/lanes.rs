@@ -58,7 +58,7 @@ impl Lanes {
         Some(Finding {
             kind: FindingKind::DuplicateNotify,
             time: acc.time,
-            rank: cell.chip,
+            rank: cell.chip(),
             message: format!(
                 "the notify at {loc} fired from lanes {} and {lane} of block {} of task `{}` on rank {}: `{target}` counts it \
                  once per lane; guard it with `if core.sub_block_idx() == 0`",

@@ -192,7 +192,7 @@ mod tests {
         v
     }
 
-    const MEM: MemKey = MemKey::Win { domain: 0, member: 0 };
+    const MEM: MemKey = MemKey::Win { domain: 0, member: 0, chip: 0 };
 
     #[test]
     fn unordered_write_then_read_conflicts_over_the_overlap() {

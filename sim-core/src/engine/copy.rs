@@ -56,16 +56,16 @@ impl Engine {
         let src = job.spec.chunks[chunk].0.clone();
         let (op, caller) = (job.spec.op, job.spec.caller);
         let (me, core) = (self.chip_of(actor), self.core_of(actor));
-        self.obs.chunk_read(actor, src.chip, src.region.bytes());
+        self.obs.chunk_read(actor, src.chip(), src.region.bytes());
         let at = key.time + self.chip.dma_issue(DmaDir::GmToUb);
-        if src.chip == me {
+        if src.chip() == me {
             self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
             let data = self.mem.read(&src);
             let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
             let end = Event::CopyLoaded { job: id, chunk, data };
             self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
         } else {
-            let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
+            let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip() };
             self.start_flow(key, route, 0, at, None, Event::CopyRemoteRead { job: id, chunk });
         }
     }
@@ -78,8 +78,12 @@ impl Engine {
         let (op, caller) = (job.spec.op, job.spec.caller);
         self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
         let data = self.mem.read(&src);
-        let route =
-            Route { kind: PathKind::RemoteRead, chip: self.chip_of(actor), core: self.core_of(actor), peer: src.chip };
+        let route = Route {
+            kind: PathKind::RemoteRead,
+            chip: self.chip_of(actor),
+            core: self.core_of(actor),
+            peer: src.chip(),
+        };
         let end = Event::CopyLoaded { job: id, chunk, data };
         let at = key.time + self.net.read_turnaround();
         self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
@@ -104,9 +108,9 @@ impl Engine {
         let (atomic, op, caller) = (job.spec.atomic, job.spec.op, job.spec.caller);
         let dst = job.spec.chunks[chunk].1.clone();
         let (me, core) = (self.chip_of(actor), self.core_of(actor));
-        self.obs.chunk_stored(actor, dst.chip, data.len());
-        let kind = if dst.chip == me { PathKind::Store } else { PathKind::RemoteWrite };
-        let route = Route { kind, chip: me, core, peer: dst.chip };
+        self.obs.chunk_stored(actor, dst.chip(), data.len());
+        let kind = if dst.chip() == me { PathKind::Store } else { PathKind::RemoteWrite };
+        let route = Route { kind, chip: me, core, peer: dst.chip() };
         let bytes = data.len() as u64;
         let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
         let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: key.time, caller });

@@ -42,8 +42,8 @@ impl Engine {
             .map(|c| BlockedWait {
                 chip,
                 domain_rank: match c.mem {
-                    MemKey::Win { member, .. } => member,
-                    MemKey::Gm { chip, .. } => chip,
+                    MemKey::Win { member, .. } => member as usize,
+                    MemKey::Gm { chip, .. } => chip as usize,
                 },
                 block,
                 task: task.clone(),

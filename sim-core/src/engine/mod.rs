@@ -334,10 +334,10 @@ impl Engine {
                     kind: PathKind::RemoteRead,
                     chip: self.chip_of(actor),
                     core: self.core_of(actor),
-                    peer: src.chip,
+                    peer: src.chip(),
                 };
                 let bytes = data.len() as u64;
-                let end = self.read_end(actor, data, ticket, issued, Some(src.chip));
+                let end = self.read_end(actor, data, ticket, issued, Some(src.chip()));
                 let at = key.time + self.net.read_turnaround();
                 self.start_flow(key, route, bytes, at, None, end);
             }
@@ -369,14 +369,14 @@ impl Engine {
         let me = self.chip_of(actor);
         match req {
             Request::Read { src, caller, start, ticket } => {
-                self.obs.load_issued(actor, src.chip, src.region.bytes(), t, ticket.is_none());
+                self.obs.load_issued(actor, src.chip(), src.region.bytes(), t, ticket.is_none());
                 let core = self.core_of(actor);
                 let issue = match (self.is_cube(actor), self.chip.cube()) {
                     (true, Some(c)) => c.gm_to_l1.issue,
                     _ => self.chip.dma_issue(DmaDir::GmToUb),
                 };
                 let at = start.max(t) + issue;
-                if src.chip == me {
+                if src.chip() == me {
                     self.obs.read(actor, &src, OpAt { op: OpKind::Load, time: t, caller });
                     let data = self.mem.read(&src);
                     let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
@@ -384,7 +384,7 @@ impl Engine {
                     let end = self.read_end(actor, data, ticket, t, None);
                     self.start_flow(key, route, bytes, at, None, end);
                 } else {
-                    let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip };
+                    let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip() };
                     let ev = Event::RemoteRead { actor, src, caller, ticket, issued: t };
                     self.start_flow(key, route, 0, at, None, ev);
                 }
@@ -394,10 +394,10 @@ impl Engine {
             Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
             Request::Test { cells, expected, cmp } => self.test_cells(t, actor, &cells, expected, cmp),
             Request::Write { dst, data, atomic, op, caller, start } => {
-                let remote = dst.chip != me;
-                self.obs.store_posted(actor, op, dst.chip, data.len(), (t, resume));
+                let remote = dst.chip() != me;
+                self.obs.store_posted(actor, op, dst.chip(), data.len(), (t, resume));
                 let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
-                let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip };
+                let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip() };
                 let issue = match (self.is_cube(actor), self.chip.cube()) {
                     (true, Some(c)) => c.l0c_to_gm.issue,
                     _ => self.chip.dma_issue(DmaDir::UbToGm),
@@ -412,15 +412,15 @@ impl Engine {
                 self.start_copy(key, actor, spec)
             }
             Request::Notify { cell, value, op, caller } => {
-                let remote = cell.chip != me;
-                let trace_id = self.obs.notify_posted(actor, cell.chip, t, resume);
+                let remote = cell.chip() != me;
+                let trace_id = self.obs.notify_posted(actor, cell.chip(), t, resume);
                 let at = t + self.chip.notify_issue();
                 let kind = match (remote, self.vis.relaxed()) {
                     (false, _) => PathKind::Store,
                     (true, false) => PathKind::RemoteWrite,
                     (true, true) => PathKind::Signal,
                 };
-                let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip };
+                let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip() };
                 let ids = self.issue_notify(actor, &cell, op, value, OpAt { op: OpKind::Notify, time: t, caller });
                 let land = Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids });
                 self.start_flow(key, route, 4, at, None, land);
@@ -483,13 +483,8 @@ impl Engine {
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
             for off in self.signals.watched_cells(dst.mem, lo, hi) {
-                let cell = CellRef {
-                    mem: dst.mem,
-                    chip: dst.chip,
-                    offset: off,
-                    buffer: dst.buffer.clone(),
-                    coords: Coords::default(),
-                };
+                let cell =
+                    CellRef { mem: dst.mem, offset: off, buffer: dst.buffer().clone(), coords: Coords::default() };
                 let value = self.mem.cell(&cell) as i64;
                 let w = self.cell_write(writer, op.name(), value, t);
                 self.signals.record(dst.mem, off, w);

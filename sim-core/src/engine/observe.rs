@@ -240,7 +240,8 @@ impl Observers {
         let Some(tr) = self.tracer.as_mut() else { return };
         let me = actor / self.cores;
         let bytes: usize = spec.chunks.iter().map(|c| c.0.region.bytes()).sum();
-        let peer = spec.chunks.first().map(|c| if c.0.chip != me { c.0.chip } else { c.1.chip }).filter(|&p| p != me);
+        let peer =
+            spec.chunks.first().map(|c| if c.0.chip() != me { c.0.chip() } else { c.1.chip() }).filter(|&p| p != me);
         let id = tr.open(actor, spec.op.name(), t, bytes as u64, peer);
         if peer.is_some() && spec.op == OpKind::Put {
             tr.remote_write(actor, id);
@@ -383,7 +384,7 @@ impl Observers {
     pub(crate) fn sdma_posted(&mut self, actor: usize, spec: &SdmaSpec, t: SimTime, resume: SimTime) -> SdmaToken {
         let me = actor / self.cores;
         let bytes: usize = spec.descs.iter().map(|d| d.0.region.bytes()).sum();
-        let peer = spec.descs.first().map(|d| if spec.get { d.0.chip } else { d.1.chip });
+        let peer = spec.descs.first().map(|d| if spec.get { d.0.chip() } else { d.1.chip() });
         let remote = peer.is_some_and(|p| p != me);
         if spec.get {
             self.traffic[me].read(remote, bytes);

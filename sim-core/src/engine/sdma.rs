@@ -196,7 +196,7 @@ impl Engine {
         if d.get {
             let channel = ch - self.chip_of(d.actor) * self.sdma.params.as_ref().map_or(1, |p| p.channels);
             let route =
-                Route { kind: PathKind::SdmaRequest, chip: self.chip_of(d.actor), core: channel, peer: d.src.chip };
+                Route { kind: PathKind::SdmaRequest, chip: self.chip_of(d.actor), core: channel, peer: d.src.chip() };
             let end = Event::Sdma(SdmaEvent::RemoteRead { desc: i });
             self.start_flow(key, route, 0, key.time, None, end);
         } else {
@@ -218,9 +218,9 @@ impl Engine {
         let data = self.mem.read(&d.src);
         let get = d.get;
         let route = if d.get {
-            Route { kind: PathKind::SdmaGet, chip: me, core: channel, peer: d.src.chip }
+            Route { kind: PathKind::SdmaGet, chip: me, core: channel, peer: d.src.chip() }
         } else {
-            Route { kind: PathKind::SdmaPut, chip: me, core: channel, peer: d.dst.chip }
+            Route { kind: PathKind::SdmaPut, chip: me, core: channel, peer: d.dst.chip() }
         };
         let bytes = data.len() as u64;
         let cleared = Some(Event::Sdma(SdmaEvent::Cleared { ch }));

@@ -194,7 +194,7 @@ mod tests {
     #[test]
     fn a_cell_keeps_its_last_four_writes_oldest_first() {
         let mut s = Signals::default();
-        let mem = MemKey::Win { domain: 0, member: 1 };
+        let mem = MemKey::win(0, 1, 1);
         assert!(s.last_writers(mem, 8).is_empty());
         for v in 1..=6 {
             s.record(mem, 8, write(v));

@@ -4,10 +4,11 @@
 
 use super::Engine;
 use crate::addr::{CellRef, Coords, MemKey, Place};
+use crate::dtype::DType;
 use crate::memory::Memory;
 use crate::options::RunOptions;
 use crate::program::Dispatch;
-use crate::tensor::{Region, Runs};
+use crate::tensor::{Region, Runs, Space, Tensor, TensorMeta};
 use crate::time::SimTime;
 use std::sync::Arc;
 
@@ -32,21 +33,19 @@ pub(crate) fn engine_running(queues: Vec<Vec<Dispatch>>, relaxed_ordering: bool)
 
 /// `len` bytes at `offset` of `member`'s window.
 pub(crate) fn window(member: usize, offset: usize, len: usize) -> Place {
+    // Named `win`, of bytes, at the start of its memory (what reports print).
+    let meta = TensorMeta::dense(Arc::from("win"), Space::Gm { buf: 0 }, 0, 64, DType::I8, &[64]);
     Place {
-        mem: MemKey::Win { domain: 0, member },
-        chip: member,
+        mem: MemKey::win(0, member, member),
         region: Region { runs: Runs::one(offset, len), rows: 1, cols: len },
-        buffer: Arc::from("win"),
-        base: 0,
-        esize: 1,
+        tensor: Tensor(Arc::new(meta)),
     }
 }
 
 /// The INT32 signal cell at `offset` of `member`'s window.
 pub(crate) fn cell(member: usize, offset: usize) -> CellRef {
     CellRef {
-        mem: MemKey::Win { domain: 0, member },
-        chip: member,
+        mem: MemKey::win(0, member, member),
         offset,
         buffer: Arc::from("sig"),
         coords: Coords::new(&[offset / 4]),

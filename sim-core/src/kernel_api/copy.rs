@@ -64,8 +64,8 @@ pub(crate) fn ub_check(dtype: DType, rows: usize, cols: usize, tiles: usize, ub:
     Err(format!("{what} need {need} bytes but UB holds {ub} bytes per core; use a smaller tile or chunk the transfer"))
 }
 
-/// A tensor and where it resolved to (memory, owning chip).
-pub(crate) type Located<'a> = (&'a Tensor, (MemKey, usize));
+/// A tensor and the memory it resolved to.
+pub(crate) type Located<'a> = (&'a Tensor, MemKey);
 
 /// Validates a put/get and cuts it into `(source, destination)` places per chunk.
 pub(crate) fn chunk_places(
@@ -111,19 +111,15 @@ pub(crate) fn chunk_places(
     let cc = if o.chunk_cols == 0 { cols } else { o.chunk_cols.min(cols) };
     ub_check(dt.dtype(), cr, cc, if o.pipeline { 2 } else { 1 }, ub)?;
     let es = dt.dtype().size();
-    let place =
-        |loc: (MemKey, usize), t: &Tensor, starts: &[usize], r0: usize, nr: usize, c0: usize, nc: usize| Place {
-            mem: loc.0,
-            chip: loc.1,
-            region: Region {
-                runs: merge_runs(starts[r0..r0 + nr].iter().map(|&s| (s + c0 * es, nc * es))).into(),
-                rows: nr,
-                cols: nc,
-            },
-            buffer: t.0.name.clone(),
-            base: t.0.base,
-            esize: es,
-        };
+    let place = |mem: MemKey, t: &Tensor, starts: &[usize], r0: usize, nr: usize, c0: usize, nc: usize| Place {
+        mem,
+        region: Region {
+            runs: merge_runs(starts[r0..r0 + nr].iter().map(|&s| (s + c0 * es, nc * es))).into(),
+            rows: nr,
+            cols: nc,
+        },
+        tensor: t.clone(),
+    };
     let mut chunks = Vec::new();
     for r0 in (0..rows).step_by(cr) {
         let nr = cr.min(rows - r0);

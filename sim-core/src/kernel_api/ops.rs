@@ -602,16 +602,16 @@ impl Ops {
         offsets: &[usize],
         shape: &[usize],
     ) -> SimResult<Place> {
-        let (mem, chip) = self.locate(op, t, peer)?;
+        let mem = self.locate(op, t, peer)?;
         let region = self.region(op, t, offsets, shape)?;
-        Ok(Place { mem, chip, region, buffer: t.0.name.clone(), base: t.0.base, esize: t.dtype().size() })
+        Ok(Place { mem, region, tensor: t.clone() })
     }
 
-    /// Which memory and chip `t` refers to, for this core or for `peer`.
-    fn locate(&mut self, op: &'static str, t: &Tensor, peer: Option<usize>) -> SimResult<(MemKey, usize)> {
+    /// Which memory (on which chip) `t` refers to, for this core or for `peer`.
+    fn locate(&mut self, op: &'static str, t: &Tensor, peer: Option<usize>) -> SimResult<MemKey> {
         let me = self.ctx.chip;
         match (&t.0.space, peer) {
-            (Space::Gm { buf }, None) => Ok((MemKey::Gm { buf: *buf, chip: me }, me)),
+            (Space::Gm { buf }, None) => Ok(MemKey::gm(*buf, me)),
             (Space::Gm { .. }, Some(_)) => {
                 let msg = format!(
                     "`{}` is a GM tensor; peers can only reach window buffers (allocate it with alloc_window)",
@@ -648,7 +648,7 @@ impl Ops {
                     );
                     return self.bad(op, msg);
                 }
-                Ok((MemKey::Win { domain: domain.id, member }, domain.members[member]))
+                Ok(MemKey::win(domain.id, member, domain.members[member]))
             }
         }
     }
@@ -661,12 +661,12 @@ impl Ops {
         offsets: &[usize],
     ) -> SimResult<CellRef> {
         self.signal_check(op, signal)?;
-        let (mem, chip) = self.locate(op, signal, peer)?;
+        let mem = self.locate(op, signal, peer)?;
         let offset = match element_offset(signal, offsets) {
             Ok(o) => o,
             Err(m) => return self.bad(op, m),
         };
-        Ok(CellRef { mem, chip, offset, buffer: signal.0.name.clone(), coords: Coords::new(offsets) })
+        Ok(CellRef { mem, offset, buffer: signal.0.name.clone(), coords: Coords::new(offsets) })
     }
 
     pub(super) fn cells(
@@ -677,13 +677,13 @@ impl Ops {
         shape: &[usize],
     ) -> SimResult<Cells> {
         self.signal_check(op, signal)?;
-        let (mem, chip) = self.locate(op, signal, None)?;
+        let mem = self.locate(op, signal, None)?;
         let region = self.region(op, signal, offsets, shape)?;
         let mut cells = Cells::default();
         let mut coords = Coords::new(offsets);
         for &(start, len) in &region.runs {
             for off in (start..start + len).step_by(4) {
-                cells.push(CellRef { mem, chip, offset: off, buffer: signal.0.name.clone(), coords: coords.clone() });
+                cells.push(CellRef { mem, offset: off, buffer: signal.0.name.clone(), coords: coords.clone() });
                 bump(&mut coords, offsets, shape);
             }
         }

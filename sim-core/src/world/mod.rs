@@ -64,11 +64,18 @@ pub struct World {
     opaque: Vec<bool>,
 }
 
+/// The most ranks a world may have: the scheduler keys events of fewer than 2^24 cores, and
+/// memory addresses hold ranks in 32 bits.
+const MAX_WORLD: usize = 1 << 23;
+
 impl World {
     /// A machine of `size` identical chips joined by `net`.
     pub fn new(size: usize, chip: Arc<dyn ChipTiming>, net: Box<dyn Network>) -> SimResult<World> {
         if size == 0 {
             return Err(SimError::invalid("a world needs at least one rank (chip); got 0"));
+        }
+        if size > MAX_WORLD {
+            return Err(SimError::invalid(format!("a world has at most {MAX_WORLD} ranks (chips); got {size}")));
         }
         if chip.aiv_cores() == 0 {
             return Err(SimError::invalid("the chip model has 0 AIV cores; kernels need at least one"));

@@ -146,8 +146,8 @@ impl World {
 /// The memory holding rank `rank`'s copy of `t`.
 fn mem_key(t: &Tensor, rank: usize) -> MemKey {
     match &t.0.space {
-        Space::Gm { buf } => MemKey::Gm { buf: *buf, chip: rank },
-        Space::Window { domain } => MemKey::Win { domain: domain.id, member: rank },
+        Space::Gm { buf } => MemKey::gm(*buf, rank),
+        Space::Window { domain } => MemKey::win(domain.id, rank, domain.members[rank]),
     }
 }
 
