@@ -265,6 +265,19 @@ mod tests {
         assert_eq!(key(5, 3, 2, 1), key(5, 3, 2, 1));
     }
 
+    /// Requests and events move several times each (outbox, slots, dispatch); up to 128
+    /// bytes a move is a few vector copies, above it a call to memcpy. A field added to a
+    /// request or an address that crosses the line shows here.
+    #[test]
+    fn requests_and_events_stay_small_enough_to_move_inline() {
+        use std::mem::size_of;
+        assert!(size_of::<Place>() <= 64, "Place is {} bytes", size_of::<Place>());
+        assert!(size_of::<Request>() <= 112, "Request is {} bytes", size_of::<Request>());
+        assert!(size_of::<(SimTime, SimTime, Request)>() <= 128, "an outbox entry is larger than 128 bytes");
+        assert!(size_of::<Event>() <= 128, "Event is {} bytes", size_of::<Event>());
+        assert!(size_of::<Entry>() <= 32, "a queue entry is {} bytes", size_of::<Entry>());
+    }
+
     #[test]
     fn a_packed_key_orders_as_its_fields_and_gives_them_back() {
         // Actors (the host's included), seqs and subs near their field limits, times with ties.
