@@ -70,7 +70,7 @@ impl Uplink {
                 let mut mail = m.0.lock();
                 mail.answer = None;
                 mail.outbox.push_back((at, at, req));
-                CallFuture::Mail { mailbox: m }
+                CallFuture::Mail { mailbox: m, sent: true }
             }
         }
     }
@@ -79,7 +79,9 @@ impl Uplink {
 /// The answer to a blocking request, now (thread link) or once the driver has it (mailbox).
 pub(crate) enum CallFuture<'a> {
     Done(Option<Answer>),
-    Mail { mailbox: &'a Mailbox },
+    /// `sent`: the request is in the outbox and the future not polled yet, so there is no
+    /// answer to look for (the kernel yields to let the driver take the request).
+    Mail { mailbox: &'a Mailbox, sent: bool },
 }
 
 impl Future for CallFuture<'_> {
@@ -88,7 +90,11 @@ impl Future for CallFuture<'_> {
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Answer> {
         match self.get_mut() {
             CallFuture::Done(a) => Poll::Ready(a.take().unwrap_or(Err(SimError::Aborted))),
-            CallFuture::Mail { mailbox } => match mailbox.0.lock().answer.take() {
+            CallFuture::Mail { sent, .. } if *sent => {
+                *sent = false;
+                Poll::Pending
+            }
+            CallFuture::Mail { mailbox, .. } => match mailbox.0.lock().answer.take() {
                 Some(a) => Poll::Ready(a),
                 None => Poll::Pending,
             },
