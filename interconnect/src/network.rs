@@ -162,6 +162,31 @@ impl NetworkModel {
         self.topology.route(a, b).into_iter().map(|i| u32::try_from(base + i).ok()).collect()
     }
 
+    /// Resolves `route`, the first time it is asked for, into the next id (ids follow first
+    /// use). Out of line so that `path`, run per flow, stays a hash probe without the frame
+    /// `resolve` needs.
+    #[cold]
+    #[inline(never)]
+    fn new_path(&mut self, route: &Route) -> PathId {
+        let id = PathId(u32::try_from(self.paths.len()).unwrap_or(u32::MAX));
+        let resources = self.resolve(route);
+        // `resolve` only names resources that exist; the filter keeps the walk in `send` from
+        // ever missing one. Past 2^32 hops in all (never in practice) a path stays empty.
+        let n = self.resources.len();
+        let lo = self.hops.len();
+        self.hops.extend(resources.into_iter().filter(|&r| (r as usize) < n));
+        let run = match (u32::try_from(lo), u32::try_from(self.hops.len())) {
+            (Ok(lo), Ok(hi)) => (lo, hi),
+            _ => {
+                self.hops.truncate(lo);
+                (0, 0)
+            }
+        };
+        self.paths.push(run);
+        self.ids.insert(*route, id);
+        id
+    }
+
     /// The resources of `route` as documented on [`PathKind`]; those that do not exist (a chip
     /// or core out of range) are left out, so a bad route gives a short or empty path.
     fn resolve(&self, r: &Route) -> Vec<u32> {
@@ -209,27 +234,12 @@ impl NetworkModel {
 }
 
 impl Network for NetworkModel {
+    #[inline]
     fn path(&mut self, route: &Route) -> PathId {
-        if let Some(&id) = self.ids.get(route) {
-            return id;
+        match self.ids.get(route) {
+            Some(&id) => id,
+            None => self.new_path(route),
         }
-        let id = PathId(u32::try_from(self.paths.len()).unwrap_or(u32::MAX));
-        let resources = self.resolve(route);
-        // `resolve` only names resources that exist; the filter keeps the walk in `send` from
-        // ever missing one. Past 2^32 hops in all (never in practice) a path stays empty.
-        let n = self.resources.len();
-        let lo = self.hops.len();
-        self.hops.extend(resources.into_iter().filter(|&r| (r as usize) < n));
-        let run = match (u32::try_from(lo), u32::try_from(self.hops.len())) {
-            (Ok(lo), Ok(hi)) => (lo, hi),
-            _ => {
-                self.hops.truncate(lo);
-                (0, 0)
-            }
-        };
-        self.paths.push(run);
-        self.ids.insert(*route, id);
-        id
     }
 
     fn packet_bytes(&self) -> u64 {
