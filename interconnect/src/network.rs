@@ -28,8 +28,15 @@ pub struct NetworkModel {
     sdma_channels: usize,
     cube_cores: usize,
     topology: Topology,
+    /// The booking state of each resource (hot: `send` walks it per packet).
     resources: Vec<Resource>,
-    paths: Vec<Vec<u32>>,
+    /// Each resource's name and chip (cold: for traces and reports only).
+    names: Vec<(String, usize)>,
+    /// The resources of every path, path after path (each id below `resources.len()`), so a
+    /// packet's walk reads one contiguous run.
+    hops: Vec<u32>,
+    /// Each path's run `hops[lo..hi]`, by id.
+    paths: Vec<(u32, u32)>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
     ids: FxHashMap<Route, PathId>,
 }
@@ -57,18 +64,22 @@ impl NetworkModel {
             let value = format!("{ranks} chips x {} cores", chip.cores);
             return Err(err("topology", value, "needs more than 2^32 resources"));
         }
-        let mut resources = Vec::new();
+        let (mut resources, mut names) = (Vec::new(), Vec::new());
+        let mut add = |name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration| {
+            resources.push(Resource::new(rate, latency));
+            names.push((name, chip));
+        };
         for c in 0..ranks {
-            resources.push(Resource::new(format!("hbm {c}"), c, chip.hbm, SimDuration::ZERO));
-            resources.push(Resource::new(format!("port {c}"), c, port.rate, port.latency));
+            add(format!("hbm {c}"), c, chip.hbm, SimDuration::ZERO);
+            add(format!("port {c}"), c, port.rate, port.latency);
             for e in chip.engines() {
-                resources.push(Resource::new(format!("{} {c}.{}", e.name, e.index), c, e.rate, SimDuration::ZERO));
+                add(format!("{} {c}.{}", e.name, e.index), c, e.rate, SimDuration::ZERO);
             }
         }
         for l in topology.links() {
-            resources.push(Resource::new(l.name(), l.chip(), l.params.rate, l.params.latency));
+            add(l.name(), l.chip(), l.params.rate, l.params.latency);
         }
-        let (paths, ids) = (Vec::new(), FxHashMap::default());
+        let (hops, paths, ids) = (Vec::new(), Vec::new(), FxHashMap::default());
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
         let (cores, sdma_channels, cube_cores) = (chip.cores, chip.sdma_channels, chip.cube_cores);
         let read_turnaround = cfg.read_turnaround()?;
@@ -82,6 +93,8 @@ impl NetworkModel {
             cube_cores,
             topology,
             resources,
+            names,
+            hops,
             paths,
             ids,
         })
@@ -94,12 +107,12 @@ impl NetworkModel {
 
     /// The resources of a path, in order (empty for an unknown id).
     pub fn path_resources(&self, path: PathId) -> &[u32] {
-        self.paths.get(path.0 as usize).map_or(&[], Vec::as_slice)
+        self.paths.get(path.0 as usize).and_then(|&(lo, hi)| self.hops.get(lo as usize..hi as usize)).unwrap_or(&[])
     }
 
     /// A resource's effective rate (`None` = unlimited) and latency, if it exists.
     pub fn resource_timing(&self, resource: u32) -> Option<(Option<Bandwidth>, SimDuration)> {
-        self.resources.get(resource as usize).map(|r| (r.rate, r.latency))
+        self.resources.get(resource as usize).map(|r| (r.rate(), r.latency))
     }
 
     /// Resources per chip: HBM, port, then the engines in `ChipPaths::engines` order.
@@ -149,6 +162,31 @@ impl NetworkModel {
         self.topology.route(a, b).into_iter().map(|i| u32::try_from(base + i).ok()).collect()
     }
 
+    /// Resolves `route`, the first time it is asked for, into the next id (ids follow first
+    /// use). Out of line so that `path`, run per flow, stays a hash probe without the frame
+    /// `resolve` needs.
+    #[cold]
+    #[inline(never)]
+    fn new_path(&mut self, route: &Route) -> PathId {
+        let id = PathId(u32::try_from(self.paths.len()).unwrap_or(u32::MAX));
+        let resources = self.resolve(route);
+        // `resolve` only names resources that exist; the filter keeps the walk in `send` from
+        // ever missing one. Past 2^32 hops in all (never in practice) a path stays empty.
+        let n = self.resources.len();
+        let lo = self.hops.len();
+        self.hops.extend(resources.into_iter().filter(|&r| (r as usize) < n));
+        let run = match (u32::try_from(lo), u32::try_from(self.hops.len())) {
+            (Ok(lo), Ok(hi)) => (lo, hi),
+            _ => {
+                self.hops.truncate(lo);
+                (0, 0)
+            }
+        };
+        self.paths.push(run);
+        self.ids.insert(*route, id);
+        id
+    }
+
     /// The resources of `route` as documented on [`PathKind`]; those that do not exist (a chip
     /// or core out of range) are left out, so a bad route gives a short or empty path.
     fn resolve(&self, r: &Route) -> Vec<u32> {
@@ -196,15 +234,12 @@ impl NetworkModel {
 }
 
 impl Network for NetworkModel {
+    #[inline]
     fn path(&mut self, route: &Route) -> PathId {
-        if let Some(&id) = self.ids.get(route) {
-            return id;
+        match self.ids.get(route) {
+            Some(&id) => id,
+            None => self.new_path(route),
         }
-        let id = PathId(u32::try_from(self.paths.len()).unwrap_or(u32::MAX));
-        let resources = self.resolve(route);
-        self.paths.push(resources);
-        self.ids.insert(*route, id);
-        id
     }
 
     fn packet_bytes(&self) -> u64 {
@@ -218,18 +253,28 @@ impl Network for NetworkModel {
     /// send again without queueing behind itself. With `busy`, appends one entry per resource
     /// (zero-length ones included). An unknown or empty path takes no time.
     fn send(&mut self, path: PathId, bytes: u64, at: SimTime, mut busy: Option<&mut Vec<Busy>>) -> PacketTiming {
-        let Some(ids) = self.paths.get(path.0 as usize) else {
-            return PacketTiming { begin: at, cleared: at, arrival: at };
-        };
         let mut timing = PacketTiming { begin: at, cleared: at, arrival: at };
+        let Some(&(lo, hi)) = self.paths.get(path.0 as usize) else { return timing };
+        let Some(ids) = self.hops.get(lo as usize..hi as usize) else { return timing };
+        let Some((&first, rest)) = ids.split_first() else { return timing };
+        let resources = &mut self.resources;
+        // The first resource, peeled off: the packet enters the path there, with no latency
+        // in front of it.
+        let Some(res) = resources.get_mut(first as usize) else { return timing };
+        let slot = res.book(bytes, at, at, at);
+        timing.begin = slot.start;
+        timing.cleared = timing.cleared.max(slot.end);
+        timing.arrival = slot.end + res.latency;
+        if let Some(b) = busy.as_deref_mut() {
+            b.push(Busy { resource: first, start: slot.start, end: slot.end, bytes });
+        }
         // First and last byte at the next resource, and the latency in front of it.
-        let (mut ready, mut last_in, mut ahead) = (at, at, SimDuration::ZERO);
-        for (j, &id) in ids.iter().enumerate() {
-            let Some(res) = self.resources.get_mut(id as usize) else { continue };
+        let mut ahead = res.latency;
+        let (mut ready, mut last_in) = (slot.start + res.latency, slot.end + res.latency);
+        for &id in rest {
+            // Never skips: every hop names an existing resource (see `path`).
+            let Some(res) = resources.get_mut(id as usize) else { continue };
             let slot = res.book(bytes, ready, last_in, at);
-            if j == 0 {
-                timing.begin = slot.start;
-            }
             let cleared = slot.end.as_ps().saturating_sub(ahead.as_ps());
             timing.cleared = timing.cleared.max(SimTime::from_ps(cleared));
             timing.arrival = slot.end + res.latency;
@@ -243,11 +288,11 @@ impl Network for NetworkModel {
     }
 
     fn resource_name(&self, resource: u32) -> String {
-        self.resources.get(resource as usize).map_or_else(|| format!("resource {resource}"), |r| r.name.clone())
+        self.names.get(resource as usize).map_or_else(|| format!("resource {resource}"), |r| r.0.clone())
     }
 
     fn resource_chip(&self, resource: u32) -> usize {
-        self.resources.get(resource as usize).map_or(0, |r| r.chip)
+        self.names.get(resource as usize).map_or(0, |r| r.1)
     }
 
     fn relaxed_ordering(&self) -> bool {

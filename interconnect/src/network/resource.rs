@@ -6,21 +6,24 @@
 
 use sim_core::{Bandwidth, SimDuration, SimTime};
 
-/// A resource and when it is booked.
+/// Picoseconds per second, as `Bandwidth::time_for` scales bytes (a unit test pins the two
+/// together).
+const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// A resource's booking state: only what `book` touches per packet, in one 64-byte line
+/// (names and chips live in the network's cold tables).
 #[derive(Clone, Debug)]
 pub(super) struct Resource {
-    pub(super) name: String,
-    pub(super) chip: usize,
-    pub(super) rate: Option<Bandwidth>,
+    /// The rate in bytes per second, 0 for unlimited (a `Bandwidth` is never 0).
+    bps: u64,
     pub(super) latency: SimDuration,
+    /// The last `(bytes, ps)` serialisation worked out: packets mostly have one size.
+    last_ser: (u64, u64),
     /// Disjoint busy intervals `[start, end)` in ps, in order, from index `head` on (the
     /// ones before it have ended); touching ones are merged. A plain vector, searched and
     /// shifted as one slice, and cut at its head now and then.
     booked: Vec<(u64, u64)>,
     head: usize,
-    /// The last `(bytes, ps)` serialisation worked out: packets mostly have one size, and the
-    /// exact time is a 128-bit division.
-    last_ser: (u64, u64),
 }
 
 /// Where a packet sits on one resource: `start` is when its first byte leaves, `end` its last.
@@ -31,13 +34,27 @@ pub(super) struct Slot {
 }
 
 impl Resource {
-    pub(super) fn new(name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration) -> Resource {
-        Resource { name, chip, rate, latency, booked: Vec::new(), head: 0, last_ser: (0, 0) }
+    pub(super) fn new(rate: Option<Bandwidth>, latency: SimDuration) -> Resource {
+        let bps = rate.map_or(0, Bandwidth::bytes_per_s);
+        Resource { bps, latency, last_ser: (0, 0), booked: Vec::new(), head: 0 }
     }
 
-    /// Time to serialise `bytes` here (zero when unlimited).
-    pub(super) fn ser(&self, bytes: u64) -> SimDuration {
-        self.rate.map_or(SimDuration::ZERO, |r| r.time_for(bytes))
+    /// The effective rate (`None` = unlimited).
+    pub(super) fn rate(&self) -> Option<Bandwidth> {
+        Bandwidth::from_bytes_per_s(self.bps)
+    }
+
+    /// Time to serialise `bytes` here in ps (zero when unlimited): exactly
+    /// `Bandwidth::time_for`, rounded up, but with a 64-bit division whenever
+    /// `bytes * PS_PER_S` fits in 64 bits (any packet below 18 MB) instead of a 128-bit one.
+    pub(super) fn ser_ps(&self, bytes: u64) -> u64 {
+        if self.bps == 0 {
+            return 0;
+        }
+        match bytes.checked_mul(PS_PER_S) {
+            Some(scaled) => scaled.div_ceil(self.bps),
+            None => self.rate().map_or(0, |r| r.time_for(bytes).as_ps()),
+        }
     }
 
     /// Books the earliest slot for a packet of `bytes` whose first byte is here at `ready` and
@@ -47,18 +64,18 @@ impl Resource {
     /// own serialisation time. A packet of no bytes (a request) books nothing but waits for
     /// the resource to be idle; an unlimited resource neither books nor waits. `now` is the
     /// current event time (bookings that ended by then are forgotten).
+    #[inline]
     pub(super) fn book(&mut self, bytes: u64, ready: SimTime, last_in: SimTime, now: SimTime) -> Slot {
-        if self.rate.is_none() {
+        if self.bps == 0 {
             return Slot { start: ready, end: ready.max(last_in) };
         }
         self.forget_ended(now.as_ps());
-        let ser = match self.last_ser {
-            (b, ps) if b == bytes => ps,
-            _ => {
-                let ps = self.ser(bytes).as_ps();
-                self.last_ser = (bytes, ps);
-                ps
-            }
+        let ser = if self.last_ser.0 == bytes {
+            self.last_ser.1
+        } else {
+            let ps = self.ser_ps(bytes);
+            self.last_ser = (bytes, ps);
+            ps
         };
         if ser == 0 {
             let t = self.idle_from(ready.max(last_in).as_ps());
@@ -68,28 +85,49 @@ impl Resource {
         // refuses to schedule (an overflow error), never a wrap.
         let mut end = ready.as_ps().saturating_add(ser).max(last_in.as_ps());
         // The common case: the packet starts after every booking ends (the search below would
-        // find nothing in its way either).
-        if self.booked.last().is_none_or(|&(_, b)| b <= end - ser) {
-            self.insert(self.booked.len(), (end - ser, end));
-            return Slot { start: SimTime::from_ps(end - ser), end: SimTime::from_ps(end) };
+        // find nothing in its way either). Appended in place, merged with a touching last
+        // booking that has not ended (what `insert` at the end does, without the call).
+        let start = end - ser;
+        let len = self.booked.len();
+        match self.booked.last_mut() {
+            Some(last) if last.1 <= start => {
+                if last.1 == start && len > self.head {
+                    last.1 = end;
+                } else {
+                    self.booked.push((start, end));
+                }
+                return Slot { start: SimTime::from_ps(start), end: SimTime::from_ps(end) };
+            }
+            None => {
+                self.booked.push((start, end));
+                return Slot { start: SimTime::from_ps(start), end: SimTime::from_ps(end) };
+            }
+            Some(_) => {}
         }
+        self.book_behind(ser, &mut end);
+        Slot { start: SimTime::from_ps(end - ser), end: SimTime::from_ps(end) }
+    }
+
+    /// The slow case of `book`: a booking ends after the earliest start `end - ser`, so the
+    /// packet takes the first gap that holds it; `end` moves to where it ends.
+    #[inline(never)]
+    fn book_behind(&mut self, ser: u64, end: &mut u64) {
         // Bookings that end before the earliest start cannot hold the packet up; their ends
         // increase along the list, so they are a prefix found by bisection (a port many
         // senders share keeps a long calendar).
-        let first = self.head + self.booked[self.head..].partition_point(|&(_, b)| b <= end - ser);
+        let first = self.head + self.booked[self.head..].partition_point(|&(_, b)| b <= *end - ser);
         let mut at = self.booked.len();
         for (i, &(a, b)) in self.booked.iter().enumerate().skip(first) {
-            if b <= end - ser {
+            if b <= *end - ser {
                 continue;
             }
-            if a >= end {
+            if a >= *end {
                 at = i;
                 break;
             }
-            end = end.max(b.saturating_add(ser));
+            *end = (*end).max(b.saturating_add(ser));
         }
-        self.insert(at, (end - ser, end));
-        Slot { start: SimTime::from_ps(end - ser), end: SimTime::from_ps(end) }
+        self.insert(at, (*end - ser, *end));
     }
 
     /// The first instant from `t` on when no booking is in progress.
@@ -98,14 +136,19 @@ impl Resource {
     }
 
     /// Moves the head past the bookings that ended by `now`, and drops them once they are
-    /// half the vector.
+    /// half the vector (checked only when the head moved: nothing to do otherwise).
+    #[inline]
     fn forget_ended(&mut self, now: u64) {
-        while self.booked.get(self.head).is_some_and(|&(_, e)| e <= now) {
-            self.head += 1;
+        let mut head = self.head;
+        while self.booked.get(head).is_some_and(|&(_, e)| e <= now) {
+            head += 1;
         }
-        if self.head >= 32 && 2 * self.head >= self.booked.len() {
-            self.booked.drain(..self.head);
-            self.head = 0;
+        if head != self.head {
+            self.head = head;
+            if head >= 32 && 2 * head >= self.booked.len() {
+                self.booked.drain(..head);
+                self.head = 0;
+            }
         }
     }
 
@@ -143,7 +186,7 @@ mod tests {
 
     /// 1 byte per ns.
     fn res() -> Resource {
-        Resource::new("r".into(), 0, Bandwidth::from_bytes_per_s(1_000_000_000), SimDuration::ZERO)
+        Resource::new(Bandwidth::from_bytes_per_s(1_000_000_000), SimDuration::ZERO)
     }
 
     fn t(ns: u64) -> SimTime {
@@ -215,7 +258,7 @@ mod tests {
 
     #[test]
     fn unlimited_resources_book_nothing() {
-        let mut r = Resource::new("r".into(), 0, None, SimDuration::ZERO);
+        let mut r = Resource::new(None, SimDuration::ZERO);
         assert_eq!(slot(&mut r, 10, 5, 20), (5, 20));
         assert!(r.bookings().is_empty());
     }
@@ -226,5 +269,20 @@ mod tests {
         slot(&mut r, 10, 0, 0);
         r.book(10, t(30), t(0), t(15));
         assert_eq!(r.bookings(), vec![(30_000, 40_000)]);
+    }
+
+    #[test]
+    fn serialisation_is_exactly_bandwidth_time_for() {
+        let rates = [1, 3, 7, 999_999_937, 1_000_000_000, 28_000_000_000, 56_123_456_789, u64::MAX];
+        let sizes = [0, 1, 2, 27, 28, 4096, 65_536, 1 << 20, 18_446_744, 18_446_745, 1 << 40, u64::MAX];
+        for bps in rates {
+            let rate = Bandwidth::from_bytes_per_s(bps).unwrap();
+            let r = Resource::new(Some(rate), SimDuration::ZERO);
+            assert_eq!(r.rate(), Some(rate));
+            for bytes in sizes {
+                assert_eq!(r.ser_ps(bytes), rate.time_for(bytes).as_ps(), "{bytes} B at {bps} B/s");
+            }
+        }
+        assert_eq!(Resource::new(None, SimDuration::ZERO).ser_ps(1 << 30), 0);
     }
 }
