@@ -49,6 +49,8 @@ struct Virtual {
 struct State {
     eng: Engine,
     host: HostStats,
+    /// Storage for releases being delivered, swapped with the engine's (no allocation).
+    wake_buf: Vec<Wake>,
     slots: Vec<Slot>,
     virtuals: Vec<Option<Virtual>>,
     threads: Vec<Option<JoinHandle<()>>>,
@@ -80,6 +82,7 @@ pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats)
     let state = State {
         eng,
         host: HostStats::default(),
+        wake_buf: Vec::new(),
         slots: (0..n).map(|_| Slot::Empty).collect(),
         virtuals: (0..n).map(|_| None).collect(),
         threads: (0..n).map(|_| None).collect(),
@@ -125,13 +128,15 @@ pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats)
 /// Applies safe events and hands their releases to the threads or futures they concern,
 /// until nothing more can happen without a kernel thread's next request.
 fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
+    // The buffer goes back and forth with the engine's, so releases cost no allocation.
+    let mut wakes = std::mem::take(&mut g.wake_buf);
     loop {
         g.eng.pump();
-        let wakes = g.eng.take_wakes();
+        g.eng.swap_wakes(&mut wakes);
         if wakes.is_empty() {
             break;
         }
-        for w in wakes {
+        for w in wakes.drain(..) {
             match w {
                 Wake::Start { actor, at, assignment } => match &assignment.body {
                     Body::Async(k) => {
@@ -168,6 +173,7 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
             }
         }
     }
+    g.wake_buf = wakes;
     if g.eng.is_over() {
         shared.done.notify_all();
     }

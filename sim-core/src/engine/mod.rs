@@ -5,7 +5,7 @@
 //!
 //! The engine is a plain single-threaded state machine: [`Engine::submit`] takes a request,
 //! [`Engine::pump`] applies every event that is safe to apply, and the releases it produced
-//! are collected with [`Engine::take_wakes`]. The threaded driver (`crate::driver`) wraps it.
+//! are collected with [`Engine::swap_wakes`]. The threaded driver (`crate::driver`) wraps it.
 
 mod bounds;
 mod copy;
@@ -202,8 +202,16 @@ impl Engine {
     }
 
     /// Releases produced since the last call.
+    #[cfg(test)]
     pub(crate) fn take_wakes(&mut self) -> Vec<Wake> {
         std::mem::take(&mut self.wakes)
+    }
+
+    /// Hands over the releases produced since the last call in `buf` (which must be empty),
+    /// and keeps `buf`'s old storage for the next ones.
+    pub(crate) fn swap_wakes(&mut self, buf: &mut Vec<Wake>) {
+        debug_assert!(buf.is_empty(), "releases not delivered");
+        std::mem::swap(&mut self.wakes, buf);
     }
 
     /// Whether local work is to be reported (the run is traced).

@@ -81,7 +81,10 @@ pub(crate) enum CallFuture<'a> {
     Done(Option<Answer>),
     /// `sent`: the request is in the outbox and the future not polled yet, so there is no
     /// answer to look for (the kernel yields to let the driver take the request).
-    Mail { mailbox: &'a Mailbox, sent: bool },
+    Mail {
+        mailbox: &'a Mailbox,
+        sent: bool,
+    },
 }
 
 impl Future for CallFuture<'_> {
