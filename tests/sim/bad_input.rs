@@ -51,6 +51,29 @@ fn region_outside_the_window() {
     has(&e, &["wait", "dimension 0: 4 + 1 > 4"]);
 }
 
+/// `wait` resolves its one cell directly; every refusal reads exactly as `wait_all` over
+/// the same one-cell region words it.
+#[test]
+fn wait_refuses_what_wait_all_over_one_cell_refuses_with_the_same_words() {
+    type Pick = fn(&Tensor, &Tensor, &Tensor) -> Tensor;
+    let cases: [(&[usize], Pick); 5] = [
+        (&[4, 0], |_, _, s| s.clone()),
+        (&[0, 1], |_, _, s| s.clone()),
+        (&[0], |_, _, s| s.clone()),
+        (&[0, 0], |x, _, _| x.clone()),
+        (&[0, 0], |_, g, _| g.clone()),
+    ];
+    for (offsets, pick) in cases {
+        let single = fails(move |c, x, g, s| c.wait(&pick(x, g, s), offsets, 1, WaitCmp::Ge));
+        let region = fails(move |c, x, g, s| {
+            let t = pick(x, g, s);
+            let ones = vec![1; t.shape().len()];
+            c.wait_all(&t, offsets, &ones, 1, WaitCmp::Ge)
+        });
+        assert_eq!(single, region, "offsets {offsets:?}");
+    }
+}
+
 #[test]
 fn tile_larger_than_ub() {
     let mut w = a2a3();

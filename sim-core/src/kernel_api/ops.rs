@@ -355,7 +355,10 @@ impl Ops {
     /// Resolves once cell `offsets` of this rank's `signal` satisfies `cmp expected` (signed;
     /// TWAIT).
     pub async fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
-        self.wait_all(signal, offsets, &ones(signal.shape().len()), expected, cmp).await
+        // `wait_all` over one cell, resolved as one cell (the same checks and messages).
+        self.live("wait")?;
+        let cell = self.cell("wait", signal, None, offsets)?;
+        self.call(Request::Wait { cells: Cells::from(cell), expected, cmp }).await.map(|_| ())
     }
 
     /// Resolves once every cell of the `shape` region at `offsets` of this rank's `signal`
