@@ -30,8 +30,10 @@ pub struct NetworkModel {
     topology: Topology,
     /// The booking state of each resource (hot: `send` walks it per packet).
     resources: Vec<Resource>,
-    /// Each resource's name and chip (cold: for traces and reports only).
-    names: Vec<(String, usize)>,
+    /// The name and index of each chip-side engine after the HBM and the port, in resource
+    /// order: a resource's name is made from it (or from its link) only when asked for (traces
+    /// and reports), so building the model formats no string.
+    engines: Vec<(&'static str, usize)>,
     /// The resources of every path, path after path (each id below `resources.len()`), so a
     /// packet's walk reads one contiguous run.
     hops: Vec<u32>,
@@ -39,6 +41,14 @@ pub struct NetworkModel {
     paths: Vec<(u32, u32)>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
     ids: FxHashMap<Route, PathId>,
+}
+
+/// Where a resource sits (see [`NetworkModel::locate`]).
+enum Located {
+    /// Chip-side: the chip, and the offset in its block (0 HBM, 1 port, then engines).
+    Chip(usize, usize),
+    /// The topology's link of this index.
+    Link(usize),
 }
 
 /// Builds the [`Network`] of `ranks` chips described by `cfg`, with chip-side paths `chip`.
@@ -64,21 +74,14 @@ impl NetworkModel {
             let value = format!("{ranks} chips x {} cores", chip.cores);
             return Err(err("topology", value, "needs more than 2^32 resources"));
         }
-        let (mut resources, mut names) = (Vec::new(), Vec::new());
-        let mut add = |name: String, chip: usize, rate: Option<Bandwidth>, latency: SimDuration| {
-            resources.push(Resource::new(rate, latency));
-            names.push((name, chip));
-        };
-        for c in 0..ranks {
-            add(format!("hbm {c}"), c, chip.hbm, SimDuration::ZERO);
-            add(format!("port {c}"), c, port.rate, port.latency);
-            for e in chip.engines() {
-                add(format!("{} {c}.{}", e.name, e.index), c, e.rate, SimDuration::ZERO);
-            }
+        let mut resources = Vec::with_capacity(count.unwrap_or(0));
+        for _ in 0..ranks {
+            resources.push(Resource::new(chip.hbm, SimDuration::ZERO));
+            resources.push(Resource::new(port.rate, port.latency));
+            resources.extend(chip.engines().map(|e| Resource::new(e.rate, SimDuration::ZERO)));
         }
-        for l in topology.links() {
-            add(l.name(), l.chip(), l.params.rate, l.params.latency);
-        }
+        resources.extend(topology.links().iter().map(|l| Resource::new(l.params.rate, l.params.latency)));
+        let engines = chip.engines().map(|e| (e.name, e.index)).collect();
         let (hops, paths, ids) = (Vec::new(), Vec::new(), FxHashMap::default());
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
         let (cores, sdma_channels, cube_cores) = (chip.cores, chip.sdma_channels, chip.cube_cores);
@@ -93,7 +96,7 @@ impl NetworkModel {
             cube_cores,
             topology,
             resources,
-            names,
+            engines,
             hops,
             paths,
             ids,
@@ -113,6 +116,16 @@ impl NetworkModel {
     /// A resource's effective rate (`None` = unlimited) and latency, if it exists.
     pub fn resource_timing(&self, resource: u32) -> Option<(Option<Bandwidth>, SimDuration)> {
         self.resources.get(resource as usize).map(|r| (r.rate(), r.latency))
+    }
+
+    /// Where resource `r` sits: chip-side (chip, offset in the chip's block) or the `l`-th link.
+    fn locate(&self, r: u32) -> Option<Located> {
+        let (r, chip_side) = (r as usize, self.ranks * self.per_chip());
+        if r < chip_side {
+            return Some(Located::Chip(r / self.per_chip(), r % self.per_chip()));
+        }
+        let l = r - chip_side;
+        (l < self.topology.links().len()).then_some(Located::Link(l))
     }
 
     /// Resources per chip: HBM, port, then the engines in `ChipPaths::engines` order.
@@ -288,11 +301,24 @@ impl Network for NetworkModel {
     }
 
     fn resource_name(&self, resource: u32) -> String {
-        self.names.get(resource as usize).map_or_else(|| format!("resource {resource}"), |r| r.0.clone())
+        match self.locate(resource) {
+            Some(Located::Chip(c, 0)) => format!("hbm {c}"),
+            Some(Located::Chip(c, 1)) => format!("port {c}"),
+            Some(Located::Chip(c, k)) => match self.engines.get(k - 2) {
+                Some((name, index)) => format!("{name} {c}.{index}"),
+                None => format!("resource {resource}"),
+            },
+            Some(Located::Link(l)) => self.topology.links()[l].name(),
+            None => format!("resource {resource}"),
+        }
     }
 
     fn resource_chip(&self, resource: u32) -> usize {
-        self.names.get(resource as usize).map_or(0, |r| r.1)
+        match self.locate(resource) {
+            Some(Located::Chip(c, _)) => c,
+            Some(Located::Link(l)) => self.topology.links()[l].chip(),
+            None => 0,
+        }
     }
 
     fn relaxed_ordering(&self) -> bool {

@@ -329,3 +329,26 @@ proptest! {
         prop_assert!(lo.begin <= hi.begin, "{lo:?} vs {hi:?}");
     }
 }
+
+/// Names and chips are made on demand from a resource's index: every resource of a model
+/// with every kind of engine, and links, reads as it is laid out (chip by chip: HBM, port,
+/// engines; then the links), and an index past the last names itself.
+#[test]
+fn every_resource_is_named_and_placed_by_its_index() {
+    let chip = ChipPaths { sdma_channels: 2, cube_cores: 1, ..ChipPaths::unlimited(2) };
+    let m = model(mesh(10.0, 500.0), 3, chip.clone());
+    let mut want = Vec::new();
+    for c in 0..3 {
+        want.push((format!("hbm {c}"), c));
+        want.push((format!("port {c}"), c));
+        want.extend(chip.engines().map(|e| (format!("{} {c}.{}", e.name, e.index), c)));
+    }
+    want.extend(m.topology().links().iter().map(|l| (l.name(), l.chip())));
+    assert_eq!(want.len(), 3 * 10 + 6);
+    let got: Vec<(String, usize)> = (0..want.len() as u32).map(|r| (m.resource_name(r), m.resource_chip(r))).collect();
+    assert_eq!(got, want);
+    let after_port0: Vec<&str> = got[2..11].iter().map(|n| n.0.as_str()).collect();
+    let engines0 = ["mte2 0.0", "mte2 0.1", "mte3 0.0", "mte3 0.1", "sdma 0.0", "sdma 0.1", "mte2 0.2", "fixpipe 0.2"];
+    assert_eq!((&after_port0[..8], after_port0[8]), (&engines0[..], "hbm 1"));
+    assert_eq!((m.resource_name(want.len() as u32), m.resource_chip(want.len() as u32)), ("resource 36".into(), 0));
+}
