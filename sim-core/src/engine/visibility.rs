@@ -16,11 +16,12 @@ use crate::addr::{CellRef, MemKey, Place};
 use crate::error::SimError;
 use crate::request::{Reply, Request};
 use crate::signal::NotifyOp;
+use crate::tensor::Runs;
 use crate::time::SimTime;
 use rustc_hash::FxHashMap;
 
 /// The memory and byte runs a write covers.
-type Covered = (MemKey, Vec<(usize, usize)>);
+type Covered = (MemKey, Runs);
 
 /// Issue numbers of one actor's writes in flight, ascending. Numbers are issued in increasing
 /// order and few are in flight at once, so a sorted vector beats a tree.
@@ -114,7 +115,7 @@ impl Engine {
     /// Numbers a write of `actor` to `dst` and tells the observers.
     pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, at: OpAt) -> WriteIds {
         let seq = self.vis.issue(actor);
-        self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.to_vec())));
+        self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.clone())));
         let check = self.obs.write_issued(actor, dst, atomic, at);
         WriteIds { seq, check }
     }
