@@ -2,7 +2,10 @@
 //! may apply an event only below the smallest. Each running actor has exactly one bound (its
 //! `ActorState::Running`), replaced on every request, so the set is a min-heap with lazy
 //! deletion: a replaced bound stays in the heap, marked stale, until it reaches the top.
+//! Bounds sit in the heap as event keys' leading words ([`Key::bound`]): one 128-bit number
+//! each, compared without branches.
 
+use super::event::Key;
 use crate::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -11,7 +14,7 @@ type Bound = (SimTime, usize, u64);
 
 #[derive(Debug, Default)]
 pub(super) struct Bounds {
-    heap: BinaryHeap<Reverse<Bound>>,
+    heap: BinaryHeap<Reverse<u128>>,
     /// Each actor's live bound (time, seq), if it is running.
     live: Vec<Option<(SimTime, u64)>>,
     count: usize,
@@ -27,7 +30,7 @@ impl Bounds {
         debug_assert!(self.live[actor].is_none(), "actor {actor} has two bounds");
         self.live[actor] = Some((t, seq));
         self.count += 1;
-        self.heap.push(Reverse((t, actor, seq)));
+        self.heap.push(Reverse(Key::bound(t, actor, seq)));
     }
 
     /// Clears `actor`'s bound if it is `(t, seq)`.
@@ -38,15 +41,22 @@ impl Bounds {
         }
     }
 
-    /// The smallest live bound.
-    pub(super) fn first(&mut self) -> Option<Bound> {
-        while let Some(&Reverse((t, a, s))) = self.heap.peek() {
+    /// The smallest live bound, as [`Key::bound`] packs it.
+    pub(super) fn first_packed(&mut self) -> Option<u128> {
+        while let Some(&Reverse(b)) = self.heap.peek() {
+            let (t, a, s) = Key::unbound(b);
             if self.live[a] == Some((t, s)) {
-                return Some((t, a, s));
+                return Some(b);
             }
             self.heap.pop();
         }
         None
+    }
+
+    /// The smallest live bound.
+    #[cfg(test)]
+    pub(super) fn first(&mut self) -> Option<Bound> {
+        self.first_packed().map(Key::unbound)
     }
 
     pub(super) fn is_empty(&self) -> bool {

@@ -78,10 +78,25 @@ impl Key {
         (self.order < o.order) | ((self.order == o.order) & (self.sub < o.sub))
     }
 
-    /// Whether this key orders at or after the bound `(t, actor, seq)` of a running actor's
-    /// next request (whose sub is 0).
-    pub(crate) fn at_or_after(&self, t: SimTime, actor: usize, seq: u64) -> bool {
-        !self.lt(&Key::new(t, actor, seq, 0))
+    /// `(time, actor, seq)` as one number ordered as keys are: the bound of a running
+    /// actor's next request (whose sub is 0), and a key's leading part.
+    pub(crate) fn bound(t: SimTime, actor: usize, seq: u64) -> u128 {
+        Key::new(t, actor, seq, 0).head()
+    }
+
+    /// The `(time, actor, seq)` of a [`Key::bound`].
+    pub(crate) fn unbound(b: u128) -> (SimTime, usize, u64) {
+        let k = Key { time: SimTime::from_ps((b >> 64) as u64), order: b as u64, sub: 0 };
+        (k.time, k.actor(), k.seq())
+    }
+
+    fn head(&self) -> u128 {
+        (u128::from(self.time.as_ps()) << 64) | u128::from(self.order)
+    }
+
+    /// Whether this key orders at or after the bound `b` (a [`Key::bound`]).
+    pub(crate) fn at_or_after(&self, b: u128) -> bool {
+        self.head() >= b
     }
 }
 
@@ -302,7 +317,12 @@ mod tests {
         }
         let k = Key::new(SimTime::from_ps(9), 4, 6, 0);
         assert_eq!(k.derived(SimTime::from_ps(12), 3), Key::new(SimTime::from_ps(12), 4, 6, 3));
-        assert!(k.at_or_after(SimTime::from_ps(9), 4, 6) && !k.at_or_after(SimTime::from_ps(9), 4, 7));
+        let b = |t, a, s| Key::bound(SimTime::from_ps(t), a, s);
+        assert!(k.at_or_after(b(9, 4, 6)) && !k.at_or_after(b(9, 4, 7)) && !k.at_or_after(b(10, 0, 0)));
+        assert!(k.at_or_after(b(9, 3, Key::MAX_SEQ - 1)) && k.at_or_after(b(8, HOST, 0)));
+        for (t, a, s) in [(0, 0, 0), (9, HOST, 3), (u64::MAX, Key::MAX_ACTORS - 1, Key::MAX_SEQ - 1)] {
+            assert_eq!(Key::unbound(b(t, a, s)), (SimTime::from_ps(t), a, s));
+        }
     }
 
     #[test]

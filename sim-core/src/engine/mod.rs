@@ -251,7 +251,8 @@ impl Engine {
             *k = self.loads.stamp(actor, *k);
         }
         let blocking = req.is_blocking();
-        if self.actors[actor].next_seq >= Key::MAX_SEQ {
+        // The seq after this one is a running actor's bound, keyed too.
+        if self.actors[actor].next_seq >= Key::MAX_SEQ - 1 {
             let (chip, core) = (self.chip_of(actor), self.core_of(actor));
             self.fail(SimError::invalid(format!(
                 "chip {chip} core {core} sent more requests than one core may send in one run ({})",
@@ -292,8 +293,8 @@ impl Engine {
             let Some(top) = self.queue.peek_key() else {
                 break;
             };
-            if let Some((t, a, s)) = self.running.first()
-                && top.at_or_after(t, a, s)
+            if let Some(bound) = self.running.first_packed()
+                && top.at_or_after(bound)
             {
                 return;
             }
