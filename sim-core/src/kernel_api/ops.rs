@@ -467,9 +467,11 @@ impl Ops {
     ) -> SimResult<Tile> {
         self.ub_op(op)?;
         let full = self.region(op, src, offsets, shape)?;
-        self.fits_ub(op, src.dtype(), full.rows, full.cols, 1)?;
+        let (rows, cols) = (full.rows, full.cols);
+        self.fits_ub(op, src.dtype(), rows, cols, 1)?;
         let place = match valid {
-            None => self.place(op, src, peer, offsets, shape)?,
+            // The whole region is read: it is the one just resolved.
+            None => Place { mem: self.locate(op, src, peer)?, region: full, tensor: src.clone() },
             Some(v) => {
                 if v.len() != shape.len() || v.iter().zip(shape).any(|(a, b)| a > b || *a == 0) {
                     let msg = format!(
@@ -486,7 +488,7 @@ impl Ops {
         let Reply::Data(bytes) = self.call(Request::Read { src: place, caller, start, ticket: None }).await? else {
             return self.bad(op, "the scheduler answered a read without data".into());
         };
-        let mut t = Tile::from_valid_bytes(src.dtype(), full.rows, full.cols, (vr, vc), bytes);
+        let mut t = Tile::from_valid_bytes(src.dtype(), rows, cols, (vr, vc), bytes);
         t.ready = self.clock;
         Ok(t)
     }
