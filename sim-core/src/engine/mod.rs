@@ -24,7 +24,7 @@ pub(crate) mod testkit;
 mod visibility;
 pub(crate) mod wake;
 
-use crate::addr::{CellRef, Coords, MemKey, Place};
+use crate::addr::{MemKey, Place};
 use crate::check;
 use crate::dtype::DType;
 use crate::error::SimError;
@@ -34,7 +34,7 @@ use crate::options::{Jitter, Progress, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::request::{OpKind, Reply, Request};
-use crate::signal::{Cond, NotifyOp, apply_notify};
+use crate::signal::{Cond, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::Trace;
@@ -44,7 +44,7 @@ use observe::{Observers, OpAt, TraceId};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use sched::ChipSched;
-use signals::{Signals, Waiter, WaiterKind, Written};
+use signals::{NameId, Signals, Waiter, WaiterKind, WriteOp, Written};
 use std::sync::Arc;
 use wake::{Assignment, Wake};
 
@@ -491,11 +491,8 @@ impl Engine {
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
             for off in self.signals.watched_cells(dst.mem, lo, hi) {
-                let cell =
-                    CellRef { mem: dst.mem, offset: off, buffer: dst.buffer().clone(), coords: Coords::default() };
-                let value = self.mem.cell(&cell) as i64;
-                let w = self.cell_write(writer, op.name(), value, t);
-                self.signals.record(dst.mem, off, w);
+                let value = self.mem.cell_at(dst.mem, off);
+                self.cell_write(dst.mem, off, writer, WriteOp::Data(op), value, t);
             }
             self.release(t, dst.mem, lo, hi, TraceId::default());
         }
@@ -509,12 +506,7 @@ impl Engine {
         self.mem.set_cell(cell, new);
         let signals = &self.signals;
         self.obs.notify_landed(s.ids.check, cell, (old, new), || signals.eq_waiters(cell.mem, cell.offset));
-        let name = match op {
-            NotifyOp::AtomicAdd => "notify AtomicAdd",
-            NotifyOp::Set => "notify Set",
-        };
-        let w = self.cell_write(writer, name, value as i64, t);
-        self.signals.record(cell.mem, cell.offset, w);
+        self.cell_write(cell.mem, cell.offset, writer, WriteOp::Notify(op), value, t);
         self.release(t, cell.mem, cell.offset, cell.offset + 4, trace_id);
     }
 
@@ -542,12 +534,14 @@ impl Engine {
         }
     }
 
-    fn cell_write(&self, writer: usize, op: &'static str, value: i64, time: SimTime) -> Written {
+    /// Adds a write of `value` by `writer` to the history of the cell at `offset` of `mem`.
+    fn cell_write(&mut self, mem: MemKey, offset: usize, writer: usize, op: WriteOp, value: i32, time: SimTime) {
+        let chip = self.chip_of(writer);
         let (block, task) = match &self.actors[writer].job {
-            Some((_, a)) => (a.block, Some(a.ctx.task.clone())),
-            None => (writer % self.cores, None),
+            Some((_, a)) => (a.block, self.signals.intern(&a.ctx.task)),
+            None => (writer % self.cores, NameId::NONE),
         };
-        Written { chip: self.chip_of(writer), block, task, op, value, time }
+        self.signals.record(mem, offset, Written::new(chip, block, task, op, value, time));
     }
 
     /// Releases a blocked actor at `at` with `reply`.
