@@ -501,9 +501,7 @@ impl Engine {
     /// Applies a notify to its cell and releases the waiters it satisfies.
     fn signal(&mut self, t: SimTime, s: &SignalLand) {
         let (cell, value, op, writer, trace_id) = (&s.cell, s.value, s.op, s.writer, s.trace_id);
-        let old = self.mem.cell(cell);
-        let new = apply_notify(old, op, value);
-        self.mem.set_cell(cell, new);
+        let (old, new) = self.mem.update_cell(cell, |old| apply_notify(old, op, value));
         let signals = &self.signals;
         self.obs.notify_landed(s.ids.check, cell, (old, new), || signals.eq_waiters(cell.mem, cell.offset));
         self.cell_write(cell.mem, cell.offset, writer, WriteOp::Notify(op), value, t);
@@ -516,9 +514,13 @@ impl Engine {
         // A core's wait does not read a cell its own notify in flight is about to change.
         let vis = &self.vis;
         let own = |w: &Waiter| matches!(w.kind, WaiterKind::Blocking { actor } if vis.notifying(actor, &w.cells));
-        let woken = self.signals.take_satisfied(&self.mem, (mem, lo, hi), own);
+        let mut woken = self.signals.take_satisfied(&self.mem, (mem, lo, hi), own);
+        if woken.is_empty() {
+            self.signals.recycle(woken);
+            return;
+        }
         let at = t + self.chip.wait_poll();
-        for w in woken {
+        for w in woken.drain(..) {
             match w.kind {
                 WaiterKind::Blocking { actor } => {
                     self.obs.wait_released(actor, (&w.cells, w.cond), t, from, w.trace_id);
@@ -532,6 +534,7 @@ impl Engine {
                 }
             }
         }
+        self.signals.recycle(woken);
     }
 
     /// Adds a write of `value` by `writer` to the history of the cell at `offset` of `mem`.

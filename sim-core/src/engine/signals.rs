@@ -178,6 +178,11 @@ pub(crate) struct Signals {
     history: FxHashMap<(MemKey, usize), History>,
     /// The task names `history` refers to.
     names: Names,
+    /// Scratch for the waiter ids a release looks at (kept to reuse its allocation).
+    ids: Vec<usize>,
+    /// The buffer [`Signals::take_satisfied`] returns, handed back by [`Signals::recycle`] so
+    /// that releasing waiters allocates nothing once warm.
+    woken: Vec<Waiter>,
 }
 
 impl Signals {
@@ -219,12 +224,16 @@ impl Signals {
         (mem, lo, hi): (MemKey, usize, usize),
         hold: impl Fn(&Waiter) -> bool,
     ) -> Vec<Waiter> {
-        let mut ids: Vec<usize> =
-            self.by_cell.range((mem, lo)..(mem, hi)).flat_map(|(_, v)| v.iter().copied()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let mut out = Vec::new();
-        for id in ids {
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        ids.extend(self.by_cell.range((mem, lo)..(mem, hi)).flat_map(|(_, v)| v.iter().copied()));
+        let mut out = std::mem::take(&mut self.woken);
+        out.clear();
+        if ids.len() > 1 {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        for &id in &ids {
             let ok = self.waiters[id].as_ref().is_some_and(|w| Self::satisfied(memory, &w.cells, w.cond) && !hold(w));
             if !ok {
                 continue;
@@ -244,7 +253,14 @@ impl Signals {
             self.free.push(id);
             out.push(w);
         }
+        self.ids = ids;
         out
+    }
+
+    /// Takes back the (drained) buffer [`Signals::take_satisfied`] returned, for reuse.
+    pub(crate) fn recycle(&mut self, mut woken: Vec<Waiter>) {
+        woken.clear();
+        self.woken = woken;
     }
 
     /// The values `Eq` waits on the cell at `offset` of `mem` expect, with the waiting actor.
@@ -331,6 +347,42 @@ mod tests {
         assert_eq!(WriteOp::Data(OpKind::Put).name(), "put");
         assert_eq!(WriteOp::Notify(NotifyOp::AtomicAdd).name(), "notify AtomicAdd");
         assert_eq!(WriteOp::Notify(NotifyOp::Set).name(), "notify Set");
+    }
+
+    fn waiter(actor: usize, mem: MemKey, offsets: &[usize], expected: i32) -> Waiter {
+        let mut cells = Cells::default();
+        for &offset in offsets {
+            cells.push(CellRef { mem, offset, buffer: Arc::from("sig"), coords: Default::default() });
+        }
+        let cond = Cond::Signed(WaitCmp::Ge, expected);
+        Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: SimTime::ZERO, trace_id: TraceId::default() }
+    }
+
+    #[test]
+    fn a_release_takes_satisfied_waiters_in_slot_order_and_reuses_its_buffer() {
+        let mem = MemKey::win(0, 1, 1);
+        let mut m = Memory::new(false);
+        let mut s = Signals::default();
+        s.register(waiter(0, mem, &[8], 1));
+        s.register(waiter(1, mem, &[8, 12], 1));
+        s.register(waiter(2, mem, &[12], 2));
+        let cell = |offset| CellRef { mem, offset, buffer: Arc::from("sig"), coords: Default::default() };
+        m.set_cell(&cell(8), 1);
+        m.set_cell(&cell(12), 1);
+        let woken = s.take_satisfied(&m, (mem, 8, 16), |_| false);
+        let actors: Vec<WaiterKind> = woken.iter().map(|w| w.kind).collect();
+        assert_eq!(actors, vec![WaiterKind::Blocking { actor: 0 }, WaiterKind::Blocking { actor: 1 }]);
+        let cap = woken.capacity();
+        s.recycle(woken);
+        assert!(!s.watched(mem, 8, 12) && s.watched(mem, 12, 16));
+        // A held waiter stays; the buffer handed back is the one reused.
+        m.set_cell(&cell(12), 2);
+        let held = s.take_satisfied(&m, (mem, 12, 16), |_| true);
+        assert!(held.is_empty());
+        s.recycle(held);
+        let woken = s.take_satisfied(&m, (mem, 12, 16), |_| false);
+        assert_eq!((woken.len(), woken.capacity()), (1, cap));
+        assert_eq!(s.pending().count(), 0);
     }
 
     #[test]
