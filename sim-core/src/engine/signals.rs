@@ -174,6 +174,9 @@ pub(crate) struct Signals {
     waiters: Vec<Option<Waiter>>,
     free: Vec<usize>,
     by_cell: BTreeMap<(MemKey, usize), Vec<usize>>,
+    /// How many keys of `by_cell` each memory has (memories without any are absent): a hash
+    /// probe that rejects most writes before the ordered map is searched.
+    watched_mems: FxHashMap<MemKey, usize>,
     /// Looked up by cell, never iterated.
     history: FxHashMap<(MemKey, usize), History>,
     /// The task names `history` refers to.
@@ -201,14 +204,18 @@ impl Signals {
             }
         };
         for c in &w.cells {
-            self.by_cell.entry((c.mem, c.offset)).or_default().push(id);
+            let ids = self.by_cell.entry((c.mem, c.offset)).or_default();
+            if ids.is_empty() {
+                *self.watched_mems.entry(c.mem).or_default() += 1;
+            }
+            ids.push(id);
         }
         self.waiters[id] = Some(w);
     }
 
     /// Whether anyone waits on a cell inside bytes `[lo, hi)` of `mem`.
     pub(crate) fn watched(&self, mem: MemKey, lo: usize, hi: usize) -> bool {
-        self.by_cell.range((mem, lo)..(mem, hi)).next().is_some()
+        self.watched_mems.contains_key(&mem) && self.by_cell.range((mem, lo)..(mem, hi)).next().is_some()
     }
 
     /// Watched cell offsets inside `[lo, hi)`.
@@ -226,6 +233,10 @@ impl Signals {
     ) -> Vec<Waiter> {
         let mut ids = std::mem::take(&mut self.ids);
         ids.clear();
+        if !self.watched_mems.contains_key(&mem) {
+            self.ids = ids;
+            return std::mem::take(&mut self.woken);
+        }
         ids.extend(self.by_cell.range((mem, lo)..(mem, hi)).flat_map(|(_, v)| v.iter().copied()));
         let mut out = std::mem::take(&mut self.woken);
         out.clear();
@@ -247,6 +258,7 @@ impl Signals {
                     v.retain(|&x| x != id);
                     if v.is_empty() {
                         self.by_cell.remove(&k);
+                        self.unwatch(c.mem);
                     }
                 }
             }
@@ -255,6 +267,16 @@ impl Signals {
         }
         self.ids = ids;
         out
+    }
+
+    /// Counts one watched cell of `mem` less.
+    fn unwatch(&mut self, mem: MemKey) {
+        if let Some(n) = self.watched_mems.get_mut(&mem) {
+            *n -= 1;
+            if *n == 0 {
+                self.watched_mems.remove(&mem);
+            }
+        }
     }
 
     /// Takes back the (drained) buffer [`Signals::take_satisfied`] returned, for reuse.
@@ -375,6 +397,7 @@ mod tests {
         let cap = woken.capacity();
         s.recycle(woken);
         assert!(!s.watched(mem, 8, 12) && s.watched(mem, 12, 16));
+        assert_eq!(s.watched_mems.get(&mem), Some(&1));
         // A held waiter stays; the buffer handed back is the one reused.
         m.set_cell(&cell(12), 2);
         let held = s.take_satisfied(&m, (mem, 12, 16), |_| true);
@@ -383,6 +406,7 @@ mod tests {
         let woken = s.take_satisfied(&m, (mem, 12, 16), |_| false);
         assert_eq!((woken.len(), woken.capacity()), (1, cap));
         assert_eq!(s.pending().count(), 0);
+        assert!(s.watched_mems.is_empty() && !s.watched(mem, 0, 64));
     }
 
     #[test]
