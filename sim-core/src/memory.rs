@@ -152,6 +152,21 @@ impl Memory {
         i32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 
+    /// Replaces a signal cell's value `v` with `f(v)` and returns both, with one map lookup in
+    /// timing-only mode (a notify reads and writes its cell).
+    pub(crate) fn update_cell(&mut self, c: &CellRef, f: impl FnOnce(i32) -> i32) -> (i32, i32) {
+        if !self.payload {
+            let v = self.cells.entry((c.mem, c.offset)).or_insert(0);
+            let old = *v;
+            *v = f(old);
+            return (old, *v);
+        }
+        let old = self.cell(c);
+        let new = f(old);
+        self.set_cell(c, new);
+        (old, new)
+    }
+
     /// Overwrites a signal cell.
     pub(crate) fn set_cell(&mut self, c: &CellRef, v: i32) {
         if !self.payload {
@@ -159,5 +174,30 @@ impl Memory {
             return;
         }
         self.bytes_mut(c.mem)[c.offset..c.offset + 4].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::Coords;
+    use std::sync::Arc;
+
+    #[test]
+    fn update_cell_reads_and_writes_a_cell_in_both_modes() {
+        for payload in [false, true] {
+            let mut m = Memory::new(payload);
+            let domain = m.add_domain(2);
+            m.grow_window(domain, 16);
+            let c = CellRef {
+                mem: MemKey::win(domain, 1, 1),
+                offset: 8,
+                buffer: Arc::from("sig"),
+                coords: Coords::default(),
+            };
+            assert_eq!(m.update_cell(&c, |v| v + 3), (0, 3));
+            assert_eq!(m.update_cell(&c, |v| v * 2), (3, 6));
+            assert_eq!((m.cell(&c), m.cell_at(c.mem, 4)), (6, 0));
+        }
     }
 }

@@ -24,7 +24,7 @@ pub(crate) mod testkit;
 mod visibility;
 pub(crate) mod wake;
 
-use crate::addr::{CellRef, Coords, MemKey, Place};
+use crate::addr::{MemKey, Place};
 use crate::check;
 use crate::dtype::DType;
 use crate::error::SimError;
@@ -34,7 +34,7 @@ use crate::options::{Jitter, Progress, RunOptions};
 use crate::payload::Payload;
 use crate::program::Dispatch;
 use crate::request::{OpKind, Reply, Request};
-use crate::signal::{Cond, NotifyOp, apply_notify};
+use crate::signal::{Cond, apply_notify};
 use crate::stats::{DispatchRecord, EngineStats, Traffic};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::Trace;
@@ -44,7 +44,7 @@ use observe::{Observers, OpAt, TraceId};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use sched::ChipSched;
-use signals::{Signals, Waiter, WaiterKind, Written};
+use signals::{NameId, Signals, Waiter, WaiterKind, WriteOp, Written};
 use std::sync::Arc;
 use wake::{Assignment, Wake};
 
@@ -492,11 +492,8 @@ impl Engine {
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
             for off in self.signals.watched_cells(dst.mem, lo, hi) {
-                let cell =
-                    CellRef { mem: dst.mem, offset: off, buffer: dst.buffer().clone(), coords: Coords::default() };
-                let value = self.mem.cell(&cell) as i64;
-                let w = self.cell_write(writer, op.name(), value, t);
-                self.signals.record(dst.mem, off, w);
+                let value = self.mem.cell_at(dst.mem, off);
+                self.cell_write(dst.mem, off, writer, WriteOp::Data(op), value, t);
             }
             self.release(t, dst.mem, lo, hi, TraceId::default());
         }
@@ -505,17 +502,10 @@ impl Engine {
     /// Applies a notify to its cell and releases the waiters it satisfies.
     fn signal(&mut self, t: SimTime, s: &SignalLand) {
         let (cell, value, op, writer, trace_id) = (&s.cell, s.value, s.op, s.writer, s.trace_id);
-        let old = self.mem.cell(cell);
-        let new = apply_notify(old, op, value);
-        self.mem.set_cell(cell, new);
+        let (old, new) = self.mem.update_cell(cell, |old| apply_notify(old, op, value));
         let signals = &self.signals;
         self.obs.notify_landed(s.ids.check, cell, (old, new), || signals.eq_waiters(cell.mem, cell.offset));
-        let name = match op {
-            NotifyOp::AtomicAdd => "notify AtomicAdd",
-            NotifyOp::Set => "notify Set",
-        };
-        let w = self.cell_write(writer, name, value as i64, t);
-        self.signals.record(cell.mem, cell.offset, w);
+        self.cell_write(cell.mem, cell.offset, writer, WriteOp::Notify(op), value, t);
         self.release(t, cell.mem, cell.offset, cell.offset + 4, trace_id);
     }
 
@@ -525,9 +515,13 @@ impl Engine {
         // A core's wait does not read a cell its own notify in flight is about to change.
         let vis = &self.vis;
         let own = |w: &Waiter| matches!(w.kind, WaiterKind::Blocking { actor } if vis.notifying(actor, &w.cells));
-        let woken = self.signals.take_satisfied(&self.mem, (mem, lo, hi), own);
+        let mut woken = self.signals.take_satisfied(&self.mem, (mem, lo, hi), own);
+        if woken.is_empty() {
+            self.signals.recycle(woken);
+            return;
+        }
         let at = t + self.chip.wait_poll();
-        for w in woken {
+        for w in woken.drain(..) {
             match w.kind {
                 WaiterKind::Blocking { actor } => {
                     self.obs.wait_released(actor, (&w.cells, w.cond), t, from, w.trace_id);
@@ -541,14 +535,17 @@ impl Engine {
                 }
             }
         }
+        self.signals.recycle(woken);
     }
 
-    fn cell_write(&self, writer: usize, op: &'static str, value: i64, time: SimTime) -> Written {
+    /// Adds a write of `value` by `writer` to the history of the cell at `offset` of `mem`.
+    fn cell_write(&mut self, mem: MemKey, offset: usize, writer: usize, op: WriteOp, value: i32, time: SimTime) {
+        let chip = self.chip_of(writer);
         let (block, task) = match &self.actors[writer].job {
-            Some((_, a)) => (a.block, Some(a.ctx.task.clone())),
-            None => (writer % self.cores, None),
+            Some((_, a)) => (a.block, self.signals.intern(&a.ctx.task)),
+            None => (writer % self.cores, NameId::NONE),
         };
-        Written { chip: self.chip_of(writer), block, task, op, value, time }
+        self.signals.record(mem, offset, Written::new(chip, block, task, op, value, time));
     }
 
     /// Releases a blocked actor at `at` with `reply`.

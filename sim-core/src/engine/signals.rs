@@ -4,7 +4,8 @@ use super::observe::TraceId;
 use crate::addr::{CellRef, Cells, MemKey};
 use crate::memory::Memory;
 use crate::report::CellWrite;
-use crate::signal::{Cond, WaitCmp};
+use crate::request::OpKind;
+use crate::signal::{Cond, NotifyOp, WaitCmp};
 use crate::time::SimTime;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -33,25 +34,115 @@ pub(crate) struct Waiter {
     pub(crate) trace_id: TraceId,
 }
 
-/// One write to a signal cell as the history keeps it: what a report needs, without copying
-/// names (the task's name is shared, the operation's is static).
-#[derive(Clone, Debug)]
+/// How many recently seen task-name allocations [`Names`] remembers by address.
+const RECENT: usize = 16;
+
+/// A task name interned in [`Names`] (an index into its table), or [`NameId::NONE`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NameId(u32);
+
+impl NameId {
+    /// A writer without a task (reports show `?`).
+    pub(crate) const NONE: NameId = NameId(u32::MAX);
+}
+
+/// Task names by content, so that a history entry names its writer with a 4-byte index instead
+/// of an `Arc<str>` (no reference count touched per write, and a smaller entry). The table
+/// grows only with distinct names, not with blocks. A small cache by allocation address makes
+/// a repeated name (the common case: every block of a task shares one `Arc`) a pointer compare;
+/// each cached entry holds its `Arc`, so its address cannot be reused by another name.
+#[derive(Debug, Default)]
+struct Names {
+    names: Vec<Arc<str>>,
+    by_name: FxHashMap<Arc<str>, u32>,
+    recent: [Option<(Arc<str>, NameId)>; RECENT],
+}
+
+impl Names {
+    /// The id of `task`'s name, added on first sight.
+    fn intern(&mut self, task: &Arc<str>) -> NameId {
+        let slot = ((Arc::as_ptr(task).cast::<u8>() as usize) >> 4) % RECENT;
+        if let Some((cached, id)) = &self.recent[slot]
+            && Arc::ptr_eq(cached, task)
+        {
+            return *id;
+        }
+        let id = match self.by_name.get(&**task) {
+            Some(&i) => NameId(i),
+            None => {
+                let i = narrow(self.names.len());
+                self.names.push(task.clone());
+                self.by_name.insert(task.clone(), i);
+                NameId(i)
+            }
+        };
+        self.recent[slot] = Some((task.clone(), id));
+        id
+    }
+
+    /// The name `id` stands for (`?` for [`NameId::NONE`]).
+    fn get(&self, id: NameId) -> &str {
+        self.names.get(id.0 as usize).map_or("?", |n| n)
+    }
+}
+
+/// A count or index as the 32-bit field of a history entry. Chips, blocks and distinct task
+/// names stay far below 2^32, so this never saturates.
+fn narrow(i: usize) -> u32 {
+    debug_assert!(u32::try_from(i).is_ok(), "history field {i} above 32 bits");
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+/// The operation that wrote a signal cell: a data write landing over it, or a notify.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum WriteOp {
+    /// A data write (`store`, `put`, ...) whose bytes cover the cell.
+    Data(OpKind),
+    /// A notify.
+    Notify(NotifyOp),
+}
+
+impl WriteOp {
+    /// The operation's name as reports print it.
+    fn name(self) -> &'static str {
+        match self {
+            WriteOp::Data(op) => op.name(),
+            WriteOp::Notify(NotifyOp::AtomicAdd) => "notify AtomicAdd",
+            WriteOp::Notify(NotifyOp::Set) => "notify Set",
+        }
+    }
+}
+
+/// One write to a signal cell as the history keeps it: 32 bytes of plain data (the task's name
+/// interned, the operation a small enum), so that recording a write copies no name and touches
+/// no reference count.
+#[derive(Copy, Clone, Debug)]
 pub(crate) struct Written {
-    pub(crate) chip: usize,
-    pub(crate) block: usize,
-    /// The writing task (`None`: the writer had no task, shown as `?`).
-    pub(crate) task: Option<Arc<str>>,
-    pub(crate) op: &'static str,
-    pub(crate) value: i64,
-    pub(crate) time: SimTime,
+    time: SimTime,
+    chip: u32,
+    block: u32,
+    /// The writing task ([`NameId::NONE`]: the writer had no task, shown as `?`).
+    task: NameId,
+    value: i32,
+    op: WriteOp,
 }
 
 impl Written {
+    /// A write of `value` at `time` by block `block` of chip `chip`, running task `task`.
+    pub(crate) fn new(chip: usize, block: usize, task: NameId, op: WriteOp, value: i32, time: SimTime) -> Written {
+        Written { time, chip: narrow(chip), block: narrow(block), task, value, op }
+    }
+
     /// The report's form of this write.
-    fn report(&self) -> CellWrite {
-        let task = self.task.as_deref().unwrap_or("?").to_string();
-        let (chip, block, op, value, time) = (self.chip, self.block, self.op.to_string(), self.value, self.time);
-        CellWrite { chip, block, task, op, value, time }
+    fn report(&self, names: &Names) -> CellWrite {
+        CellWrite {
+            chip: self.chip as usize,
+            block: self.block as usize,
+            task: names.get(self.task).to_string(),
+            op: self.op.name().to_string(),
+            value: i64::from(self.value),
+            time: self.time,
+        }
     }
 }
 
@@ -83,8 +174,18 @@ pub(crate) struct Signals {
     waiters: Vec<Option<Waiter>>,
     free: Vec<usize>,
     by_cell: BTreeMap<(MemKey, usize), Vec<usize>>,
+    /// How many keys of `by_cell` each memory has (memories without any are absent): a hash
+    /// probe that rejects most writes before the ordered map is searched.
+    watched_mems: FxHashMap<MemKey, usize>,
     /// Looked up by cell, never iterated.
     history: FxHashMap<(MemKey, usize), History>,
+    /// The task names `history` refers to.
+    names: Names,
+    /// Scratch for the waiter ids a release looks at (kept to reuse its allocation).
+    ids: Vec<usize>,
+    /// The buffer [`Signals::take_satisfied`] returns, handed back by [`Signals::recycle`] so
+    /// that releasing waiters allocates nothing once warm.
+    woken: Vec<Waiter>,
 }
 
 impl Signals {
@@ -103,14 +204,18 @@ impl Signals {
             }
         };
         for c in &w.cells {
-            self.by_cell.entry((c.mem, c.offset)).or_default().push(id);
+            let ids = self.by_cell.entry((c.mem, c.offset)).or_default();
+            if ids.is_empty() {
+                *self.watched_mems.entry(c.mem).or_default() += 1;
+            }
+            ids.push(id);
         }
         self.waiters[id] = Some(w);
     }
 
     /// Whether anyone waits on a cell inside bytes `[lo, hi)` of `mem`.
     pub(crate) fn watched(&self, mem: MemKey, lo: usize, hi: usize) -> bool {
-        self.by_cell.range((mem, lo)..(mem, hi)).next().is_some()
+        self.watched_mems.contains_key(&mem) && self.by_cell.range((mem, lo)..(mem, hi)).next().is_some()
     }
 
     /// Watched cell offsets inside `[lo, hi)`.
@@ -126,12 +231,20 @@ impl Signals {
         (mem, lo, hi): (MemKey, usize, usize),
         hold: impl Fn(&Waiter) -> bool,
     ) -> Vec<Waiter> {
-        let mut ids: Vec<usize> =
-            self.by_cell.range((mem, lo)..(mem, hi)).flat_map(|(_, v)| v.iter().copied()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let mut out = Vec::new();
-        for id in ids {
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        if !self.watched_mems.contains_key(&mem) {
+            self.ids = ids;
+            return std::mem::take(&mut self.woken);
+        }
+        ids.extend(self.by_cell.range((mem, lo)..(mem, hi)).flat_map(|(_, v)| v.iter().copied()));
+        let mut out = std::mem::take(&mut self.woken);
+        out.clear();
+        if ids.len() > 1 {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        for &id in &ids {
             let ok = self.waiters[id].as_ref().is_some_and(|w| Self::satisfied(memory, &w.cells, w.cond) && !hold(w));
             if !ok {
                 continue;
@@ -145,13 +258,31 @@ impl Signals {
                     v.retain(|&x| x != id);
                     if v.is_empty() {
                         self.by_cell.remove(&k);
+                        self.unwatch(c.mem);
                     }
                 }
             }
             self.free.push(id);
             out.push(w);
         }
+        self.ids = ids;
         out
+    }
+
+    /// Counts one watched cell of `mem` less.
+    fn unwatch(&mut self, mem: MemKey) {
+        if let Some(n) = self.watched_mems.get_mut(&mem) {
+            *n -= 1;
+            if *n == 0 {
+                self.watched_mems.remove(&mem);
+            }
+        }
+    }
+
+    /// Takes back the (drained) buffer [`Signals::take_satisfied`] returned, for reuse.
+    pub(crate) fn recycle(&mut self, mut woken: Vec<Waiter>) {
+        woken.clear();
+        self.woken = woken;
     }
 
     /// The values `Eq` waits on the cell at `offset` of `mem` expect, with the waiting actor.
@@ -171,6 +302,11 @@ impl Signals {
         self.waiters.iter().flatten()
     }
 
+    /// The id under which histories name `task`.
+    pub(crate) fn intern(&mut self, task: &Arc<str>) -> NameId {
+        self.names.intern(task)
+    }
+
     /// Remembers a write to a cell.
     pub(crate) fn record(&mut self, mem: MemKey, offset: usize, w: Written) {
         self.history.entry((mem, offset)).or_default().push(w);
@@ -178,7 +314,8 @@ impl Signals {
 
     /// The most recent writes to a cell, oldest first.
     pub(crate) fn last_writers(&self, mem: MemKey, offset: usize) -> Vec<CellWrite> {
-        self.history.get(&(mem, offset)).map(|h| h.iter().map(Written::report).collect()).unwrap_or_default()
+        let Some(h) = self.history.get(&(mem, offset)) else { return Vec::new() };
+        h.iter().map(|w| w.report(&self.names)).collect()
     }
 }
 
@@ -186,9 +323,9 @@ impl Signals {
 mod tests {
     use super::*;
 
-    fn write(value: i64) -> Written {
-        let task = Some(Arc::from("t"));
-        Written { chip: 1, block: 0, task, op: "notify AtomicAdd", value, time: SimTime::from_ps(value as u64) }
+    fn write(s: &mut Signals, value: i32) -> Written {
+        let task = s.intern(&Arc::from("t"));
+        Written::new(1, 0, task, WriteOp::Notify(NotifyOp::AtomicAdd), value, SimTime::from_ps(value as u64))
     }
 
     #[test]
@@ -197,12 +334,83 @@ mod tests {
         let mem = MemKey::win(0, 1, 1);
         assert!(s.last_writers(mem, 8).is_empty());
         for v in 1..=6 {
-            s.record(mem, 8, write(v));
+            let w = write(&mut s, v);
+            s.record(mem, 8, w);
         }
-        s.record(mem, 12, Written { task: None, ..write(9) });
+        let w = Written { task: NameId::NONE, ..write(&mut s, 9) };
+        s.record(mem, 12, w);
         let values: Vec<i64> = s.last_writers(mem, 8).iter().map(|w| w.value).collect();
         assert_eq!(values, vec![3, 4, 5, 6]);
+        let last = &s.last_writers(mem, 8)[3];
+        assert_eq!((last.chip, last.block, last.task.as_str(), last.time), (1, 0, "t", SimTime::from_ps(6)));
         let other = s.last_writers(mem, 12);
         assert_eq!((other.len(), other[0].task.as_str(), other[0].op.as_str()), (1, "?", "notify AtomicAdd"));
+    }
+
+    #[test]
+    fn names_are_interned_by_content_not_by_allocation() {
+        let mut n = Names::default();
+        let (a1, a2, b): (Arc<str>, Arc<str>, Arc<str>) = (Arc::from("reduce"), Arc::from("reduce"), Arc::from("copy"));
+        let (ia, ib) = (n.intern(&a1), n.intern(&b));
+        assert_ne!(ia, ib);
+        assert_eq!((n.intern(&a2), n.intern(&a1), n.intern(&b)), (ia, ia, ib));
+        assert_eq!((n.get(ia), n.get(ib), n.get(NameId::NONE)), ("reduce", "copy", "?"));
+        assert_eq!(n.names.len(), 2);
+        // Many short-lived allocations of one name (addresses reused) keep one entry.
+        for i in 0..100 {
+            let name: Arc<str> = Arc::from(if i % 2 == 0 { "reduce" } else { "copy" });
+            assert_eq!(n.intern(&name), if i % 2 == 0 { ia } else { ib });
+        }
+        assert_eq!(n.names.len(), 2);
+    }
+
+    #[test]
+    fn write_ops_print_their_api_names() {
+        assert_eq!(WriteOp::Data(OpKind::Put).name(), "put");
+        assert_eq!(WriteOp::Notify(NotifyOp::AtomicAdd).name(), "notify AtomicAdd");
+        assert_eq!(WriteOp::Notify(NotifyOp::Set).name(), "notify Set");
+    }
+
+    fn waiter(actor: usize, mem: MemKey, offsets: &[usize], expected: i32) -> Waiter {
+        let mut cells = Cells::default();
+        for &offset in offsets {
+            cells.push(CellRef { mem, offset, buffer: Arc::from("sig"), coords: Default::default() });
+        }
+        let cond = Cond::Signed(WaitCmp::Ge, expected);
+        Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: SimTime::ZERO, trace_id: TraceId::default() }
+    }
+
+    #[test]
+    fn a_release_takes_satisfied_waiters_in_slot_order_and_reuses_its_buffer() {
+        let mem = MemKey::win(0, 1, 1);
+        let mut m = Memory::new(false);
+        let mut s = Signals::default();
+        s.register(waiter(0, mem, &[8], 1));
+        s.register(waiter(1, mem, &[8, 12], 1));
+        s.register(waiter(2, mem, &[12], 2));
+        let cell = |offset| CellRef { mem, offset, buffer: Arc::from("sig"), coords: Default::default() };
+        m.set_cell(&cell(8), 1);
+        m.set_cell(&cell(12), 1);
+        let woken = s.take_satisfied(&m, (mem, 8, 16), |_| false);
+        let actors: Vec<WaiterKind> = woken.iter().map(|w| w.kind).collect();
+        assert_eq!(actors, vec![WaiterKind::Blocking { actor: 0 }, WaiterKind::Blocking { actor: 1 }]);
+        let cap = woken.capacity();
+        s.recycle(woken);
+        assert!(!s.watched(mem, 8, 12) && s.watched(mem, 12, 16));
+        assert_eq!(s.watched_mems.get(&mem), Some(&1));
+        // A held waiter stays; the buffer handed back is the one reused.
+        m.set_cell(&cell(12), 2);
+        let held = s.take_satisfied(&m, (mem, 12, 16), |_| true);
+        assert!(held.is_empty());
+        s.recycle(held);
+        let woken = s.take_satisfied(&m, (mem, 12, 16), |_| false);
+        assert_eq!((woken.len(), woken.capacity()), (1, cap));
+        assert_eq!(s.pending().count(), 0);
+        assert!(s.watched_mems.is_empty() && !s.watched(mem, 0, 64));
+    }
+
+    #[test]
+    fn a_history_entry_is_small() {
+        assert_eq!(std::mem::size_of::<Option<Written>>(), 32);
     }
 }
