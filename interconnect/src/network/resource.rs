@@ -39,6 +39,13 @@ impl Resource {
         Resource { bps, latency, last_ser: (0, 0), booked: Vec::new(), head: 0 }
     }
 
+    /// Reads the state `book` starts from (the oldest live booking's end), so a packet's
+    /// walk can load every hop's lines before it books any (see `NetworkModel::send`).
+    #[inline]
+    pub(super) fn warm(&self) -> u64 {
+        self.booked.get(self.head).map_or(self.bps, |b| b.1)
+    }
+
     /// The effective rate (`None` = unlimited).
     pub(super) fn rate(&self) -> Option<Bandwidth> {
         Bandwidth::from_bytes_per_s(self.bps)
