@@ -43,10 +43,11 @@ impl MemKey {
     }
 }
 
-/// An index of a memory address as a 32-bit field. Worlds, buffers and domains are limited
-/// far below 2^32 where they are made (`World::new`, allocation), so this never saturates.
-fn narrow(i: usize) -> u32 {
-    debug_assert!(u32::try_from(i).is_ok(), "memory index {i} above 32 bits");
+/// A count or index as a 32-bit field, for what stays far below 2^32: ranks (at most 2^23,
+/// `World::new`), cores, blocks, buffers and domains (one host call each), distinct task
+/// names. Kept small, addresses and history entries move cheaply.
+pub(crate) fn narrow(i: usize) -> u32 {
+    debug_assert!(u32::try_from(i).is_ok(), "index {i} above 32 bits");
     u32::try_from(i).unwrap_or(u32::MAX)
 }
 

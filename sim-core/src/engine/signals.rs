@@ -1,7 +1,7 @@
 //! Who waits on which signal cells, and the recent writers of every signal cell (for reports).
 
 use super::observe::TraceId;
-use crate::addr::{CellRef, Cells, MemKey};
+use crate::addr::{CellRef, Cells, MemKey, narrow};
 use crate::memory::Memory;
 use crate::report::CellWrite;
 use crate::request::OpKind;
@@ -84,13 +84,6 @@ impl Names {
     fn get(&self, id: NameId) -> &str {
         self.names.get(id.0 as usize).map_or("?", |n| n)
     }
-}
-
-/// A count or index as the 32-bit field of a history entry. Chips, blocks and distinct task
-/// names stay far below 2^32, so this never saturates.
-fn narrow(i: usize) -> u32 {
-    debug_assert!(u32::try_from(i).is_ok(), "history field {i} above 32 bits");
-    u32::try_from(i).unwrap_or(u32::MAX)
 }
 
 /// The operation that wrote a signal cell: a data write landing over it, or a notify.
