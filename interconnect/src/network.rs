@@ -41,6 +41,60 @@ pub struct NetworkModel {
     paths: Vec<(u32, u32)>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
     ids: FxHashMap<Route, PathId>,
+    /// `1 + id` by dense route index (0: not resolved yet), when the machine is small enough
+    /// (see [`RouteIndex`]); empty otherwise.
+    dense: Vec<u32>,
+    index: RouteIndex,
+}
+
+/// Route numbering for the dense path table, by chip, then core, then kind, then peer
+/// (`((chip * slots + core) * KINDS + kind) * ranks + peer`). A flow asks for its path once, and the hash probe missed the cache half the time
+/// on the 8-block mesh (a core cycles through two dozen routes); a core's routes of one kind
+/// are adjacent here, and the lookup is one load.
+#[derive(Copy, Clone, Debug)]
+struct RouteIndex {
+    ranks: usize,
+    /// Core numbers per chip: AIV then AIC cores, or SDMA channels, whichever is more.
+    slots: usize,
+}
+
+/// How many [`PathKind`]s there are.
+const KINDS: usize = 9;
+
+/// The largest dense table, in entries (16 MiB; zeroed pages cost nothing until touched).
+/// Bigger machines (the 1024-rank cluster) use the hash map alone.
+const DENSE_MAX: usize = 1 << 22;
+
+impl RouteIndex {
+    /// Entries a dense table needs, if within [`DENSE_MAX`].
+    fn size(&self) -> Option<usize> {
+        self.ranks.checked_mul(self.slots)?.checked_mul(KINDS)?.checked_mul(self.ranks).filter(|&n| n <= DENSE_MAX)
+    }
+
+    /// The dense index of `r`, if its chip, core and peer exist.
+    #[inline]
+    fn of(&self, r: &Route) -> Option<usize> {
+        if r.chip >= self.ranks || r.core >= self.slots || r.peer >= self.ranks {
+            return None;
+        }
+        Some(((r.chip * self.slots + r.core) * KINDS + kind_index(r.kind)) * self.ranks + r.peer)
+    }
+}
+
+/// A [`PathKind`]'s place in the dense table: a `match`, so a new kind does not compile until
+/// it has one (and [`KINDS`] grows).
+fn kind_index(kind: PathKind) -> usize {
+    match kind {
+        PathKind::Load => 0,
+        PathKind::Store => 1,
+        PathKind::RemoteWrite => 2,
+        PathKind::ReadRequest => 3,
+        PathKind::RemoteRead => 4,
+        PathKind::Signal => 5,
+        PathKind::SdmaPut => 6,
+        PathKind::SdmaRequest => 7,
+        PathKind::SdmaGet => 8,
+    }
 }
 
 /// Where a resource sits (see [`NetworkModel::locate`]).
@@ -86,6 +140,8 @@ impl NetworkModel {
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
         let (cores, sdma_channels, cube_cores) = (chip.cores, chip.sdma_channels, chip.cube_cores);
         let read_turnaround = cfg.read_turnaround()?;
+        let index = RouteIndex { ranks, slots: (cores + cube_cores).max(sdma_channels) };
+        let dense = index.size().map_or_else(Vec::new, |n| vec![0; n]);
         Ok(NetworkModel {
             packet_bytes,
             read_turnaround,
@@ -100,6 +156,8 @@ impl NetworkModel {
             hops,
             paths,
             ids,
+            dense,
+            index,
         })
     }
 
@@ -249,10 +307,24 @@ impl NetworkModel {
 impl Network for NetworkModel {
     #[inline]
     fn path(&mut self, route: &Route) -> PathId {
-        match self.ids.get(route) {
+        let Some(slot) = self.index.of(route).filter(|&i| i < self.dense.len()) else {
+            return match self.ids.get(route) {
+                Some(&id) => id,
+                None => self.new_path(route),
+            };
+        };
+        if let Some(id) = self.dense[slot].checked_sub(1) {
+            return PathId(id);
+        }
+        // First use (or id `u32::MAX`, past 2^32 paths, which only the hash map holds).
+        let id = match self.ids.get(route) {
             Some(&id) => id,
             None => self.new_path(route),
+        };
+        if let Some(stored) = id.0.checked_add(1) {
+            self.dense[slot] = stored;
         }
+        id
     }
 
     fn packet_bytes(&self) -> u64 {

@@ -336,7 +336,7 @@ proptest! {
 #[test]
 fn every_resource_is_named_and_placed_by_its_index() {
     let chip = ChipPaths { sdma_channels: 2, cube_cores: 1, ..ChipPaths::unlimited(2) };
-    let m = model(mesh(10.0, 500.0), 3, chip.clone());
+    let m = model(mesh(10.0, 500.0), 3, chip);
     let mut want = Vec::new();
     for c in 0..3 {
         want.push((format!("hbm {c}"), c));
@@ -351,4 +351,57 @@ fn every_resource_is_named_and_placed_by_its_index() {
     let engines0 = ["mte2 0.0", "mte2 0.1", "mte3 0.0", "mte3 0.1", "sdma 0.0", "sdma 0.1", "mte2 0.2", "fixpipe 0.2"];
     assert_eq!((&after_port0[..8], after_port0[8]), (&engines0[..], "hbm 1"));
     assert_eq!((m.resource_name(want.len() as u32), m.resource_chip(want.len() as u32)), ("resource 36".into(), 0));
+}
+
+/// Path ids follow first use whether a route is found in the dense table (chip, core and peer
+/// in range) or in the hash map (out of range), and a repeated route gets its first id back,
+/// in any order. A model with the dense table dropped gives the same ids and the same paths.
+#[test]
+fn path_ids_follow_first_use_through_the_dense_table_and_the_map() {
+    let chip = ChipPaths { sdma_channels: 3, cube_cores: 1, ..ChipPaths::unlimited(2) };
+    let kinds = [
+        PathKind::Load,
+        PathKind::Store,
+        PathKind::RemoteWrite,
+        PathKind::ReadRequest,
+        PathKind::RemoteRead,
+        PathKind::Signal,
+        PathKind::SdmaPut,
+        PathKind::SdmaRequest,
+        PathKind::SdmaGet,
+    ];
+    let ends =
+        [(0, 0, 1), (2, 2, 0), (1, 1, 1), (2, 3, 2), (3, 0, 0), (0, 4, 1), (0, 0, 7), (usize::MAX, 0, usize::MAX)];
+    let routes: Vec<Route> = kinds.iter().flat_map(|&k| ends.iter().map(move |&(c, o, p)| route(k, c, o, p))).collect();
+    let mut dense = model(mesh(10.0, 0.0), 3, chip);
+    let mut sparse = model(mesh(10.0, 0.0), 3, chip);
+    assert!(!dense.dense.is_empty(), "a 3-chip machine has a dense table");
+    sparse.dense.clear();
+    let mut first: Vec<Route> = Vec::new();
+    for round in 0..3 {
+        for i in 0..routes.len() {
+            // The first round in order, the later ones shuffled: only repeats.
+            let r = routes[if round == 0 { i } else { (i * 7 + round) % routes.len() }];
+            let want = first.iter().position(|f| *f == r).unwrap_or_else(|| {
+                first.push(r);
+                first.len() - 1
+            });
+            let (a, b) = (dense.path(&r), sparse.path(&r));
+            assert_eq!((a, b), (PathId(want as u32), PathId(want as u32)), "{r:?}");
+            assert_eq!(dense.path_resources(a), sparse.path_resources(b), "{r:?}");
+        }
+    }
+    assert_eq!(first.len(), routes.len());
+    // Out-of-range routes resolve to short or empty paths, through the map.
+    let unknown = dense.path(&route(PathKind::Load, 3, 0, 0));
+    assert!(dense.path_resources(unknown).is_empty());
+}
+
+#[test]
+fn a_machine_too_large_for_the_dense_table_uses_the_map_alone() {
+    let index = RouteIndex { ranks: 1024, slots: 50 };
+    assert_eq!(index.size(), None);
+    assert_eq!(RouteIndex { ranks: 8, slots: 25 }.size(), Some(8 * 25 * KINDS * 8));
+    let m = model(ring(), 700, ChipPaths::unlimited(1));
+    assert!(m.dense.is_empty(), "700 x 1 x 9 x 700 entries is past the limit");
 }
