@@ -42,7 +42,6 @@ type BlockFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send
 /// A block running as a future.
 struct Virtual {
     fut: BlockFuture,
-    mailbox: Arc<Mailbox>,
     assignment: Assignment,
 }
 
@@ -140,10 +139,8 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
             match w {
                 Wake::Start { actor, at, assignment } => match &assignment.body {
                     Body::Async(k) => {
-                        let mailbox = Arc::new(Mailbox::default());
-                        let link = Uplink::Mail(mailbox.clone());
                         let ops = Ops::new(
-                            link,
+                            Uplink::Mail,
                             shared.chip.clone(),
                             at,
                             assignment.ctx.clone(),
@@ -151,21 +148,21 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                             assignment.lane,
                         );
                         let fut = block_future(k(ops));
-                        g.virtuals[actor] = Some(Virtual { fut, mailbox, assignment });
+                        g.virtuals[actor] = Some(Virtual { fut, assignment });
                         poll_virtual(g, actor);
                     }
                     Body::Thread(_) => wake_thread(shared, g, actor, Slot::Start(at, assignment)),
                 },
                 Wake::Reply { actor, at, reply } => match g.virtuals[actor].as_ref() {
-                    Some(v) => {
-                        v.mailbox.0.lock().answer = Some(Ok((at, reply)));
+                    Some(_) => {
+                        Mailbox::answer(Ok((at, reply)));
                         poll_virtual(g, actor);
                     }
                     None => wake_thread(shared, g, actor, Slot::Reply(at, reply)),
                 },
                 Wake::Abort { actor } => match g.virtuals[actor].as_ref() {
-                    Some(v) => {
-                        v.mailbox.0.lock().answer = Some(Err(SimError::Aborted));
+                    Some(_) => {
+                        Mailbox::answer(Err(SimError::Aborted));
                         poll_virtual(g, actor);
                     }
                     None => wake_thread(shared, g, actor, Slot::Abort),
@@ -180,44 +177,23 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
 }
 
 /// Polls an async block once and hands the requests it made to the engine; a finished block
-/// posts its result.
+/// has posted its result, a panicked one gets a failed result posted for it.
 fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
     let Some(v) = g.virtuals[actor].as_mut() else { return };
     let polled = catch_unwind(AssertUnwindSafe(|| v.fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))));
-    let mailbox = match polled {
-        Ok(Poll::Pending) => return drain(g, actor),
-        Ok(Poll::Ready(())) => g.virtuals[actor].take().map(|v| v.mailbox),
-        Err(p) => g.virtuals[actor].take().map(|v| {
-            let site = v.assignment.ctx.site(v.assignment.block);
-            let now = g.eng.now();
-            let err = SimError::KernelPanic { site, time: format!("{now}"), msg: panic_message(p) };
-            v.mailbox.0.lock().outbox.push_back((now, now, Request::Finish { result: Err(err) }));
-            v.mailbox
-        }),
-    };
-    if let Some(m) = mailbox {
-        drain_mailbox(g, actor, &m);
-    }
-}
-
-/// Hands the requests a polled block made to the engine.
-fn drain(g: &mut MutexGuard<'_, State>, actor: usize) {
-    let State { virtuals, eng, .. } = &mut **g;
-    if let Some(v) = virtuals[actor].as_ref() {
-        submit_outbox(eng, actor, &v.mailbox);
-    }
-}
-
-/// [`drain`] for a block that has ended (its mailbox taken out of the driver's state).
-fn drain_mailbox(g: &mut MutexGuard<'_, State>, actor: usize, mailbox: &Mailbox) {
-    submit_outbox(&mut g.eng, actor, mailbox);
-}
-
-fn submit_outbox(eng: &mut Engine, actor: usize, mailbox: &Mailbox) {
-    // The future runs on this thread, so nothing else fills the outbox while it is drained.
-    let mut mail = mailbox.0.lock();
-    while let Some((at, resume, req)) = mail.outbox.pop_front() {
-        eng.submit(actor, at, resume, req);
+    let eng = &mut g.eng;
+    Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
+    match polled {
+        Ok(Poll::Pending) => {}
+        Ok(Poll::Ready(())) => g.virtuals[actor] = None,
+        Err(p) => {
+            if let Some(v) = g.virtuals[actor].take() {
+                let site = v.assignment.ctx.site(v.assignment.block);
+                let now = g.eng.now();
+                let err = SimError::KernelPanic { site, time: format!("{now}"), msg: panic_message(p) };
+                g.eng.submit(actor, now, now, Request::Finish { result: Err(err) });
+            }
+        }
     }
 }
 

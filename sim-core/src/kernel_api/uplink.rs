@@ -3,35 +3,59 @@
 //! the engine (no thread) leaves requests in a mailbox and is polled again when its reply is
 //! there. Both send the same requests at the same times, so they give the same results.
 //!
-//! This module owns both ends a kernel sees: the [`Mailbox`] the driver drains, and the
-//! [`Transport`] trait the driver implements for its threads. It names no driver type, so
+//! This module owns both ends a kernel sees: the [`Mailbox`] the driver fills and drains, and
+//! the [`Transport`] trait the driver implements for its threads. It names no driver type, so
 //! the program API stays below the driver that runs it.
 
 use crate::error::{SimError, SimResult};
 use crate::request::{Reply, Request};
 use crate::time::SimTime;
-use parking_lot::Mutex;
-use std::collections::VecDeque;
+use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 /// A reply as the transport hands it back: the resume time and the answer.
 pub(crate) type Answer = SimResult<(SimTime, Reply)>;
 
 /// What a polled kernel has left for the driver and what the driver has left for it.
-#[derive(Default)]
 pub(crate) struct MailState {
     /// Requests in program order: `(issue time, resume time, request)`.
-    pub(crate) outbox: VecDeque<(SimTime, SimTime, Request)>,
+    pub(crate) outbox: Vec<(SimTime, SimTime, Request)>,
     /// The answer to the blocking request last sent.
     pub(crate) answer: Option<Answer>,
 }
 
-/// The mailbox of a kernel that runs as a future.
-#[derive(Default)]
-pub(crate) struct Mailbox(pub(crate) Mutex<MailState>);
+thread_local! {
+    /// The mailbox of the future this thread is polling. The driver polls one future at a
+    /// time, holding the engine's lock, and empties the mailbox before the next poll, so one
+    /// per host thread serves every polled kernel, with no lock of its own.
+    static MAIL: RefCell<MailState> = const {
+        RefCell::new(MailState { outbox: Vec::new(), answer: None })
+    };
+}
+
+/// The driver's side of the mailbox of polled kernels (this thread's).
+pub(crate) struct Mailbox;
+
+impl Mailbox {
+    /// Leaves `answer` for the kernel about to be polled.
+    pub(crate) fn answer(answer: Answer) {
+        MAIL.with_borrow_mut(|m| m.answer = Some(answer));
+    }
+
+    /// Hands every request the kernel just polled made to `submit`, in program order, and
+    /// drops an answer it did not take, so the next kernel polled starts from an empty box.
+    /// `submit` must not send requests itself (the driver's goes to the engine).
+    pub(crate) fn drain(mut submit: impl FnMut(SimTime, SimTime, Request)) {
+        MAIL.with_borrow_mut(|m| {
+            for (at, resume, req) in m.outbox.drain(..) {
+                submit(at, resume, req);
+            }
+            m.answer = None;
+        });
+    }
+}
 
 /// How a kernel on its own host thread reaches the scheduler (the driver implements it for
 /// one actor).
@@ -46,8 +70,8 @@ pub(crate) trait Transport: Send + Sync {
 pub(crate) enum Uplink {
     /// A kernel on its own host thread.
     Thread(Box<dyn Transport>),
-    /// A kernel polled by the driver.
-    Mail(Arc<Mailbox>),
+    /// A kernel polled by the driver: its requests go to the polling thread's [`Mailbox`].
+    Mail,
 }
 
 impl Uplink {
@@ -55,7 +79,7 @@ impl Uplink {
     pub(crate) fn post(&self, at: SimTime, resume: SimTime, req: Request) {
         match self {
             Uplink::Thread(t) => t.post(at, resume, req),
-            Uplink::Mail(m) => m.0.lock().outbox.push_back((at, at.max(resume), req)),
+            Uplink::Mail => MAIL.with_borrow_mut(|m| m.outbox.push((at, at.max(resume), req))),
         }
     }
 
@@ -63,41 +87,41 @@ impl Uplink {
     /// the request in the outbox at once, so the future only waits for the answer (and a
     /// request never moves through the kernel's future state); the driver drains the outbox
     /// when the kernel yields at the future's first poll.
-    pub(crate) fn call(&self, at: SimTime, req: Request) -> CallFuture<'_> {
+    pub(crate) fn call(&self, at: SimTime, req: Request) -> CallFuture {
         match self {
             Uplink::Thread(t) => CallFuture::Done(Some(t.call(at, req))),
-            Uplink::Mail(m) => {
-                let mut mail = m.0.lock();
-                mail.answer = None;
-                mail.outbox.push_back((at, at, req));
-                CallFuture::Mail { mailbox: m, sent: true }
+            Uplink::Mail => {
+                MAIL.with_borrow_mut(|m| {
+                    m.answer = None;
+                    m.outbox.push((at, at, req));
+                });
+                CallFuture::Mail { sent: true }
             }
         }
     }
 }
 
 /// The answer to a blocking request, now (thread link) or once the driver has it (mailbox).
-pub(crate) enum CallFuture<'a> {
+pub(crate) enum CallFuture {
     Done(Option<Answer>),
     /// `sent`: the request is in the outbox and the future not polled yet, so there is no
     /// answer to look for (the kernel yields to let the driver take the request).
     Mail {
-        mailbox: &'a Mailbox,
         sent: bool,
     },
 }
 
-impl Future for CallFuture<'_> {
+impl Future for CallFuture {
     type Output = Answer;
 
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Answer> {
         match self.get_mut() {
             CallFuture::Done(a) => Poll::Ready(a.take().unwrap_or(Err(SimError::Aborted))),
-            CallFuture::Mail { sent, .. } if *sent => {
+            CallFuture::Mail { sent } if *sent => {
                 *sent = false;
                 Poll::Pending
             }
-            CallFuture::Mail { mailbox, .. } => match mailbox.0.lock().answer.take() {
+            CallFuture::Mail { .. } => match MAIL.with_borrow_mut(|m| m.answer.take()) {
                 Some(a) => Poll::Ready(a),
                 None => Poll::Pending,
             },
@@ -118,6 +142,7 @@ pub fn block_on<F: Future>(f: F) -> Option<F::Output> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use std::sync::Mutex as StdMutex;
 
     fn t(ns: u64) -> SimTime {
@@ -143,27 +168,41 @@ mod tests {
         }
     }
 
+    /// What the mailbox holds, drained: `(issue, resume, request name)`.
+    fn drained() -> Vec<(SimTime, SimTime, &'static str)> {
+        let mut out = Vec::new();
+        Mailbox::drain(|at, resume, r| out.push((at, resume, r.name())));
+        out
+    }
+
     #[test]
     fn a_mailbox_link_queues_posts_and_resolves_a_call_once_answered() {
-        let mailbox = Arc::new(Mailbox::default());
-        let link = Uplink::Mail(mailbox.clone());
+        let link = Uplink::Mail;
         // A posted request never resumes before it was issued.
         link.post(t(4), t(2), Request::Note { name: "vadd", start: t(4), end: t(6) });
         let mut call = std::pin::pin!(link.call(t(7), fence()));
         let mut cx = Context::from_waker(Waker::noop());
         assert!(call.as_mut().poll(&mut cx).is_pending(), "sent, not yet answered");
-        {
-            let m = mailbox.0.lock();
-            let out: Vec<_> = m.outbox.iter().map(|(at, resume, r)| (*at, *resume, r.name())).collect();
-            assert_eq!(out, vec![(t(4), t(4), "vadd"), (t(7), t(7), "fence")]);
-        }
+        assert_eq!(drained(), vec![(t(4), t(4), "vadd"), (t(7), t(7), "fence")]);
         assert!(call.as_mut().poll(&mut cx).is_pending(), "still no answer");
-        mailbox.0.lock().answer = Some(Ok((t(9), Reply::Done)));
+        Mailbox::answer(Ok((t(9), Reply::Done)));
         match call.as_mut().poll(&mut cx) {
             Poll::Ready(Ok((at, Reply::Done))) => assert_eq!(at, t(9)),
             other => panic!("expected the answer, got {:?}", other.map(|a| a.map(|(at, _)| at))),
         }
-        assert_eq!(mailbox.0.lock().outbox.len(), 2, "the call was sent once");
+        assert!(drained().is_empty(), "the call was sent once");
+    }
+
+    #[test]
+    fn a_drained_mailbox_keeps_no_answer_for_the_next_kernel() {
+        // An answer the polled kernel did not take (it had ended) is not left for the next
+        // kernel this thread polls.
+        Mailbox::answer(Ok((t(3), Reply::Done)));
+        assert!(drained().is_empty());
+        // The next kernel polled is waiting for the answer to a call it sent earlier.
+        let mut waiting = std::pin::pin!(CallFuture::Mail { sent: false });
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending(), "another kernel's answer was taken");
     }
 
     #[test]
