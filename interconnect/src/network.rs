@@ -41,6 +41,10 @@ pub struct NetworkModel {
     paths: Vec<(u32, u32)>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
     ids: FxHashMap<Route, PathId>,
+    /// The link resources from chip `a` to chip `b`, by `(a, b)`, as a run of `link_runs`:
+    /// the routes of a chip pair are walked once, not once per core and kind.
+    link_memo: FxHashMap<(usize, usize), (usize, usize)>,
+    link_runs: Vec<u32>,
     /// `1 + id` by dense route index (0: not resolved yet), when the machine is small enough
     /// (see [`RouteIndex`]); empty otherwise.
     dense: Vec<u32>,
@@ -156,6 +160,8 @@ impl NetworkModel {
             hops,
             paths,
             ids,
+            link_memo: FxHashMap::default(),
+            link_runs: Vec::new(),
             dense,
             index,
         })
@@ -227,80 +233,103 @@ impl NetworkModel {
         (channel < self.sdma_channels).then(|| self.chip_res(chip, 2 + 2 * self.cores + channel)).flatten()
     }
 
-    /// The link resources from chip `a` to chip `b`.
-    fn links(&self, a: usize, b: usize) -> Vec<Option<u32>> {
-        let base = self.ranks * self.per_chip();
-        self.topology.route(a, b).into_iter().map(|i| u32::try_from(base + i).ok()).collect()
+    /// Appends the link resources from chip `a` to chip `b` to `out` (none for an unknown
+    /// chip or `a == b`), walking the topology the first time the pair is asked for.
+    fn push_links(&mut self, a: usize, b: usize, out: &mut Vec<u32>) {
+        let (lo, hi) = match self.link_memo.get(&(a, b)) {
+            Some(&run) => run,
+            None => {
+                let base = self.ranks * self.per_chip();
+                let lo = self.link_runs.len();
+                let links = self.topology.route(a, b).into_iter().filter_map(|i| u32::try_from(base + i).ok());
+                self.link_runs.extend(links);
+                let run = (lo, self.link_runs.len());
+                self.link_memo.insert((a, b), run);
+                run
+            }
+        };
+        out.extend_from_slice(&self.link_runs[lo..hi]);
     }
 
     /// Resolves `route`, the first time it is asked for, into the next id (ids follow first
-    /// use). Out of line so that `path`, run per flow, stays a hash probe without the frame
-    /// `resolve` needs.
+    /// use); `dense`: the caller keeps the id in the dense table, so the hash map need not
+    /// (unless the id is too large for it). Out of line so that `path`, run per flow, stays a
+    /// load without the frame `resolve` needs.
     #[cold]
     #[inline(never)]
-    fn new_path(&mut self, route: &Route) -> PathId {
+    fn new_path(&mut self, route: &Route, dense: bool) -> PathId {
         let id = PathId(u32::try_from(self.paths.len()).unwrap_or(u32::MAX));
-        let resources = self.resolve(route);
+        let mut hops = std::mem::take(&mut self.hops);
+        let lo = hops.len();
+        self.resolve(route, &mut hops);
         // `resolve` only names resources that exist; the filter keeps the walk in `send` from
         // ever missing one. Past 2^32 hops in all (never in practice) a path stays empty.
         let n = self.resources.len();
-        let lo = self.hops.len();
-        self.hops.extend(resources.into_iter().filter(|&r| (r as usize) < n));
-        let run = match (u32::try_from(lo), u32::try_from(self.hops.len())) {
+        let mut kept = lo;
+        for i in lo..hops.len() {
+            if (hops[i] as usize) < n {
+                hops[kept] = hops[i];
+                kept += 1;
+            }
+        }
+        hops.truncate(kept);
+        let run = match (u32::try_from(lo), u32::try_from(hops.len())) {
             (Ok(lo), Ok(hi)) => (lo, hi),
             _ => {
-                self.hops.truncate(lo);
+                hops.truncate(lo);
                 (0, 0)
             }
         };
+        self.hops = hops;
         self.paths.push(run);
-        self.ids.insert(*route, id);
+        if !dense || id.0.checked_add(1).is_none() {
+            self.ids.insert(*route, id);
+        }
         id
     }
 
-    /// The resources of `route` as documented on [`PathKind`]; those that do not exist (a chip
-    /// or core out of range) are left out, so a bad route gives a short or empty path.
-    fn resolve(&self, r: &Route) -> Vec<u32> {
+    /// Appends the resources of `route` to `out`, as documented on [`PathKind`]; those that do
+    /// not exist (a chip or core out of range) are left out, so a bad route gives a short or
+    /// empty path.
+    fn resolve(&mut self, r: &Route, out: &mut Vec<u32>) {
         let (chip, core, peer) = (r.chip, r.core, r.peer);
-        let mut path = Vec::new();
+        let put = |out: &mut Vec<u32>, rs: &[Option<u32>]| out.extend(rs.iter().flatten());
         match r.kind {
-            PathKind::Load => path.extend([self.hbm(chip), self.mte2(chip, core)]),
-            PathKind::Store => path.extend([self.mte3(chip, core), self.hbm(chip)]),
+            PathKind::Load => put(out, &[self.hbm(chip), self.mte2(chip, core)]),
+            PathKind::Store => put(out, &[self.mte3(chip, core), self.hbm(chip)]),
             PathKind::RemoteWrite => {
-                path.push(self.mte3(chip, core));
-                path.extend(self.links(chip, peer));
-                path.extend([self.port(peer), self.hbm(peer)]);
+                put(out, &[self.mte3(chip, core)]);
+                self.push_links(chip, peer, out);
+                put(out, &[self.port(peer), self.hbm(peer)]);
             }
-            PathKind::ReadRequest => path.extend(self.links(chip, peer)),
+            PathKind::ReadRequest | PathKind::SdmaRequest => self.push_links(chip, peer, out),
             PathKind::RemoteRead => {
-                path.push(self.hbm(peer));
-                path.extend(self.links(peer, chip));
-                path.extend([self.port(chip), self.mte2(chip, core)]);
+                put(out, &[self.hbm(peer)]);
+                self.push_links(peer, chip, out);
+                put(out, &[self.port(chip), self.mte2(chip, core)]);
             }
             PathKind::Signal => {
-                path.extend(self.links(chip, peer));
-                path.push(self.port(peer));
+                self.push_links(chip, peer, out);
+                put(out, &[self.port(peer)]);
             }
             // A local SDMA copy reads and writes the same HBM and crosses no port.
             PathKind::SdmaPut | PathKind::SdmaGet if peer == chip => {
-                path.extend([self.hbm(chip), self.sdma(chip, core), self.hbm(chip)]);
+                put(out, &[self.hbm(chip), self.sdma(chip, core), self.hbm(chip)]);
             }
             PathKind::SdmaPut => {
-                path.extend([self.hbm(chip), self.sdma(chip, core)]);
-                path.extend(self.links(chip, peer));
-                path.extend([self.port(peer), self.hbm(peer)]);
+                put(out, &[self.hbm(chip), self.sdma(chip, core)]);
+                self.push_links(chip, peer, out);
+                put(out, &[self.port(peer), self.hbm(peer)]);
             }
-            PathKind::SdmaRequest => path.extend(self.links(chip, peer)),
             // The channel paces the pull right after the source HBM: booked after the port, a
             // channel about as fast as the links would not overlap its packets with theirs
             // (the port compresses each packet to its end) and would halve the rate.
             PathKind::SdmaGet => {
-                path.extend([self.hbm(peer), self.sdma(chip, core)]);
-                path.extend(self.links(peer, chip));
-                path.extend([self.port(chip), self.hbm(chip)]);
+                put(out, &[self.hbm(peer), self.sdma(chip, core)]);
+                self.push_links(peer, chip, out);
+                put(out, &[self.port(chip), self.hbm(chip)]);
             }
         }
-        path.into_iter().flatten().collect()
     }
 }
 
@@ -310,7 +339,7 @@ impl Network for NetworkModel {
         let Some(slot) = self.index.of(route).filter(|&i| i < self.dense.len()) else {
             return match self.ids.get(route) {
                 Some(&id) => id,
-                None => self.new_path(route),
+                None => self.new_path(route, false),
             };
         };
         if let Some(id) = self.dense[slot].checked_sub(1) {
@@ -319,7 +348,7 @@ impl Network for NetworkModel {
         // First use (or id `u32::MAX`, past 2^32 paths, which only the hash map holds).
         let id = match self.ids.get(route) {
             Some(&id) => id,
-            None => self.new_path(route),
+            None => self.new_path(route, true),
         };
         if let Some(stored) = id.0.checked_add(1) {
             self.dense[slot] = stored;
