@@ -99,10 +99,11 @@ pub(crate) struct Pipes {
     gate: [SimTime; 3],
     /// Flags set and not waited yet, oldest first, by (from, to, event).
     flags: BTreeMap<(Pipe, Pipe, u32), VecDeque<Mark>>,
-    /// Asynchronous loads issued and not collected, by ticket.
-    pending: BTreeMap<u64, LoadShape>,
-    /// Loads a flag or barrier collected before their `wait_load`.
-    collected: BTreeMap<u64, Tile>,
+    /// Asynchronous loads issued and not collected, oldest (smallest ticket) first: a core
+    /// keeps a few in flight, so a short list beats a tree.
+    pending: Vec<(u64, LoadShape)>,
+    /// Loads a flag or barrier collected before their `wait_load`, by ticket.
+    collected: Vec<(u64, Tile)>,
     next_ticket: u64,
 }
 
@@ -130,49 +131,54 @@ impl Pipes {
 
     /// The number of loads in flight and the UB bytes they hold.
     pub(crate) fn in_flight(&self) -> (usize, usize) {
-        (self.pending.len(), self.pending.values().map(LoadShape::bytes).sum())
+        (self.pending.len(), self.pending.iter().map(|(_, l)| l.bytes()).sum())
     }
 
     /// Registers a load now in flight, under a new ticket.
     pub(crate) fn issue(&mut self, load: LoadShape) -> TileLoad {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        self.pending.insert(ticket, load);
+        // Tickets grow, so the list stays in ticket order.
+        self.pending.push((ticket, load));
         TileLoad { ticket }
     }
 
     /// The tickets of the loads in flight, oldest first.
     pub(crate) fn tickets(&self) -> Vec<u64> {
-        self.pending.keys().copied().collect()
+        self.pending.iter().map(|&(t, _)| t).collect()
     }
 
     /// The tile load `ticket` fills, if it is still in flight.
     pub(crate) fn in_flight_load(&self, ticket: u64) -> Option<LoadShape> {
-        self.pending.get(&ticket).copied()
+        self.pending.iter().find(|&&(t, _)| t == ticket).map(|&(_, l)| l)
     }
 
     /// Load `ticket` has arrived as `tile`: kept until its `wait_load` takes it.
     pub(crate) fn arrived(&mut self, ticket: u64, tile: Tile) {
-        self.pending.remove(&ticket);
-        self.collected.insert(ticket, tile);
+        if let Some(i) = self.pending.iter().position(|&(t, _)| t == ticket) {
+            self.pending.remove(i);
+        }
+        self.collected.retain(|&(t, _)| t != ticket);
+        self.collected.push((ticket, tile));
     }
 
     /// Whether load `ticket` has arrived and is waiting for its `wait_load`.
     pub(crate) fn has_arrived(&self, ticket: u64) -> bool {
-        self.collected.contains_key(&ticket)
+        self.collected.iter().any(|&(t, _)| t == ticket)
     }
 
     /// The tile of arrived load `ticket`, handed out once.
     pub(crate) fn take_arrived(&mut self, ticket: u64) -> Option<Tile> {
-        self.collected.remove(&ticket)
+        let i = self.collected.iter().position(|&(t, _)| t == ticket)?;
+        Some(self.collected.swap_remove(i).1)
     }
 
     /// When a flag set now on `from` fires, at `clock` on the scalar unit: once everything
     /// issued to `from` so far has finished.
     pub(crate) fn mark(&self, from: Pipe, clock: SimTime) -> Mark {
         match from {
-            Pipe::Mte2 => match self.pending.keys().next_back() {
-                Some(&t) => Mark::AfterLoad(t),
+            Pipe::Mte2 => match self.pending.last() {
+                Some(&(t, _)) => Mark::AfterLoad(t),
                 None => Mark::At(clock),
             },
             Pipe::Vector => Mark::At(self.vector_free.max(clock)),
