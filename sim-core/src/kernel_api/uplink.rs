@@ -19,11 +19,11 @@ use std::task::{Context, Poll, Waker};
 pub(crate) type Answer = SimResult<(SimTime, Reply)>;
 
 /// What a polled kernel has left for the driver and what the driver has left for it.
-pub(crate) struct MailState {
+struct MailState {
     /// Requests in program order: `(issue time, resume time, request)`.
-    pub(crate) outbox: Vec<(SimTime, SimTime, Request)>,
+    outbox: Vec<(SimTime, SimTime, Request)>,
     /// The answer to the blocking request last sent.
-    pub(crate) answer: Option<Answer>,
+    answer: Option<Answer>,
 }
 
 thread_local! {
