@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release --example my_allgather [TRACE.json]`
 
-use ranksim::custom::{self, Collective, Measure};
+use ranksim::custom::{self, Collective, Measure, Wrong};
 use ranksim::prelude::*;
 use std::cell::Cell;
 
@@ -95,14 +95,15 @@ impl Collective for MyAllGather {
         w.dispatch_all(&b.dom, kernel)
     }
 
-    fn wrong(&self, w: &World, b: &Bufs, count: usize) -> SimResult<u64> {
-        let n = b.dom.size();
-        let mut wrong = 0;
-        for r in 0..n {
+    // Every element of every rank against its golden: `compare` counts the wrong ones and keeps
+    // the first few (rank, index, got, expected), which the table prints under a wrong row.
+    fn wrong(&self, w: &World, b: &Bufs, count: usize) -> SimResult<Wrong> {
+        let mut wrong = Wrong::new();
+        for r in 0..b.dom.size() {
             let got: Vec<f32> = w.read(&b.target, r)?;
             for (i, g) in got.iter().enumerate() {
                 let (src, e) = (i / count, i % count);
-                wrong += u64::from(*g != (src * 1000 + e % 1000) as f32);
+                wrong.compare(r, i, f64::from(*g), (src * 1000 + e % 1000) as f64);
             }
         }
         Ok(wrong)

@@ -17,7 +17,7 @@
 
 use crate::Config;
 use crate::formats::benchmark_stats::BenchmarkStats;
-use crate::formats::{self, ResultRow, StraceLog};
+use crate::formats::{self, Mismatch, ResultRow, StraceLog};
 use sim_core::check::deadlock_findings;
 use sim_core::{
     DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
@@ -27,8 +27,9 @@ use std::io::Write;
 
 /// A collective as the measuring machinery sees it. `setup` allocates its window buffers on
 /// the domain of the ranks taking part, `stage` writes every rank's input, `call` queues one
-/// call on every rank (a dispatch per rank, as PyPTO's host API does), and `wrong` counts the
-/// elements that differ from the golden after one call. The size conventions follow
+/// call on every rank (a dispatch per rank, as PyPTO's host API does), and `wrong` compares
+/// every rank's result with the golden after one call ([`Wrong::compare`] per element: the
+/// count, and the first wrong elements for the report). The size conventions follow
 /// nccl-tests: `count` elements per rank for a requested size, `bytes` for the table's size
 /// column, and `busbw = algbw * bus_factor`.
 pub trait Collective {
@@ -66,8 +67,66 @@ pub trait Collective {
     fn stage(&self, w: &mut World, b: &Self::Buffers, count: usize) -> SimResult<()>;
     /// Queues one call on every rank.
     fn call(&self, w: &mut World, b: &Self::Buffers) -> SimResult<()>;
-    /// Elements, over every rank, that differ from the golden after one call.
-    fn wrong(&self, w: &World, b: &Self::Buffers, count: usize) -> SimResult<u64>;
+    /// The elements, over every rank, that differ from the golden after one call: build it
+    /// with [`Wrong::compare`] (or return `Ok(n.into())` with a bare count).
+    fn wrong(&self, w: &World, b: &Self::Buffers, count: usize) -> SimResult<Wrong>;
+}
+
+/// A comparison of a collective's results with their golden: how many elements differ and the
+/// first few of them (rank, index, got, expected), which the table prints under a wrong row
+/// and the JSON keeps as `first_wrong`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Wrong {
+    count: u64,
+    first: Vec<Mismatch>,
+}
+
+impl Wrong {
+    /// No element compared yet.
+    pub fn new() -> Wrong {
+        Wrong::default()
+    }
+
+    /// Compares element `index` of rank `rank`'s result, `got`, with its golden `expected`
+    /// (as numbers: `-0.0 == 0.0`, a NaN is never equal); counts and keeps it when they
+    /// differ. Returns whether they were equal.
+    pub fn compare(&mut self, rank: usize, index: usize, got: f64, expected: f64) -> bool {
+        let equal = got == expected;
+        if !equal {
+            self.record(rank, index as u64, got, expected);
+        }
+        equal
+    }
+
+    /// Counts one wrong element, keeping it if it is among the first [`Mismatch::KEPT`].
+    pub fn record(&mut self, rank: usize, index: u64, got: f64, expected: f64) {
+        self.count += 1;
+        if self.first.len() < Mismatch::KEPT {
+            self.first.push(Mismatch { rank, index, got, expected });
+        }
+    }
+
+    /// Counts `n` wrong elements with no detail (elements missing from a short buffer).
+    pub fn add_count(&mut self, n: u64) {
+        self.count = self.count.saturating_add(n);
+    }
+
+    /// How many elements differ.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The first wrong elements, in the order they were found.
+    pub fn first(&self) -> &[Mismatch] {
+        &self.first
+    }
+}
+
+impl From<u64> for Wrong {
+    /// A bare count, with no element named.
+    fn from(count: u64) -> Wrong {
+        Wrong { count, first: Vec::new() }
+    }
 }
 
 /// How to measure: ranks, calls, jitter, payload.
@@ -94,10 +153,12 @@ impl Measure {
     }
 }
 
-/// A finished run and how many elements were wrong (0 when it kept no payload).
+/// A finished run and its comparison with the golden (nothing wrong when it kept no payload).
 pub struct Run {
+    /// What the run left behind: times, records, warnings, the trace when asked.
     pub report: RunReport,
-    pub wrong: u64,
+    /// The elements that differ from the golden.
+    pub wrong: Wrong,
 }
 
 /// Runs `calls` calls of `count` elements per rank on a fresh world of `cfg` (timing-only when
@@ -124,7 +185,7 @@ pub fn run<C: Collective>(
     w.options_mut().progress = m.progress.clone();
     let b = queue(&mut w, c, m.ranks, count, calls).map_err(e)?;
     let report = w.run().map_err(e)?;
-    let wrong = if w.has_payload() { c.wrong(&w, &b, count).map_err(e)? } else { 0 };
+    let wrong = if w.has_payload() { c.wrong(&w, &b, count).map_err(e)? } else { Wrong::new() };
     Ok(Run { report, wrong })
 }
 
@@ -187,6 +248,7 @@ pub fn point<C: Collective>(
     }
     let time_us = time_per_call(&timed, n, m.warmup as usize, calls);
     let algbw = formats::algbw_gbps(bytes, time_us);
+    let wrong = check_run.map(|r| r.wrong);
     let row = ResultRow {
         size: bytes,
         count: count as u64,
@@ -196,9 +258,10 @@ pub fn point<C: Collective>(
         time_us,
         algbw_gbps: algbw,
         busbw_gbps: algbw * c.bus_factor(n),
-        nwrong: check_run.map(|r| r.wrong),
+        nwrong: wrong.as_ref().map(Wrong::count),
         series: None,
         failed: None,
+        first_wrong: wrong.map(|w| w.first).unwrap_or_default(),
     };
     Ok(Some(Point { row, report: timed }))
 }
@@ -219,7 +282,9 @@ pub fn time_per_call(r: &RunReport, n: usize, warmup: usize, calls: usize) -> f6
 }
 
 /// Sweeps `c` over `sizes`, printing the nccl-tests table (header, a row per size, the
-/// average-busbw footer) to `out`; returns the rows and whether any element was wrong.
+/// average-busbw footer) to `out`; returns the rows and whether the sweep failed: an element
+/// was wrong, or a size's run failed (a deadlock, a kernel error: a FAILED row with its reason,
+/// and the sweep goes on).
 pub fn sweep<C: Collective>(
     out: &mut dyn Write,
     cfg: &Config,
@@ -242,17 +307,47 @@ pub fn sweep<C: Collective>(
     writeln!(out, "{}", formats::header()).map_err(io)?;
     let mut rows = Vec::new();
     for &size in sizes {
-        let Some(p) = point(cfg, c, m, size, false)? else { continue };
+        let p = match point(cfg, c, m, size, false) {
+            Ok(Some(p)) => p,
+            Ok(None) => continue,
+            // A run that fails (a deadlock, a kernel error) is a FAILED row; the sweep goes on.
+            Err(e) => {
+                let mut lines = e.lines();
+                let Some(row) = failed_row(c, m.ranks, size, lines.next().unwrap_or("failed").to_string()) else {
+                    continue;
+                };
+                writeln!(out, "{}", formats::row(&row)).map_err(io)?;
+                for l in lines.filter(|l| !l.trim().is_empty()) {
+                    writeln!(out, "#   {}", l.trim_end()).map_err(io)?;
+                }
+                rows.push(row);
+                continue;
+            }
+        };
         for w in &p.report.warnings {
             writeln!(out, "# warning: {w}").map_err(io)?;
         }
         writeln!(out, "{}", formats::row(&p.row)).map_err(io)?;
+        for x in &p.row.first_wrong {
+            writeln!(out, "#   wrong: {x}").map_err(io)?;
+        }
         rows.push(p.row);
     }
-    let avg = formats::average_busbw(&rows.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
-    writeln!(out, "{}", formats::footer(avg)).map_err(io)?;
-    let wrong = rows.iter().any(|r| r.nwrong.is_some_and(|w| w > 0));
-    Ok((rows, wrong))
+    let measured: Vec<f64> = rows.iter().filter(|r| r.failed.is_none()).map(|r| r.busbw_gbps).collect();
+    let verdict = formats::Verdict::of(&rows);
+    writeln!(out, "{}", formats::footer(formats::average_busbw(&measured), verdict)).map_err(io)?;
+    Ok((rows, verdict.is_failed()))
+}
+
+/// The row of `size_bytes` whose run gave no measurement, and why (`None` when the size gives
+/// no element and `c` needs some).
+pub fn failed_row<C: Collective>(c: &C, ranks: usize, size_bytes: u64, why: String) -> Option<ResultRow> {
+    let count = c.count(size_bytes, ranks);
+    if count == 0 && !c.runs_without_data() {
+        return None;
+    }
+    let type_name = formats::nccl_type(c.dtype());
+    Some(ResultRow::failed(c.bytes(count, ranks), count as u64, type_name, &c.redop(), c.root(), why))
 }
 
 /// PyPTO's `benchmark()` of `c` at `size_bytes`: `warmup + iters` calls, their `[STRACE]`

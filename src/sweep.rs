@@ -8,7 +8,7 @@
 //! timing-only run of all calls (times do not depend on payload).
 
 use crate::Config;
-use crate::custom::{self, Collective, Measure};
+use crate::custom::{self, Collective, Measure, Wrong};
 use crate::formats::{self, ResultRow};
 use collectives::{Call, CallBuffers, Kind, Mode, Path};
 use sim_core::{DType, Domain, Jitter, Progress, ReduceOp, RunReport, SimResult, World};
@@ -178,7 +178,7 @@ impl Collective for Builtin<'_> {
     fn call(&self, w: &mut World, b: &CallBuffers) -> SimResult<()> {
         self.0.call.queue(w, b)
     }
-    fn wrong(&self, w: &World, b: &CallBuffers, count: usize) -> SimResult<u64> {
+    fn wrong(&self, w: &World, b: &CallBuffers, count: usize) -> SimResult<Wrong> {
         wrong(w, b, &self.0.call, count)
     }
 }
@@ -281,11 +281,11 @@ fn fill(w: &mut World, b: &CallBuffers, call: &Call) -> SimResult<()> {
 }
 
 /// Elements that differ from the golden, over every rank.
-fn wrong(w: &World, b: &CallBuffers, call: &Call, count: usize) -> SimResult<u64> {
+fn wrong(w: &World, b: &CallBuffers, call: &Call, count: usize) -> SimResult<Wrong> {
     let n = call.ranks;
     let v = |r: usize, i: usize| value(call.op, r, i);
     let fold = |i: usize| (1..n).fold(v(0, i), |a, r| combine(call.op, a, v(r, i)));
-    let mut wrong = 0;
+    let mut wrong = Wrong::new();
     for me in 0..n {
         // Where rank `me`'s result sits (buffer, first element) and its golden: `segs`
         // segments of `count` elements, element `i` of segment `s` being `g(s, i)`.
@@ -301,7 +301,7 @@ fn wrong(w: &World, b: &CallBuffers, call: &Call, count: usize) -> SimResult<u64
             Some(t) => w.read_bytes(t, me)?,
             None => Vec::new(),
         };
-        wrong += wrong_elements(call.dtype, &got, first, segs, count, g);
+        wrong_elements(&mut wrong, me, call.dtype, &got, first, segs, count, g);
     }
     Ok(wrong)
 }
@@ -325,20 +325,22 @@ fn periodic_bytes(dt: DType, len: usize, f: impl Fn(usize) -> f64) -> Vec<u8> {
     out
 }
 
-/// Elements of `got` (a whole buffer's bytes) from element `first` on that differ from the
-/// golden `g(s, i)` of `segs` segments of `count` elements (missing ones count as wrong).
-/// Compared as numbers, as `read_f64` decodes them; equal bytes of an exactly encoded golden
-/// are equal numbers, so only differing bytes are decoded.
+/// Compares the elements of `got` (rank `rank`'s whole buffer, as bytes) from element `first`
+/// on with the golden `g(s, i)` of `segs` segments of `count` elements, into `wrong` (missing
+/// ones count as wrong). Compared as numbers, as `read_f64` decodes them; equal bytes of an
+/// exactly encoded golden are equal numbers, so only differing bytes are decoded.
+#[allow(clippy::too_many_arguments)]
 fn wrong_elements(
+    wrong: &mut Wrong,
+    rank: usize,
     dt: DType,
     got: &[u8],
     first: usize,
     segs: usize,
     count: usize,
     g: impl Fn(usize, usize) -> f64,
-) -> u64 {
+) {
     let es = dt.size();
-    let mut wrong = 0u64;
     // Compared a block of whole periods at a time; a block that differs, element by element.
     let block = (4096 / (PERIOD * es)).max(1) * PERIOD;
     for s in 0..segs {
@@ -347,20 +349,17 @@ fn wrong_elements(
         let exact = (0..want.len()).all(|i| dt.read_f64(&pattern, i) == want[i]);
         let start = (first + s * count) * es;
         let seg = got.get(start..got.len().min(start + count * es)).unwrap_or_default();
-        wrong += (count - seg.len() / es) as u64;
         for (b, bytes) in seg.chunks(block * es).enumerate() {
             if exact && bytes == &pattern[..bytes.len()] {
                 continue;
             }
             for (k, chunk) in bytes.chunks_exact(es).enumerate() {
                 let i = b * block + k;
-                if dt.read_f64(chunk, 0) != want[i % PERIOD] {
-                    wrong += 1;
-                }
+                wrong.compare(rank, first + s * count + i, dt.read_f64(chunk, 0), want[i % PERIOD]);
             }
         }
+        wrong.add_count((count - seg.len() / es) as u64);
     }
-    wrong
 }
 
 fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
@@ -415,7 +414,8 @@ impl Bound {
 }
 
 fn gb(v: f64) -> String {
-    if v.is_finite() { format!("{v:.2} GB/s") } else { "unlimited".to_string() }
+    // `+ 0.0` turns -0.0 (Rust's empty f64 sum) into 0.0, so no `-0.00` is printed.
+    if v.is_finite() { format!("{:.2} GB/s", v + 0.0) } else { "unlimited".to_string() }
 }
 
 /// The bus-bandwidth bound of `cfg` for the first `ranks` ranks (see [`Bound`]).
@@ -435,7 +435,7 @@ pub fn busbw_bound(cfg: &Config, ranks: usize) -> Result<Bound, String> {
             _ => links.push((1, r)),
         }
     }
-    let egress_gbps = links.iter().map(|(n, g)| *n as f64 * g).sum::<f64>();
+    let egress_gbps = links.iter().fold(0.0, |sum, (n, g)| sum + *n as f64 * g);
     let eff = cfg.fabric.efficiency;
     let port_gbps = if cfg.fabric.port_gbps.is_finite() { cfg.fabric.port_gbps * eff } else { f64::INFINITY };
     Ok(Bound { gbps: egress_gbps.min(port_gbps), links, egress_gbps, port_gbps, efficiency: eff })
@@ -542,25 +542,35 @@ mod tests {
 
     #[test]
     fn wrong_elements_counts_what_read_f64_would() {
+        let count = |dt: DType, got: &[u8], first: usize, segs: usize, n: usize, g: &dyn Fn(usize, usize) -> f64| {
+            let mut w = Wrong::new();
+            wrong_elements(&mut w, 0, dt, got, first, segs, n, g);
+            w
+        };
         let g = |s: usize, i: usize| ((s + i) % 9) as f64 - 4.0;
         let good: Vec<f64> = (0..2).flat_map(|s| (0..20).map(move |i| g(s, i))).collect();
         let dt = DType::F32;
-        assert_eq!(wrong_elements(dt, &bytes(dt, &good), 0, 2, 20, g), 0);
-        // Two wrong values, one of them in the second segment.
+        assert_eq!(count(dt, &bytes(dt, &good), 0, 2, 20, &g).count(), 0);
+        // Two wrong values, one of them in the second segment: both named, in order.
         let mut bad = good.clone();
         (bad[3], bad[25]) = (100.0, -100.0);
-        assert_eq!(wrong_elements(dt, &bytes(dt, &bad), 0, 2, 20, g), 2);
+        let w = count(dt, &bytes(dt, &bad), 0, 2, 20, &g);
+        assert_eq!(w.count(), 2);
+        let named: Vec<(u64, f64, f64)> = w.first().iter().map(|m| (m.index, m.got, m.expected)).collect();
+        assert_eq!(named, [(3, 100.0, g(0, 3)), (25, -100.0, g(1, 5))]);
         // -0.0 where 0.0 is due: different bytes, the same number.
         let mut z = good.clone();
         let k = (0..40).find(|&k| good[k] == 0.0).unwrap();
         z[k] = -0.0;
-        assert_eq!(wrong_elements(dt, &bytes(dt, &z), 0, 2, 20, g), 0);
+        assert_eq!(count(dt, &bytes(dt, &z), 0, 2, 20, &g).count(), 0);
         // A short buffer: the missing elements are wrong; an offset region is read from `first`.
-        assert_eq!(wrong_elements(dt, &bytes(dt, &good[..30]), 0, 2, 20, g), 10);
-        assert_eq!(wrong_elements(dt, &bytes(dt, &good), 20, 1, 20, |_, i| g(1, i)), 0);
-        // A golden i8 cannot hold (200): every element is wrong, whatever the bytes.
+        assert_eq!(count(dt, &bytes(dt, &good[..30]), 0, 2, 20, &g).count(), 10);
+        assert_eq!(count(dt, &bytes(dt, &good), 20, 1, 20, &|_, i| g(1, i)).count(), 0);
+        // A golden i8 cannot hold (200): every element is wrong, whatever the bytes; only the
+        // first few are kept.
         let dt = DType::I8;
         let sat = bytes(dt, &[200.0; 9]);
-        assert_eq!(wrong_elements(dt, &sat, 0, 1, 9, |_, _| 200.0), 9);
+        let w = count(dt, &sat, 0, 1, 9, &|_, _| 200.0);
+        assert_eq!((w.count(), w.first().len()), (9, crate::formats::Mismatch::KEPT));
     }
 }

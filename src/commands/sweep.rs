@@ -13,6 +13,7 @@ use crate::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJ
 use crate::progress::RowsBar;
 use crate::sweep::{Point, SweepSpec, busbw_bound, failed_row, mode_note, nccl_type, run_point_watched, supports};
 use collectives::{Call, Kind, Mode, Path};
+use sim_core::Progress;
 use sim_core::{DType, Jitter, ReduceOp};
 use std::io::Write;
 use std::path::PathBuf;
@@ -245,23 +246,10 @@ fn label(spec: &SweepSpec) -> String {
 
 /// Runs the sweep, printing the table to `out` and a progress bar to stderr when stdout and stderr are terminals.
 pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
-    let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
-    let ranks = a.ranks.unwrap_or(cfg.machine.ranks);
-    if ranks == 0 || ranks > cfg.machine.ranks {
-        return Err(format!(
-            "--ranks {ranks}: machine `{}` has {} ranks; use 1..={}",
-            cfg.machine.name, cfg.machine.ranks, cfg.machine.ranks
-        ));
-    }
-    let all_sizes = formats::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
-        .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
-    if let Some(min) = a.min_busbw
-        && !(min.is_finite() && min >= 0.0)
-    {
-        return Err(format!("--min-busbw {min}: must be a finite number of GB/s, 0 or more"));
-    }
-    let combos = combos(a, &cfg, ranks);
+    let ranks = checked_ranks(a, &cfg)?;
+    let all_sizes = checked_sizes(a)?;
+    let (combos, skipped) = plan_combos(a, &cfg, ranks)?;
     for combo in &combos {
         let spec = spec(a, combo, ranks);
         spec.validate("-e", a.max_bytes, cfg.machine.ranks)?;
@@ -277,137 +265,311 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         }
     }
     let bound = busbw_bound(&cfg, ranks)?;
-    let (mut all_rows, mut series, mut summaries, mut failed) = (Vec::new(), Vec::new(), Vec::new(), false);
-    let mut traced = a.trace.is_none();
-    let (mut tally, started) = (crate::run_stats::Tally::default(), std::time::Instant::now());
-    let mut strace = crate::formats::StraceLog::new(&cfg.host);
-    let mut warned: Vec<String> = Vec::new();
-    let mut warn = |out: &mut dyn Write, w: String| -> std::io::Result<()> {
-        if !warned.contains(&w) {
-            writeln!(out, "# warning: {w}")?;
-            warned.push(w);
-        }
-        Ok(())
-    };
-    for w in flag_warnings(a, &combos, ranks) {
-        warn(out, w).map_err(io)?;
+    let mut run = SweepRun::new(combos.len() > 1, &cfg);
+    for w in skipped.into_iter().chain(flag_warnings(a, &combos, ranks)) {
+        run.warn(out, w)?;
     }
-    let multi = combos.len() > 1;
     for combo in &combos {
         let spec = spec(a, combo, ranks);
-        let sc = sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes));
         let lbl = label(&spec);
-        writeln!(out, "{}", formats::preamble(env!("CARGO_PKG_VERSION"), &sc)).map_err(io)?;
-        writeln!(out, "# {}: {}", lbl, mode_note(&spec)).map_err(io)?;
+        let mut notes = vec![format!("{lbl}: {}", mode_note(&spec))];
         let reports_bound = spec.call.kind != Kind::Barrier;
         if reports_bound {
-            writeln!(out, "# bound: {}", bound.line()).map_err(io)?;
+            notes.push(format!("bound: {}", bound.line()));
         }
         // A barrier moves no payload: every size would be the same size-0 row.
         let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
         let sizes: &[u64] = if spec.call.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
         if spec.call.kind == Kind::Barrier && all_sizes.len() > 1 {
-            writeln!(out, "# barrier moves no payload: one row, not one per size").map_err(io)?;
+            notes.push("barrier moves no payload: one row, not one per size".to_string());
         }
         if let Some(m) = combo.max_bytes {
-            writeln!(
-                out,
-                "# {lbl}: up to {} in the default run (one block: its time grows linearly with the size); \
+            notes.push(format!(
+                "{lbl}: up to {} in the default run (one block: its time grows linearly with the size); \
                  give -e for larger sizes",
                 formats::size_label(m)
-            )
-            .map_err(io)?;
+            ));
+        }
+        let todo = distinct_sizes(&spec, sizes);
+        let plan = SeriesPlan {
+            config: sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes)),
+            label: lbl,
+            notes,
+            threads: threads_for(a, &spec, &todo)?,
+            sizes: todo,
+            bound: reports_bound.then_some(bound.gbps).filter(|b| b.is_finite()),
+        };
+        let measure =
+            |size: u64, trace: bool, progress: Option<&Progress>| run_point_watched(&cfg, &spec, size, trace, progress);
+        run.series(out, a, plan, &measure, &|size, why| failed_row(&spec, size, why))?;
+    }
+    run.finish(out, a, &bound, ranks)
+}
+
+/// The ranks taking part: `-g`, or every rank of the machine; one rank is refused (it has no
+/// peer, and nccl-tests' `-g 1` means something else).
+fn checked_ranks(a: &SweepArgs, cfg: &Config) -> Result<usize, String> {
+    let ranks = a.ranks.unwrap_or(cfg.machine.ranks);
+    let n = cfg.machine.ranks;
+    if n == 1 {
+        return Err(format!(
+            "machine `{}` has one rank (machine.ranks = 1): a collective needs at least 2",
+            cfg.machine.name
+        ));
+    }
+    if ranks == 1 {
+        return Err(one_rank_error(&cfg.machine.name, n));
+    }
+    if ranks == 0 || ranks > n {
+        return Err(format!("--ranks {ranks}: machine `{}` has {n} ranks; use 2..={n}", cfg.machine.name));
+    }
+    Ok(ranks)
+}
+
+/// The error of `-g 1`: what `-g` means here and what to type instead.
+pub fn one_rank_error(machine: &str, n: usize) -> String {
+    format!(
+        "-g 1: one rank has no peer, so a collective moves nothing (busbw 0). Here -g / --ranks is the number \
+         of ranks taking part: nccl-tests' `-g 1` means one GPU per process with many processes, but ranksim \
+         simulates every rank in one process. Leave -g out to use all {n} ranks of `{machine}`, or give 2..={n}"
+    )
+}
+
+/// The `-b -e -f` sizes, and `--min-busbw` checked as a value.
+fn checked_sizes(a: &SweepArgs) -> Result<Vec<u64>, String> {
+    let sizes = formats::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
+        .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
+    if let Some(min) = a.min_busbw
+        && !(min.is_finite() && min >= 0.0)
+    {
+        return Err(format!("--min-busbw {min}: must be a finite number of GB/s, 0 or more"));
+    }
+    Ok(sizes)
+}
+
+/// What one series of a sweep prints and runs.
+pub struct SeriesPlan {
+    /// The legend / JSON label.
+    pub label: String,
+    /// What the preamble line and the JSON say was run.
+    pub config: SweepConfig,
+    /// `# ` lines between the preamble and the header (what it models, the bound, caps).
+    pub notes: Vec<String>,
+    /// The sizes to run, in order.
+    pub sizes: Vec<u64>,
+    /// Sizes run at once on host threads.
+    pub threads: usize,
+    /// The busbw bound its summary compares with (`None`: no bound applies).
+    pub bound: Option<f64>,
+}
+
+/// Measures one size of a series: `(size, traced, progress)`; `Ok(None)` when the size gives
+/// no element.
+pub type MeasureFn<'a> = dyn Fn(u64, bool, Option<&Progress>) -> Result<Option<Point>, String> + Sync + 'a;
+
+/// The FAILED row of a size whose run gave no measurement, and why (`None`: no row at all).
+pub type FailedRowFn<'a> = dyn Fn(u64, String) -> Option<ResultRow> + 'a;
+
+/// Everything a sweep gathers over its series: rows, plot series, summaries, STRACE, engine
+/// work, warnings already printed, whether anything failed.
+pub struct SweepRun {
+    multi: bool,
+    rows: Vec<ResultRow>,
+    series: Vec<Series>,
+    summaries: Vec<SeriesSummary>,
+    strace: formats::StraceLog,
+    tally: crate::run_stats::Tally,
+    started: std::time::Instant,
+    traced: Option<(String, u64)>,
+    warned: Vec<String>,
+    failed: bool,
+}
+
+impl SweepRun {
+    /// A sweep of one series, or of several (`multi`: rows carry their series, a summary
+    /// closes the output), on the machine of `cfg`.
+    pub fn new(multi: bool, cfg: &Config) -> SweepRun {
+        SweepRun {
+            multi,
+            rows: Vec::new(),
+            series: Vec::new(),
+            summaries: Vec::new(),
+            strace: formats::StraceLog::new(&cfg.host),
+            tally: crate::run_stats::Tally::default(),
+            started: std::time::Instant::now(),
+            traced: None,
+            warned: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// Prints `# warning: w` once per sweep.
+    pub fn warn(&mut self, out: &mut dyn Write, w: String) -> Result<(), String> {
+        if !self.warned.contains(&w) {
+            writeln!(out, "# warning: {w}").map_err(io)?;
+            self.warned.push(w);
+        }
+        Ok(())
+    }
+
+    /// Runs one series: its preamble, notes and header, a row per size (FAILED rows for sizes
+    /// that gave no measurement, with the first wrong elements of a wrong row), the footer,
+    /// and the lines that say why it failed.
+    pub fn series(
+        &mut self,
+        out: &mut dyn Write,
+        a: &SweepArgs,
+        plan: SeriesPlan,
+        measure: &MeasureFn<'_>,
+        failed_row: &FailedRowFn<'_>,
+    ) -> Result<(), String> {
+        writeln!(out, "{}", formats::preamble(env!("CARGO_PKG_VERSION"), &plan.config)).map_err(io)?;
+        for n in &plan.notes {
+            writeln!(out, "# {n}").map_err(io)?;
         }
         writeln!(out, "{}", formats::header()).map_err(io)?;
+        let trace_first = a.trace.is_some() && self.traced.is_none();
+        let bar = RowsBar::on_terminal(&plan.label, plan.sizes.len());
+        let work = |k: usize, &size: &u64| measure(size, trace_first && k == 0, Some(bar.counter()));
         let mut rows: Vec<ResultRow> = Vec::new();
-        let todo = distinct_sizes(&spec, sizes);
-        let threads = threads_for(a, &spec, &todo)?;
-        let trace_first = !traced;
-        let bar = RowsBar::on_terminal(&lbl, todo.len());
-        let work =
-            |k: usize, &size: &u64| run_point_watched(&cfg, &spec, size, trace_first && k == 0, Some(bar.counter()));
-        let mut take_row = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
-            let size = todo[k];
-            let point = match result {
-                Ok(Some(p)) => p,
-                Ok(None) => return Ok(()),
-                // This size cannot run (a dtype the path does not support, a tile that does not
-                // fit UB, ...): its row says why and the sweep goes on.
-                Err(e) => {
-                    let Some(row) = failed_row(&spec, size, e) else { return Ok(()) };
-                    writeln!(out, "{}", formats::row(&row)).map_err(io)?;
-                    failed = true;
-                    rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..row });
-                    return Ok(());
-                }
-            };
-            tally.add(&point.report);
-            failed |= point.row.failed.is_some();
-            if !traced && point.report.trace.is_some() {
-                write_trace(a, &point, ranks)?;
-                traced = true;
-            }
-            if a.strace.is_some() {
-                strace.add_run(&point.report);
-            }
-            for w in &point.report.warnings {
-                warn(out, w.clone()).map_err(io)?;
-            }
-            writeln!(out, "{}", formats::row(&point.row)).map_err(io)?;
-            failed |= point.row.nwrong.is_some_and(|w| w > 0);
-            rows.push(ResultRow { series: multi.then(|| lbl.clone()), ..point.row });
-            Ok(())
-        };
         let mut take = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
             bar.row_done();
-            bar.suspend(|| take_row(k, result))
+            bar.suspend(|| self.take_row(out, a, &plan, &mut rows, failed_row, plan.sizes[k], result))
         };
-        crate::parallel::in_order(&todo, threads, work, &mut take)?;
+        crate::parallel::in_order(&plan.sizes, plan.threads, work, &mut take)?;
         drop(bar);
+        self.close_series(out, a, plan, rows)
+    }
+
+    /// Prints and keeps the row of one size.
+    #[allow(clippy::too_many_arguments)]
+    fn take_row(
+        &mut self,
+        out: &mut dyn Write,
+        a: &SweepArgs,
+        plan: &SeriesPlan,
+        rows: &mut Vec<ResultRow>,
+        failed_row: &FailedRowFn<'_>,
+        size: u64,
+        result: Result<Option<Point>, String>,
+    ) -> Result<(), String> {
+        let series = self.multi.then(|| plan.label.clone());
+        let point = match result {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(()),
+            // This size cannot run (a tile that does not fit UB, a deadlock, ...): its row says
+            // why, the details follow as notes, and the sweep goes on.
+            Err(e) => {
+                let mut lines = e.lines();
+                let Some(row) = failed_row(size, lines.next().unwrap_or("failed").to_string()) else { return Ok(()) };
+                writeln!(out, "{}", formats::row(&row)).map_err(io)?;
+                for l in lines.filter(|l| !l.trim().is_empty()) {
+                    writeln!(out, "#   {}", l.trim_end()).map_err(io)?;
+                }
+                rows.push(ResultRow { series, ..row });
+                return Ok(());
+            }
+        };
+        self.tally.add(&point.report);
+        if self.traced.is_none()
+            && point.report.trace.is_some()
+            && let Some(path) = &a.trace
+        {
+            let ranks = plan.config.ranks;
+            let json = crate::formats::to_chrome_json(point.report.trace.as_ref().expect("checked"), ranks);
+            std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            self.traced = Some((plan.label.clone(), point.row.size));
+        }
+        if a.strace.is_some() {
+            self.strace.add_run(&point.report);
+        }
+        for w in &point.report.warnings {
+            self.warn(out, w.clone())?;
+        }
+        writeln!(out, "{}", formats::row(&point.row)).map_err(io)?;
+        for m in &point.row.first_wrong {
+            writeln!(out, "#   wrong: {m}").map_err(io)?;
+        }
+        rows.push(ResultRow { series, ..point.row });
+        Ok(())
+    }
+
+    /// The footer of a series and the lines that say why it failed; its summary and plot line.
+    fn close_series(
+        &mut self,
+        out: &mut dyn Write,
+        a: &SweepArgs,
+        plan: SeriesPlan,
+        rows: Vec<ResultRow>,
+    ) -> Result<(), String> {
+        let lbl = plan.label;
         let measured: Vec<&ResultRow> = rows.iter().filter(|r| r.failed.is_none()).collect();
         let avg = formats::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
-        writeln!(out, "{}", formats::footer(avg)).map_err(io)?;
+        let verdict = formats::Verdict::of(&rows);
+        writeln!(out, "{}", formats::footer(avg, verdict)).map_err(io)?;
+        self.failed |= verdict.is_failed();
         if let Some(min) = a.min_busbw
             && avg < min
         {
             writeln!(out, "# FAILED: {lbl}: average bus bandwidth {avg:.2} GB/s is below --min-busbw {min}")
                 .map_err(io)?;
-            failed = true;
+            self.failed = true;
         }
-        if rows.iter().any(|r| r.nwrong.is_some_and(|w| w > 0)) {
-            writeln!(out, "# FAILED: {} wrong element(s)", rows.iter().filter_map(|r| r.nwrong).sum::<u64>())
+        if verdict.wrong > 0 {
+            writeln!(out, "# FAILED: {} wrong element(s)", verdict.wrong).map_err(io)?;
+        }
+        if verdict.failed > 0 {
+            writeln!(out, "# FAILED: {} size(s) have no measurement (the FAILED rows say why)", verdict.failed)
                 .map_err(io)?;
         }
-        let unmeasured = rows.len() - measured.len();
-        if unmeasured > 0 {
-            writeln!(out, "# FAILED: {unmeasured} size(s) have no measurement (the FAILED rows say why)")
-                .map_err(io)?;
-        }
-        series.push(Series {
+        self.series.push(Series {
             label: lbl.clone(),
             points: measured.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect(),
         });
         let peak = measured.iter().map(|r| r.busbw_gbps).fold(0.0, f64::max);
-        summaries.push(SeriesSummary {
+        self.summaries.push(SeriesSummary {
             label: lbl,
-            config: sc,
+            config: plan.config,
             average_bus_bandwidth: avg,
             peak_bus_bandwidth: peak,
-            bound_gbps: (reports_bound && bound.gbps.is_finite()).then_some(bound.gbps),
+            bound_gbps: plan.bound,
         });
-        all_rows.extend(rows);
+        self.rows.extend(rows);
+        Ok(())
     }
-    if multi {
-        summary(out, &summaries, &bound).map_err(io)?;
+
+    /// The summary of several series, the output files, the trace line and `--stats`; the
+    /// sweep's status.
+    pub fn finish(self, out: &mut dyn Write, a: &SweepArgs, bound: &crate::sweep::Bound, ranks: usize) -> CmdResult {
+        if self.multi {
+            summary(out, &self.summaries, &self.rows, bound).map_err(io)?;
+        }
+        if let Some(path) = &a.trace {
+            match &self.traced {
+                Some((series, size)) => writeln!(
+                    out,
+                    "# trace: {series} at {size} B (the first size that ran; one run per sweep) written to {}",
+                    path.display()
+                ),
+                None => writeln!(out, "# warning: no trace written: the first size of the sweep did not run"),
+            }
+            .map_err(io)?;
+        }
+        write_outputs(a, &self.machine_title(ranks), self.rows, self.summaries, &self.series, &self.strace.text())?;
+        if a.stats {
+            writeln!(out, "{}", self.tally.line(self.started.elapsed())).map_err(io)?;
+        }
+        Ok(if self.failed { Status::Failed } else { Status::Ok })
     }
-    write_outputs(a, &cfg, ranks, all_rows, summaries, &series, &strace.text())?;
-    if a.trace.is_some() && !traced {
-        writeln!(out, "# warning: no trace written: the first size of the sweep did not run").map_err(io)?;
+
+    fn machine_title(&self, ranks: usize) -> String {
+        let machine = self.summaries.first().map_or("?", |s| s.config.machine.as_str());
+        format!("ranksim sweep on {machine} ({ranks} ranks)")
     }
-    if a.stats {
-        writeln!(out, "{}", tally.line(started.elapsed())).map_err(io)?;
-    }
-    Ok(if failed { Status::Failed } else { Status::Ok })
+}
+
+fn io(e: std::io::Error) -> String {
+    e.to_string()
 }
 
 /// The sizes of a series that give rows: a size whose element count is the previous one's
@@ -443,10 +605,21 @@ fn has_elements(spec: &SweepSpec, size: u64) -> bool {
         || formats::count_for(spec.call.kind, size, spec.call.dtype.size() as u64, spec.call.ranks) > 0
 }
 
-/// The closing comparison of several series: each one's best busbw against the bound.
-fn summary(out: &mut dyn Write, s: &[SeriesSummary], bound: &crate::sweep::Bound) -> std::io::Result<()> {
-    writeln!(out, "# summary: peak busbw per series (bound {:.2} GB/s)", bound.gbps)?;
+/// The closing comparison of several series: each one's best busbw against the bound, or
+/// FAILED for a series with no measured size.
+fn summary(
+    out: &mut dyn Write,
+    s: &[SeriesSummary],
+    rows: &[ResultRow],
+    bound: &crate::sweep::Bound,
+) -> std::io::Result<()> {
+    writeln!(out, "# summary: peak busbw per series (bound {:.2} GB/s)", bound.gbps + 0.0)?;
     for x in s {
+        let mine = || rows.iter().filter(|r| r.series.as_deref() == Some(x.label.as_str()));
+        if mine().all(|r| r.failed.is_some()) {
+            writeln!(out, "#   {:<44} FAILED: no size was measured (the FAILED rows say why)", x.label)?;
+            continue;
+        }
         let pct = match x.bound_gbps {
             Some(b) if b > 0.0 => format!(" = {:.1}% of the bound", 100.0 * x.peak_bus_bandwidth / b),
             _ => String::new(),
@@ -494,18 +667,67 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
             }
             continue;
         };
-        let modes: Vec<Mode> = match kind {
-            Kind::AllReduce => modes.clone(),
-            // The builtin, and the HCCL-class SDMA allgather when asked for.
-            Kind::AllGather => modes.iter().copied().filter(|m| matches!(m, Mode::Mesh | Mode::SdmaMesh)).collect(),
-            _ => Vec::new(),
-        };
-        if modes.is_empty() {
-            out.push(builtin);
-        }
-        out.extend(modes.into_iter().map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None }));
+        // Modes that do not apply to `kind` are left out (`plan_combos` says so); a collective
+        // none of them applies to runs no series.
+        let modes = modes.iter().copied().filter(|&m| mode_applies(kind, m));
+        out.extend(modes.map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None }));
     }
     out
+}
+
+/// The algorithms (`--mode`) a collective has: every mode for allreduce, the builtin and the
+/// SDMA mesh for allgather, the builtin (`mesh`) for the others.
+pub fn modes_of(kind: Kind) -> Vec<Mode> {
+    Mode::ALL.iter().copied().filter(|&m| mode_applies(kind, m)).collect()
+}
+
+fn mode_applies(kind: Kind, mode: Mode) -> bool {
+    match kind {
+        Kind::AllReduce => true,
+        Kind::AllGather => matches!(mode, Mode::Mesh | Mode::SdmaMesh),
+        _ => mode == Mode::Mesh,
+    }
+}
+
+/// The series [`combos`] picks, with what it leaves out said: a `--mode` that does not apply
+/// to a collective (a collective none applies to is skipped), and, in the default run, a
+/// series whose collective refuses the dtype on this machine while another series of the
+/// same collective runs. Nothing left to run is an error that says why.
+pub fn plan_combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Result<(Vec<Combo>, Vec<String>), String> {
+    let mut notes = Vec::new();
+    let names = |ms: &[Mode]| ms.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(",");
+    if let Some(modes) = &a.modes {
+        for &kind in &a.collectives {
+            let (fits, not): (Vec<Mode>, Vec<Mode>) = modes.iter().partition(|&&m| mode_applies(kind, m));
+            let has = names(&modes_of(kind));
+            if fits.is_empty() {
+                notes.push(format!(
+                    "{kind} skipped: --mode {} does not apply to it ({kind} runs --mode {has}; mesh is PyPTO's builtin)",
+                    names(&not)
+                ));
+            } else if !not.is_empty() {
+                notes.push(format!("--mode {} does not apply to {kind} (it runs --mode {has}): not run", names(&not)));
+            }
+        }
+    }
+    let mut out: Vec<Combo> = Vec::new();
+    let all = combos(a, cfg, ranks);
+    for c in &all {
+        let others = all.iter().filter(|o| o.kind == c.kind && o.mode != c.mode).count();
+        if a.modes.is_none()
+            && others > 0
+            && let Err(why) = supports(cfg, &spec(a, c, ranks))
+        {
+            notes.push(format!("{} skipped: {why}", label(&spec(a, c, ranks))));
+            continue;
+        }
+        out.push(c.clone());
+    }
+    if out.is_empty() {
+        let why = if notes.is_empty() { "no collective given".to_string() } else { notes.join("; ") };
+        return Err(format!("nothing to sweep: {why}"));
+    }
+    Ok((out, notes))
 }
 
 /// Warnings for flags that were given but shape no row of some series.
@@ -575,18 +797,9 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> S
     }
 }
 
-fn write_trace(a: &SweepArgs, point: &Point, ranks: usize) -> Result<(), String> {
-    let (Some(path), Some(trace)) = (&a.trace, &point.report.trace) else { return Ok(()) };
-    let json = crate::formats::to_chrome_json(trace, ranks);
-    std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    eprintln!("# trace of size {} B written to {}", point.row.size, path.display());
-    Ok(())
-}
-
 fn write_outputs(
     a: &SweepArgs,
-    cfg: &Config,
-    ranks: usize,
+    title: &str,
     rows: Vec<ResultRow>,
     summaries: Vec<SeriesSummary>,
     series: &[Series],
@@ -613,8 +826,7 @@ fn write_outputs(
         write(p, &formats::to_json_string(&SweepJson::new(sc, rows, summaries)))?;
     }
     if let Some(p) = &a.plot {
-        let title = format!("ranksim sweep on {} ({} ranks)", cfg.machine.name, ranks);
-        write(p, &formats::plot_svg(&title, series))?;
+        write(p, &formats::plot_svg(title, series))?;
     }
     if let Some(p) = &a.strace {
         write(p, strace)?;

@@ -78,6 +78,7 @@ mod tests {
             nwrong,
             series: None,
             failed: None,
+            first_wrong: Vec::new(),
         }
     }
 

@@ -28,6 +28,8 @@ const BW_WIDTH: usize = 6;
 /// (`1.2e+08` for widths of 7 and more, `1e+08` below). Like the original, rounding can carry
 /// into one more character (`9999.99` at width 6).
 pub fn float_str(value: f64, width: usize) -> String {
+    // -0.0 (an empty sum in Rust) prints as 0, not `-0.00`.
+    let value = value + 0.0;
     let text = if value.is_finite() { squeeze(value, width) } else { nonfinite(value) };
     format!("{text:>width$}")
 }
@@ -83,8 +85,10 @@ fn header_line(c: [&str; 9]) -> String {
     line.trim_end().to_string()
 }
 
-/// One data line: `"%12li  %12li  %8s  %6s  %6i"` then `"  %7s  %6s  %6s  %6g"` (or `N/A`
-/// when `nwrong` is `None`), with time and bandwidths squeezed by [`float_str`].
+/// One data line: `"%12li  %12li  %8s  %6s  %6i"` then `"  %7s  %6s  %6s  %6i"` (or `N/A`
+/// when `nwrong` is `None`), with time and bandwidths squeezed by [`float_str`]. nccl-tests
+/// prints `#wrong` with `%6g`, which turns 1048576 into `1.04858e+06`; a count is printed
+/// here as the integer it is.
 pub fn row(r: &ResultRow) -> String {
     if let Some(why) = &r.failed {
         // No time, no bandwidth: the reason takes their place.
@@ -94,7 +98,7 @@ pub fn row(r: &ResultRow) -> String {
         );
     }
     let wrong = match r.nwrong {
-        Some(n) => format!("{:>6}", fmt_g(n as f64)),
+        Some(n) => format!("{n:>6}"),
         // util.cu prints `"    N/A"`: one column narrower than `"  %6g"`.
         None => "  N/A".to_string(),
     };
@@ -141,9 +145,46 @@ pub fn preamble(version: &str, cfg: &SweepConfig) -> String {
     )
 }
 
-/// The closing lines: out-of-bounds status, the average bus bandwidth (`%g`) and a lone `#`.
-pub fn footer(avg_busbw: f64) -> String {
-    format!("# {:<20} : 0 OK\n# {:<20} : {}\n#", "Out of bounds values", "Avg bus bandwidth", fmt_g(avg_busbw))
+/// What a series' rows say about its results, for the footer's out-of-bounds line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Wrong elements over the checked rows.
+    pub wrong: u64,
+    /// Rows whose elements were checked.
+    pub checked: usize,
+    /// Rows with no measurement (FAILED rows).
+    pub failed: usize,
+}
+
+impl Verdict {
+    /// The verdict of `rows`.
+    pub fn of(rows: &[ResultRow]) -> Verdict {
+        Verdict {
+            wrong: rows.iter().filter_map(|r| r.nwrong).sum(),
+            checked: rows.iter().filter(|r| r.nwrong.is_some()).count(),
+            failed: rows.iter().filter(|r| r.failed.is_some()).count(),
+        }
+    }
+
+    /// Whether anything failed: a wrong element or a row with no measurement.
+    pub fn is_failed(&self) -> bool {
+        self.wrong > 0 || self.failed > 0
+    }
+}
+
+/// The closing lines: the out-of-bounds line, the average bus bandwidth (`%g`) and a lone `#`.
+/// As nccl-tests' `writeResultFooter`, the out-of-bounds line counts wrong elements and says
+/// `FAILED` when there is one; it also says `FAILED` when a row has no measurement, and
+/// `N/A` when no row was checked (a timing-only run), rather than an `OK` nobody verified.
+pub fn footer(avg_busbw: f64, v: Verdict) -> String {
+    let status = if v.is_failed() {
+        format!("{} FAILED", v.wrong)
+    } else if v.checked == 0 {
+        "N/A (not checked: timing-only)".to_string()
+    } else {
+        format!("{} OK", v.wrong)
+    };
+    format!("# {:<20} : {status}\n# {:<20} : {}\n#", "Out of bounds values", "Avg bus bandwidth", fmt_g(avg_busbw))
 }
 
 #[cfg(test)]
@@ -163,6 +204,7 @@ mod tests {
             nwrong,
             series: None,
             failed: None,
+            first_wrong: Vec::new(),
         }
     }
 
@@ -175,6 +217,8 @@ mod tests {
         assert_eq!(float_str(1234567.0, 7), "1234567");
         assert_eq!(float_str(123456789.0, 7), "1.2e+08");
         assert_eq!(float_str(0.0, 7), "   0.00");
+        assert_eq!(float_str(-0.0, 7), "   0.00");
+        assert_eq!(float_str([0.0f64; 0].iter().sum::<f64>(), 6), "  0.00");
         assert_eq!(float_str(f64::NAN, 7), "    nan");
         assert_eq!(float_str(f64::INFINITY, 7), "    inf");
     }
@@ -220,7 +264,7 @@ mod tests {
         let wrong = result(8, 2, "sum", 5.0, (0.0, 0.0), Some(1234567));
         assert_eq!(
             row(&wrong),
-            "           8             2     float     sum      -1     5.00    0.00    0.00  1.23457e+06"
+            "           8             2     float     sum      -1     5.00    0.00    0.00  1234567"
         );
     }
 
@@ -270,7 +314,27 @@ mod tests {
 
     #[test]
     fn footer_uses_nccl_tests_spacing() {
-        assert_eq!(footer(0.874326), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.874326\n#");
-        assert_eq!(footer(123.4567891), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 123.457\n#");
+        let ok = Verdict { wrong: 0, checked: 3, failed: 0 };
+        assert_eq!(footer(0.874326, ok), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.874326\n#");
+        assert_eq!(footer(123.4567891, ok), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 123.457\n#");
+    }
+
+    #[test]
+    fn footer_counts_wrong_elements_and_never_says_ok_about_them() {
+        let rows =
+            [result(8, 2, "sum", 5.0, (1.0, 1.0), Some(2)), result(16, 4, "sum", 5.0, (1.0, 1.0), Some(1_048_576))];
+        let v = Verdict::of(&rows);
+        assert_eq!(v, Verdict { wrong: 1_048_578, checked: 2, failed: 0 });
+        assert!(footer(1.0, v).starts_with("# Out of bounds values : 1048578 FAILED\n"), "{}", footer(1.0, v));
+        // A row with no measurement fails the series even with no wrong element.
+        let failed =
+            [result(8, 2, "sum", 5.0, (1.0, 1.0), Some(0)), ResultRow::failed(16, 4, "float", "sum", -1, "x".into())];
+        assert!(footer(1.0, Verdict::of(&failed)).starts_with("# Out of bounds values : 0 FAILED\n"));
+        // Nothing checked: no OK either.
+        let unchecked = [result(8, 2, "sum", 5.0, (1.0, 1.0), None)];
+        assert!(
+            footer(1.0, Verdict::of(&unchecked))
+                .starts_with("# Out of bounds values : N/A (not checked: timing-only)\n")
+        );
     }
 }

@@ -100,6 +100,37 @@ pub struct ResultRow {
     /// shows no time (NaN, JSON `null`) and fails the sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// The first wrong elements (at most [`Mismatch::KEPT`]) when `nwrong` is above 0, so a
+    /// wrong result says where; absent from the JSON when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub first_wrong: Vec<Mismatch>,
+}
+
+/// One element that differs from its golden: on which rank, at which element of the buffer
+/// the collective's result is read from, what it held and what was due.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mismatch {
+    /// The rank whose result is wrong.
+    pub rank: usize,
+    /// The element's index in that rank's result buffer (row-major).
+    pub index: u64,
+    /// The value read (NaN, JSON `null`, when the element is missing).
+    #[serde(deserialize_with = "null_is_nan")]
+    pub got: f64,
+    /// The golden value.
+    #[serde(deserialize_with = "null_is_nan")]
+    pub expected: f64,
+}
+
+impl Mismatch {
+    /// How many wrong elements a row keeps: enough to see a pattern, few enough to read.
+    pub const KEPT: usize = 4;
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank {} element {}: got {}, expected {}", self.rank, self.index, self.got, self.expected)
+    }
 }
 
 impl ResultRow {
@@ -117,6 +148,7 @@ impl ResultRow {
             nwrong: None,
             series: None,
             failed: Some(why),
+            first_wrong: Vec::new(),
         }
     }
 }

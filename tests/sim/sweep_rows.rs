@@ -240,3 +240,82 @@ fn run_on_one_rank_skips_programs_that_need_two() {
     assert!(text.contains("skip  signal_exchange") && text.contains("clean hello_rank"), "{text}");
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// nccl-tests' habitual `-g 1` ran one rank (busbw 0.00, a bound of `-0.00 GB/s`, exit 0); it
+/// is refused with what `-g` means here.
+#[test]
+fn one_rank_is_refused_with_what_g_means_here() {
+    let (r, table) = run_sweep(&SweepArgs { ranks: Some(1), ..args() });
+    let e = r.unwrap_err();
+    assert!(e.starts_with("-g 1: one rank has no peer"), "{e}");
+    assert!(e.contains("Leave -g out to use all 8 ranks of `a2a3`, or give 2..=8"), "{e}");
+    assert!(table.is_empty(), "{table}");
+    let d = tmp("g1");
+    let cfg = d.join("one.toml");
+    std::fs::write(&cfg, simple_toml(1)).unwrap();
+    let e = run_sweep(&SweepArgs { config: Some(cfg), ..args() }).0.unwrap_err();
+    assert!(e.contains("machine `simple` has one rank (machine.ranks = 1)"), "{e}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// A `--mode` that does not apply to a collective used to run the builtin with `mode -` and no
+/// word; now the collective is skipped with a note, and nothing left to run is an error.
+#[test]
+fn a_mode_that_does_not_apply_is_never_silently_ignored() {
+    let only = SweepArgs { collectives: vec![Kind::AllToAll], modes: Some(vec![Mode::SdmaMesh]), ..args() };
+    let e = run_sweep(&only).0.unwrap_err();
+    assert!(
+        e.contains("all_to_all skipped: --mode sdma-mesh does not apply to it (all_to_all runs --mode mesh"),
+        "{e}"
+    );
+    let mixed = SweepArgs {
+        collectives: vec![Kind::AllGather, Kind::Broadcast],
+        modes: Some(vec![Mode::Mesh, Mode::Ring]),
+        ..args()
+    };
+    let (r, table) = run_sweep(&mixed);
+    assert_eq!(r, Ok(Status::Ok), "{table}");
+    assert!(
+        table.contains("# warning: --mode ring does not apply to allgather (it runs --mode mesh,sdma-mesh): not run"),
+        "{table}"
+    );
+    assert!(
+        table.contains("# warning: --mode ring does not apply to broadcast (it runs --mode mesh): not run"),
+        "{table}"
+    );
+    assert_eq!(rows(&table).len(), 2, "one row each for the builtins: {table}");
+    assert!(!table.contains("mode ring path"), "{table}");
+}
+
+/// A default series whose collective refuses the dtype is skipped with a note (the series that
+/// run still pass); a series that measured nothing is FAILED in the summary, never `0.0% of
+/// the bound`.
+#[test]
+fn series_that_cannot_run_are_skipped_or_failed_never_zero_percent() {
+    let a = SweepArgs {
+        dtype: DType::BF16,
+        modes: None,
+        min_bytes: 64 << 10,
+        max_bytes: 64 << 10,
+        core_num: None,
+        no_data: true,
+        ..args()
+    };
+    let (r, table) = run_sweep(&a);
+    assert_eq!(r, Ok(Status::Ok), "{table}");
+    assert!(
+        table.contains("# warning: allreduce mesh core_num 1 skipped: allreduce (mesh host): `data` is bf16"),
+        "{table}"
+    );
+    assert!(!table.contains("0.0% of the bound"), "{table}");
+    // A 1000-byte ring on 8 ranks is cut short at its only size: FAILED in the summary too.
+    let a = SweepArgs { modes: Some(vec![Mode::Mesh, Mode::Ring]), min_bytes: 1000, max_bytes: 1000, ..args() };
+    let (r, table) = run_sweep(&a);
+    assert_eq!(r, Ok(Status::Failed), "{table}");
+    let summary = table.lines().find(|l| l.contains("allreduce ring core_num 1") && l.starts_with("#   ")).unwrap();
+    assert!(summary.contains("FAILED: no size was measured"), "{table}");
+    assert!(table.contains("# Out of bounds values : 0 FAILED"), "{table}");
+    // Timing-only rows were not checked: no OK is claimed.
+    let (_, table) = run_sweep(&SweepArgs { no_data: true, ..args() });
+    assert!(table.contains("# Out of bounds values : N/A (not checked: timing-only)"), "{table}");
+}
