@@ -1,7 +1,8 @@
 //! # collectives: PyPTO's collectives, on ranksim's public program API
 //!
 //! Every collective of PyPTO's L3 model, moving the same bytes in the same order with the same
-//! signals as the real kernels (reference `pypto-semantics.md` §3):
+//! signals as the real kernels ("reference §3.x" is `docs/references/semantics.md`, after
+//! PyPTO's kernel templates at hw-native-sys/pypto@e2d0f78ae):
 //!
 //! - **HOST builtins** (`Path::Host`): one chip dispatch per rank running the builtin kernel
 //!   (`builtin.tensor.allreduce__sum__fp32`, ...), exactly as §3.3-3.11 describe them.

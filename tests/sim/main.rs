@@ -30,6 +30,7 @@ mod presets;
 mod primitives;
 mod programs;
 mod readme;
+mod references;
 mod run_options;
 mod sdma;
 mod slices;

@@ -2,8 +2,8 @@
 //! single-server AIV mode above its one-shot threshold): a direct reduce-scatter then a direct
 //! allgather, like [`two_shot`](super::two_shot), but written as HCCL's AIV kernels are —
 //! large UB tiles (HCCL moves up to 190 KiB per transfer, double-buffered at 95 KiB;
-//! hw-params §4.2, `aiv_defines.h`), spread over many AIV cores, with overlapping pipes so the
-//! next tile is in flight while the current one is reduced or stored.
+//! docs/references/hardware.md §4.2, `aiv_defines.h`), spread over many AIV cores, with
+//! overlapping pipes so the next tile is in flight while the current one is reduced or stored.
 //!
 //! Each rank owns slice `me` of the data. Tiles of a slice are dealt block-cyclically to the
 //! blocks, and each block visits the peers starting at a block-dependent offset, so the blocks

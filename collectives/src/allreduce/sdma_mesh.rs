@@ -1,7 +1,7 @@
 //! The vendor library's SDMA allreduce on a full mesh (HCCL's mesh executor for 910B above its
 //! one-shot threshold: reduce-scatter then allgather, every step a copy-engine transfer; the
-//! reduce-scatter uses SDMA's inline reduce, hw-params §2.4 and §4.1 `Mesh.md`). No UB and
-//! almost no AIV work: the cores only post descriptors and wait.
+//! reduce-scatter uses SDMA's inline reduce, docs/references/hardware.md §2.4 and §4.1,
+//! `Mesh.md`). No UB and almost no AIV work: the cores only post descriptors and wait.
 //!
 //! Rank `me` owns slice `me`. Reduce-scatter: every rank adds its copy of slice `j` into rank
 //! `j`'s slice `j` with an inline-reduce put; rank `j`'s own contribution is already there.
