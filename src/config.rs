@@ -71,8 +71,31 @@ pub enum ConfigError {
     Parse { origin: String, message: String },
     #[error("config {origin}: {message}")]
     Invalid { origin: String, message: String },
-    #[error("unknown preset `{0}`; available presets: {1}")]
+    #[error("unknown preset `{0}`; {hint}available presets: {1}", hint = did_you_mean_hint(.0, "`"))]
     UnknownPreset(String, String),
+    /// `--config NAME` where NAME is neither a file nor a preset.
+    #[error("unknown config '{0}': no such file or preset{hint}(presets: {1})", hint = unknown_config_hint(.0))]
+    UnknownConfig(String, String),
+}
+
+/// `did you mean 'a2a3'? ` when a preset name is close to `name` (quoted with `quote`), else "".
+fn did_you_mean_hint(name: &str, quote: &str) -> String {
+    collectives::did_you_mean(name, PRESETS.iter().map(|p| p.0))
+        .map(|p| format!("did you mean {quote}{p}{quote}? "))
+        .unwrap_or_default()
+}
+
+/// `; did you mean 'a2a3'? ` or a space, between "no such file or preset" and the list.
+fn unknown_config_hint(name: &str) -> String {
+    match did_you_mean_hint(name, "'") {
+        h if h.is_empty() => " ".to_string(),
+        h => format!("; {h}"),
+    }
+}
+
+/// The preset names, comma-separated.
+fn preset_names() -> String {
+    PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
 }
 
 impl Config {
@@ -94,8 +117,7 @@ impl Config {
     /// One of the embedded presets.
     pub fn preset(name: &str) -> Result<Config, ConfigError> {
         let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
-            let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-            return Err(ConfigError::UnknownPreset(name.to_string(), names.join(", ")));
+            return Err(ConfigError::UnknownPreset(name.to_string(), preset_names()));
         };
         Config::from_toml(text, &format!("preset {name}"))
     }
@@ -109,11 +131,15 @@ impl Config {
     }
 
     /// A config file if a path is given (or the name of an embedded preset), else the default
-    /// preset.
+    /// preset. A bare name that is neither (no directory, no extension) is an unknown config,
+    /// with the nearest preset as a suggestion.
     pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
         match path {
             Some(p) if !p.exists() && PRESETS.iter().any(|(n, _)| p.as_os_str() == *n) => {
                 Config::preset(&p.to_string_lossy())
+            }
+            Some(p) if !p.exists() && p.extension().is_none() && p.components().count() == 1 => {
+                Err(ConfigError::UnknownConfig(p.display().to_string(), preset_names()))
             }
             Some(p) => Config::load(p),
             None => Ok(Config::default_preset()),
@@ -161,5 +187,46 @@ impl Config {
         self.machine.ranks = ranks;
         self.validate(&format!("machine {} with {ranks} ranks", self.machine.name))?;
         Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(name: &str) -> String {
+        match Config::load_or_default(Some(Path::new(name))) {
+            Ok(_) => panic!("{name} loaded"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn an_unknown_config_name_suggests_the_nearest_preset() {
+        let presets = "a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node";
+        assert_eq!(
+            err("a2a4"),
+            format!("unknown config 'a2a4': no such file or preset; did you mean 'a2a3'? (presets: {presets})")
+        );
+        assert_eq!(
+            err("twonode"),
+            format!("unknown config 'twonode': no such file or preset; did you mean 'two-node'? (presets: {presets})")
+        );
+        assert_eq!(err("nope"), format!("unknown config 'nope': no such file or preset (presets: {presets})"));
+        // A path is a file that is missing, not a preset.
+        assert!(
+            err("no/such/a2a4.toml").starts_with("cannot read config no/such/a2a4.toml"),
+            "{}",
+            err("no/such/a2a4.toml")
+        );
+        assert!(Config::load_or_default(Some(Path::new("a2a3"))).is_ok());
+    }
+
+    #[test]
+    fn an_unknown_preset_suggests_the_nearest() {
+        let e = Config::preset("ring9").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.starts_with("unknown preset `ring9`; did you mean `ring8`? available presets: a2a3"), "{e}");
+        let e = Config::preset("nope").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.starts_with("unknown preset `nope`; available presets: a2a3"), "{e}");
     }
 }

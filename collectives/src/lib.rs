@@ -47,4 +47,4 @@ mod spec;
 pub use call::{Call, CallBuffers};
 pub use check::MAX_BUILTIN_RANKS;
 pub use host::{all_to_all, all_to_all_v, allgather, allgather_with, allreduce, barrier, broadcast, reduce_scatter};
-pub use spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape};
+pub use spec::{AllGather, AllReduce, Kind, Mode, Path, did_you_mean, max_ranks, name_distance, signal_shape};
