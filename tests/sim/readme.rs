@@ -149,14 +149,16 @@ fn every_readme_command_works() {
                 assert!(manifest.contains(&format!("name = \"{name}\"")), "{cmd:?}");
                 continue;
             }
-            ["cargo", "run", "--release", "--", rest @ ..] | ["cargo", "run", "--", rest @ ..] => {
+            ["cargo", "run", "--release", "--", rest @ ..] => {
                 let args: Vec<String> = rest.iter().map(|a| a.to_string()).collect();
                 (env!("CARGO_BIN_EXE_ranksim").into(), cut(&args))
             }
-            ["cargo", "run", "--example", name, "--", rest @ ..] => {
+            ["cargo", "run", "--release", "--example", name, "--", rest @ ..] => {
                 (examples.join(name), rest.iter().map(|a| a.to_string()).collect())
             }
             ["cargo", "run", "--release", "--example", name] => (examples.join(name), Vec::new()),
+            // A debug build of the simulator is slow to build and to run: a reader waits.
+            ["cargo", "run", ..] => panic!("README `{}` builds in debug: add --release", cmd.join(" ")),
             _ => panic!("README command this test does not know how to run: {cmd:?}"),
         };
         // Files of the repository by their path in it; outputs land in a scratch directory.
