@@ -50,6 +50,9 @@ pub struct BlockedWait {
     pub cmp: String,
     /// Most recent writes to the cell, oldest first.
     pub last_writers: Vec<CellWrite>,
+    /// Where the kernel called the wait (`src/kernel.rs:12:9`), when known: a thread kernel's
+    /// `Core::wait` / `wait_all` / `defer_wait` record their caller.
+    pub location: Option<String>,
 }
 
 /// A task that could not start or finish.
@@ -124,6 +127,9 @@ fn write_wait(f: &mut fmt::Formatter<'_>, what: &str, w: &BlockedWait) -> fmt::R
         w.cmp,
         w.expected
     )?;
+    if let Some(at) = &w.location {
+        writeln!(f, "      called at {at}")?;
+    }
     if w.last_writers.is_empty() {
         writeln!(f, "      last writers: none (nobody ever wrote this cell)")?;
     } else {

@@ -138,7 +138,7 @@ pub(crate) enum Request {
     /// Posted: change one signal cell.
     Notify { cell: CellRef, value: i32, op: NotifyOp, caller: Caller },
     /// Blocking: until every cell satisfies `cmp expected`.
-    Wait { cells: Cells, expected: i32, cmp: WaitCmp },
+    Wait { cells: Cells, expected: i32, cmp: WaitCmp, caller: Caller },
     /// Blocking for one poll: whether every cell satisfies `cmp expected` now (TTEST).
     Test { cells: Cells, expected: i32, cmp: WaitCmp },
     /// Blocking: until every write and notify this core issued before has landed.
@@ -148,7 +148,7 @@ pub(crate) enum Request {
     ExpectClear { cells: Cells },
     /// Blocking (briefly): register deferred conditions `cell as u32 >= expected` for the
     /// actor's task; the kernel ends right after.
-    DeferWait { conds: Vec<(CellRef, u32)> },
+    DeferWait { conds: Vec<(CellRef, u32)>, caller: Caller },
     /// Posted, traced runs only: the core did local work (compute, vector math) from `start`
     /// until `end` (`start` is later than the request's time when a pipe was busy).
     Note { name: &'static str, start: SimTime, end: SimTime },

@@ -108,6 +108,6 @@ fn wait_site(w: &BlockedWait) -> FindingSite {
         op: format!("wait {} {}", w.cmp, w.expected),
         target: format!("{}{:?}", w.buffer, w.coords),
         time: w.since,
-        location: None,
+        location: w.location.clone(),
     }
 }

@@ -56,6 +56,7 @@ impl Engine {
                 expected,
                 cmp: cmp.clone(),
                 last_writers: self.signals.last_writers(c.mem, c.offset),
+                location: w.caller.map(|l| l.to_string()),
             })
             .collect()
     }
@@ -164,7 +165,12 @@ mod tests {
         eng.pump();
         // Chip 0 waits for its cell to equal 2; chip 1 adds 1 to it and ends.
         let sig = cell(0, 8);
-        eng.submit(0, ns(12), ns(12), Request::Wait { cells: Cells::from(sig.clone()), expected: 2, cmp: WaitCmp::Eq });
+        eng.submit(
+            0,
+            ns(12),
+            ns(12),
+            Request::Wait { cells: Cells::from(sig.clone()), expected: 2, cmp: WaitCmp::Eq, caller: None },
+        );
         let notify = Request::Notify { cell: sig, value: 1, op: NotifyOp::AtomicAdd, caller: None };
         eng.submit(1, ns(12), ns(12), notify);
         finish(&mut eng, 1, ns(13));
@@ -194,6 +200,7 @@ mod tests {
             expected: 2,
             cmp: "==".into(),
             last_writers: vec![writer],
+            location: None,
         };
         assert_eq!(r.waits, vec![wait]);
         assert!(r.deferred.is_empty());
@@ -241,7 +248,7 @@ mod tests {
         let mut eng = engine_running(vec![vec![d]], false);
         eng.start();
         eng.pump();
-        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds: vec![(cell(0, 4), 5)] });
+        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds: vec![(cell(0, 4), 5)], caller: None });
         eng.pump();
         finish(&mut eng, 0, ns(13));
         eng.pump();

@@ -434,7 +434,7 @@ impl Engine {
                 let land = Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids });
                 self.start_flow(key, route, 4, at, None, land);
             }
-            Request::Wait { cells, expected, cmp } => {
+            Request::Wait { cells, expected, cmp, caller } => {
                 let cond = Cond::Signed(cmp, expected);
                 let trace_id = self.obs.wait_started(actor, &cells, cond, t);
                 // A core sees its own notifies to a cell before it reads the cell again.
@@ -442,13 +442,13 @@ impl Engine {
                     self.obs.wait_held_at_once(actor, &cells, cond, t);
                     self.reply(actor, t + self.chip.wait_poll(), Reply::Done);
                 } else {
-                    let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t, trace_id };
+                    let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t, trace_id, caller };
                     self.signals.register(w);
                 }
             }
-            Request::DeferWait { conds } => {
+            Request::DeferWait { conds, caller } => {
                 self.obs.op_started(actor, OpKind::DeferWait, t, 0, None);
-                self.defer_wait(t, actor, conds)
+                self.defer_wait(t, actor, conds, caller)
             }
             Request::Fence => {
                 self.obs.op_started(actor, OpKind::Fence, t, 0, None);

@@ -8,7 +8,7 @@ use super::observe::TraceId;
 use super::signals::{Signals, Waiter, WaiterKind};
 use super::wake::Assignment;
 use super::{ActorState, Engine};
-use crate::addr::{CellRef, Cells};
+use crate::addr::{Caller, CellRef, Cells};
 use crate::error::SimError;
 use crate::program::{CoreKind, Dispatch, Task};
 use crate::request::{OpKind, Reply, TaskCtx};
@@ -251,7 +251,7 @@ impl Engine {
     }
 
     /// Registers a block's deferred conditions for its task (reference §2.6).
-    pub(super) fn defer_wait(&mut self, t: SimTime, actor: usize, conds: Vec<(CellRef, u32)>) {
+    pub(super) fn defer_wait(&mut self, t: SimTime, actor: usize, conds: Vec<(CellRef, u32)>, caller: Caller) {
         let chip = self.chip_of(actor);
         let Some((ti, a)) = self.actors[actor].job.clone() else {
             return;
@@ -294,6 +294,7 @@ impl Engine {
                 cond,
                 since: t,
                 trace_id: TraceId::default(),
+                caller,
             });
         }
         let cs = &mut self.chips[chip];
@@ -413,7 +414,7 @@ mod tests {
         eng.pump();
         starts(&mut eng);
         let conds = (0..=MAX_CONDS_PER_TASK).map(|i| (cell(0, 4 * (i % 16)), 1)).collect();
-        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds });
+        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds, caller: None });
         eng.pump();
         let wakes = eng.take_wakes();
         let [Wake::Reply { actor: 0, at, reply: Reply::Err(SimError::BadOp { op, msg, .. }) }] = wakes.as_slice()
@@ -434,7 +435,7 @@ mod tests {
         eng.start();
         eng.pump();
         starts(&mut eng);
-        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds: vec![(cell(0, 8), 2)] });
+        eng.submit(0, ns(12), ns(12), Request::DeferWait { conds: vec![(cell(0, 8), 2)], caller: None });
         eng.pump();
         // The registration answers after one notify-issue cost.
         assert!(

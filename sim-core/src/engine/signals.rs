@@ -1,7 +1,7 @@
 //! Who waits on which signal cells, and the recent writers of every signal cell (for reports).
 
 use super::observe::TraceId;
-use crate::addr::{CellRef, Cells, MemKey, narrow};
+use crate::addr::{Caller, CellRef, Cells, MemKey, narrow};
 use crate::memory::Memory;
 use crate::report::CellWrite;
 use crate::request::OpKind;
@@ -32,6 +32,8 @@ pub(crate) struct Waiter {
     pub(crate) since: SimTime,
     /// The traced wait operation (none when not tracing).
     pub(crate) trace_id: TraceId,
+    /// Where the kernel called the wait, for the deadlock report.
+    pub(crate) caller: Caller,
 }
 
 /// How many recently seen task-name allocations [`Names`] remembers by address.
@@ -370,7 +372,14 @@ mod tests {
             cells.push(CellRef { mem, offset, buffer: Arc::from("sig"), coords: Default::default() });
         }
         let cond = Cond::Signed(WaitCmp::Ge, expected);
-        Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: SimTime::ZERO, trace_id: TraceId::default() }
+        Waiter {
+            kind: WaiterKind::Blocking { actor },
+            cells,
+            cond,
+            since: SimTime::ZERO,
+            trace_id: TraceId::default(),
+            caller: None,
+        }
     }
 
     #[test]

@@ -178,11 +178,14 @@ impl Core {
     }
 
     /// Blocks until cell `offsets` of this rank's `signal` satisfies `cmp expected` (TWAIT).
+    #[track_caller]
     pub fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.wait(signal, offsets, expected, cmp))
     }
 
     /// Blocks until every cell of a region of this rank's `signal` satisfies `cmp expected`.
+    #[track_caller]
     pub fn wait_all(
         &mut self,
         signal: &Tensor,
@@ -191,12 +194,15 @@ impl Core {
         expected: i32,
         cmp: WaitCmp,
     ) -> SimResult<()> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.wait_all(signal, offsets, shape, expected, cmp))
     }
 
     /// Registers deferred conditions for this block's task and releases the core
     /// (`pld.system.defer_wait`); return right after it.
+    #[track_caller]
     pub fn defer_wait(&mut self, conds: &[DeferCond]) -> SimResult<()> {
+        self.ops.caller = Some(Location::caller());
         wait_ready(self.ops.defer_wait(conds))
     }
 

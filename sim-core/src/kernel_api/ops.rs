@@ -358,7 +358,8 @@ impl Ops {
         // `wait_all` over one cell, resolved as one cell (the same checks and messages).
         self.live("wait")?;
         let cell = self.cell("wait", signal, None, offsets)?;
-        self.call(Request::Wait { cells: Cells::from(cell), expected, cmp }).await.map(|_| ())
+        let caller = self.caller.take();
+        self.call(Request::Wait { cells: Cells::from(cell), expected, cmp, caller }).await.map(|_| ())
     }
 
     /// Resolves once every cell of the `shape` region at `offsets` of this rank's `signal`
@@ -373,7 +374,8 @@ impl Ops {
     ) -> SimResult<()> {
         self.live("wait")?;
         let cells = self.cells("wait", signal, offsets, shape)?;
-        self.call(Request::Wait { cells, expected, cmp }).await.map(|_| ())
+        let caller = self.caller.take();
+        self.call(Request::Wait { cells, expected, cmp, caller }).await.map(|_| ())
     }
 
     /// Registers `conds` (each `cell as u32 >= expected`) for this block's task and releases
@@ -392,7 +394,8 @@ impl Ops {
             }
             cells.push((self.cell("defer_wait", &c.signal, None, &c.offsets)?, c.expected));
         }
-        self.call(Request::DeferWait { conds: cells }).await?;
+        let caller = self.caller.take();
+        self.call(Request::DeferWait { conds: cells, caller }).await?;
         self.deferred = true;
         Ok(())
     }
