@@ -111,30 +111,62 @@ impl Collective for MyAllGather {
 }
 // guide:collective end
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+// guide:cli begin
+fn main() -> std::process::ExitCode {
+    let ag = MyAllGather { chunk: 4096 };
+    // `my_allgather sweep | bench | check [FLAGS]`: ranksim's sweep, bench and check for this
+    // collective, with their flags, outputs and exit codes.
+    let command = std::env::args().nth(1).unwrap_or_default();
+    if ["sweep", "bench", "check", "--help", "-h"].contains(&command.as_str()) {
+        return custom::cli_main(&ag);
+    }
+    // guide:cli end
+    match tour(&ag) {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+/// The measuring API one call at a time; `true` when everything was right.
+fn tour(ag: &MyAllGather) -> Result<bool, Box<dyn std::error::Error>> {
     // guide:measure begin
     let cfg = ranksim::Config::default_preset();
-    let ag = MyAllGather { chunk: 4096 };
     let m = Measure::new(8);
 
-    // One size: nccl-tests' row.
-    let p = custom::point(&cfg, &ag, &m, 1 << 20, false)?.ok_or("no element")?;
+    // One size: nccl-tests' row (`false`: no trace).
+    let p = custom::point(&cfg, ag, &m, 1 << 20, false)?.ok_or("no element")?;
     println!("1 MiB: {:.2} us, busbw {:.2} GB/s, {:?} wrong", p.row.time_us, p.row.busbw_gbps, p.row.nwrong);
 
-    // A sweep, printed as the nccl-tests table.
-    let sizes = ranksim::formats::sweep_sizes(8 << 10, 1 << 20, 4.0)?;
-    let (rows, wrong) = custom::sweep(&mut std::io::stdout(), &cfg, &ag, &m, &sizes)?;
+    // A sweep, printed as the nccl-tests table; `failed` is true on a wrong element or a
+    // FAILED row (a run that deadlocked, with its reason).
+    let (b, e, f) = (8 << 10, 1 << 20, 4.0);
+    let sizes = ranksim::formats::sweep_sizes(b, e, f)?;
+    let (rows, failed) = custom::sweep(&mut std::io::stdout(), &cfg, ag, &m, &sizes)?;
+    // The rows as `sweep -J` writes them, and as the `--plot` SVG.
+    let json = custom::sweep_json(&cfg, ag, &m, (b, e, f), &rows);
+    let points = rows.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect();
+    let svg = ranksim::formats::plot_svg("my_allgather", &[ranksim::formats::Series { label: ag.name(), points }]);
+    println!("JSON {} bytes, SVG {} bytes", json.len(), svg.len());
 
     // PyPTO's BenchmarkStats over 5 rounds after 1 warmup call.
-    let stats = custom::bench(&cfg, &ag, &Measure { iters: 5, warmup: 1, ..m.clone() }, 64 << 10)?;
+    let stats = custom::bench(&cfg, ag, &Measure { iters: 5, warmup: 1, ..m.clone() }, 64 << 10)?;
     println!("{stats}");
 
-    // The protocol checker, unperturbed and with 2 jittered seeds, two calls in a row.
-    let report = custom::check(&cfg, &ag, 8, 64 << 10, 2, &CheckOptions { seeds: 2, ..CheckOptions::default() })?;
+    // The protocol checker on 8 ranks at 64 KiB, 2 calls in a row, unperturbed and with 2
+    // jittered seeds; each finding prints with both operations' source lines.
+    let report = custom::check(&cfg, ag, 8, 64 << 10, 2, &CheckOptions { seeds: 2, ..CheckOptions::default() })?;
     println!("checker: {} run(s), {} finding(s)", report.runs, report.findings.len());
+    for f in &report.findings {
+        println!("{f}");
+    }
 
-    // One traced call: its device time and its Perfetto trace.
-    let run = custom::run(&cfg, &ag, &m, 4096, 1, false, true)?;
+    // One traced call of 4096 elements per rank (`false`: with payload; `true`: traced): its
+    // device time and its Perfetto trace.
+    let run = custom::run(&cfg, ag, &m, 4096, 1, false, true)?;
     let trace = custom::chrome_trace(&run.report, 8).ok_or("not traced")?;
     println!("traced call: device time {}, trace {} bytes", run.report.device_time(), trace.len());
     // guide:measure end
@@ -142,7 +174,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::write(&path, &trace)?;
         println!("trace written to {path}");
     }
-    let ok = !wrong && rows.len() == sizes.len() && report.is_clean() && p.row.nwrong == Some(0);
+    let ok = !failed && rows.len() == sizes.len() && report.is_clean() && p.row.nwrong == Some(0);
     println!("{}", if ok { "OK" } else { "FAILED" });
-    Ok(())
+    Ok(ok)
 }

@@ -7,9 +7,8 @@ use crate::Config;
 use crate::programs::{self, broken};
 use crate::sweep::{SweepSpec, queue_calls};
 use collectives::{Call, Kind, Mode, Path};
-use sim_core::check::deadlock_findings;
 use sim_core::{
-    Jitter, RunReport, SimError, SimResult, World,
+    RunReport, SimResult, World,
     check::{CheckOptions, CheckReport},
     trace::Trace,
 };
@@ -127,30 +126,5 @@ pub fn check_traced(
     if ranks < c.min_ranks || ranks > max {
         return Err(format!("{} needs {}..={max} ranks, got {ranks}", c.name, c.min_ranks));
     }
-    let (mut report, mut timeline) = (CheckReport::default(), None);
-    for i in 0..=opts.seeds {
-        let mut w = cfg.world().map_err(|e| e.to_string())?;
-        w.options_mut().check = true;
-        w.options_mut().trace = trace && i == 0;
-        w.options_mut().jitter =
-            (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
-        let outcome = c.run(&mut w, ranks);
-        let mut found = w.last_findings().to_vec();
-        match outcome {
-            // A builtin that returned at once checked nothing: say so, never "clean".
-            Ok(r) if !r.warnings.is_empty() => {
-                return Err(format!(
-                    "{}: the run was cut short, so nothing was checked: {}",
-                    c.name,
-                    r.warnings.join("; ")
-                ));
-            }
-            Ok(r) => timeline = timeline.or(r.trace),
-            Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
-            Err(e) => return Err(format!("{}: {e}", c.name)),
-        }
-        report.runs += 1;
-        report.merge(found, (i > 0).then_some(i));
-    }
-    Ok((report, timeline))
+    crate::custom::check_runs(cfg, &c.name, opts, trace, &|w| c.run(w, ranks))
 }

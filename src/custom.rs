@@ -17,11 +17,12 @@
 
 use crate::Config;
 use crate::formats::benchmark_stats::BenchmarkStats;
-use crate::formats::{self, Mismatch, ResultRow, StraceLog};
+use crate::formats::{self, Mismatch, ResultRow, StraceLog, SweepConfig, SweepJson};
 use sim_core::check::deadlock_findings;
 use sim_core::{
     DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
     check::{CheckOptions, CheckReport},
+    trace::Trace,
 };
 use std::io::Write;
 
@@ -350,6 +351,43 @@ pub fn failed_row<C: Collective>(c: &C, ranks: usize, size_bytes: u64, why: Stri
     Some(ResultRow::failed(c.bytes(count, ranks), count as u64, type_name, &c.redop(), c.root(), why))
 }
 
+/// What a sweep of `c` with `m` over `sizes` (`-b`, `-e`, `-f`) ran, as its preamble and JSON
+/// say it (`mode` and `path` `-`, `core_num` 0: a collective of yours picks its own blocks).
+pub fn sweep_config<C: Collective>(cfg: &Config, c: &C, m: &Measure, sizes: (u64, u64, f64)) -> SweepConfig {
+    SweepConfig {
+        machine: cfg.machine.name.clone(),
+        ranks: m.ranks,
+        collective: c.name(),
+        mode: "-".into(),
+        path: "-".into(),
+        core_num: 0,
+        dtype: formats::nccl_type(c.dtype()).to_string(),
+        redop: c.redop(),
+        root: c.root(),
+        min_bytes: sizes.0,
+        max_bytes: sizes.1,
+        step_factor: sizes.2,
+        warmup: m.warmup,
+        iters: m.iters,
+        seed: m.jitter.map_or(0, |j| j.seed),
+        jitter_op_ns: m.jitter.map(|j| j.op.as_ps() / 1000),
+        jitter_dispatch_ns: m.jitter.map(|j| j.dispatch.as_ps() / 1000),
+        timing_only: m.timing_only,
+    }
+}
+
+/// The rows of [`sweep`] as the JSON `sweep -J` writes (nccl-tests' fields, `first_wrong` on a
+/// wrong row, `failed` on a row with no measurement), `sizes` being the sweep's `-b -e -f`.
+pub fn sweep_json<C: Collective>(
+    cfg: &Config,
+    c: &C,
+    m: &Measure,
+    sizes: (u64, u64, f64),
+    rows: &[ResultRow],
+) -> String {
+    formats::to_json_string(&SweepJson::new(sweep_config(cfg, c, m, sizes), rows.to_vec(), Vec::new()))
+}
+
 /// PyPTO's `benchmark()` of `c` at `size_bytes`: `warmup + iters` calls, their `[STRACE]`
 /// spans folded with PyPTO's L3 rule.
 pub fn bench<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -> Result<BenchmarkStats, String> {
@@ -365,7 +403,8 @@ pub fn bench<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -
 }
 
 /// Runs `calls` calls of `c` at `size_bytes` under the protocol checker: unperturbed, then
-/// once per seed `1..=opts.seeds` with jitter, each on a fresh world; deadlocks are findings.
+/// once per seed `1..=opts.seeds` with jitter, each on a fresh world; deadlocks are findings,
+/// and a run cut short (a builtin that returned at once) is an error, never a clean report.
 pub fn check<C: Collective>(
     cfg: &Config,
     c: &C,
@@ -375,24 +414,50 @@ pub fn check<C: Collective>(
     opts: &CheckOptions,
 ) -> Result<CheckReport, String> {
     let count = c.count(size_bytes, ranks);
-    let mut report = CheckReport::default();
+    let run = |w: &mut World| {
+        queue(w, c, ranks, count, calls)?;
+        w.run()
+    };
+    check_runs(cfg, &c.name(), opts, false, &run).map(|(r, _)| r)
+}
+
+/// The checker's loop, for any program `run` sets up and runs on a fresh world of `cfg`: the
+/// unperturbed run, then one per seed `1..=opts.seeds` with seeded jitter; findings merged
+/// with the seed that shows them, deadlocks as findings. With `trace`, also the unperturbed
+/// run's timeline (findings as marks). A kernel error is an error naming `name`; a run the
+/// simulator warned about checked nothing and is an error too.
+pub fn check_runs(
+    cfg: &Config,
+    name: &str,
+    opts: &CheckOptions,
+    trace: bool,
+    run: &dyn Fn(&mut World) -> SimResult<RunReport>,
+) -> Result<(CheckReport, Option<Trace>), String> {
+    let (mut report, mut timeline) = (CheckReport::default(), None);
     for i in 0..=opts.seeds {
         let mut w = cfg.world().map_err(|e| e.to_string())?;
         w.options_mut().check = true;
+        w.options_mut().trace = trace && i == 0;
         w.options_mut().jitter =
             (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
-        queue(&mut w, c, ranks, count, calls).map_err(|e| format!("{}: {e}", c.name()))?;
-        let outcome = w.run();
+        let outcome = run(&mut w);
         let mut found = w.last_findings().to_vec();
         match outcome {
-            Ok(_) => {}
+            // A builtin that returned at once checked nothing: say so, never "clean".
+            Ok(r) if !r.warnings.is_empty() => {
+                return Err(format!(
+                    "{name}: the run was cut short, so nothing was checked: {}",
+                    r.warnings.join("; ")
+                ));
+            }
+            Ok(r) => timeline = timeline.or(r.trace),
             Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
-            Err(e) => return Err(format!("{}: {e}", c.name())),
+            Err(e) => return Err(format!("{name}: {e}")),
         }
         report.runs += 1;
         report.merge(found, (i > 0).then_some(i));
     }
-    Ok(report)
+    Ok((report, timeline))
 }
 
 /// The Chrome trace-event JSON (Perfetto, chrome://tracing) of a traced run — a run with
@@ -401,4 +466,48 @@ pub fn check<C: Collective>(
 /// busy counters.
 pub fn chrome_trace(report: &RunReport, ranks: usize) -> Option<String> {
     report.trace.as_ref().map(|t| formats::to_chrome_json(t, ranks))
+}
+
+/// Your collective's command line: `sweep` (the default), `bench` and `check` with the flags,
+/// outputs and exit codes of `ranksim`'s (0 ok; 1 a wrong element, a checker finding, a FAILED
+/// row, or an average busbw below `--min-busbw`; 2 a usage error). Call it from your example's
+/// `main`:
+///
+/// ```no_run
+/// # use ranksim::custom::{Collective, Wrong};
+/// # use ranksim::prelude::*;
+/// # struct Mine;
+/// # impl Collective for Mine {
+/// #     type Buffers = ();
+/// #     fn name(&self) -> String { "mine".into() }
+/// #     fn dtype(&self) -> DType { DType::F32 }
+/// #     fn bus_factor(&self, _: usize) -> f64 { 1.0 }
+/// #     fn setup(&self, _: &mut World, _: &Domain, _: usize) -> SimResult<()> { Ok(()) }
+/// #     fn stage(&self, _: &mut World, _: &(), _: usize) -> SimResult<()> { Ok(()) }
+/// #     fn call(&self, _: &mut World, _: &()) -> SimResult<()> { Ok(()) }
+/// #     fn wrong(&self, _: &World, _: &(), _: usize) -> SimResult<Wrong> { Ok(Wrong::new()) }
+/// # }
+/// fn main() -> std::process::ExitCode {
+///     ranksim::custom::cli_main(&Mine)
+/// }
+/// ```
+///
+/// then `cargo run --release --example mine -- sweep -b 1K -e 1M --min-busbw 20`, or
+/// `... -- check --seeds 20`, or `... -- bench -b 1M`; `-- --help` lists every flag.
+pub fn cli_main<C: Collective + Sync>(c: &C) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let mut out = std::io::stdout().lock();
+    match crate::commands::custom::run(c, std::env::args(), &mut out) {
+        Ok(Ok(crate::commands::Status::Ok)) => ExitCode::SUCCESS,
+        Ok(Ok(crate::commands::Status::Failed)) => ExitCode::FAILURE,
+        Ok(Err(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+        // --help and --version print and exit 0; a usage error prints and exits 2.
+        Err(e) => {
+            let _ = e.print();
+            ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+        }
+    }
 }

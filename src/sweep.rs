@@ -79,12 +79,6 @@ impl SweepSpec {
                 self.call.ranks
             ));
         }
-        if self.iters == 0 || self.iters > MAX_CALLS {
-            return Err(format!("-n {}: timed calls must be in 1..={MAX_CALLS}", self.iters));
-        }
-        if self.warmup > MAX_CALLS {
-            return Err(format!("-w {}: warmup calls must be in 0..={MAX_CALLS}", self.warmup));
-        }
         if self.call.root >= self.call.ranks {
             return Err(format!(
                 "--root {}: out of range for {} ranks; use 0..={}",
@@ -93,24 +87,36 @@ impl SweepSpec {
                 self.call.ranks - 1
             ));
         }
-        if let Some(j) = self.jitter {
-            for (flag, d) in [("--jitter-op-ns", j.op), ("--jitter-dispatch-ns", j.dispatch)] {
-                if d.as_ps() > MAX_JITTER_PS {
-                    return Err(format!("{flag} {}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000));
-                }
+        validate_measure(&measure(self), size_flag, max_size)
+    }
+}
+
+/// Checks the values of a measurement (calls, warmup, jitter, the largest size), naming the
+/// flag, its value and the allowed range: the rules every collective's sweep and bench keep.
+pub fn validate_measure(m: &Measure, size_flag: &str, max_size: u64) -> Result<(), String> {
+    if m.iters == 0 || m.iters > MAX_CALLS {
+        return Err(format!("-n {}: timed calls must be in 1..={MAX_CALLS}", m.iters));
+    }
+    if m.warmup > MAX_CALLS {
+        return Err(format!("-w {}: warmup calls must be in 0..={MAX_CALLS}", m.warmup));
+    }
+    if let Some(j) = m.jitter {
+        for (flag, d) in [("--jitter-op-ns", j.op), ("--jitter-dispatch-ns", j.dispatch)] {
+            if d.as_ps() > MAX_JITTER_PS {
+                return Err(format!("{flag} {}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000));
             }
         }
-        let limit = if self.timing_only { MAX_SIZE_TIMING } else { MAX_SIZE_PAYLOAD };
-        if max_size > limit {
-            let hint = if self.timing_only { "" } else { "; add --no-data (timing-only) for sizes up to 16G" };
-            return Err(format!(
-                "{size_flag} {max_size}: a size is at most {} bytes ({}){hint}",
-                limit,
-                formats::size_label(limit)
-            ));
-        }
-        Ok(())
     }
+    let limit = if m.timing_only { MAX_SIZE_TIMING } else { MAX_SIZE_PAYLOAD };
+    if max_size > limit {
+        let hint = if m.timing_only { "" } else { "; add --no-data (timing-only) for sizes up to 16G" };
+        return Err(format!(
+            "{size_flag} {max_size}: a size is at most {} bytes ({}){hint}",
+            limit,
+            formats::size_label(limit)
+        ));
+    }
+    Ok(())
 }
 
 /// One measured size (the row and the run its time was read from).

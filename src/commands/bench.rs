@@ -26,8 +26,10 @@ pub struct BenchArgs {
 
 /// Runs the benchmark and prints its statistics.
 pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
-    let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
+    if a.spec.call.ranks == 1 {
+        return Err(super::sweep::one_rank_error(&cfg.machine.name, cfg.machine.ranks));
+    }
     if a.spec.call.ranks == 0 || a.spec.call.ranks > cfg.machine.ranks {
         return Err(format!(
             "--ranks {}: machine `{}` has {} ranks",
@@ -43,23 +45,49 @@ pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
             a.size, a.size
         ));
     };
+    let headline = |mean_us: f64| bandwidth_line(&cfg, &a.spec, a.size, mean_us);
+    let printed = Printed { rounds, warmup, strace: a.strace.as_deref(), stats: a.stats, started };
+    print_bench(out, &cfg, &report, &printed, &headline)
+}
+
+/// How a benchmark's run is printed: its rounds and warmup, where its STRACE goes, whether to
+/// print the engine's work, and when it started (for the host time).
+pub(crate) struct Printed<'a> {
+    pub rounds: usize,
+    pub warmup: usize,
+    pub strace: Option<&'a std::path::Path>,
+    pub stats: bool,
+    pub started: std::time::Instant,
+}
+
+/// Prints a benchmark run: `BenchmarkStats` folded from its STRACE spans, the bandwidth
+/// `headline` of the mean device time, the per-rank table and the mean span trees; writes the
+/// STRACE; `Failed` when the run was cut short.
+pub(crate) fn print_bench(
+    out: &mut dyn Write,
+    cfg: &Config,
+    report: &sim_core::RunReport,
+    p: &Printed<'_>,
+    headline: &dyn Fn(f64) -> Result<String, String>,
+) -> CmdResult {
+    let io = |e: std::io::Error| e.to_string();
     let mut log = StraceLog::new(&cfg.host);
-    log.add_run(&report);
-    let stats = BenchmarkStats::from_l3(log.invocations().to_vec(), rounds, warmup).with_names(log.names().clone());
+    log.add_run(report);
+    let stats = BenchmarkStats::from_l3(log.invocations().to_vec(), p.rounds, p.warmup).with_names(log.names().clone());
     writeln!(out, "{stats}").map_err(io)?;
-    writeln!(out, "{}", bandwidth_line(&cfg, &a.spec, a.size, stats.device_us_mean())?).map_err(io)?;
+    writeln!(out, "{}", headline(stats.device_us_mean())?).map_err(io)?;
     writeln!(out).map_err(io)?;
     per_rank_table(out, &stats).map_err(io)?;
     writeln!(out).map_err(io)?;
     let pids: Vec<u64> = stats.per_rank(Metric::Device).unwrap_or_default().keys().copied().collect();
     writeln!(out, "{}", distinct_trees(&stats.format_mean_tree(true, Spread::Stdev, None, None), &pids)).map_err(io)?;
-    if let Some(p) = &a.strace {
-        std::fs::write(p, log.text()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    if let Some(path) = p.strace {
+        std::fs::write(path, log.text()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    if a.stats {
+    if p.stats {
         let mut tally = crate::run_stats::Tally::default();
-        tally.add(&report);
-        writeln!(out, "{}", tally.line(started.elapsed())).map_err(io)?;
+        tally.add(report);
+        writeln!(out, "{}", tally.line(p.started.elapsed())).map_err(io)?;
     }
     for w in &report.warnings {
         writeln!(out, "# warning: {w}").map_err(io)?;

@@ -48,14 +48,7 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
         return Err("--trace needs --program: it writes the trace of one program's unperturbed run".into());
     }
     let o = &a.options;
-    for (flag, d) in [("--jitter-op-ns", o.op_jitter), ("--jitter-dispatch-ns", o.dispatch_jitter)] {
-        if d.as_ps() > crate::sweep::MAX_JITTER_PS {
-            return Err(format!("{flag} {}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000));
-        }
-    }
-    if o.seeds > MAX_SEEDS {
-        return Err(format!("--seeds {}: at most {MAX_SEEDS} jittered reruns", o.seeds));
-    }
+    validate_options(o)?;
     writeln!(
         out,
         "# ranksim check on `{}`: {} program(s), the unperturbed run and {} seed(s) each (jitter up to {} per transfer, {} per dispatch)",
@@ -87,7 +80,7 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         found += r.findings.len();
-        print(out, c, ranks, &r).map_err(io)?;
+        print(out, &c.name, ranks, &r).map_err(io)?;
         results.push((c.name.clone(), ranks, r));
     }
     writeln!(out, "# {found} finding(s)").map_err(io)?;
@@ -98,9 +91,23 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
     Ok(if found > 0 { Status::Failed } else { Status::Ok })
 }
 
-fn print(out: &mut dyn Write, c: &Checkable, ranks: usize, r: &CheckReport) -> std::io::Result<()> {
+/// Checks the checker's options as values: jitter up to 1 s, at most [`MAX_SEEDS`] seeds.
+pub(crate) fn validate_options(o: &CheckOptions) -> Result<(), String> {
+    for (flag, d) in [("--jitter-op-ns", o.op_jitter), ("--jitter-dispatch-ns", o.dispatch_jitter)] {
+        if d.as_ps() > crate::sweep::MAX_JITTER_PS {
+            return Err(format!("{flag} {}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000));
+        }
+    }
+    if o.seeds > MAX_SEEDS {
+        return Err(format!("--seeds {}: at most {MAX_SEEDS} jittered reruns", o.seeds));
+    }
+    Ok(())
+}
+
+/// One program's line (`clean` or `FOUND`) and its findings, those every rank repeats folded.
+pub(crate) fn print(out: &mut dyn Write, name: &str, ranks: usize, r: &CheckReport) -> std::io::Result<()> {
     let status = if r.is_clean() { "clean" } else { "FOUND" };
-    writeln!(out, "{status:<5} {:<28} {ranks} ranks, {} run(s), {} finding(s)", c.name, r.runs, r.findings.len())?;
+    writeln!(out, "{status:<5} {name:<28} {ranks} ranks, {} run(s), {} finding(s)", r.runs, r.findings.len())?;
     for (f, same) in group_across_ranks(&r.findings, ranks) {
         let text = f.to_string().replace('\n', "\n      ");
         writeln!(out, "      {text}")?;
@@ -168,7 +175,8 @@ fn finding_json(f: &Finding) -> serde_json::Value {
     })
 }
 
-fn json(cfg: &Config, results: &[(String, usize, CheckReport)]) -> serde_json::Value {
+/// The findings JSON: the machine, and per program its ranks, runs and findings.
+pub(crate) fn json(cfg: &Config, results: &[(String, usize, CheckReport)]) -> serde_json::Value {
     let programs: Vec<serde_json::Value> = results
         .iter()
         .map(|(name, ranks, r)| {

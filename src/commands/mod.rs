@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod check;
+pub mod custom;
 pub mod run;
 pub mod sweep;
 pub mod topo;

@@ -77,21 +77,38 @@ impl From<SweepFlags> for SweepArgs {
             }
         }
         SweepArgs {
-            config: s.config,
             collectives,
             modes: s.mode,
             path: s.path,
+            dtype: s.dtype,
+            op: s.op,
+            root: s.root,
+            core_num: s.core_num,
+            ..SweepArgs::from(s.series)
+        }
+    }
+}
+
+impl From<SeriesFlags> for SweepArgs {
+    /// The arguments of a sweep of one collective: the built-in defaults for what the flags
+    /// do not say (a user's collective has its own dtype, op and blocks).
+    fn from(s: SeriesFlags) -> SweepArgs {
+        SweepArgs {
+            config: s.config,
+            collectives: vec![Kind::AllReduce],
+            modes: None,
+            path: Path::Host,
             min_bytes: s.min_bytes,
             max_bytes: s.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
             builtin_max_bytes: if s.max_bytes.is_none() { Some(DEFAULT_BUILTIN_MAX_BYTES) } else { None },
             factor: s.factor,
-            dtype: s.dtype,
-            op: s.op,
-            root: s.root,
+            dtype: DType::F32,
+            op: None,
+            root: None,
             iters: s.iters,
             warmup: s.warmup,
             ranks: s.ranks,
-            core_num: s.core_num,
+            core_num: None,
             json: s.json,
             plot: s.plot,
             strace: s.strace,
@@ -114,9 +131,6 @@ fn parse_kinds(s: &str) -> Result<Vec<Kind>, String> {
 /// the arguments (and gives [`SweepArgs::new`] its defaults, so they are written once).
 #[derive(clap::Args, Clone, Debug)]
 pub struct SweepFlags {
-    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
-    #[arg(long)]
-    config: Option<PathBuf>,
     /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
     /// all_to_all, all_to_all_v, barrier, or `all` (every one).
     #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
@@ -136,16 +150,6 @@ pub struct SweepFlags {
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
     #[arg(long, default_value = "host")]
     path: Path,
-    /// Smallest size in bytes (K/M/G suffixes).
-    #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
-    min_bytes: u64,
-    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
-    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
-    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
-    max_bytes: Option<u64>,
-    /// Size multiplier between steps.
-    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
-    factor: f64,
     /// Element type: f32, f16, bf16, i32, i16, i8.
     #[arg(short = 'd', long = "datatype", default_value = "f32")]
     dtype: DType,
@@ -156,6 +160,32 @@ pub struct SweepFlags {
     /// Root rank of broadcast (default 0).
     #[arg(short = 'r', long = "root")]
     root: Option<usize>,
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
+    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
+    /// warning names the series it does not apply to.
+    #[arg(long)]
+    core_num: Option<usize>,
+    #[command(flatten)]
+    series: SeriesFlags,
+}
+
+/// The flags of a sweep that any collective takes, a built-in one or yours
+/// ([`crate::custom::cli_main`]): machine, sizes, calls, ranks, outputs, gates.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SeriesFlags {
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Smallest size in bytes (K/M/G suffixes).
+    #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
+    min_bytes: u64,
+    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
+    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
+    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
+    max_bytes: Option<u64>,
+    /// Size multiplier between steps.
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
+    factor: f64,
     /// Timed calls per size, 1..=10000; the time is their mean. Calls are not identical: the first pays
     /// one-time costs (the copy engines' cold start, and later calls start while the previous
     /// one drains), so -n 2 can differ from -n 1 even without --seed; -w leaves calls out.
@@ -164,19 +194,15 @@ pub struct SweepFlags {
     /// Untimed calls before the timed ones, 0..=10000.
     #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
     warmup: u32,
-    /// Ranks taking part (default: every rank of the machine). nccl-tests' `-g` (one rank per
-    /// device) means the same here.
+    /// Ranks taking part, 2 or more (default: every rank of the machine). Not nccl-tests' `-g`
+    /// (GPUs per process, with many processes): ranksim runs every rank in one process, so
+    /// `-g 1` is refused; leave it out.
     #[arg(short = 'g', long)]
     ranks: Option<usize>,
     /// nccl-tests' `-c`: 1 checks every element (the default), 0 does not (as --no-data:
     /// timing-only, same times).
     #[arg(short = 'c', long = "check", value_parser = clap::value_parser!(u8).range(0..=1))]
     check: Option<u8>,
-    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
-    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
-    /// warning names the series it does not apply to.
-    #[arg(long)]
-    core_num: Option<usize>,
     /// Write the results as JSON (nccl-tests' `-J`).
     #[arg(short = 'J', long)]
     json: Option<PathBuf>,
@@ -186,7 +212,8 @@ pub struct SweepFlags {
     /// Write [STRACE] v=1 lines (one pid per rank, one inv per dispatch) of every run.
     #[arg(long)]
     strace: Option<PathBuf>,
-    /// Write a Chrome trace (Perfetto) of the first size's run.
+    /// Write a Chrome trace (Perfetto) of one run: the first size of the first series (the
+    /// output's last lines name it).
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Exit 1 when a series' average bus bandwidth (GB/s, finite, >= 0) is below this.

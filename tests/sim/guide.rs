@@ -40,7 +40,7 @@ fn example_part(name: &str) -> String {
 #[test]
 fn the_guide_shows_the_example_code() {
     let blocks = guide_blocks();
-    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    assert_eq!(blocks.len(), 3, "{blocks:?}");
     assert_eq!(
         blocks[0].trim_end(),
         example_part("collective").trim_end(),
@@ -49,6 +49,11 @@ fn the_guide_shows_the_example_code() {
     assert_eq!(
         blocks[1].trim_end(),
         example_part("measure").trim_end(),
+        "docs/your-collective.md differs from the example"
+    );
+    assert_eq!(
+        blocks[2].trim_end(),
+        example_part("cli").trim_end(),
         "docs/your-collective.md differs from the example"
     );
 }

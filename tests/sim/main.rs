@@ -12,6 +12,7 @@ mod conformance;
 mod conformance_rest;
 mod costs;
 mod cube;
+mod custom_cli;
 mod dataflow;
 mod deferred;
 mod determinism;
