@@ -109,7 +109,7 @@ fn bandwidth_line(cfg: &Config, spec: &SweepSpec, size: u64, time_us: f64) -> Re
     let bytes = crate::formats::bytes_for(spec.call.kind, count, es, spec.call.ranks);
     let algbw = crate::formats::algbw_gbps(bytes, time_us);
     let busbw = crate::formats::busbw_gbps(spec.call.kind, bytes, time_us, spec.call.ranks);
-    let bound = crate::sweep::busbw_bound(cfg, spec.call.ranks)?;
+    let bound = crate::sweep::busbw_bound(cfg, spec.call.ranks, Some(spec.call.kind))?;
     Ok(format!(
         "# {} of {bytes} B on {} ranks: mean device wall {time_us:.1} us -> algbw {algbw:.2} GB/s, busbw {busbw:.2} GB/s (machine bound {:.2} GB/s)",
         spec.call.kind, spec.call.ranks, bound.gbps

@@ -166,7 +166,7 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
             a.max_bytes
         ));
     }
-    let bound = crate::sweep::busbw_bound(&cfg, ranks)?;
+    let bound = crate::sweep::busbw_bound(&cfg, ranks, None)?;
     let plan = SeriesPlan {
         label: c.name(),
         config: custom::sweep_config(&cfg, c, &m, (a.min_bytes, a.max_bytes, a.factor)),
@@ -183,7 +183,7 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
     };
     let mut run = SweepRun::new(false, &cfg);
     run.series(out, a, plan, &measure, &|size, why| custom::failed_row(c, ranks, size, why))?;
-    run.finish(out, a, &bound, ranks)
+    run.finish(out, a, ranks)
 }
 
 /// `bench` of a user's collective.
@@ -206,7 +206,7 @@ fn bench<C: Collective>(out: &mut dyn Write, c: &C, b: &BenchFlags) -> CmdResult
     let started = std::time::Instant::now();
     let (rounds, warmup) = (b.rounds as usize, b.warmup as usize);
     let run = custom::run(&cfg, c, &m, count, rounds + warmup, b.no_data, false)?;
-    let bound = crate::sweep::busbw_bound(&cfg, ranks)?;
+    let bound = crate::sweep::busbw_bound(&cfg, ranks, None)?;
     let bytes = c.bytes(count, ranks);
     let headline = |mean_us: f64| {
         let algbw = formats::algbw_gbps(bytes, mean_us);

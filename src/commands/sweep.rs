@@ -291,7 +291,6 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             ));
         }
     }
-    let bound = busbw_bound(&cfg, ranks)?;
     let mut run = SweepRun::new(combos.len() > 1, &cfg);
     for w in skipped.into_iter().chain(flag_warnings(a, &combos, ranks)) {
         run.warn(out, w)?;
@@ -299,6 +298,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     for combo in &combos {
         let spec = spec(a, combo, ranks);
         let lbl = label(&spec);
+        let bound = busbw_bound(&cfg, ranks, Some(spec.call.kind))?;
         let mut notes = vec![format!("{lbl}: {}", mode_note(&spec))];
         let reports_bound = spec.call.kind != Kind::Barrier;
         if reports_bound {
@@ -330,7 +330,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             |size: u64, trace: bool, progress: Option<&Progress>| run_point_watched(&cfg, &spec, size, trace, progress);
         run.series(out, a, plan, &measure, &|size, why| failed_row(&spec, size, why))?;
     }
-    run.finish(out, a, &bound, ranks)
+    run.finish(out, a, ranks)
 }
 
 /// The ranks taking part: `-g`, or every rank of the machine; one rank is refused (it has no
@@ -567,9 +567,9 @@ impl SweepRun {
 
     /// The summary of several series, the output files, the trace line and `--stats`; the
     /// sweep's status.
-    pub fn finish(self, out: &mut dyn Write, a: &SweepArgs, bound: &crate::sweep::Bound, ranks: usize) -> CmdResult {
+    pub fn finish(self, out: &mut dyn Write, a: &SweepArgs, ranks: usize) -> CmdResult {
         if self.multi {
-            summary(out, &self.summaries, &self.rows, bound).map_err(io)?;
+            summary(out, &self.summaries, &self.rows).map_err(io)?;
         }
         if let Some(path) = &a.trace {
             match &self.traced {
@@ -632,15 +632,16 @@ fn has_elements(spec: &SweepSpec, size: u64) -> bool {
         || formats::count_for(spec.call.kind, size, spec.call.dtype.size() as u64, spec.call.ranks) > 0
 }
 
-/// The closing comparison of several series: each one's best busbw against the bound, or
-/// FAILED for a series with no measured size.
-fn summary(
-    out: &mut dyn Write,
-    s: &[SeriesSummary],
-    rows: &[ResultRow],
-    bound: &crate::sweep::Bound,
-) -> std::io::Result<()> {
-    writeln!(out, "# summary: peak busbw per series (bound {:.2} GB/s)", bound.gbps + 0.0)?;
+/// The closing comparison of several series: each one's best busbw against its bound (one
+/// bound in the heading when every series has the same), or FAILED for a series with no
+/// measured size.
+fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRow]) -> std::io::Result<()> {
+    let bounds: Vec<f64> = s.iter().filter_map(|x| x.bound_gbps).collect();
+    let one = bounds.windows(2).all(|w| w[0] == w[1]);
+    match bounds.first() {
+        Some(b) if one => writeln!(out, "# summary: peak busbw per series (bound {:.2} GB/s)", b + 0.0)?,
+        _ => writeln!(out, "# summary: peak busbw per series, each against its collective's bound")?,
+    }
     for x in s {
         let mine = || rows.iter().filter(|r| r.series.as_deref() == Some(x.label.as_str()));
         if mine().all(|r| r.failed.is_some()) {
@@ -648,7 +649,8 @@ fn summary(
             continue;
         }
         let pct = match x.bound_gbps {
-            Some(b) if b > 0.0 => format!(" = {:.1}% of the bound", 100.0 * x.peak_bus_bandwidth / b),
+            Some(b) if b > 0.0 && one => format!(" = {:.1}% of the bound", 100.0 * x.peak_bus_bandwidth / b),
+            Some(b) if b > 0.0 => format!(" = {:.1}% of its bound {b:.2} GB/s", 100.0 * x.peak_bus_bandwidth / b),
             _ => String::new(),
         };
         writeln!(out, "#   {:<44} {:>9.2} GB/s{pct}", x.label, x.peak_bus_bandwidth)?;
@@ -659,10 +661,14 @@ fn summary(
 /// The series to run. With `--mode`, every (collective, mode) pair that applies; without it,
 /// PyPTO's builtin and, for allreduce and allgather, the HCCL-class algorithms `cfg` supports
 /// (`aiv-mesh`; `sdma-mesh` when the chip has copy engines and the op is a sum), on every AIV
-/// core and with one warmup call when they use copy engines. Above kMaxSupportedRanks, where
-/// the builtin and those algorithms do nothing, an allreduce runs `rhd` alone, on one block.
+/// core and with one warmup call when they use copy engines. When the ranks span several
+/// servers an allreduce's HCCL-class series is `rhd` (the vendor library's algorithm between
+/// servers; the full-mesh ones are single-server), on one block; above kMaxSupportedRanks,
+/// where the builtin does nothing, `rhd` runs alone.
 pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     let core_num = a.core_num.unwrap_or(1);
+    // The ranks span several servers: NICs join them.
+    let servers = busbw_bound(cfg, ranks, None).is_ok_and(|b| b.cut.is_some());
     let mut out = Vec::new();
     for &kind in &a.collectives {
         let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None };
@@ -676,10 +682,12 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
             }
             if matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host {
                 let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
-                // RHD is the vendor library's algorithm at the scale where the others stop.
+                // RHD is the vendor library's algorithm between servers and at the scale where
+                // the others stop; its full-mesh modes are single-server ones.
                 let candidates: &[Mode] = match kind {
-                    Kind::AllReduce if beyond => &[Mode::Rhd],
+                    Kind::AllReduce if beyond || servers => &[Mode::Rhd],
                     Kind::AllReduce => &[Mode::AivMesh, Mode::SdmaMesh],
+                    _ if servers => &[],
                     _ => &[Mode::SdmaMesh],
                 };
                 for &mode in candidates {

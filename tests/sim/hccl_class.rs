@@ -150,9 +150,13 @@ fn above_the_builtin_cap_a_default_sweep_runs_rhd_alone() {
         .map(|c| format!("{} {} {} -w {}", c.kind, c.mode, c.core_num, c.warmup))
         .collect();
     assert_eq!(labels, ["allreduce rhd 1 -w 0"]);
-    // At 16 ranks the builtins still run, and RHD is not added.
+    // At 16 ranks the builtins still run; on two servers the HCCL-class series is RHD (the
+    // vendor library's algorithm between servers), on one server the full-mesh ones.
     let sixteen = Config::preset("two-node").unwrap();
     let labels: Vec<String> =
         ranksim::commands::sweep::combos(&default, &sixteen, 16).iter().map(|c| c.mode.to_string()).collect();
-    assert_eq!(labels, ["mesh", "aiv-mesh", "sdma-mesh"]);
+    assert_eq!(labels, ["mesh", "rhd"]);
+    let one_server: Vec<String> =
+        ranksim::commands::sweep::combos(&default, &sixteen, 8).iter().map(|c| c.mode.to_string()).collect();
+    assert_eq!(one_server, ["mesh", "aiv-mesh", "sdma-mesh"]);
 }

@@ -246,8 +246,9 @@ fn the_default_run_stops_the_builtin_early_and_says_so() {
 
 #[test]
 fn the_bound_follows_the_topology() {
-    let bound =
-        |name: &str, ranks: usize| ranksim::sweep::busbw_bound(&ranksim::Config::preset(name).unwrap(), ranks).unwrap();
+    let bound = |name: &str, ranks: usize| {
+        ranksim::sweep::busbw_bound(&ranksim::Config::preset(name).unwrap(), ranks, None).unwrap()
+    };
     let a2a3 = bound("a2a3", 8);
     assert_eq!(a2a3.links, vec![(7, 19.6)]);
     assert!((a2a3.gbps - 137.2).abs() < 1e-9, "{a2a3:?}");
@@ -260,4 +261,35 @@ fn the_bound_follows_the_topology() {
     let two = bound("two-node", 16);
     assert_eq!(two.links.iter().map(|l| l.0).sum::<usize>(), 8, "{two:?}");
     assert!(two.gbps <= two.port_gbps && two.gbps <= two.egress_gbps, "{two:?}");
+    assert!(a2a3.cut.is_none() && bound("two-node", 8).cut.is_none(), "one server: no NIC to cross");
+}
+
+/// On several servers the bound knows the NICs between them (issue 24): it used to be rank
+/// 0's links summed (7 HCCS + 1 NIC = 154.7 GB/s) for every collective, which an all_to_all
+/// cannot approach: half of each rank's data crosses the servers' 8 NICs.
+#[test]
+fn the_bound_of_several_servers_is_the_cut_the_nics_make() {
+    use ranksim::collectives::Kind;
+    let cfg = ranksim::Config::preset("two-node").unwrap();
+    let bound = |kind| ranksim::sweep::busbw_bound(&cfg, 16, Some(kind)).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let a2a = bound(Kind::AllToAll);
+    let cut = a2a.cut.clone().expect("two servers");
+    // 8 NICs of 25 GB/s x 0.7 leave server 0.
+    assert_eq!((cut.level, cut.inside), (1, 8));
+    assert!(close(cut.gbps, 140.0), "{cut:?}");
+    // 8 x 8 pairs x S/16 each cross the cut: busbw (15/16) S / t <= 15 x 140 / 64.
+    assert!(close(a2a.gbps, 15.0 * 140.0 / 64.0), "{a2a:?}");
+    assert!(a2a.line().contains("which allows all_to_all busbw <= 32.81 GB/s"), "{}", a2a.line());
+    // An allreduce needs one copy of the result across: the links, not the cut, bound it.
+    let ar = bound(Kind::AllReduce);
+    assert!(close(ar.gbps, 154.7) && close(ar.cut.unwrap().busbw_gbps, 2.0 * 15.0 / 16.0 * 140.0));
+    // A broadcast from rank 0 sends S across: the cut's 140 GB/s.
+    assert!(close(bound(Kind::Broadcast).gbps, 140.0));
+    // The default sweep of several servers runs the vendor library's algorithm between
+    // servers (rhd), not the single-server full-mesh ones.
+    let a = ranksim::commands::sweep::SweepArgs::new(Some("two-node".into()));
+    let modes: Vec<String> =
+        ranksim::commands::sweep::combos(&a, &cfg, 16).iter().map(|c| format!("{} {}", c.kind, c.mode)).collect();
+    assert_eq!(modes, ["allreduce mesh", "allreduce rhd"]);
 }
