@@ -177,6 +177,7 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
         threads: a.jobs.unwrap_or_else(crate::host::threads),
         sizes: todo,
         bound: Some(bound.gbps).filter(|b| b.is_finite()),
+        trust: Some(format!("no measured table covers {}: its numbers are the model's alone", c.name())),
     };
     let measure = |size: u64, trace: bool, progress: Option<&Progress>| {
         custom::point(&cfg, c, &Measure { progress: progress.cloned(), ..m.clone() }, size, trace)

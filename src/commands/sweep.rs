@@ -271,6 +271,29 @@ fn label(spec: &SweepSpec) -> String {
     s
 }
 
+/// How far a series' numbers are from measurements: the nearest shipped table that measured
+/// the same collective and algorithm, and the model's error against it on this machine.
+fn trust_line(cfg: &Config, spec: &SweepSpec) -> String {
+    let what = label_of(spec.call.kind, spec.call.mode);
+    match super::validate::nearest_table(cfg, spec.call.kind, spec.call.mode, spec.call.ranks) {
+        Some(t) => format!(
+            "the nearest measured table, {} ({}), is {} off the model here (rms; `ranksim validate --table {}`; caveats: docs/references/measurements.md)",
+            t.name,
+            t.workload,
+            t.rms_error_pct.map_or("?".to_string(), |e| format!("{e:.1}%")),
+            t.name
+        ),
+        None => format!(
+            "no measured table covers {what}: these numbers are the model's alone (`ranksim validate` lists the tables)"
+        ),
+    }
+}
+
+/// `allreduce aiv-mesh`, or the collective alone when it has one algorithm.
+fn label_of(kind: Kind, mode: Mode) -> String {
+    if matches!(kind, Kind::AllReduce | Kind::AllGather) { format!("{kind} {mode}") } else { kind.to_string() }
+}
+
 /// Runs the sweep, printing the table to `out` and a progress bar to stderr when stdout and stderr are terminals.
 pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
@@ -325,6 +348,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             threads: threads_for(a, &spec, &todo)?,
             sizes: todo,
             bound: reports_bound.then_some(bound.gbps).filter(|b| b.is_finite()),
+            trust: Some(trust_line(&cfg, &spec)),
         };
         let measure =
             |size: u64, trace: bool, progress: Option<&Progress>| run_point_watched(&cfg, &spec, size, trace, progress);
@@ -388,6 +412,8 @@ pub struct SeriesPlan {
     pub threads: usize,
     /// The busbw bound its summary compares with (`None`: no bound applies).
     pub bound: Option<f64>,
+    /// How far such numbers are from measurements: a line after the footer (`None`: none).
+    pub trust: Option<String>,
 }
 
 /// Measures one size of a series: `(size, traced, progress)`; `Ok(None)` when the size gives
@@ -544,6 +570,9 @@ impl SweepRun {
         }
         if verdict.wrong > 0 {
             writeln!(out, "# FAILED: {} wrong element(s)", verdict.wrong).map_err(io)?;
+        }
+        if let Some(t) = &plan.trust {
+            writeln!(out, "# measured: {t}").map_err(io)?;
         }
         if verdict.failed > 0 {
             writeln!(out, "# FAILED: {} size(s) have no measurement (the FAILED rows say why)", verdict.failed)

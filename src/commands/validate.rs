@@ -135,6 +135,31 @@ fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
     Ok(res)
 }
 
+/// The shipped table measured on the collective and algorithm of a series, nearest in rank
+/// count to `ranks` (ties: the first shipped), compared with the model on `cfg`; `None` when
+/// no table measures that collective with that algorithm (or it cannot run on `cfg`).
+pub fn nearest_table(
+    cfg: &Config,
+    kind: collectives::Kind,
+    mode: collectives::Mode,
+    ranks: usize,
+) -> Option<TableResult> {
+    let mut best: Option<(usize, Table)> = None;
+    for (name, _) in measurements::SHIPPED {
+        let Ok(t) = measurements::shipped(name) else { continue };
+        let Some(w) = &t.workload else { continue };
+        if w.program != measurements::Program::Collective(kind) || w.mode.unwrap_or(collectives::Mode::Mesh) != mode {
+            continue;
+        }
+        let d = w.ranks.unwrap_or(cfg.machine.ranks).abs_diff(ranks);
+        if best.as_ref().is_none_or(|(bd, _)| d < *bd) {
+            best = Some((d, t));
+        }
+    }
+    let (_, t) = best?;
+    run_table(cfg, &t).ok().filter(|r| r.not_run.is_none())
+}
+
 /// Runs every table and summarises.
 fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<ValidateReport, String> {
     let results = tables.iter().map(|t| run_table(cfg, t)).collect::<Result<Vec<_>, String>>()?;

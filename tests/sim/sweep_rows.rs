@@ -319,3 +319,38 @@ fn series_that_cannot_run_are_skipped_or_failed_never_zero_percent() {
     let (_, table) = run_sweep(&SweepArgs { no_data: true, ..args() });
     assert!(table.contains("# Out of bounds values : N/A (not checked: timing-only)"), "{table}");
 }
+
+/// The sweep says how far its numbers are from measurements (issue 24): the nearest shipped
+/// table of the same collective and algorithm, with the model's error against it, or that no
+/// table covers the series.
+#[test]
+fn each_series_says_how_far_it_is_from_a_measurement() {
+    let a =
+        SweepArgs { modes: Some(vec![Mode::Mesh, Mode::SdmaMesh]), ranks: Some(2), warmup: 1, no_data: true, ..args() };
+    let (r, table) = run_sweep(&a);
+    assert_eq!(r, Ok(Status::Ok), "{table}");
+    assert!(
+        table.contains("# measured: no measured table covers allreduce mesh: these numbers are the model's alone"),
+        "{table}"
+    );
+    let line =
+        table.lines().find(|l| l.contains("# measured: the nearest measured table, t1-allreduce-2p")).expect(&table);
+    // validate's figure for that table on this machine.
+    let t = ranksim::commands::validate::nearest_table(
+        &ranksim::Config::default_preset(),
+        Kind::AllReduce,
+        Mode::SdmaMesh,
+        2,
+    )
+    .unwrap();
+    assert_eq!(t.name, "t1-allreduce-2p");
+    assert!(line.contains(&format!("is {:.1}% off the model here", t.rms_error_pct.unwrap())), "{line}");
+    // 8 ranks: the 4-rank table is the nearer one.
+    let t8 = ranksim::commands::validate::nearest_table(
+        &ranksim::Config::default_preset(),
+        Kind::AllReduce,
+        Mode::SdmaMesh,
+        8,
+    );
+    assert_eq!(t8.unwrap().name, "t1-allreduce-4p");
+}
