@@ -293,3 +293,30 @@ fn the_bound_of_several_servers_is_the_cut_the_nics_make() {
         ranksim::commands::sweep::combos(&a, &cfg, 16).iter().map(|c| format!("{} {}", c.kind, c.mode)).collect();
     assert_eq!(modes, ["allreduce mesh", "allreduce rhd"]);
 }
+
+/// The README's calibrate examples say what they show (issue 24): the device-timed table fits,
+/// the host-timed one does not and the output says so.
+#[test]
+fn the_readme_calibrate_examples_fit_or_say_why_not() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str]| {
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_ranksim")).args(args).current_dir(root).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let rms = |text: &str| -> f64 {
+        let l = text.lines().find(|l| l.starts_with("rms relative error: ")).expect(text);
+        l.trim_start_matches("rms relative error: ").trim_end_matches('%').parse().unwrap()
+    };
+    let device = run(&["calibrate", "--table", "configs/measurements/t3-tget.csv"]);
+    assert!(rms(&device) < 2.0 && !device.contains("WARNING"), "{device}");
+    assert!(device.contains("fitted: latency 109.7 ns, raw rate 28.077 GB/s"), "{device}");
+    let host = run(&["calibrate", "--table", "examples/data/tget_910b.csv", "--workload", "get"]);
+    assert!(
+        (rms(&host) - 33.51).abs() < 0.01 && host.contains("WARNING: rms relative error 33.51% is above 10%"),
+        "{host}"
+    );
+    let readme = include_str!("../../README.md");
+    assert!(readme.contains("1.6 % rms") && readme.contains("33.5 % rms and a WARNING"));
+}
