@@ -116,13 +116,13 @@ fn bandwidth_line(cfg: &Config, spec: &SweepSpec, size: u64, time_us: f64) -> Re
     ))
 }
 
-/// The mean trees of `format_mean_tree`, one per dispatch, with the trees that are the same on
-/// several ranks printed once: the first one's header, then the ranks it stands for. `pids`
-/// lists the ranks' pids in rank order.
+/// The mean trees of `format_mean_tree`, one per dispatch, with the trees of several ranks
+/// that are the same printed once (the first one's header, then the ranks it stands for), and
+/// those that differ only in their numbers, by at most [`NEAR`] of the root span, folded into
+/// the first with the range of their root spans. `pids` lists the ranks' pids in rank order.
 pub fn distinct_trees(text: &str, pids: &[u64]) -> String {
     let rank_of = |pid: u64| pids.iter().position(|&p| p == pid);
-    // (header, body, ranks)
-    let mut groups: Vec<(String, String, Vec<usize>)> = Vec::new();
+    let mut groups: Vec<TreeGroup> = Vec::new();
     for block in text.split("\n\n") {
         let (header, body) = block.split_once('\n').unwrap_or((block, ""));
         let pid = header
@@ -130,31 +130,97 @@ pub fn distinct_trees(text: &str, pids: &[u64]) -> String {
             .and_then(|r| r.split_whitespace().next())
             .and_then(|p| p.parse::<u64>().ok());
         let Some(rank) = pid.and_then(rank_of) else {
-            groups.push((header.to_string(), body.to_string(), Vec::new()));
+            groups.push(TreeGroup::new(header, body, None));
             continue;
         };
         // The header without its pid: the same dispatch slot and task on another rank.
-        let rest = header.split_once(' ').map(|x| x.1).unwrap_or("");
-        let rest = rest.split_once(' ').map(|x| x.1).unwrap_or("");
-        let found = groups.iter_mut().find(|(h, b, r)| {
-            !r.is_empty() && b == body && h.split_once(' ').and_then(|x| x.1.split_once(' ')).map(|x| x.1) == Some(rest)
+        let rest = header.split_once(' ').and_then(|x| x.1.split_once(' ')).map_or("", |x| x.1);
+        let root = root_us(body);
+        let found = groups.iter_mut().find(|g| {
+            !g.ranks.is_empty()
+                && g.rest == rest
+                && (g.body == body || (shape(&g.body) == shape(body) && near(g.root, root)))
         });
         match found {
-            Some((_, _, ranks)) => ranks.push(rank),
-            None => groups.push((header.to_string(), body.to_string(), vec![rank])),
+            Some(g) => {
+                g.ranks.push(rank);
+                g.same &= g.body == body;
+                g.roots.push(root);
+            }
+            None => groups.push(TreeGroup::new(header, body, Some((rank, rest)))),
         }
     }
-    let blocks: Vec<String> = groups
-        .into_iter()
-        .map(|(header, body, ranks)| {
-            if ranks.len() <= 1 {
-                return if body.is_empty() { header } else { format!("{header}\n{body}") };
-            }
-            let list: Vec<String> = ranks.iter().map(usize::to_string).collect();
-            format!("{header}\nthe same tree on ranks {} ({} ranks)\n{body}", list.join(", "), ranks.len())
-        })
-        .collect();
-    blocks.join("\n\n")
+    groups.iter().map(TreeGroup::render).collect::<Vec<_>>().join("\n\n")
+}
+
+/// How far (relative to the first) a rank's root span may be from the first rank's for their
+/// trees to be printed once: 1 %.
+pub const NEAR: f64 = 0.01;
+
+/// Trees of one dispatch slot printed as one.
+struct TreeGroup {
+    header: String,
+    body: String,
+    rest: String,
+    ranks: Vec<usize>,
+    /// Every member's tree is the same text.
+    same: bool,
+    root: Option<f64>,
+    roots: Vec<Option<f64>>,
+}
+
+impl TreeGroup {
+    fn new(header: &str, body: &str, rank: Option<(usize, &str)>) -> TreeGroup {
+        let root = root_us(body);
+        TreeGroup {
+            header: header.to_string(),
+            body: body.to_string(),
+            rest: rank.map_or(String::new(), |r| r.1.to_string()),
+            ranks: rank.map(|r| r.0).into_iter().collect(),
+            same: true,
+            root,
+            roots: vec![root],
+        }
+    }
+
+    fn render(&self) -> String {
+        let (header, body) = (&self.header, &self.body);
+        if self.ranks.len() <= 1 {
+            return if body.is_empty() { header.clone() } else { format!("{header}\n{body}") };
+        }
+        let list: Vec<String> = self.ranks.iter().map(usize::to_string).collect();
+        let (n, list) = (self.ranks.len(), list.join(", "));
+        if self.same {
+            return format!("{header}\nthe same tree on ranks {list} ({n} ranks)\n{body}");
+        }
+        let roots: Vec<f64> = self.roots.iter().flatten().copied().collect();
+        let lo = roots.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = roots.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!(
+            "{header}\nthe same spans on ranks {list} ({n} ranks), within {:.0}%: the root span's mean is {lo:.1} to {hi:.1} us over them; this is rank {}'s\n{body}",
+            NEAR * 100.0,
+            self.ranks[0]
+        )
+    }
+}
+
+/// A tree with its numbers blanked: the spans and their nesting.
+fn shape(body: &str) -> String {
+    body.chars().map(|c| if c.is_ascii_digit() || c == '.' { '#' } else { c }).collect()
+}
+
+/// The root span's mean in microseconds: the first number of the tree's first line.
+fn root_us(body: &str) -> Option<f64> {
+    let line = body.lines().next()?;
+    let word = line.split_whitespace().find(|w| w.ends_with("us") && w.starts_with(|c: char| c.is_ascii_digit()))?;
+    word.trim_end_matches("us").parse().ok()
+}
+
+fn near(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => (a - b).abs() <= NEAR * a.abs(),
+        _ => false,
+    }
 }
 
 /// One line per rank: mean, min and max over the rounds of its summed dispatch device walls,

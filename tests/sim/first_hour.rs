@@ -178,6 +178,26 @@ fn distinct_trees_keeps_trees_that_differ() {
     );
 }
 
+/// Jittered ranks give trees that differ in their last digits: printed once, with the range
+/// of their root spans, not once per rank (issue 24); trees 1 % apart or more stay apart.
+#[test]
+fn distinct_trees_folds_near_identical_trees() {
+    let tree = |pid: u64, us: &str| {
+        format!(
+            "dispatch pid={pid} slot=0 task=t — mean of 2 launches:\nchip.run  {us}us  ±0.5\n`- sched  {us}us  ±0.5"
+        )
+    };
+    let text = [tree(41000, "305.9"), tree(41001, "306.5"), tree(41002, "310.0")].join("\n\n");
+    let got = ranksim::commands::bench::distinct_trees(&text, &[41000, 41001, 41002]);
+    assert_eq!(
+        got,
+        "dispatch pid=41000 slot=0 task=t — mean of 2 launches:\n\
+         the same spans on ranks 0, 1 (2 ranks), within 1%: the root span's mean is 305.9 to 306.5 us over them; this is rank 0's\n\
+         chip.run  305.9us  ±0.5\n`- sched  305.9us  ±0.5\n\n\
+         dispatch pid=41002 slot=0 task=t — mean of 2 launches:\nchip.run  310.0us  ±0.5\n`- sched  310.0us  ±0.5"
+    );
+}
+
 #[test]
 fn check_groups_findings_every_rank_repeats() {
     let (code, out) = ranksim(&["check", "--program", "broken-missing-barrier", "--ranks", "4"]);

@@ -354,3 +354,40 @@ fn each_series_says_how_far_it_is_from_a_measurement() {
     );
     assert_eq!(t8.unwrap().name, "t1-allreduce-4p");
 }
+
+/// The builtin allgather and all_to_all print the same times at the same size; the all_to_all
+/// series says why, so identical numbers do not read as a copy-paste bug (issue 24).
+#[test]
+fn identical_allgather_and_all_to_all_times_are_explained() {
+    let a = SweepArgs {
+        collectives: vec![Kind::AllGather, Kind::AllToAll],
+        min_bytes: 64 << 10,
+        max_bytes: 64 << 10,
+        ..args()
+    };
+    let (r, table) = run_sweep(&a);
+    assert_eq!(r, Ok(Status::Ok), "{table}");
+    let times: Vec<&str> = rows(&table).iter().map(|l| l.split_whitespace().nth(5).unwrap()).collect();
+    assert_eq!(times.len(), 2, "{table}");
+    assert_eq!(times[0], times[1], "{table}");
+    assert!(table.contains("as the builtin allgather does, so at the same size their times are the same"), "{table}");
+}
+
+/// `--trace` records one run; the output says which (series and size), on stdout with the
+/// table, instead of leaving the reader to guess (issue 24).
+#[test]
+fn the_trace_says_which_run_it_is() {
+    let d = tmp("trace");
+    let path = d.join("t.json");
+    let a =
+        SweepArgs { modes: Some(vec![Mode::Mesh, Mode::Ring]), max_bytes: 2048, trace: Some(path.clone()), ..args() };
+    let (r, table) = run_sweep(&a);
+    assert_eq!(r, Ok(Status::Ok), "{table}");
+    let want = format!(
+        "# trace: allreduce mesh core_num 1 at 1024 B (the first size that ran; one run per sweep) written to {}",
+        path.display()
+    );
+    assert!(table.contains(&want), "{table}");
+    assert!(path.is_file());
+    std::fs::remove_dir_all(&d).ok();
+}
