@@ -4,7 +4,8 @@
 //! not depend on a particular chip or fabric: virtual time, the program API kernels are written
 //! against, the host side that queues them, and the one scheduler that runs them in a total
 //! order. `chip-model` and `interconnect` supply the timing; the `ranksim` facade adds configs,
-//! collectives and the CLI.
+//! collectives and the CLI. A comment citing "reference §x.y" means that section of
+//! `docs/references/semantics.md` in the repository (PyPTO's semantics, with their sources).
 //!
 //! ## A tour
 //!

@@ -383,7 +383,7 @@ fn a_notify_before_wait_async_does_not_order_the_data_and_the_checker_finds_the_
     assert!(ops.contains(&"put_async") && ops.contains(&"load"), "{ops:?}");
 }
 
-/// pto-isa's TGET_ASYNC device ticks (20 ns) by size in KB, T3 of hw-params.md.
+/// pto-isa's TGET_ASYNC device ticks (20 ns) by size in KB, docs/references/hardware.md table T3.
 const T3: [(usize, f64); 6] =
     [(4, 136.51), (16, 161.40), (64, 277.25), (256, 745.54), (1024, 2624.24), (4096, 10273.68)];
 
