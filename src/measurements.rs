@@ -6,6 +6,7 @@
 //! # free comment lines ...
 //! # source: where the numbers come from (may repeat)
 //! # workload: get peer=1 chunk=64K
+//! # unsized: 1M..1G       (only when the source gives no message size; see below)
 //! size,time_us
 //! 4096,0.7256        # a trailing comment is allowed
 //! 16K,2.9996
@@ -27,6 +28,10 @@
 //!   on a warm channel; a chip without `[chip.sdma]` cannot run it ([`Workload::needs`](crate::workload::Workload::needs));
 //! - `collective NAME [mode=M] [path=P] [core_num=N] [ranks=N] [dtype=D]` — a collective as
 //!   `ranksim sweep` runs it (`mode` is for allreduce only).
+//!
+//! A `# unsized: LO..HI` line says the source gives no message size: each row's size is an
+//! assumption, LO..HI the sizes it may plausibly come from. `validate` then shows the model
+//! over that range and leaves the table out of its exit code (a guessed size must not gate).
 
 use collectives::{Kind, Mode, Path};
 use sim_core::DType;
@@ -255,6 +260,9 @@ pub struct Table {
     pub workload: Option<WorkloadLine>,
     pub unit: Unit,
     pub rows: Vec<Row>,
+    /// `# unsized: LO..HI`: the source gives no size; the rows' sizes are assumed, and the
+    /// measurement may come from any size in `LO..=HI` bytes.
+    pub size_unknown: Option<(u64, u64)>,
 }
 
 impl Table {
@@ -277,8 +285,14 @@ fn header_unit(cols: &[&str]) -> Option<Unit> {
 
 /// Parses a table; errors read `NAME line N: ...`.
 pub fn parse(name: &str, text: &str) -> Result<Table, String> {
-    let mut t =
-        Table { name: name.to_string(), source: Vec::new(), workload: None, unit: Unit::TimeUs, rows: Vec::new() };
+    let mut t = Table {
+        name: name.to_string(),
+        source: Vec::new(),
+        workload: None,
+        unit: Unit::TimeUs,
+        rows: Vec::new(),
+        size_unknown: None,
+    };
     let mut seen_header = false;
     for (i, raw) in text.lines().enumerate() {
         let at = |msg: String| format!("{name} line {}: {msg}", i + 1);
@@ -328,6 +342,14 @@ fn comment_line(t: &mut Table, comment: &str) -> Result<(), String> {
             return Err("a second `# workload:` line; a table has one workload".into());
         }
         t.workload = Some(WorkloadLine::parse(w.trim()).map_err(|e| format!("`# workload: {}`: {e}", w.trim()))?);
+    } else if let Some(range) = comment.strip_prefix("unsized:") {
+        let bad = || format!("`# unsized: {}`: write the plausible sizes as LO..HI, e.g. `1M..1G`", range.trim());
+        let (lo, hi) = range.trim().split_once("..").ok_or_else(bad)?;
+        let (lo, hi) = (crate::formats::parse_size(lo.trim())?, crate::formats::parse_size(hi.trim())?);
+        if lo == 0 || lo > hi || hi > crate::sweep::MAX_SIZE_TIMING {
+            return Err(bad());
+        }
+        t.size_unknown = Some((lo, hi));
     }
     Ok(())
 }
@@ -368,6 +390,16 @@ pub fn shipped(name: &str) -> Result<Table, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unsized_line_gives_the_plausible_sizes() {
+        let t = parse("t", "# unsized: 1M..1G\nsize,busbw_gbps\n16M,45\n").unwrap();
+        assert_eq!(t.size_unknown, Some((1 << 20, 1 << 30)));
+        for bad in ["# unsized: 1G..1M", "# unsized: 16M", "# unsized: 0..1M"] {
+            let e = parse("t", &format!("{bad}\n16M,4\n")).unwrap_err();
+            assert!(e.starts_with("t line 1: ") && e.contains("LO..HI"), "{e}");
+        }
+    }
 
     #[test]
     fn every_shipped_table_parses_with_a_source_and_a_workload() {

@@ -277,10 +277,10 @@ fn trust_line(cfg: &Config, spec: &SweepSpec) -> String {
     let what = label_of(spec.call.kind, spec.call.mode);
     match super::validate::nearest_table(cfg, spec.call.kind, spec.call.mode, spec.call.ranks) {
         Some(t) => format!(
-            "the nearest measured table, {} ({}), is {} off the model here (rms; `ranksim validate --table {}`; caveats: docs/references/measurements.md)",
+            "the nearest measured table, {} ({}): the model is {} off it here (`ranksim validate --table {}`; caveats: docs/references/measurements.md)",
             t.name,
             t.workload,
-            t.rms_error_pct.map_or("?".to_string(), |e| format!("{e:.1}%")),
+            t.error_summary(),
             t.name
         ),
         None => format!(

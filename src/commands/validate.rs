@@ -47,6 +47,51 @@ pub struct TableResult {
     pub rms_error_pct: Option<f64>,
     /// The error of largest magnitude, with its sign.
     pub worst_error_pct: Option<f64>,
+    /// For a table whose source gives no message size: the model over the plausible sizes.
+    /// Such a table's points are shown at their assumed size but never gate.
+    pub size_unknown: Option<SizeRange>,
+}
+
+impl TableResult {
+    /// For an unsized table: the model's best value over the plausible sizes (largest busbw,
+    /// shortest time), its size, and its error against the measured figure, which the sources
+    /// give as the best of a sweep.
+    pub fn best_of_range(&self) -> Option<(u64, f64, f64)> {
+        let r = self.size_unknown.as_ref()?;
+        let best = if self.unit == "time_us" {
+            r.model.iter().min_by(|a, b| a.1.total_cmp(&b.1))
+        } else {
+            r.model.iter().max_by(|a, b| a.1.total_cmp(&b.1))
+        }?;
+        let measured = self.points.first()?.measured;
+        Some((best.0, best.1, error_pct(measured, best.1)))
+    }
+
+    /// How far the model is from the table, in a few words: its rms error, or for an
+    /// unsized table the model's best against the measured best.
+    pub fn error_summary(&self) -> String {
+        match (self.best_of_range(), self.rms_error_pct) {
+            (Some((_, _, e)), _) => format!(
+                "{e:+.1}% (the source gives no size: the model's best over {}..{} against the measured best)",
+                self.size_unknown.as_ref().map_or(String::new(), |r| crate::formats::size_label(r.lo)),
+                self.size_unknown.as_ref().map_or(String::new(), |r| crate::formats::size_label(r.hi))
+            ),
+            (None, Some(rms)) => format!("{rms:.1}% (rms)"),
+            _ => "not run".to_string(),
+        }
+    }
+}
+
+/// The model of an unsized table over the sizes its measurement may come from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SizeRange {
+    /// Smallest and largest plausible size, bytes.
+    pub lo: u64,
+    pub hi: u64,
+    /// `(size, model value)` from `lo` to `hi` by factors of 4.
+    pub model: Vec<(u64, f64)>,
+    /// Whether every measured value lies between the model's smallest and largest there.
+    pub measured_inside: bool,
 }
 
 /// The whole report, as `--json` writes it.
@@ -118,11 +163,25 @@ fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
         points: Vec::new(),
         rms_error_pct: None,
         worst_error_pct: None,
+        size_unknown: None,
     };
     if res.not_run.is_some() {
         return Ok(res);
     }
     let w = Workload::resolve(line, cfg, 1).map_err(|e| format!("{}: {e}", t.name))?;
+    if let Some((lo, hi)) = t.size_unknown {
+        let mut model = Vec::new();
+        let mut size = lo;
+        while size <= hi {
+            let at = |e: String| format!("{} at {size} B: {e}", t.name);
+            let time = w.time_us(cfg, size).map_err(at)?;
+            model.push((size, w.value_from(t.unit, size, time).map_err(at)?));
+            size = size.saturating_mul(4);
+        }
+        let (min, max) = model.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
+        let measured_inside = t.rows.iter().all(|r| r.value >= min && r.value <= max);
+        res.size_unknown = Some(SizeRange { lo, hi, model, measured_inside });
+    }
     for r in &t.rows {
         let at = |e: String| format!("{} line {}: {e}", t.name, r.line);
         let time = w.time_us(cfg, r.size).map_err(at)?;
@@ -163,8 +222,12 @@ pub fn nearest_table(
 /// Runs every table and summarises.
 fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<ValidateReport, String> {
     let results = tables.iter().map(|t| run_table(cfg, t)).collect::<Result<Vec<_>, String>>()?;
-    let all: Vec<(&TableResult, &PointResult)> =
-        results.iter().flat_map(|t| t.points.iter().map(move |p| (t, p))).collect();
+    // A guessed size must not decide the verdict: only sized tables count.
+    let all: Vec<(&TableResult, &PointResult)> = results
+        .iter()
+        .filter(|t| t.size_unknown.is_none())
+        .flat_map(|t| t.points.iter().map(move |p| (t, p)))
+        .collect();
     let errors: Vec<f64> = all.iter().map(|(_, p)| p.error_pct).collect();
     let w = worst(&errors).map(|i| all[i]);
     Ok(ValidateReport {
@@ -209,13 +272,17 @@ fn print_report(out: &mut dyn Write, r: &ValidateReport) -> std::io::Result<()> 
     }
     writeln!(out, "#")?;
     let not_run = r.tables.iter().filter(|t| t.not_run.is_some()).count();
+    let unsized_tables = r.tables.iter().filter(|t| t.size_unknown.is_some()).count();
     match (r.worst_error_pct, &r.worst_table, r.worst_size) {
         (Some(e), Some(t), Some(s)) => writeln!(
             out,
-            "# worst error overall: {e:+.2}% ({t} at {s} B); {} of {} point(s) outside {}%; {not_run} table(s) not run",
+            "# worst error overall: {e:+.2}% ({t} at {s} B); {} of {} sized point(s) outside {}%; {unsized_tables} unsized table(s), not gated; {not_run} table(s) not run",
             r.points_outside, r.points_run, r.tolerance_pct
         ),
-        _ => writeln!(out, "# no point was run; {not_run} table(s) not run"),
+        _ => writeln!(
+            out,
+            "# no sized point was run; {unsized_tables} unsized table(s), not gated; {not_run} table(s) not run"
+        ),
     }
 }
 
@@ -232,10 +299,37 @@ fn print_table(out: &mut dyn Write, t: &TableResult, tolerance: f64) -> std::io:
     let (m, s) = (format!("measured({u})"), format!("model({u})"));
     writeln!(out, "{:>12} {m:>16} {s:>16} {:>10}", "size(B)", "error(%)")?;
     for p in &t.points {
-        let flag = if p.error_pct.abs() > tolerance { "  over" } else { "" };
+        let flag = match &t.size_unknown {
+            Some(_) => "  (assumed size)",
+            None if p.error_pct.abs() > tolerance => "  over",
+            None => "",
+        };
         writeln!(out, "{:>12} {:>16.4} {:>16.4} {:>+10.2}{flag}", p.size, p.measured, p.model, p.error_pct)?;
     }
-    if let (Some(rms), Some(w)) = (t.rms_error_pct, t.worst_error_pct) {
+    if let Some(r) = &t.size_unknown {
+        let model: Vec<String> =
+            r.model.iter().map(|(s, v)| format!("{} {v:.2}", crate::formats::size_label(*s))).collect();
+        writeln!(
+            out,
+            "# the source gives no message size: the model from {} to {}: {}",
+            crate::formats::size_label(r.lo),
+            crate::formats::size_label(r.hi),
+            model.join(", ")
+        )?;
+        let verdict = if r.measured_inside { "inside" } else { "outside" };
+        if let Some((size, v, err)) = t.best_of_range() {
+            writeln!(
+                out,
+                "# the model's best there: {v:.2} at {} ({err:+.1}% against the measured figure, itself the best of a sweep)",
+                crate::formats::size_label(size)
+            )?;
+        }
+        writeln!(
+            out,
+            "{}: unsized, so not gated (an error at a guessed size says little): the measurement lies {verdict} the model's range over those sizes",
+            t.name
+        )?;
+    } else if let (Some(rms), Some(w)) = (t.rms_error_pct, t.worst_error_pct) {
         writeln!(out, "{}: rms error {rms:.2}%, worst {w:+.2}%", t.name)?;
     }
     Ok(())

@@ -165,11 +165,42 @@ fn validate_prints_every_shipped_table_and_gates_on_the_computed_errors() {
     let pass = format!("{}", max + 0.5);
     let (code, first) = ranksim(&["validate", "--table", "t3-tget", "--tolerance", &pass]);
     assert_eq!(code, 0, "{first}");
-    assert!(!first.lines().any(|l| l.ends_with("  over")) && first.contains("0 of 6 point(s) outside"), "{first}");
+    assert!(
+        !first.lines().any(|l| l.ends_with("  over")) && first.contains("0 of 6 sized point(s) outside"),
+        "{first}"
+    );
     let (_, again) = ranksim(&["validate", "--table", "t3-tget", "--tolerance", &pass]);
     assert_eq!(first, again, "validate output is byte-identical across runs");
     let fail = format!("{}", (max - 0.5).max(0.0));
     let (code, out) = ranksim(&["validate", "--table", "t3-tget", "--tolerance", &fail]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.lines().any(|l| l.ends_with("  over")), "{out}");
+}
+
+/// A table whose source gives no size (T1) is shown over its plausible sizes and never
+/// decides the exit code (issue 28): its error at a guessed 16 MiB used to fail `validate`.
+#[test]
+fn validate_never_gates_on_a_guessed_size() {
+    let json = std::env::temp_dir().join(format!("ranksim-validate-unsized-{}.json", std::process::id()));
+    let (code, out) =
+        ranksim(&["validate", "--table", "t1-allreduce-4p", "--tolerance", "1", "--json", json.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    // +29 % at the assumed size, 1 % tolerance: still exit 0, and said why.
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  (assumed size)") && !out.lines().any(|l| l.ends_with("  over")), "{out}");
+    assert!(out.contains("t1-allreduce-4p: unsized, so not gated"), "{out}");
+    assert!(out.contains("# the source gives no message size: the model from 1M to 1G: 1M "), "{out}");
+    assert!(out.contains("# the model's best there: "), "{out}");
+    assert!(out.contains("0 of 0 sized point(s) outside") || out.contains("no sized point was run"), "{out}");
+    let t = &v["tables"][0];
+    assert_eq!(t["size_unknown"]["lo"], 1 << 20, "{t}");
+    assert_eq!(t["size_unknown"]["model"].as_array().map(Vec::len), Some(6), "{t}");
+    assert_eq!(v["points_outside"], 0, "{v}");
+    // The same table without its `# unsized:` line gates as before.
+    let text = include_str!("../../configs/measurements/t1-allreduce-4p.csv").replace("# unsized: 1M..1G\n", "");
+    let sized = TempCsv::new("t1-sized", &text);
+    let (code, out) = ranksim(&["validate", "--table", sized.path(), "--tolerance", "1"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.lines().any(|l| l.ends_with("  over")), "{out}");
 }
