@@ -6,7 +6,9 @@
 //! |-----|------|
 //! | chip.clock_ghz | `timing::local_costs_compute_vector_and_dma`, `the_clock_scales_compute` (here) |
 //! | chip.aiv_cores | `aiv_cores_bound_how_many_blocks_run_at_once` |
-//! | chip.ub_bytes | `bad_input` UB tests, `pipes::loads_in_flight_must_fit_in_ub_together` |
+//! | chip.ub_bytes | `capacities::ub_holds_exactly_ub_bytes`, `bad_input` UB tests, `pipes::loads_in_flight_must_fit_in_ub_together` |
+//! | chip.l1_bytes, chip.cube.l0a_bytes / l0b_bytes / l0c_bytes | `capacities` (exactly the capacity fits, one step more is refused) |
+//! | chip.sdma.max_descriptor_bytes, chip.sdma.queue_depth | `capacities::a_descriptor_holds_exactly_max_descriptor_bytes`, `a_channel_queues_exactly_queue_depth_descriptors` |
 //! | chip.hbm_gbps, chip.hbm_efficiency | `hbm_rate_times_efficiency_bounds_a_local_load` |
 //! | chip.bf16_atomic_add | `primitives::bf16_atomic_add_works_on_a2a3`, `bf16_atomic_add_is_refused_where_the_chip_lacks_it` |
 //! | chip.notify_issue_ns | `notify_issue_advances_the_issuing_core` |

@@ -1,6 +1,7 @@
 //! Integration tests of the whole simulator, in one binary (one link on a 2-core machine).
 
 mod bad_input;
+mod capacities;
 mod checker;
 mod cli;
 mod closed_form;
