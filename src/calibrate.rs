@@ -24,15 +24,20 @@ pub use interconnect::LinkClass;
 /// One measured point.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Point {
+    /// Message size in bytes.
     pub size: u64,
+    /// Measured time per call, microseconds.
     pub time_us: f64,
 }
 
 /// One measured table to fit: its name, the workload that reproduces it, its points as times.
 #[derive(Clone, Debug)]
 pub struct Series {
+    /// The table's name (file stem).
     pub name: String,
+    /// The simulated program that reproduces it.
     pub workload: Workload,
+    /// Its measured points.
     pub points: Vec<Point>,
 }
 
@@ -57,7 +62,9 @@ impl Series {
 /// The fit of one table: per point (size, measured us, simulated us with the fitted values).
 #[derive(Clone, Debug)]
 pub struct FitTable {
+    /// The table's name.
     pub name: String,
+    /// `(size, measured us, simulated us)` per point.
     pub points: Vec<(u64, f64, f64)>,
 }
 

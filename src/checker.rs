@@ -22,7 +22,9 @@ const COLLECTIVE_BLOCKS: usize = 4;
 
 /// One checkable program.
 pub struct Checkable {
+    /// The name `check --program` takes.
     pub name: String,
+    /// One line on what it does.
     pub about: String,
     /// Fewest ranks it needs.
     pub min_ranks: usize,

@@ -35,9 +35,13 @@ pub const DEFAULT_PRESET: &str = "a2a3";
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// `[machine]`: name and rank count.
     pub machine: MachineConfig,
+    /// `[chip]`: one chip's costs and sizes.
     pub chip: ChipConfig,
+    /// `[host]`: the host-side costs of a dispatch.
     pub host: HostConfig,
+    /// `[fabric]`: links, topology, packets.
     pub fabric: FabricConfig,
 }
 
@@ -65,13 +69,32 @@ pub struct MachineConfig {
 /// Why a config could not be used; the message names the file and the key.
 #[derive(Debug, Error)]
 pub enum ConfigError {
+    /// The file could not be read.
     #[error("cannot read config {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The TOML does not parse, or a key or value does not fit the schema.
     #[error("config {origin}: {message}")]
-    Parse { origin: String, message: String },
+    Parse {
+        /// The file or preset name.
+        origin: String,
+        /// What is wrong, with its line and key.
+        message: String,
+    },
+    /// The TOML parses but a model refuses a value (out of range, inconsistent).
     #[error("config {origin}: {message}")]
-    Invalid { origin: String, message: String },
+    Invalid {
+        /// The file or preset name.
+        origin: String,
+        /// What is wrong and what to change.
+        message: String,
+    },
     #[error("unknown preset `{0}`; {hint}available presets: {1}", hint = did_you_mean_hint(.0, "`"))]
+    /// A name that is neither a file nor a preset: the name and the message (with suggestions).
     UnknownPreset(String, String),
     /// `--config NAME` where NAME is neither a file nor a preset.
     #[error("unknown config '{0}': no such file or preset{hint}(presets: {1})", hint = unknown_config_hint(.0))]

@@ -208,6 +208,7 @@ pub fn queue<C: Collective>(w: &mut World, c: &C, ranks: usize, count: usize, ca
 /// One measured size: the row and the run its time was read from.
 #[derive(Clone, Debug)]
 pub struct Point {
+    /// nccl-tests' row of the size.
     pub row: ResultRow,
     /// The run the time was read from (all calls).
     pub report: RunReport,

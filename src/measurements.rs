@@ -90,14 +90,21 @@ pub enum Program {
 /// A parsed `# workload:` line; fields not written are `None` (the runner's defaults apply).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkloadLine {
+    /// The program.
     pub program: Program,
+    /// The peer rank of a get / put.
     pub peer: Option<usize>,
     /// Bytes per staged chunk of a get / put.
     pub chunk: Option<u64>,
+    /// The allreduce / allgather algorithm.
     pub mode: Option<Mode>,
+    /// HOST or InCore.
     pub path: Option<Path>,
+    /// AIV blocks per rank.
     pub core_num: Option<usize>,
+    /// Ranks taking part.
     pub ranks: Option<usize>,
+    /// Element type.
     pub dtype: Option<DType>,
     /// Untimed collective calls before the timed one (a measured best-of-sweep figure is warm).
     pub warmup: Option<u32>,
@@ -245,7 +252,9 @@ impl fmt::Display for WorkloadLine {
 pub struct Row {
     /// 1-based line in the file.
     pub line: usize,
+    /// Message size in bytes.
     pub size: u64,
+    /// The measured value, in the table's unit.
     pub value: f64,
 }
 
@@ -258,7 +267,9 @@ pub struct Table {
     pub source: Vec<String>,
     /// The `# workload:` line, if any.
     pub workload: Option<WorkloadLine>,
+    /// What the value column holds.
     pub unit: Unit,
+    /// The rows, sizes increasing.
     pub rows: Vec<Row>,
     /// `# unsized: LO..HI`: the source gives no size; the rows' sizes are assumed, and the
     /// measurement may come from any size in `LO..=HI` bytes.

@@ -8,8 +8,11 @@ use std::time::Duration;
 /// Engine work summed over runs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Runs counted.
     pub runs: u64,
+    /// Engine events applied.
     pub events: u64,
+    /// Packets sent.
     pub packets: u64,
 }
 

@@ -17,13 +17,26 @@ pub const DEFAULT_CHUNK: u64 = 64 * 1024;
 pub enum Workload {
     /// Rank 0 gets `size` bytes from rank `peer` with one core, staged through UB in `chunk`-byte
     /// chunks (pto-isa's TGET bandwidth test); the time is rank 0's dispatch.
-    Get { peer: usize, chunk: u64 },
+    Get {
+        /// The rank read from.
+        peer: usize,
+        /// Bytes per staged chunk.
+        chunk: u64,
+    },
     /// Rank 0 puts `size` bytes to rank `peer` in `chunk`-byte chunks and notifies; `peer`
     /// waits; the time is the slower dispatch.
-    Put { peer: usize, chunk: u64 },
+    Put {
+        /// The rank written to.
+        peer: usize,
+        /// Bytes per staged chunk.
+        chunk: u64,
+    },
     /// Rank 0 gets `size` bytes from rank `peer` with an SDMA engine and waits for it (pto-isa's
     /// TGET_ASYNC test); the time is the second of two calls, once the channel is warm.
-    GetAsync { peer: usize },
+    GetAsync {
+        /// The rank read from.
+        peer: usize,
+    },
     /// A collective as `sweep` runs it; the time is the slowest rank's dispatch.
     Collective(SweepSpec),
 }

@@ -83,12 +83,16 @@ pub struct CubeConfig {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FractalConfig {
+    /// `[m0, k0, n0]` for f16 inputs; absent: the cube refuses f16.
     #[serde(default)]
     pub f16: Option<[u64; 3]>,
+    /// `[m0, k0, n0]` for bf16 inputs; absent: the cube refuses bf16.
     #[serde(default)]
     pub bf16: Option<[u64; 3]>,
+    /// `[m0, k0, n0]` for f32 inputs; absent: the cube refuses f32.
     #[serde(default)]
     pub f32: Option<[u64; 3]>,
+    /// `[m0, k0, n0]` for i8 inputs; absent: the cube refuses i8.
     #[serde(default)]
     pub i8: Option<[u64; 3]>,
 }
@@ -161,11 +165,17 @@ pub struct VectorConfig {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ElemsPerCycle {
+    /// Cycles per element for f32.
     pub f32: u64,
+    /// Cycles per element for f16.
     pub f16: u64,
+    /// Cycles per element for bf16.
     pub bf16: u64,
+    /// Cycles per element for i32.
     pub i32: u64,
+    /// Cycles per element for i16.
     pub i16: u64,
+    /// Cycles per element for i8.
     pub i8: u64,
 }
 

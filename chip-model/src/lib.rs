@@ -11,6 +11,8 @@ pub mod limits;
 mod model;
 mod paths;
 
-pub use config::{ChipConfig, DmaConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig, VectorConfig};
+pub use config::{
+    ChipConfig, CubeConfig, DmaConfig, DmaPathConfig, ElemsPerCycle, FractalConfig, SdmaConfig, VectorConfig,
+};
 pub use model::{ChipConfigError, ChipModel};
 pub use paths::{ChipPaths, Engine};

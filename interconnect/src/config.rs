@@ -71,9 +71,13 @@ pub enum TopologyConfig {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(try_from = "RawTopology")]
 pub enum NodeConfig {
+    /// Every chip pair has its own link (`[fabric.topology]` of `kind = "full_mesh"`).
     FullMesh(FullMeshConfig),
+    /// Chips in a ring, one or both ways.
     Ring(RingConfig),
+    /// A 2-D torus, routed dimension by dimension.
     Torus2d(TorusConfig),
+    /// A star of up / down links through one switch.
     Switch(SwitchConfig),
 }
 
@@ -277,8 +281,11 @@ impl TryFrom<RawTopology> for TopologyConfig {
 #[derive(Debug, Error, Clone, PartialEq)]
 #[error("fabric.{key} = {value}: {why}")]
 pub struct FabricConfigError {
+    /// The key, with its table path.
     pub key: String,
+    /// The value given.
     pub value: String,
+    /// Why it is refused and what to give instead.
     pub why: String,
 }
 
@@ -399,9 +406,19 @@ pub enum LinkClass {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum NoSuchLinks {
     /// A flat topology (of this `kind`) has no levels, so no `level`.
-    NoLevels { kind: &'static str, level: usize },
+    NoLevels {
+        /// The topology's kind.
+        kind: &'static str,
+        /// The level asked for.
+        level: usize,
+    },
     /// A hierarchical topology has levels `1..=levels` only, not `level`.
-    NoSuchLevel { level: usize, levels: usize },
+    NoSuchLevel {
+        /// The level asked for.
+        level: usize,
+        /// How many levels there are.
+        levels: usize,
+    },
 }
 
 impl NodeConfig {

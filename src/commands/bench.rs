@@ -14,11 +14,13 @@ use std::path::PathBuf;
 /// Everything `bench` is told.
 #[derive(Clone, Debug)]
 pub struct BenchArgs {
+    /// Machine config (TOML) or preset name; `None`: the embedded a2a3.
     pub config: Option<PathBuf>,
     /// What to run; `iters` and `warmup` are the rounds and warmup launches.
     pub spec: SweepSpec,
     /// Message size in bytes (nccl-tests convention for the collective).
     pub size: u64,
+    /// Where to write the run's `[STRACE]` lines.
     pub strace: Option<PathBuf>,
     /// Print the engine's work (events, packets) and the host time it took.
     pub stats: bool,

@@ -16,6 +16,7 @@ const WARN_RMS: f64 = 0.10;
 /// Everything `calibrate` is told.
 #[derive(Clone, Debug)]
 pub struct CalibrateArgs {
+    /// Machine config (TOML) or preset name; `None`: the embedded a2a3.
     pub config: Option<PathBuf>,
     /// The measured tables (CSV files).
     pub tables: Vec<PathBuf>,

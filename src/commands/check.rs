@@ -10,15 +10,19 @@ use std::path::PathBuf;
 /// Everything `check` is told.
 #[derive(Clone, Debug, Default)]
 pub struct CheckArgs {
+    /// Machine config (TOML) or preset name; `None`: the embedded a2a3.
     pub config: Option<PathBuf>,
     /// One program (default: every program that is not `broken-*`).
     pub program: Option<String>,
     /// Ranks taking part (default: the machine's, within what the program takes).
     pub ranks: Option<usize>,
+    /// Seeds and jitter of the reruns.
     pub options: CheckOptions,
+    /// Where to write the findings as JSON.
     pub json: Option<PathBuf>,
     /// Write the unperturbed run's Perfetto trace, findings as instant events (one program).
     pub trace: Option<PathBuf>,
+    /// Only list the programs.
     pub list: bool,
 }
 

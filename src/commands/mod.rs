@@ -49,6 +49,7 @@ pub fn parse_op(s: &str) -> Result<ReduceOp, String> {
 /// A command's outcome: success, findings (wrong results, too slow), or a usage error.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Status {
+    /// Everything passed (exit code 0).
     Ok,
     /// The run completed but something was wrong (exit code 1).
     Failed,

@@ -22,34 +22,50 @@ use std::path::PathBuf;
 /// was given but does not apply to a series draws a warning.
 #[derive(Clone, Debug)]
 pub struct SweepArgs {
+    /// Machine config (TOML) or preset name; `None`: the embedded a2a3.
     pub config: Option<PathBuf>,
+    /// Collectives to sweep, in order.
     pub collectives: Vec<Kind>,
     /// Algorithms; `None`: PyPTO's builtin and the best HCCL-class algorithm the machine runs.
     pub modes: Option<Vec<Mode>>,
+    /// HOST builtins or the InCore lowering.
     pub path: Path,
+    /// Smallest size in bytes (`-b`).
     pub min_bytes: u64,
+    /// Largest size in bytes (`-e`).
     pub max_bytes: u64,
     /// Without `--mode`: the largest size of the builtin's series, when `-e` was not given.
     pub builtin_max_bytes: Option<u64>,
+    /// Size multiplier between steps (`-f`).
     pub factor: f64,
+    /// Element type (`-d`).
     pub dtype: DType,
     /// Reduction (default sum).
     pub op: Option<ReduceOp>,
     /// Root of broadcast (default 0).
     pub root: Option<usize>,
+    /// Timed calls per size (`-n`).
     pub iters: u32,
+    /// Untimed calls before them (`-w`).
     pub warmup: u32,
+    /// Ranks taking part (`-g`); `None`: every rank.
     pub ranks: Option<usize>,
     /// AIV blocks per rank of the multi-block algorithms (default 1; the default HCCL-class
     /// series uses every AIV core).
     pub core_num: Option<usize>,
+    /// Where to write the JSON (`-J`).
     pub json: Option<PathBuf>,
+    /// Where to write the SVG plot.
     pub plot: Option<PathBuf>,
+    /// Where to write the `[STRACE]` lines.
     pub strace: Option<PathBuf>,
+    /// Where to write the Chrome trace of one run.
     pub trace: Option<PathBuf>,
+    /// Fail when a series' average busbw is below this, GB/s.
     pub min_busbw: Option<f64>,
     /// Seeded timing jitter (`None`: deterministic, unperturbed runs).
     pub jitter: Option<Jitter>,
+    /// Timing-only: no payload, no check.
     pub no_data: bool,
     /// Sizes run at once on host threads (`None`: every host thread, fewer when payload runs
     /// would not fit in memory). Results do not depend on it.
@@ -246,9 +262,13 @@ const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
 /// default main job, a smaller largest size.
 #[derive(Clone, Debug)]
 pub struct Combo {
+    /// The collective.
     pub kind: Kind,
+    /// Its algorithm.
     pub mode: Mode,
+    /// AIV blocks per rank.
     pub core_num: usize,
+    /// Untimed calls before the timed ones.
     pub warmup: u32,
     /// Sizes above this are left out of this series (`None`: the sweep's `-e`).
     pub max_bytes: Option<u64>,

@@ -15,19 +15,24 @@ use std::path::PathBuf;
 /// Everything `validate` is told.
 #[derive(Clone, Debug)]
 pub struct ValidateArgs {
+    /// Machine config (TOML) or preset name; `None`: the embedded a2a3.
     pub config: Option<PathBuf>,
     /// Shipped table names or CSV files; empty: every shipped table.
     pub tables: Vec<String>,
     /// Largest |error| (percent) a point may have before the status is `Failed`.
     pub tolerance_pct: f64,
+    /// Where to write the report as JSON.
     pub json: Option<PathBuf>,
 }
 
 /// One compared point.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PointResult {
+    /// Message size in bytes.
     pub size: u64,
+    /// The table's value.
     pub measured: f64,
+    /// The model's value, same unit.
     pub model: f64,
     /// `(model - measured) / measured`, percent.
     pub error_pct: f64,
@@ -36,14 +41,19 @@ pub struct PointResult {
 /// One table's comparison.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TableResult {
+    /// The table's name.
     pub name: String,
+    /// Its `# source:` lines.
     pub source: Vec<String>,
+    /// Its `# workload:` line.
     pub workload: String,
     /// `time_us` or `busbw_gbps`.
     pub unit: String,
     /// Why the table was not run (what the simulator needs), or `None` when it was.
     pub not_run: Option<String>,
+    /// Every row compared.
     pub points: Vec<PointResult>,
+    /// Root mean square of the points' errors, percent.
     pub rms_error_pct: Option<f64>,
     /// The error of largest magnitude, with its sign.
     pub worst_error_pct: Option<f64>,
@@ -87,6 +97,7 @@ impl TableResult {
 pub struct SizeRange {
     /// Smallest and largest plausible size, bytes.
     pub lo: u64,
+    /// Largest plausible size, bytes.
     pub hi: u64,
     /// `(size, model value)` from `lo` to `hi` by factors of 4.
     pub model: Vec<(u64, f64)>,
@@ -97,15 +108,21 @@ pub struct SizeRange {
 /// The whole report, as `--json` writes it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ValidateReport {
+    /// The machine compared.
     pub machine: String,
+    /// Largest |error| a sized point may have, percent.
     pub tolerance_pct: f64,
+    /// Every table, in order.
     pub tables: Vec<TableResult>,
     /// The error of largest magnitude over every point run, with its table and size.
     pub worst_error_pct: Option<f64>,
+    /// The table of the worst point.
     pub worst_table: Option<String>,
+    /// The size of the worst point.
     pub worst_size: Option<u64>,
     /// Points whose |error| exceeds the tolerance.
     pub points_outside: usize,
+    /// Sized points compared.
     pub points_run: usize,
 }
 

@@ -2,7 +2,7 @@
 //! nccl-tests prints with these, so byte-identical tables need them.
 
 /// `%g`: six significant digits, trailing zeros dropped, exponent form outside `[1e-4, 1e6)`.
-pub fn fmt_g(v: f64) -> String {
+pub(crate) fn fmt_g(v: f64) -> String {
     if !v.is_finite() {
         return nonfinite(v);
     }
@@ -23,7 +23,7 @@ pub fn fmt_g(v: f64) -> String {
 }
 
 /// `%.{prec}e`: mantissa, `e`, sign and an exponent of at least two digits (`1.2e+07`).
-pub fn fmt_e(v: f64, prec: usize) -> String {
+pub(crate) fn fmt_e(v: f64, prec: usize) -> String {
     if !v.is_finite() {
         return nonfinite(v);
     }
@@ -37,7 +37,7 @@ pub fn fmt_e(v: f64, prec: usize) -> String {
 }
 
 /// C's spelling of infinities and NaN (`inf`, `-inf`, `nan`).
-pub fn nonfinite(v: f64) -> String {
+pub(crate) fn nonfinite(v: f64) -> String {
     if v.is_nan() {
         "nan".to_string()
     } else if v > 0.0 {

@@ -4,7 +4,7 @@
 use super::common::{Outcome, barrier, compare, domain};
 use sim_core::{DType, Dispatch, SimResult, World};
 
-pub fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let sig = world.alloc_window(&dom, "signal", DType::I32, &[ranks, 1])?;
     let s = sig.clone();

@@ -15,19 +15,19 @@ pub struct Outcome {
 }
 
 /// The comm domain of the first `ranks` chips.
-pub fn domain(world: &mut World, ranks: usize) -> SimResult<Domain> {
+pub(crate) fn domain(world: &mut World, ranks: usize) -> SimResult<Domain> {
     let members: Vec<usize> = (0..ranks).collect();
     world.create_domain("comm_d0", &members, DomainOptions::default())
 }
 
 /// PyPTO's common input recipe: rank r holds `r*100 .. r*100 + size` as f32.
-pub fn arange_input(rank: usize, size: usize) -> Vec<f32> {
+pub(crate) fn arange_input(rank: usize, size: usize) -> Vec<f32> {
     (0..size).map(|i| (rank * 100 + i) as f32).collect()
 }
 
 /// Compares per-rank results with their goldens exactly: the same number of ranks, of
 /// elements per rank, and every element.
-pub fn compare(report: RunReport, what: &str, got: &[Vec<f32>], want: &[Vec<f32>]) -> Outcome {
+pub(crate) fn compare(report: RunReport, what: &str, got: &[Vec<f32>], want: &[Vec<f32>]) -> Outcome {
     if got.len() != want.len() {
         let detail = format!("{what}: {} ranks of results but {} goldens", got.len(), want.len());
         return Outcome { ok: false, detail, report };
@@ -50,7 +50,7 @@ pub fn compare(report: RunReport, what: &str, got: &[Vec<f32>], want: &[Vec<f32>
 
 /// A one-shot hand-rolled barrier on `[NR, 1]` signal cells: +1 to every peer's cell `[me, 0]`,
 /// then wait for every local cell `[src, 0] >= generation`.
-pub fn barrier(core: &mut Core, signal: &Tensor, generation: i32) -> SimResult<()> {
+pub(crate) fn barrier(core: &mut Core, signal: &Tensor, generation: i32) -> SimResult<()> {
     let (me, n) = (core.rank(), core.nranks());
     for peer in (0..n).filter(|&p| p != me) {
         core.notify(signal, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;

@@ -5,7 +5,7 @@ use sim_core::{DType, Dispatch, SimResult, World};
 
 const SIZE: usize = 128;
 
-pub fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let x = world.alloc_tensor("x", DType::F32, &[1, SIZE])?;
     let y = world.alloc_tensor("y", DType::F32, &[1, SIZE])?;

@@ -14,7 +14,7 @@ fn inputs(world: &mut World, ranks: usize, x: &sim_core::Tensor) -> SimResult<()
 }
 
 /// `put(y, (r+1) % N, x)` in `[4, 64]` ping-pong chunks, then notify/wait: `y[r] = x[(r-1)%N]`.
-pub fn run_put(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run_put(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let x = world.alloc_tensor("x", DType::F32, &[ROWS, COLS])?;
     let y = world.alloc_window(&dom, "y", DType::F32, &[ROWS, COLS])?;
@@ -37,7 +37,7 @@ pub fn run_put(world: &mut World, ranks: usize) -> SimResult<Outcome> {
 }
 
 /// Stage into the window, barrier, `get(y, (r+1) % N, stage)`: `y[r] = x[(r+1)%N]`.
-pub fn run_get(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run_get(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let x = world.alloc_tensor("x", DType::F32, &[ROWS, COLS])?;
     let stage = world.alloc_window(&dom, "stage", DType::F32, &[ROWS, COLS])?;

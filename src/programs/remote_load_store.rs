@@ -7,7 +7,7 @@ use sim_core::{AtomicType, DType, Dispatch, NotifyOp, SimResult, WaitCmp, World}
 const SIZE: usize = 256;
 
 /// Stage into the window, barrier, then `y[r] = remote_load(x, (r+1) % N)`.
-pub fn run_load(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run_load(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let x = world.alloc_tensor("x", DType::F32, &[1, SIZE])?;
     let win = world.alloc_window(&dom, "stage", DType::F32, &[1, SIZE])?;
@@ -35,7 +35,7 @@ pub fn run_load(world: &mut World, ranks: usize) -> SimResult<Outcome> {
 }
 
 /// `remote_store(x, (r+1) % N)`, notify the receiver, wait for our own data: `y[r] = x[(r-1)%N]`.
-pub fn run_store(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run_store(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let x = world.alloc_tensor("x", DType::F32, &[1, SIZE])?;
     let win = world.alloc_window(&dom, "inbox", DType::F32, &[1, SIZE])?;

@@ -4,7 +4,7 @@
 use super::common::{Outcome, domain};
 use sim_core::{DType, Dispatch, NotifyOp, SimResult, WaitCmp, World};
 
-pub fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let sig = world.alloc_window(&dom, "signal", DType::I32, &[1, 1])?;
     let out = world.alloc_tensor("out", DType::I32, &[1, 1])?;

@@ -7,7 +7,7 @@ use sim_core::{DType, Dispatch, SimResult, World};
 const SIZE: usize = 64;
 
 /// `y[r] = x[r] * (r + 1)`.
-pub fn run_scale(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run_scale(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let x = world.alloc_tensor("x", DType::F32, &[1, SIZE])?;
     let y = world.alloc_tensor("y", DType::F32, &[1, SIZE])?;
@@ -31,7 +31,7 @@ pub fn run_scale(world: &mut World, ranks: usize) -> SimResult<Outcome> {
 }
 
 /// `x` -> window -> `y`.
-pub fn run_round_trip(world: &mut World, ranks: usize) -> SimResult<Outcome> {
+pub(crate) fn run_round_trip(world: &mut World, ranks: usize) -> SimResult<Outcome> {
     let dom = domain(world, ranks)?;
     let x = world.alloc_tensor("x", DType::F32, &[1, SIZE])?;
     let win = world.alloc_window(&dom, "win", DType::F32, &[1, SIZE])?;

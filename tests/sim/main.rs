@@ -1,5 +1,9 @@
 //! Integration tests of the whole simulator, in one binary (one link on a 2-core machine).
 
+// The modules share helpers with `pub`; this binary exports nothing, so the workspace's
+// `unreachable_pub` does not apply to it.
+#![allow(unreachable_pub)]
+
 mod bad_input;
 mod capacities;
 mod checker;

@@ -26,8 +26,15 @@ const MAX_LINKS: usize = 1 << 24;
 /// switch of group `group` at hierarchy level `k`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Node {
+    /// A chip, by world rank.
     Chip(usize),
-    Switch { level: usize, group: usize },
+    /// A switch.
+    Switch {
+        /// 0: a node's own switch; `k >= 1`: hierarchy level `k`.
+        level: usize,
+        /// Which group's switch at that level.
+        group: usize,
+    },
 }
 
 /// What a link is, which decides its name.
@@ -48,9 +55,13 @@ pub enum LinkKind {
 /// One directed link.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Link {
+    /// What the link is (its name follows).
     pub kind: LinkKind,
+    /// Where its bytes come from.
     pub from: Node,
+    /// Where its bytes go.
     pub to: Node,
+    /// Rate and latency.
     pub params: LinkParams,
 }
 

@@ -9,11 +9,19 @@ use thiserror::Error;
 pub enum BenchError {
     /// `per_dispatch` / `per_rank` take only `device`, `host` or `effective`.
     #[error("{caller}: metric must be one of ['device', 'effective', 'host'], got {}", py_repr(.metric))]
-    InvalidMetric { caller: &'static str, metric: String },
+    InvalidMetric {
+        /// The method called.
+        caller: &'static str,
+        /// The metric given.
+        metric: String,
+    },
 
     /// `per_round` takes `device`, `host`, `effective` or `union`.
     #[error("per_round(): unknown metric {}", py_repr(.metric))]
-    UnknownRoundMetric { metric: String },
+    UnknownRoundMetric {
+        /// The metric given.
+        metric: String,
+    },
 
     /// `mean_invocation` selectors matched several dispatches; averaging them would fuse kernels.
     #[error(
@@ -21,11 +29,25 @@ pub enum BenchError {
          distinct dispatches. Pass pid=/slot= to select one, or use format_mean_tree().",
         py_option(.pid), py_option(.slot), py_keys(.keys)
     )]
-    AmbiguousDispatch { count: usize, pid: Option<u64>, slot: Option<usize>, keys: Vec<(u64, usize)> },
+    AmbiguousDispatch {
+        /// How many dispatches matched.
+        count: usize,
+        /// The `pid=` selector, if given.
+        pid: Option<u64>,
+        /// The `slot=` selector, if given.
+        slot: Option<usize>,
+        /// The `(pid, slot)` of every match.
+        keys: Vec<(u64, usize)>,
+    },
 
     /// `format_tree` was asked for a launch index past the measured launches.
     #[error("format_tree(): launch index {launch} out of range ({len} measured launches)")]
-    LaunchOutOfRange { launch: usize, len: usize },
+    LaunchOutOfRange {
+        /// The launch index asked for.
+        launch: usize,
+        /// Measured launches.
+        len: usize,
+    },
 }
 
 /// An optional selector as Python prints it: the value, or `None`.

@@ -42,11 +42,13 @@ impl TraceSpan {
 /// Every span of one dispatch (one `(pid, inv)` group), in emission order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TraceInvocation {
+    /// The process id (one per rank).
     pub pid: u64,
     /// Invocation id; `-1` for a synthetic mean.
     pub inv: i64,
     /// Callable hash of the dispatch (its first span's `hid`).
     pub hid: String,
+    /// Its spans.
     pub spans: Vec<TraceSpan>,
 }
 
