@@ -127,4 +127,6 @@ pub use signal::{AtomicType, NotifyOp, WaitCmp};
 pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
-pub use world::{DomainOptions, Jitter, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport, WINDOW_ALIGN, World};
+pub use world::{
+    DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport, WINDOW_ALIGN, World,
+};

@@ -44,6 +44,21 @@ impl Mailbox {
         MAIL.with_borrow_mut(|m| m.answer = Some(answer));
     }
 
+    /// Leaves a posted request in the outbox (the core continues at `resume`), as a polled
+    /// kernel does; a coroutine kernel's transport posts through this too.
+    pub(crate) fn post(at: SimTime, resume: SimTime, req: Request) {
+        MAIL.with_borrow_mut(|m| m.outbox.push((at, at.max(resume), req)));
+    }
+
+    /// Leaves a blocking request in the outbox and forgets any earlier answer: the kernel
+    /// then waits for [`Mailbox::answer`] (polled) or its resumption (coroutine).
+    pub(crate) fn send(at: SimTime, req: Request) {
+        MAIL.with_borrow_mut(|m| {
+            m.answer = None;
+            m.outbox.push((at, at, req));
+        });
+    }
+
     /// Hands every request the kernel just polled made to `submit`, in program order, and
     /// drops an answer it did not take, so the next kernel polled starts from an empty box.
     /// `submit` must not send requests itself (the driver's goes to the engine).
@@ -57,18 +72,20 @@ impl Mailbox {
     }
 }
 
-/// How a kernel on its own host thread reaches the scheduler (the driver implements it for
-/// one actor).
+/// How a synchronous kernel reaches the scheduler (the driver implements it for one actor):
+/// on its own host thread, or as a coroutine that suspends until the answer is there.
 pub(crate) trait Transport: Send + Sync {
     /// Hands a posted request to the scheduler; the core continues at `resume`.
     fn post(&self, at: SimTime, resume: SimTime, req: Request);
-    /// Hands a blocking request to the scheduler and blocks the thread until its answer.
+    /// Hands a blocking request to the scheduler and returns its answer (blocking the thread,
+    /// or suspending the coroutine, until then).
     fn call(&self, at: SimTime, req: Request) -> Answer;
 }
 
 /// A core's connection to the scheduler.
 pub(crate) enum Uplink {
-    /// A kernel on its own host thread.
+    /// A synchronous kernel (on its own host thread or a coroutine): answers come back
+    /// through the transport's call, so every future is ready at once.
     Thread(Box<dyn Transport>),
     /// A kernel polled by the driver: its requests go to the polling thread's [`Mailbox`].
     Mail,
@@ -79,7 +96,7 @@ impl Uplink {
     pub(crate) fn post(&self, at: SimTime, resume: SimTime, req: Request) {
         match self {
             Uplink::Thread(t) => t.post(at, resume, req),
-            Uplink::Mail => MAIL.with_borrow_mut(|m| m.outbox.push((at, at.max(resume), req))),
+            Uplink::Mail => Mailbox::post(at, resume, req),
         }
     }
 
@@ -91,10 +108,7 @@ impl Uplink {
         match self {
             Uplink::Thread(t) => CallFuture::Done(Some(t.call(at, req))),
             Uplink::Mail => {
-                MAIL.with_borrow_mut(|m| {
-                    m.answer = None;
-                    m.outbox.push((at, at, req));
-                });
+                Mailbox::send(at, req);
                 CallFuture::Mail { sent: true }
             }
         }

@@ -32,7 +32,7 @@ impl World {
         let net =
             self.net.take().ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
         let engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
-        let (mut engine, host) = driver::run(engine, self.chip.clone());
+        let (mut engine, host) = driver::run(engine, self.chip.clone(), self.options.kernel_exec);
         let outcome =
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
         let mut dispatches = engine.records.clone();
