@@ -52,7 +52,7 @@ struct Driver {
     chip: Arc<dyn ChipTiming>,
     host: HostStats,
     stack_bytes: usize,
-    coros: Vec<Option<Live>>,
+    coros: Coros,
     virtuals: Vec<Option<Virtual>>,
     /// Stacks of ended blocks, reused by the next blocks to start.
     pool: Vec<DefaultStack>,
@@ -67,7 +67,7 @@ pub(super) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, stack_bytes: usize) ->
         chip,
         host: HostStats::default(),
         stack_bytes,
-        coros: (0..n).map(|_| None).collect(),
+        coros: Coros((0..n).map(|_| None).collect()),
         virtuals: (0..n).map(|_| None).collect(),
         pool: Vec::new(),
     };
@@ -84,7 +84,7 @@ pub(super) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, stack_bytes: usize) ->
             d.deliver(w);
         }
     }
-    d.wind_up();
+    drop(std::mem::take(&mut d.coros));
     drop(armed);
     (d.eng, d.host)
 }
@@ -174,20 +174,39 @@ impl Driver {
         let CoroutineResult::Return(ended) = result else { return };
         let Some(live) = self.coros[actor].take() else { return };
         if ended == Ended::Overflow {
-            let now = self.eng.now();
+            let now = self.eng.actor_floor(actor);
             let err = SimError::KernelStackOverflow { site: live.site, stack_bytes: self.stack_bytes };
             self.eng.submit(actor, now, now, Request::Finish { result: Err(err) });
         }
         self.pool.push(live.coro.into_stack());
     }
+}
 
-    /// After the last event: every block has ended (a failed run aborted the blocked ones,
-    /// which then returned). A coroutine still suspended would mean a reply was lost; it is
-    /// unwound, and whatever it sent is dropped.
-    fn wind_up(&mut self) {
-        for (actor, c) in self.coros.iter_mut().enumerate() {
+/// The blocks running as coroutines, by actor.
+#[derive(Default)]
+struct Coros(Vec<Option<Live>>);
+
+impl std::ops::Deref for Coros {
+    type Target = Vec<Option<Live>>;
+    fn deref(&self) -> &Vec<Option<Live>> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Coros {
+    fn deref_mut(&mut self) -> &mut Vec<Option<Live>> {
+        &mut self.0
+    }
+}
+
+/// After the last event every block has ended (a failed run aborted the blocked ones, which
+/// then returned), so nothing is left here unless a reply was lost or the driver itself
+/// panicked: such a coroutine is unwound (its kernel's destructors run, on this thread) and
+/// whatever it sent is dropped.
+impl Drop for Coros {
+    fn drop(&mut self) {
+        for (actor, c) in self.0.iter_mut().enumerate() {
             if let Some(live) = c.take() {
-                // Unwinding runs the kernel's destructors, which may still post.
                 RUNNING.set(actor + 1);
                 drop(live.coro);
                 RUNNING.set(0);
