@@ -17,7 +17,7 @@ use crate::error::SimError;
 use crate::kernel_api::{Answer, Core, Mailbox, Ops, Transport, Uplink};
 use crate::model::ChipTiming;
 use crate::options::KernelExec;
-use crate::program::{AsyncKernel, Body, KernelFuture};
+use crate::program::{AsyncKernel, Body};
 use crate::request::{Reply, Request};
 use crate::stats::HostStats;
 use crate::time::SimTime;
@@ -155,7 +155,7 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                     Body::Async(k) => {
                         let k = k.clone();
                         let g = &mut **g;
-                        g.virtuals[actor] = Some(start_virtual(&shared.chip, at, assignment, &k));
+                        g.virtuals[actor] = Some(start_virtual(&shared.chip, at, assignment, k));
                         poll_virtual(&mut g.eng, &mut g.virtuals[actor], actor);
                     }
                     Body::Thread(_) => wake_thread(shared, g, actor, Slot::Start(at, assignment)),
@@ -186,9 +186,9 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
 }
 
 /// An async block, ready for its first poll.
-fn start_virtual(chip: &Arc<dyn ChipTiming>, at: SimTime, assignment: Assignment, k: &AsyncKernel) -> Virtual {
+fn start_virtual(chip: &Arc<dyn ChipTiming>, at: SimTime, assignment: Assignment, k: AsyncKernel) -> Virtual {
     let ops = Ops::new(Uplink::Mail, chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
-    Virtual { fut: block_future(k(ops)), assignment }
+    Virtual { fut: block_future(k, ops), assignment }
 }
 
 /// Polls an async block once and hands the requests it made to the engine; a finished block
@@ -211,10 +211,11 @@ fn poll_virtual(eng: &mut Engine, slot: &mut Option<Virtual>, actor: usize) {
     }
 }
 
-/// The kernel's future, then its result posted (as the block's last request).
-fn block_future(kernel: KernelFuture) -> BlockFuture {
+/// The kernel's future over the block's `ops`, then its result posted (as the block's last
+/// request).
+fn block_future(kernel: AsyncKernel, mut ops: Ops) -> BlockFuture {
     Box::pin(async move {
-        let (ops, result) = kernel.await;
+        let result = kernel(&mut ops).await;
         ops.finish(Ok(result));
     })
 }

@@ -90,12 +90,9 @@ fn stress(exec: Exec) -> Fingerprint {
     };
     let bk = b.clone();
     let task = match exec {
-        Exec::Async => Task::new_async("stress", BLOCKS, move |mut ops| {
+        Exec::Async => Task::new_async("stress", BLOCKS, move |ops| {
             let b = bk.clone();
-            async move {
-                let r = stress_body(&mut ops, &b).await;
-                (ops, r)
-            }
+            Box::pin(async move { stress_body(ops, &b).await })
         }),
         _ => Task::new("stress", BLOCKS, move |core| core.run(async |ops| stress_body(ops, &bk).await)),
     };

@@ -96,7 +96,7 @@ impl Driver {
             Wake::Start { actor, at, assignment } => match &assignment.body {
                 Body::Async(k) => {
                     let k = k.clone();
-                    self.virtuals[actor] = Some(start_virtual(&self.chip, at, assignment, &k));
+                    self.virtuals[actor] = Some(start_virtual(&self.chip, at, assignment, k));
                     poll_virtual(&mut self.eng, &mut self.virtuals[actor], actor);
                 }
                 Body::Thread(_) => self.start(actor, at, assignment),

@@ -134,9 +134,9 @@ mod tests {
         let (s, log) = (sig.clone(), seen.clone());
         let kernel = if async_kernel {
             let mut d = Dispatch::new("ping");
-            d.add(Task::new_async("ping", 1, move |mut ops| {
+            d.add(Task::new_async("ping", 1, move |ops| {
                 let (s, log) = (s.clone(), log.clone());
-                async move {
+                Box::pin(async move {
                     let start = ops.now();
                     let r = if ops.rank() == 0 {
                         ops.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)
@@ -144,8 +144,8 @@ mod tests {
                         ops.wait(&s, &[0, 0], 3, WaitCmp::Ge).await
                     };
                     log.lock().push((ops.rank(), start, ops.now()));
-                    (ops, r)
-                }
+                    r
+                })
             }));
             d
         } else {
