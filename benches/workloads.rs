@@ -21,7 +21,7 @@ use ranksim::Config;
 use ranksim::sim_core::KernelExec;
 use ranksim::sweep::{SweepSpec, run_calls};
 use std::time::{Duration, Instant};
-use user_kernels::{FULL, USER_WORKLOADS, UserWorkload, run_user};
+use user_kernels::{FULL, USER_WORKLOADS, UserWorkload};
 
 struct Workload {
     name: &'static str,
@@ -144,11 +144,18 @@ fn workloads(c: &mut Criterion) {
     g.finish();
 }
 
-/// One run of a user workload at `scale` (sixteenths): (events, packets).
-fn run_one_user(w: &UserWorkload, scale: u64, exec: KernelExec) -> (u64, u64) {
+/// A run of a user workload at `scale` (sixteenths), timing-only unless `payload`:
+/// (events, packets, seconds in `World::run`).
+fn run_one_user(w: &UserWorkload, scale: u64, exec: KernelExec, payload: bool) -> (u64, u64, f64) {
     let mut world = Config::preset("a2a3").and_then(|c| c.world()).expect("preset builds");
-    let (r, _) = run_user(&mut world, w, scale, exec).expect("user workload runs");
-    (r.stats.events, r.stats.packets)
+    if !payload {
+        world.set_timing_only().expect("a fresh world");
+    }
+    world.options_mut().kernel_exec = exec;
+    (w.setup)(&mut world, w.ranks, scale).expect("user workload sets up");
+    let t = Instant::now();
+    let r = world.run().expect("user workload runs");
+    (r.stats.events, r.stats.packets, t.elapsed().as_secs_f64())
 }
 
 fn user_workloads(c: &mut Criterion) {
@@ -157,22 +164,21 @@ fn user_workloads(c: &mut Criterion) {
     let scale = FULL * scale();
     for (prefix, exec) in [("user", KernelExec::default()), ("user_threads", KernelExec::Threads)] {
         for w in USER_WORKLOADS {
-            let t = Instant::now();
-            let (events, packets) = run_one_user(w, scale, exec);
-            let secs = t.elapsed().as_secs_f64();
+            let (events, packets, secs) = run_one_user(w, scale, exec, false);
             eprintln!(
-                "{prefix}/{}: {events} events, {packets} packets, {secs:.3} s, {:.3} M events/s",
+                "{prefix}/{}: {events} events, {packets} packets, run {secs:.3} s, {:.3} M events/s",
                 w.name,
                 events as f64 / secs / 1e6
             );
             g.throughput(Throughput::Elements(events));
-            g.bench_function(format!("{prefix}/{}", w.name), |b| b.iter(|| run_one_user(w, scale, exec)));
+            g.bench_function(format!("{prefix}/{}", w.name), |b| b.iter(|| run_one_user(w, scale, exec, false)));
         }
     }
     g.finish();
 }
 
-/// `RANKSIM_BENCH_ONE=NAME`: one run of user workload NAME, its figures on stderr.
+/// `RANKSIM_BENCH_ONE=NAME`: one run of user workload NAME, its figures on stderr
+/// (`RANKSIM_KERNEL_EXEC=threads`: on OS threads; `RANKSIM_BENCH_PAYLOAD=1`: with payload).
 fn one(name: &str) {
     let Some(w) = USER_WORKLOADS.iter().find(|w| w.name == name) else {
         let names: Vec<&str> = USER_WORKLOADS.iter().map(|w| w.name).collect();
@@ -183,16 +189,44 @@ fn one(name: &str) {
         Ok("threads") => KernelExec::Threads,
         _ => KernelExec::default(),
     };
+    let payload = std::env::var("RANKSIM_BENCH_PAYLOAD").is_ok_and(|v| v == "1");
     let t = Instant::now();
-    let (events, packets) = run_one_user(w, FULL * scale(), exec);
-    let secs = t.elapsed().as_secs_f64();
+    let (events, packets, secs) = run_one_user(w, FULL * scale(), exec, payload);
+    let all = t.elapsed().as_secs_f64();
     eprintln!(
-        "{name} ({exec:?}): {events} events, {packets} packets, {secs:.3} s, {:.3} M events/s",
+        "{name} ({exec:?}, payload {payload}): {events} events, {packets} packets, run {secs:.3} s ({:.3} M events/s), with set-up {all:.3} s",
         events as f64 / secs / 1e6
     );
 }
 
+/// `RANKSIM_BENCH_LIVE=RANKSxBLOCKS`: one run of a kernel that keeps every block of `RANKS`
+/// ranks of the 1024-rank preset live at once (each holding a coroutine stack), timing-only;
+/// its figures on stderr. For the memory of large runs.
+fn live(spec: &str) {
+    let (ranks, blocks) = spec
+        .split_once('x')
+        .and_then(|(r, b)| Some((r.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+        .expect("RANKSIM_BENCH_LIVE=RANKSxBLOCKS");
+    let mut world = Config::preset("cluster1024").and_then(|c| c.world()).expect("preset builds");
+    world.set_timing_only().expect("a fresh world");
+    user_kernels::all_blocks_live(&mut world, ranks, blocks).expect("sets up");
+    let t = Instant::now();
+    match world.run() {
+        Ok(r) => eprintln!(
+            "{ranks} ranks x {blocks} blocks: {} events, {} coroutines, {} stacks, run {:.3} s",
+            r.stats.events,
+            r.host.coroutines,
+            r.host.stacks,
+            t.elapsed().as_secs_f64()
+        ),
+        Err(e) => eprintln!("{ranks} ranks x {blocks} blocks: {e}"),
+    }
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("RANKSIM_BENCH_LIVE") {
+        return live(&spec);
+    }
     if let Ok(name) = std::env::var("RANKSIM_BENCH_ONE") {
         return one(&name);
     }

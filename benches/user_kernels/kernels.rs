@@ -2,8 +2,8 @@
 //! `|core| { .. }` closure): shared by `benches/workloads.rs` (speed) and
 //! `tests/sim/coroutines.rs` (coroutines and threads give the same run).
 //!
-//! Each builds its buffers on a fresh world, queues its dispatch on every rank and returns
-//! the windows to read back after the run.
+//! Each builds its buffers on a fresh world (staging inputs only when it keeps payload), queues
+//! its dispatch on every rank and returns the windows to read back after the run.
 
 use ranksim::sim_core::{
     AtomicType, CopyOpts, DType, Dispatch, KernelExec, NotifyOp, RunReport, SimResult, Tensor, WaitCmp, World,
@@ -35,6 +35,7 @@ pub const USER_WORKLOADS: &[UserWorkload] = &[
 
 /// Runs `w` on `world` with synchronous kernels run as `exec`: the report and every byte of
 /// the windows it writes, rank by rank.
+#[allow(dead_code)] // the bench times `World::run` alone
 pub fn run_user(
     world: &mut World,
     w: &UserWorkload,
@@ -66,7 +67,8 @@ fn ring_store(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>>
     let rows_per_rank = 64 * scale.max(1) as usize; // 1 MiB per rank at full scale
     let buf = w.alloc_window(&dom, "ring", DType::F32, &[rows_per_rank * ranks, ROW])?;
     let sig = w.alloc_window(&dom, "ring_sig", DType::I32, &[1, 1])?;
-    for r in 0..ranks {
+    let staged = if w.has_payload() { ranks } else { 0 };
+    for r in 0..staged {
         let mut v = vec![0f32; rows_per_rank * ranks * ROW];
         let own = r * rows_per_rank * ROW;
         for (i, x) in v[own..own + rows_per_rank * ROW].iter_mut().enumerate() {
@@ -109,7 +111,8 @@ fn rs_ag(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>> {
     let rows = ranks * RS_AG_BLOCKS * piece;
     let data = w.alloc_window(&dom, "rsag", DType::F32, &[rows, ROW])?;
     let sig = w.alloc_window(&dom, "rsag_sig", DType::I32, &[2, RS_AG_BLOCKS])?;
-    for r in 0..ranks {
+    let staged = if w.has_payload() { ranks } else { 0 };
+    for r in 0..staged {
         let v: Vec<f32> = (0..rows * ROW).map(|i| ((r + 1) * (i % 13)) as f32).collect();
         w.write(&data, r, &v)?;
     }
@@ -154,7 +157,8 @@ fn put_get(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>> {
     let sig = w.alloc_window(&dom, "pg_sig", DType::I32, &[2, PG_BLOCKS])?;
     let src = w.alloc_tensor("pg_src", DType::F32, &[rows, ROW])?;
     let dst = w.alloc_window(&dom, "pg_dst", DType::F32, &[rows, ROW])?;
-    for r in 0..ranks {
+    let staged = if w.has_payload() { ranks } else { 0 };
+    for r in 0..staged {
         let v: Vec<f32> = (0..rows * ROW).map(|i| (r * 1000 + i % 1000) as f32).collect();
         w.write(&src, r, &v)?;
     }
@@ -175,4 +179,23 @@ fn put_get(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>> {
     });
     w.dispatch_all(&dom, d.in_domain(&dom))?;
     Ok(vec![inbox, dst])
+}
+
+/// A kernel on `blocks` blocks of each of the first `ranks` ranks that keeps every block live
+/// at once: each block notifies the same block of the next rank, does a little work on a
+/// small array on its stack, and waits for the previous rank's notify (for the memory of a
+/// large run: every block holds a stack).
+#[allow(dead_code)] // the bench's scale run
+pub fn all_blocks_live(w: &mut World, ranks: usize, blocks: usize) -> SimResult<Vec<Tensor>> {
+    let dom = domain(w, ranks)?;
+    let sig = w.alloc_window(&dom, "live_sig", DType::I32, &[1, blocks])?;
+    let d = Dispatch::kernel("all_blocks_live", blocks, move |core| {
+        let (me, n, blk) = (core.rank(), core.nranks(), core.block_idx());
+        let scratch = std::hint::black_box([blk as u64; 512]);
+        core.notify(&sig, (me + 1) % n, &[0, blk], 1, NotifyOp::AtomicAdd)?;
+        core.compute(scratch[blk % 512] % 100);
+        core.wait(&sig, &[0, blk], 1, WaitCmp::Ge)
+    });
+    w.dispatch_all(&dom, d.in_domain(&dom))?;
+    Ok(Vec::new())
 }
