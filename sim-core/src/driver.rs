@@ -10,6 +10,7 @@
 
 mod coro;
 mod guard;
+mod stacks;
 
 use crate::engine::Engine;
 use crate::engine::wake::{Assignment, Wake};

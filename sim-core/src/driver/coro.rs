@@ -8,6 +8,7 @@
 //! requests at the same simulated times as with threads.
 
 use super::guard::{self, Ended, GuardPage};
+use super::stacks::{self, KernelStack, StackMaker};
 use super::{Virtual, panic_message, poll_virtual, start_virtual};
 use crate::engine::Engine;
 use crate::engine::wake::{Assignment, Wake};
@@ -18,7 +19,6 @@ use crate::program::Body;
 use crate::request::Request;
 use crate::stats::HostStats;
 use crate::time::SimTime;
-use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -29,7 +29,7 @@ use std::sync::Arc;
 type Resume = Option<Answer>;
 
 /// A block's coroutine: resumed with answers, it yields only when blocked.
-type Coro = Coroutine<Resume, (), Ended, DefaultStack>;
+type Coro = Coroutine<Resume, (), Ended, KernelStack>;
 
 thread_local! {
     /// `actor + 1` of the coroutine this thread is running, 0 outside any. A transport checks
@@ -55,7 +55,9 @@ struct Driver {
     coros: Coros,
     virtuals: Vec<Option<Virtual>>,
     /// Stacks of ended blocks, reused by the next blocks to start.
-    pool: Vec<DefaultStack>,
+    pool: Vec<KernelStack>,
+    /// Maps new stacks when the pool is empty.
+    maker: StackMaker,
 }
 
 /// Runs the engine's dispatches to completion with every synchronous kernel's block as a
@@ -70,6 +72,7 @@ pub(super) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, stack_bytes: usize) ->
         coros: Coros((0..n).map(|_| None).collect()),
         virtuals: (0..n).map(|_| None).collect(),
         pool: Vec::new(),
+        maker: StackMaker::new(stack_bytes, guard::page_size()),
     };
     let armed = guard::prepare();
     d.eng.start();
@@ -122,7 +125,7 @@ impl Driver {
         let site = assignment.ctx.site(assignment.block);
         let stack = match self.pool.pop() {
             Some(s) => s,
-            None => match DefaultStack::new(self.stack_bytes) {
+            None => match self.maker.make(self.host.stacks < stacks::GUARDED) {
                 Ok(s) => {
                     self.host.stacks += 1;
                     s
@@ -131,10 +134,11 @@ impl Driver {
                     let live = self.coros.iter().filter(|c| c.is_some()).count();
                     return self.eng.abort(SimError::invalid(format!(
                         "{site}: could not map a {}-byte coroutine stack ({e}) with {live} blocks running as coroutines: \
-                         each stack takes two memory mappings (the stack and its guard page), so the process's \
+                         each stack takes a memory mapping (two for the first {}), so the process's \
                          mapping limit (vm.max_map_count on Linux) bounds the blocks that can run at once; \
                          run fewer blocks or raise that limit",
-                        self.stack_bytes
+                        self.stack_bytes,
+                        stacks::GUARDED
                     )));
                 }
             },

@@ -1,7 +1,7 @@
 //! Turning a coroutine's stack overflow into an error instead of a crash.
 //!
-//! Each coroutine stack has a guard page below it (corosensei's `DefaultStack`). Touching it
-//! raises SIGSEGV; on Linux x86-64 a handler (installed once, on the alternate signal stack)
+//! Each coroutine stack has a guard page below it (`stacks.rs`: a page without access, or a
+//! hole in the address space). Touching it raises SIGSEGV; on Linux x86-64 a handler (installed once, on the alternate signal stack)
 //! checks whether the fault hit the guard page of the coroutine this thread is running, and if
 //! so rewrites the interrupted registers so the coroutine returns [`Ended::Overflow`] at once,
 //! on a reset stack, without unwinding its frames (their locals are leaked). Any other fault
@@ -13,7 +13,7 @@
 //! recursion, large locals) are the case it is for.
 
 use corosensei::Coroutine;
-use corosensei::stack::DefaultStack;
+use corosensei::stack::Stack;
 
 /// How a coroutine's body ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -181,16 +181,15 @@ pub(super) struct GuardPage {
 }
 
 impl GuardPage {
-    /// The guard page of `stack` (its lowest page: `DefaultStack` maps it without access).
-    pub(super) fn of(stack: &DefaultStack) -> GuardPage {
-        use corosensei::stack::Stack;
+    /// The guard page of `stack`: its lowest page, mapped without access or not at all.
+    pub(super) fn of(stack: &impl Stack) -> GuardPage {
         let lo = stack.limit().get();
         GuardPage { lo, hi: lo + page_size() }
     }
 }
 
 /// The host's page size (read once).
-fn page_size() -> usize {
+pub(super) fn page_size() -> usize {
     static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *PAGE.get_or_init(|| {
         // SAFETY: sysconf has no preconditions.
@@ -202,10 +201,10 @@ fn page_size() -> usize {
 /// Runs `f` (a resumption of `coro`, whose stack has `guard`) with an overflow of that stack
 /// turned into [`Ended::Overflow`].
 #[inline]
-pub(super) fn armed<I, Y, R>(
+pub(super) fn armed<I, Y, S: Stack, R>(
     guard: GuardPage,
-    coro: &mut Coroutine<I, Y, Ended, DefaultStack>,
-    f: impl FnOnce(&mut Coroutine<I, Y, Ended, DefaultStack>) -> R,
+    coro: &mut Coroutine<I, Y, Ended, S>,
+    f: impl FnOnce(&mut Coroutine<I, Y, Ended, S>) -> R,
 ) -> R {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
