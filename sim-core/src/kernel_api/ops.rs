@@ -658,7 +658,7 @@ impl Ops {
         }
     }
 
-    fn cell(
+    pub(super) fn cell(
         &mut self,
         op: &'static str,
         signal: &Tensor,
