@@ -84,10 +84,15 @@ struct Shared {
 /// Runs the engine's dispatches to completion, running synchronous kernels as `exec` says,
 /// and returns the engine with the host-side counters.
 pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, exec: KernelExec) -> (Engine, HostStats) {
-    match exec {
+    // A run started from inside a kernel uses this thread's mailbox: the outer kernel's
+    // requests wait aside until it returns.
+    let outer = Mailbox::stash();
+    let r = match exec {
         KernelExec::Coroutines { stack_bytes } => coro::run(eng, chip, stack_bytes),
         KernelExec::Threads => run_threads(eng, chip),
-    }
+    };
+    Mailbox::unstash(outer);
+    r
 }
 
 /// [`run`] with a host thread per simulated core that runs a synchronous kernel.

@@ -218,3 +218,32 @@ fn a_core_used_from_another_host_thread_is_a_clear_error_with_coroutines_and_wor
         "{e}"
     );
 }
+
+#[test]
+fn a_world_run_inside_a_kernel_keeps_the_outer_kernels_requests_apart() {
+    // Each outer block posts a notify (left for the scheduler), runs a whole inner world of
+    // its own (itself coroutines), then waits for the notify: the inner run must neither take
+    // the outer requests nor disturb the outer coroutine's state.
+    let outer = |exec: KernelExec| {
+        run_kernel(exec, 2, move |core, sig| {
+            core.notify(sig, core.rank(), &[0, core.block_idx()], 1, NotifyOp::AtomicAdd)?;
+            let mut inner = a2a3();
+            let dom = all(&mut inner);
+            let s = inner.alloc_window(&dom, "inner", DType::I32, &[1, 1])?;
+            let n = inner.size();
+            inner.dispatch_all(
+                &dom,
+                Dispatch::kernel("inner", 1, move |c| {
+                    c.notify(&s, (c.rank() + 1) % n, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+                    c.wait(&s, &[0, 0], 1, WaitCmp::Ge)
+                }),
+            )?;
+            let r = inner.run()?;
+            assert_eq!(r.host.coroutines, n as u64);
+            core.wait(sig, &[0, core.block_idx()], 1, WaitCmp::Ge)
+        })
+    };
+    let (t, c) = (outer(THREADS).unwrap(), outer(coroutines()).unwrap());
+    assert_eq!(c.host.coroutines, 16);
+    assert_eq!(simulated(t), simulated(c));
+}

@@ -170,9 +170,11 @@ impl Driver {
     /// the engine; an ended block's stack goes back to the pool.
     fn resume(&mut self, actor: usize, input: Resume) {
         let Some(live) = self.coros[actor].as_mut() else { return };
-        RUNNING.set(actor + 1);
+        // A run nested in a kernel (its `World::run` inside a coroutine) resumes its own
+        // coroutines: the outer one's mark is restored after.
+        let outer = RUNNING.replace(actor + 1);
         let result = guard::armed(live.guard, &mut live.coro, |c| c.resume(input));
-        RUNNING.set(0);
+        RUNNING.set(outer);
         let eng = &mut self.eng;
         Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
         let CoroutineResult::Return(ended) = result else { return };
@@ -211,9 +213,9 @@ impl Drop for Coros {
     fn drop(&mut self) {
         for (actor, c) in self.0.iter_mut().enumerate() {
             if let Some(live) = c.take() {
-                RUNNING.set(actor + 1);
+                let outer = RUNNING.replace(actor + 1);
                 drop(live.coro);
-                RUNNING.set(0);
+                RUNNING.set(outer);
                 Mailbox::drain(|_, _, _| {});
             }
         }

@@ -208,9 +208,10 @@ pub(super) fn armed<I, Y, S: Stack, R>(
 ) -> R {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
-        imp::ARMED.set(Some(imp::Armed { guard: (guard.lo, guard.hi), trap: coro.trap_handler() }));
+        let outer = imp::ARMED.replace(Some(imp::Armed { guard: (guard.lo, guard.hi), trap: coro.trap_handler() }));
         let r = f(coro);
-        imp::ARMED.set(None);
+        // A run nested in a kernel restores the outer coroutine's guard.
+        imp::ARMED.set(outer);
         r
     }
     #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]

@@ -35,6 +35,12 @@ thread_local! {
     };
 }
 
+/// A mailbox's contents, set aside while a nested run uses the mailbox.
+pub(crate) struct Stash {
+    outbox: Vec<(SimTime, SimTime, Request)>,
+    answer: Option<Answer>,
+}
+
 /// The driver's side of the mailbox of polled kernels (this thread's).
 pub(crate) struct Mailbox;
 
@@ -56,6 +62,20 @@ impl Mailbox {
         MAIL.with_borrow_mut(|m| {
             m.answer = None;
             m.outbox.push((at, at, req));
+        });
+    }
+
+    /// Takes what this thread's mailbox holds, leaving it empty: a run started from inside a
+    /// kernel (a nested `World::run`) must not take the outer kernel's requests.
+    pub(crate) fn stash() -> Stash {
+        MAIL.with_borrow_mut(|m| Stash { outbox: std::mem::take(&mut m.outbox), answer: m.answer.take() })
+    }
+
+    /// Puts back what [`Mailbox::stash`] took (the nested run has drained the mailbox).
+    pub(crate) fn unstash(s: Stash) {
+        MAIL.with_borrow_mut(|m| {
+            m.outbox = s.outbox;
+            m.answer = s.answer;
         });
     }
 
