@@ -6,7 +6,7 @@
 //! its dispatch on every rank and returns the windows to read back after the run.
 
 use ranksim::sim_core::{
-    AtomicType, CopyOpts, DType, Dispatch, KernelExec, NotifyOp, RunReport, SimResult, Tensor, WaitCmp, World,
+    AtomicType, CopyOpts, DType, Dispatch, KernelExec, NotifyOp, RunReport, SimResult, Task, Tensor, WaitCmp, World,
 };
 
 /// f32 elements in a 1 KiB row.
@@ -31,7 +31,32 @@ pub const USER_WORKLOADS: &[UserWorkload] = &[
     UserWorkload { name: "user_ring_store_1k_8r", ranks: 8, setup: ring_store },
     UserWorkload { name: "user_rs_ag_24blk_8r", ranks: 8, setup: rs_ag },
     UserWorkload { name: "user_put_get_pipeline_8r", ranks: 8, setup: put_get },
+    UserWorkload { name: "user_poll_loop_8r", ranks: 8, setup: poll_loop },
+    UserWorkload { name: "async_poll_loop_8r", ranks: 8, setup: poll_loop_async },
 ];
+
+/// Polls of one block of [`poll_loop`] at full scale.
+const POLLS: usize = 16_384;
+
+/// Each rank's one block tests a cell nobody sets, `POLLS` times at full scale, with a little
+/// work between: one request, one event and one reply each, so the run measures the
+/// round trip of a blocking operation through the scheduler.
+fn poll_loop(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>> {
+    let dom = domain(w, ranks)?;
+    let sig = w.alloc_window(&dom, "poll_sig", DType::I32, &[1, 1])?;
+    let polls = POLLS * scale as usize / FULL as usize;
+    let d = Dispatch::kernel("poll_loop", 1, move |core| {
+        for _ in 0..polls.max(1) {
+            if core.test_signal(&sig, &[0, 0], 1, WaitCmp::Ge)? {
+                break;
+            }
+            core.compute(50);
+        }
+        Ok(())
+    });
+    w.dispatch_all(&dom, d.in_domain(&dom))?;
+    Ok(Vec::new())
+}
 
 /// Runs `w` on `world` with synchronous kernels run as `exec`: the report and every byte of
 /// the windows it writes, rank by rank.
@@ -196,6 +221,28 @@ pub fn all_blocks_live(w: &mut World, ranks: usize, blocks: usize) -> SimResult<
         core.compute(scratch[blk % 512] % 100);
         core.wait(&sig, &[0, blk], 1, WaitCmp::Ge)
     });
+    w.dispatch_all(&dom, d.in_domain(&dom))?;
+    Ok(Vec::new())
+}
+
+/// [`poll_loop`] written as an async kernel (`Task::new_async`), for the difference.
+fn poll_loop_async(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>> {
+    let dom = domain(w, ranks)?;
+    let sig = w.alloc_window(&dom, "poll_sig", DType::I32, &[1, 1])?;
+    let polls = (POLLS * scale as usize / FULL as usize).max(1);
+    let mut d = Dispatch::new("poll_loop_async");
+    d.add(Task::new_async("poll_loop_async", 1, move |ops| {
+        let sig = sig.clone();
+        Box::pin(async move {
+            for _ in 0..polls {
+                if ops.test_signal(&sig, &[0, 0], 1, WaitCmp::Ge).await? {
+                    break;
+                }
+                ops.compute(50);
+            }
+            Ok(())
+        })
+    }));
     w.dispatch_all(&dom, d.in_domain(&dom))?;
     Ok(Vec::new())
 }
