@@ -122,6 +122,11 @@ impl Driver {
     /// Starts a block of a synchronous kernel on a pooled (or new) stack and runs it until it
     /// blocks or ends.
     fn start(&mut self, actor: usize, at: SimTime, assignment: Assignment) {
+        if self.eng.is_over() {
+            // The run failed while this start was being delivered: the block would only be
+            // told so at its first blocking request, and nothing it posts would be applied.
+            return;
+        }
         let site = assignment.ctx.site(assignment.block);
         let stack = match self.pool.pop() {
             Some(s) => s,
