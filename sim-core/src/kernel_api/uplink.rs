@@ -1,10 +1,12 @@
-//! How a core's operations reach the scheduler. A kernel on its own thread sends requests
-//! straight into the engine and blocks its thread for replies; a kernel run as a future inside
-//! the engine (no thread) leaves requests in a mailbox and is polled again when its reply is
-//! there. Both send the same requests at the same times, so they give the same results.
+//! How a core's operations reach the scheduler. A synchronous kernel goes through a
+//! [`Transport`]: on its own thread it sends requests straight into the engine and blocks the
+//! thread for replies; as a coroutine it leaves them in the mailbox and suspends until the
+//! driver resumes it with the reply. A kernel run as a future inside the engine leaves requests
+//! in the mailbox and is polled again when its reply is there. All send the same requests at
+//! the same times, so they give the same results.
 //!
 //! This module owns both ends a kernel sees: the [`Mailbox`] the driver fills and drains, and
-//! the [`Transport`] trait the driver implements for its threads. It names no driver type, so
+//! the [`Transport`] trait the driver implements for its threads and coroutines. It names no driver type, so
 //! the program API stays below the driver that runs it.
 
 use crate::error::{SimError, SimResult};
