@@ -251,3 +251,14 @@ fn a_world_run_inside_a_kernel_keeps_the_outer_kernels_requests_apart() {
     assert_eq!(c.host.coroutines, 16);
     assert_eq!(simulated(t), simulated(c));
 }
+
+#[test]
+fn an_absurd_stack_size_is_an_error_not_a_crash() {
+    let huge = KernelExec::Coroutines { stack_bytes: usize::MAX };
+    let e = run_kernel(huge, 1, |core, _| {
+        core.compute(1);
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("could not map") && e.to_string().contains("at most"), "{e}");
+}

@@ -16,6 +16,9 @@ use std::io;
 /// Stacks one run maps with a guard page before it turns to holes.
 pub(super) const GUARDED: u64 = 8192;
 
+/// The largest stack mapped (4 GiB): larger sizes are refused, not rounded past `usize`.
+const MAX_STACK: usize = 1 << 32;
+
 /// Stacks one slab mapping is cut into.
 const SLAB: usize = 64;
 
@@ -94,6 +97,9 @@ impl StackMaker {
 
     /// A new stack: with a guard page while `guarded`, else with a hole below it.
     pub(super) fn make(&mut self, guarded: bool) -> io::Result<KernelStack> {
+        if self.size > MAX_STACK {
+            return Err(io::Error::other(format!("a stack may have at most {MAX_STACK} bytes")));
+        }
         if guarded {
             return DefaultStack::new(self.size).map(KernelStack::Guarded);
         }
