@@ -68,10 +68,10 @@ fn ping_pong_async(ranks: usize, k: i32) -> u64 {
     let dom = w.world_domain("d").unwrap();
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
     let mut d = Dispatch::new("ping_pong");
-    d.add(Task::new_async("ping_pong", 1, move |mut c| {
+    d.add(Task::new_async("ping_pong", 1, move |c| {
         let sig = sig.clone();
-        async move {
-            let r = async {
+        Box::pin(async move {
+            let r: SimResult<()> = async {
                 let me = c.rank();
                 for i in 1..=k {
                     if me % 2 == 0 {
@@ -85,8 +85,8 @@ fn ping_pong_async(ranks: usize, k: i32) -> u64 {
                 Ok(())
             }
             .await;
-            (c, r)
-        }
+            r
+        })
     }));
     w.dispatch_all(&dom, d).unwrap();
     w.run().unwrap();

@@ -29,10 +29,10 @@ fn all_to_all(ranks: usize, bytes: usize) -> u64 {
     let cols = bytes / 4;
     let buf = w.alloc_window(&dom, "buf", DType::F32, &[ranks, cols]).unwrap();
     let mut d = Dispatch::new("all_to_all");
-    d.add(Task::new_async("a2a", A2A_BLOCKS, move |mut c| {
+    d.add(Task::new_async("a2a", A2A_BLOCKS, move |c| {
         let buf = buf.clone();
-        async move {
-            let r = async {
+        Box::pin(async move {
+            let r: SimResult<()> = async {
                 let (me, n, b) = (c.rank(), c.nranks(), c.block_idx());
                 for k in (1 + b..n).step_by(A2A_BLOCKS) {
                     let peer = (me + k) % n;
@@ -42,8 +42,8 @@ fn all_to_all(ranks: usize, bytes: usize) -> u64 {
                 Ok(())
             }
             .await;
-            (c, r)
-        }
+            r
+        })
     }));
     w.dispatch_all(&dom, d).unwrap();
     w.run().unwrap().stats.packets

@@ -18,12 +18,9 @@ fn tile_loop(blocks: usize, tiles: usize, overlap: bool) -> u64 {
     let rows = blocks * tiles;
     let x = w.alloc_tensor("x", DType::F32, &[rows, COLS]).unwrap();
     let mut d = Dispatch::new("tiles");
-    d.add(Task::new_async("tiles", blocks, move |mut c| {
+    d.add(Task::new_async("tiles", blocks, move |c| {
         let x = x.clone();
-        async move {
-            let r = run_block(&mut c, &x, tiles, overlap).await;
-            (c, r)
-        }
+        Box::pin(async move { run_block(c, &x, tiles, overlap).await })
     }));
     w.dispatch_all(&dom, d).unwrap();
     w.run().unwrap().end.as_ps()

@@ -5,12 +5,23 @@
 //!
 //! `RANKSIM_BENCH_SCALE=8` multiplies the message sizes (the 64 MiB mesh row is scale
 //! 8); the default keeps a full criterion run under a few minutes on a 2-core machine.
+//!
+//! Next to the built-ins, `user/...` are workloads written as users write kernels (`Task::new`
+//! closures, `benches/user_kernels/kernels.rs`), run as coroutines (the default) and, under
+//! `user_threads/...`, on OS threads. `RANKSIM_BENCH_ONE=NAME` runs only user workload NAME
+//! once, without criterion (`RANKSIM_KERNEL_EXEC=threads` for OS threads), and prints its
+//! figures: a whole-process timing of one run.
+
+#[path = "user_kernels/kernels.rs"]
+mod user_kernels;
 
 use collectives::{Call, Kind, Mode, Path};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput};
 use ranksim::Config;
+use ranksim::sim_core::KernelExec;
 use ranksim::sweep::{SweepSpec, run_calls};
 use std::time::{Duration, Instant};
+use user_kernels::{FULL, USER_WORKLOADS, UserWorkload};
 
 struct Workload {
     name: &'static str,
@@ -133,5 +144,94 @@ fn workloads(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, workloads);
-criterion_main!(benches);
+/// A run of a user workload at `scale` (sixteenths), timing-only unless `payload`:
+/// (events, packets, seconds in `World::run`).
+fn run_one_user(w: &UserWorkload, scale: u64, exec: KernelExec, payload: bool) -> (u64, u64, f64) {
+    let mut world = Config::preset("a2a3").and_then(|c| c.world()).expect("preset builds");
+    if !payload {
+        world.set_timing_only().expect("a fresh world");
+    }
+    world.options_mut().kernel_exec = exec;
+    (w.setup)(&mut world, w.ranks, scale).expect("user workload sets up");
+    let t = Instant::now();
+    let r = world.run().expect("user workload runs");
+    (r.stats.events, r.stats.packets, t.elapsed().as_secs_f64())
+}
+
+fn user_workloads(c: &mut Criterion) {
+    let mut g = c.benchmark_group("workloads");
+    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(10));
+    let scale = FULL * scale();
+    for (prefix, exec) in [("user", KernelExec::default()), ("user_threads", KernelExec::Threads)] {
+        for w in USER_WORKLOADS {
+            let (events, packets, secs) = run_one_user(w, scale, exec, false);
+            eprintln!(
+                "{prefix}/{}: {events} events, {packets} packets, run {secs:.3} s, {:.3} M events/s",
+                w.name,
+                events as f64 / secs / 1e6
+            );
+            g.throughput(Throughput::Elements(events));
+            g.bench_function(format!("{prefix}/{}", w.name), |b| b.iter(|| run_one_user(w, scale, exec, false)));
+        }
+    }
+    g.finish();
+}
+
+/// `RANKSIM_BENCH_ONE=NAME`: one run of user workload NAME, its figures on stderr
+/// (`RANKSIM_KERNEL_EXEC=threads`: on OS threads; `RANKSIM_BENCH_PAYLOAD=1`: with payload).
+fn one(name: &str) {
+    let Some(w) = USER_WORKLOADS.iter().find(|w| w.name == name) else {
+        let names: Vec<&str> = USER_WORKLOADS.iter().map(|w| w.name).collect();
+        eprintln!("no user workload `{name}`; there are: {}", names.join(", "));
+        std::process::exit(2);
+    };
+    let exec = match std::env::var("RANKSIM_KERNEL_EXEC").as_deref() {
+        Ok("threads") => KernelExec::Threads,
+        _ => KernelExec::default(),
+    };
+    let payload = std::env::var("RANKSIM_BENCH_PAYLOAD").is_ok_and(|v| v == "1");
+    let t = Instant::now();
+    let (events, packets, secs) = run_one_user(w, FULL * scale(), exec, payload);
+    let all = t.elapsed().as_secs_f64();
+    eprintln!(
+        "{name} ({exec:?}, payload {payload}): {events} events, {packets} packets, run {secs:.3} s ({:.3} M events/s), with set-up {all:.3} s",
+        events as f64 / secs / 1e6
+    );
+}
+
+/// `RANKSIM_BENCH_LIVE=RANKSxBLOCKS`: one run of a kernel that keeps every block of `RANKS`
+/// ranks of the 1024-rank preset live at once (each holding a coroutine stack), timing-only;
+/// its figures on stderr. For the memory of large runs.
+fn live(spec: &str) {
+    let (ranks, blocks) = spec
+        .split_once('x')
+        .and_then(|(r, b)| Some((r.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+        .expect("RANKSIM_BENCH_LIVE=RANKSxBLOCKS");
+    let mut world = Config::preset("cluster1024").and_then(|c| c.world()).expect("preset builds");
+    world.set_timing_only().expect("a fresh world");
+    user_kernels::all_blocks_live(&mut world, ranks, blocks).expect("sets up");
+    let t = Instant::now();
+    match world.run() {
+        Ok(r) => eprintln!(
+            "{ranks} ranks x {blocks} blocks: {} events, {} coroutines, {} stacks, run {:.3} s",
+            r.stats.events,
+            r.host.coroutines,
+            r.host.stacks,
+            t.elapsed().as_secs_f64()
+        ),
+        Err(e) => eprintln!("{ranks} ranks x {blocks} blocks: {e}"),
+    }
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("RANKSIM_BENCH_LIVE") {
+        return live(&spec);
+    }
+    if let Ok(name) = std::env::var("RANKSIM_BENCH_ONE") {
+        return one(&name);
+    }
+    let mut c = Criterion::default().configure_from_args();
+    workloads(&mut c);
+    user_workloads(&mut c);
+    c.final_summary();
+}

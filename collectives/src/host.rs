@@ -13,12 +13,9 @@ use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World
 macro_rules! task {
     ($name:expr, $blocks:expr, $args:expr, $body:path) => {{
         let args = $args;
-        Task::new_async($name, $blocks, move |mut ops| {
+        Task::new_async($name, $blocks, move |ops| {
             let a = args.clone();
-            async move {
-                let r = $body(&mut ops, &a).await;
-                (ops, r)
-            }
+            Box::pin(async move { $body(ops, &a).await })
         })
     }};
 }
@@ -49,7 +46,7 @@ fn too_many_ranks(world: &mut World, what: &str, n: usize, (kind, mode, path): (
 
 /// Queues a dispatch per rank that does nothing (a builtin's silent early return).
 fn no_op(world: &mut World, t: &Tensor, name: &str) -> SimResult<()> {
-    launch(world, t, name, Task::new_async(name, 1, |ops| async move { (ops, Ok(())) }))
+    launch(world, t, name, Task::new_async(name, 1, |_| Box::pin(async { Ok(()) })))
 }
 
 const FP: [DType; 2] = [DType::F32, DType::F16];

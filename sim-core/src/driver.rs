@@ -1,17 +1,24 @@
-//! The driver: runs each placed block either on a host thread of its own (thread kernels) or
-//! as a future polled here (async kernels), all sharing one engine behind a mutex.
+//! The driver: runs each placed block of a synchronous kernel as a coroutine on the calling
+//! thread (the default, `coro.rs`) or on a host thread of its own ([`KernelExec::Threads`]),
+//! and each block of an async kernel as a future polled here; all share one engine.
 //!
-//! A thread that sends a request applies whatever events are safe right away, so a request
-//! nobody else can precede costs no hand-off; it parks on its own condition variable only when
-//! it must wait for another actor. Async kernels are polled by whichever thread applies the
-//! event that answers them, so they never cost a hand-off at all.
+//! With threads, the engine sits behind a mutex. A thread that sends a request applies
+//! whatever events are safe right away, so a request nobody else can precede costs no
+//! hand-off; it parks on its own condition variable only when it must wait for another actor.
+//! Async kernels are polled by whichever thread applies the event that answers them, so they
+//! never cost a hand-off at all; coroutines are resumed the same way.
+
+mod coro;
+mod guard;
+mod stacks;
 
 use crate::engine::Engine;
 use crate::engine::wake::{Assignment, Wake};
 use crate::error::SimError;
 use crate::kernel_api::{Answer, Core, Mailbox, Ops, Transport, Uplink};
 use crate::model::ChipTiming;
-use crate::program::{Body, KernelFuture};
+use crate::options::KernelExec;
+use crate::program::{AsyncKernel, Body};
 use crate::request::{Reply, Request};
 use crate::stats::HostStats;
 use crate::time::SimTime;
@@ -74,9 +81,22 @@ struct Shared {
     chip: Arc<dyn ChipTiming>,
 }
 
-/// Runs the engine's dispatches to completion and returns the engine with the host-side
-/// counters.
-pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats) {
+/// Runs the engine's dispatches to completion, running synchronous kernels as `exec` says,
+/// and returns the engine with the host-side counters.
+pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, exec: KernelExec) -> (Engine, HostStats) {
+    // A run started from inside a kernel uses this thread's mailbox: the outer kernel's
+    // requests wait aside until it returns.
+    let outer = Mailbox::stash();
+    let r = match exec {
+        KernelExec::Coroutines { stack_bytes } => coro::run(eng, chip, stack_bytes),
+        KernelExec::Threads => run_threads(eng, chip),
+    };
+    Mailbox::unstash(outer);
+    r
+}
+
+/// [`run`] with a host thread per simulated core that runs a synchronous kernel.
+fn run_threads(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats) {
     let n = eng.actor_count();
     let state = State {
         eng,
@@ -139,31 +159,26 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
             match w {
                 Wake::Start { actor, at, assignment } => match &assignment.body {
                     Body::Async(k) => {
-                        let ops = Ops::new(
-                            Uplink::Mail,
-                            shared.chip.clone(),
-                            at,
-                            assignment.ctx.clone(),
-                            assignment.block,
-                            assignment.lane,
-                        );
-                        let fut = block_future(k(ops));
-                        g.virtuals[actor] = Some(Virtual { fut, assignment });
-                        poll_virtual(g, actor);
+                        let k = k.clone();
+                        let g = &mut **g;
+                        g.virtuals[actor] = Some(start_virtual(&shared.chip, at, assignment, k));
+                        poll_virtual(&mut g.eng, &mut g.virtuals[actor], actor);
                     }
                     Body::Thread(_) => wake_thread(shared, g, actor, Slot::Start(at, assignment)),
                 },
                 Wake::Reply { actor, at, reply } => match g.virtuals[actor].as_ref() {
                     Some(_) => {
                         Mailbox::answer(Ok((at, reply)));
-                        poll_virtual(g, actor);
+                        let g = &mut **g;
+                        poll_virtual(&mut g.eng, &mut g.virtuals[actor], actor);
                     }
                     None => wake_thread(shared, g, actor, Slot::Reply(at, reply)),
                 },
                 Wake::Abort { actor } => match g.virtuals[actor].as_ref() {
                     Some(_) => {
                         Mailbox::answer(Err(SimError::Aborted));
-                        poll_virtual(g, actor);
+                        let g = &mut **g;
+                        poll_virtual(&mut g.eng, &mut g.virtuals[actor], actor);
                     }
                     None => wake_thread(shared, g, actor, Slot::Abort),
                 },
@@ -176,31 +191,37 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
     }
 }
 
+/// An async block, ready for its first poll.
+fn start_virtual(chip: &Arc<dyn ChipTiming>, at: SimTime, assignment: Assignment, k: AsyncKernel) -> Virtual {
+    let ops = Ops::new(Uplink::Mail, chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
+    Virtual { fut: block_future(k, ops), assignment }
+}
+
 /// Polls an async block once and hands the requests it made to the engine; a finished block
 /// has posted its result, a panicked one gets a failed result posted for it.
-fn poll_virtual(g: &mut MutexGuard<'_, State>, actor: usize) {
-    let Some(v) = g.virtuals[actor].as_mut() else { return };
+fn poll_virtual(eng: &mut Engine, slot: &mut Option<Virtual>, actor: usize) {
+    let Some(v) = slot.as_mut() else { return };
     let polled = catch_unwind(AssertUnwindSafe(|| v.fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))));
-    let eng = &mut g.eng;
     Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
     match polled {
         Ok(Poll::Pending) => {}
-        Ok(Poll::Ready(())) => g.virtuals[actor] = None,
+        Ok(Poll::Ready(())) => *slot = None,
         Err(p) => {
-            if let Some(v) = g.virtuals[actor].take() {
+            if let Some(v) = slot.take() {
                 let site = v.assignment.ctx.site(v.assignment.block);
-                let now = g.eng.now();
+                let now = eng.now();
                 let err = SimError::KernelPanic { site, time: format!("{now}"), msg: panic_message(p) };
-                g.eng.submit(actor, now, now, Request::Finish { result: Err(err) });
+                eng.submit(actor, now, now, Request::Finish { result: Err(err) });
             }
         }
     }
 }
 
-/// The kernel's future, then its result posted (as the block's last request).
-fn block_future(kernel: KernelFuture) -> BlockFuture {
+/// The kernel's future over the block's `ops`, then its result posted (as the block's last
+/// request).
+fn block_future(kernel: AsyncKernel, mut ops: Ops) -> BlockFuture {
     Box::pin(async move {
-        let (ops, result) = kernel.await;
+        let result = kernel(&mut ops).await;
         ops.finish(Ok(result));
     })
 }

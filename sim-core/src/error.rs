@@ -54,6 +54,18 @@ pub enum SimError {
         msg: String,
     },
 
+    /// A kernel run as a coroutine overflowed its stack; the run was aborted (the block's
+    /// locals are leaked, not dropped).
+    #[error(
+        "{site}: kernel overflowed its {stack_bytes}-byte coroutine stack; raise the stack with RunOptions::kernel_exec = KernelExec::Coroutines {{ stack_bytes }} or run it with KernelExec::Threads"
+    )]
+    KernelStackOverflow {
+        /// Where the kernel ran.
+        site: Site,
+        /// The stack size it overflowed.
+        stack_bytes: usize,
+    },
+
     /// Returned to kernels still running when another part of the run failed.
     #[error("the run was aborted because another kernel failed")]
     Aborted,

@@ -16,8 +16,9 @@
 //!   ([`World::write`] / [`World::read`]) and queued [`Dispatch`]es of [`Task`]s;
 //!   [`World::run`] runs them and returns a [`RunReport`]; [`RunOptions`] say how (timing
 //!   only, traced, checked, [`Jitter`]ed).
-//! - **Kernels.** A thread kernel is a closure over a [`Core`]; an async kernel is a future
-//!   over [`Ops`], the same operations with blocking ones as `async fn`s. Both offer loads and
+//! - **Kernels.** A synchronous kernel is a closure over a [`Core`], run as a coroutine on the
+//!   scheduler's thread (or on OS threads: [`KernelExec`]); an async kernel is a future over
+//!   [`Ops`], the same operations with blocking ones as `async fn`s. Both offer loads and
 //!   stores of UB [`Tile`]s, `put` / `get` with [`CopyOpts`], SDMA ([`SdmaOpts`],
 //!   [`SdmaHandle`]), signals ([`NotifyOp`], [`WaitCmp`], [`Ops::defer_wait`]) and, on AIC
 //!   cores, cube work ([`CubeTile`]).
@@ -79,7 +80,7 @@
 //!
 //! ## Inside
 //!
-//! The scheduler (`engine`), the driver (`driver`, thread and async kernels) and what they
+//! The scheduler (`engine`), the driver (`driver`: coroutine, thread and async kernels) and what they
 //! share from below (the requests a core sends, the addresses of simulated memory, the run
 //! options) are private. Invariants: sim-core never reads the wall clock and does no I/O;
 //! every effect one core has on another passes through the scheduler, which applies it in
@@ -128,4 +129,6 @@ pub use signal::{AtomicType, NotifyOp, WaitCmp};
 pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
-pub use world::{DomainOptions, Jitter, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport, WINDOW_ALIGN, World};
+pub use world::{
+    DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport, WINDOW_ALIGN, World,
+};

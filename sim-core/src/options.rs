@@ -34,6 +34,44 @@ pub struct RunOptions {
     /// Where the engine publishes how far the run has got, for a host that shows progress
     /// while it runs (`None`: nothing is published).
     pub progress: Option<Progress>,
+    /// How synchronous kernels ([`Task::new`](crate::Task::new)) run: as coroutines on the
+    /// scheduler's thread (the default) or on one OS thread per simulated core. Results and
+    /// times are the same either way.
+    pub kernel_exec: KernelExec,
+}
+
+/// How the blocks of a synchronous kernel (a `|core| { .. }` closure) are run. Async kernels
+/// are polled by the scheduler either way.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum KernelExec {
+    /// Each running block is a stackful coroutine switched on the scheduler's own thread: a
+    /// blocking operation suspends it until its answer, with no OS thread and no lock. A block
+    /// gets a stack when it starts and gives it back to a pool when it ends. Overflowing the
+    /// stack (a guard page below it) ends the run with
+    /// [`SimError::KernelStackOverflow`](crate::SimError::KernelStackOverflow) on Linux
+    /// x86-64; elsewhere the process dies of SIGSEGV. A kernel must not use its core from
+    /// another host thread (that panics); use [`KernelExec::Threads`] for kernels that block
+    /// on host code.
+    Coroutines {
+        /// Usable bytes of each block's stack (rounded up to pages; only the pages a kernel
+        /// touches use memory).
+        stack_bytes: usize,
+    },
+    /// One OS thread per simulated core, handing off to the scheduler under a lock at every
+    /// blocking operation: slower, but a kernel may block on host code (channels, locks,
+    /// threads it spawns) and gets a 2 MiB thread stack.
+    Threads,
+}
+
+impl KernelExec {
+    /// The default coroutine stack: 1 MiB, of which a kernel typically touches a few pages.
+    pub const DEFAULT_STACK_BYTES: usize = 1 << 20;
+}
+
+impl Default for KernelExec {
+    fn default() -> KernelExec {
+        KernelExec::Coroutines { stack_bytes: KernelExec::DEFAULT_STACK_BYTES }
+    }
 }
 
 /// How far runs have got, shared between the engines that publish it and a host thread that

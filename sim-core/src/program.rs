@@ -11,15 +11,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// A kernel: a Rust closure over a core handle, run once per block on its own thread.
+/// A kernel: a Rust closure over a core handle, run once per block (as a coroutine by
+/// default, or on a thread of its own: [`crate::KernelExec`]).
 pub type Kernel = Arc<dyn Fn(&mut Core) -> SimResult<()> + Send + Sync>;
 
-/// The future of an async kernel: it owns its core and gives it back with its result.
-pub type KernelFuture = Pin<Box<dyn Future<Output = (Ops, SimResult<()>)> + Send>>;
+/// The future of one block of an async kernel: it borrows the block's [`Ops`] for as long as
+/// it runs and ends with the kernel's result.
+pub type KernelFuture<'a> = Pin<Box<dyn Future<Output = SimResult<()>> + Send + 'a>>;
 
-/// An async kernel: run once per block as a future the scheduler polls, with no thread of
-/// its own. Much cheaper than a thread kernel when the kernel blocks often (collectives).
-pub type AsyncKernel = Arc<dyn Fn(Ops) -> KernelFuture + Send + Sync>;
+/// An async kernel: run once per block as a future the scheduler polls, with no stack of its
+/// own (see [`Task::new_async`]).
+pub type AsyncKernel = Arc<dyn for<'a> Fn(&'a mut Ops) -> KernelFuture<'a> + Send + Sync>;
 
 /// The body of a task.
 #[derive(Clone)]
@@ -114,21 +116,27 @@ impl Task {
         }
     }
 
-    /// A task whose blocks run `kernel` as futures polled by the scheduler (no threads). The
-    /// closure gets the block's [`Ops`] and must return it with the result when done:
+    /// A task whose blocks run `kernel` as futures polled by the scheduler: every blocking
+    /// operation is an `.await` on the block's [`Ops`], which the closure borrows; the future
+    /// it returns (boxed, as Rust's closures cannot yet name a future that borrows their
+    /// argument) ends with the kernel's result. Captured values are cloned into the future:
     ///
     /// ```ignore
-    /// Task::new_async("k", 1, |mut ops| async move {
-    ///     let r = ops.wait(&sig, &[0, 0], 1, WaitCmp::Ge).await;
-    ///     (ops, r)
+    /// Task::new_async("k", 1, move |ops| {
+    ///     let sig = sig.clone();
+    ///     Box::pin(async move { ops.wait(&sig, &[0, 0], 1, WaitCmp::Ge).await })
     /// })
     /// ```
-    pub fn new_async<F, Fut>(name: &str, blocks: usize, kernel: F) -> Task
-    where
-        F: Fn(Ops) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = (Ops, SimResult<()>)> + Send + 'static,
-    {
-        let body: AsyncKernel = Arc::new(move |ops| Box::pin(kernel(ops)));
+    ///
+    /// A future switches faster than a coroutine ([`Task::new`]'s default) and needs no
+    /// stack, which is how the built-in collectives run; the same code runs in a synchronous
+    /// kernel through [`Core::run`].
+    pub fn new_async(
+        name: &str,
+        blocks: usize,
+        kernel: impl for<'a> Fn(&'a mut Ops) -> KernelFuture<'a> + Send + Sync + 'static,
+    ) -> Task {
+        let body: AsyncKernel = Arc::new(kernel);
         Task {
             name: name.into(),
             blocks,

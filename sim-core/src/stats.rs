@@ -66,6 +66,10 @@ pub struct HostStats {
     pub handoffs: u64,
     /// Host threads started for simulated cores.
     pub threads: u64,
+    /// Blocks run as coroutines.
+    pub coroutines: u64,
+    /// Coroutine stacks mapped (the most live at once: the rest were reused from the pool).
+    pub stacks: u64,
 }
 
 /// What one chip moved during a run. "Remote" counts only transfers to or from another chip;

@@ -1,7 +1,7 @@
 //! The same program and config give byte-identical results and timings on every run, whatever
 //! the OS does with the threads: repeated runs, runs with random host-side delays injected
-//! into kernels, a run pinned to a single host core, and the same kernel run as futures
-//! inside the scheduler instead of on threads.
+//! into kernels, a run pinned to a single host core, and the same kernel run as coroutines
+//! or as futures inside the scheduler instead of on threads.
 
 use crate::common::{a2a3, all};
 use ranksim::prelude::*;
@@ -69,8 +69,10 @@ async fn stress_body(core: &mut Ops, b: &Bufs) -> SimResult<()> {
 /// How the stress kernel is run.
 #[derive(Copy, Clone, PartialEq)]
 enum Exec {
-    /// On core threads.
+    /// On core threads (`KernelExec::Threads`).
     Threads,
+    /// As coroutines on the scheduler's thread (the default).
+    Coroutines,
     /// On core threads, sleeping random host times.
     Jitter,
     /// As futures polled by the scheduler.
@@ -88,14 +90,14 @@ fn stress(exec: Exec) -> Fingerprint {
         sig: w.alloc_window(&dom, "sig", DType::I32, &[n, BLOCKS]).unwrap(),
         jitter: exec == Exec::Jitter,
     };
+    if matches!(exec, Exec::Threads | Exec::Jitter) {
+        w.options_mut().kernel_exec = ranksim::sim_core::KernelExec::Threads;
+    }
     let bk = b.clone();
     let task = match exec {
-        Exec::Async => Task::new_async("stress", BLOCKS, move |mut ops| {
+        Exec::Async => Task::new_async("stress", BLOCKS, move |ops| {
             let b = bk.clone();
-            async move {
-                let r = stress_body(&mut ops, &b).await;
-                (ops, r)
-            }
+            Box::pin(async move { stress_body(ops, &b).await })
         }),
         _ => Task::new("stress", BLOCKS, move |core| core.run(async |ops| stress_body(ops, &bk).await)),
     };
@@ -156,6 +158,14 @@ fn one_host_core_gives_the_same_result() {
     .join()
     .unwrap();
     assert!(pinned == reference, "the run pinned to one host core differs");
+}
+
+#[test]
+fn coroutine_kernels_give_the_same_result_as_thread_kernels() {
+    let threads = stress(Exec::Threads);
+    for _ in 0..3 {
+        assert!(stress(Exec::Coroutines) == threads, "the coroutine run differs from the threaded run");
+    }
 }
 
 #[test]

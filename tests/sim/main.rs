@@ -15,6 +15,7 @@ mod coll_props;
 mod common;
 mod conformance;
 mod conformance_rest;
+mod coroutines;
 mod costs;
 mod cube;
 mod custom_cli;

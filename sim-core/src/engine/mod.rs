@@ -196,6 +196,16 @@ impl Engine {
         self.outcome.as_ref()
     }
 
+    /// The earliest time `actor` may still send a request at: its clock when it last sent or
+    /// was resumed, if it runs, and never before the last event applied (for a driver that
+    /// ends a block whose kernel can no longer say its own clock).
+    pub(crate) fn actor_floor(&self, actor: usize) -> SimTime {
+        match self.actors[actor].state {
+            ActorState::Running { at, .. } => at.max(self.now),
+            _ => self.now,
+        }
+    }
+
     /// Simulated time of the last event applied.
     pub(crate) fn now(&self) -> SimTime {
         self.now

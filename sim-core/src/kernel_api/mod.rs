@@ -1,10 +1,11 @@
 //! The program API: what a kernel running on one AIV core can do. Names follow PyPTO's
 //! `pld.*` / `pl.*` operations so a kernel ports line by line.
 //!
-//! [`Core`] is the handle a kernel closure gets; its operations block the kernel's thread
-//! until the scheduler has applied them. [`Ops`] is the same API with blocking operations as
-//! futures, for code (like the collectives) that must also run inside the scheduler without a
-//! thread; `core.ops()` gives a thread kernel an `Ops` whose futures are ready at once.
+//! [`Core`] is the handle a kernel closure gets; its operations block the kernel (suspend its
+//! coroutine, or its thread) until the scheduler has applied them. [`Ops`] is the same API
+//! with blocking operations as futures, for code (like the collectives) that must also run
+//! inside the scheduler as a future; `core.ops()` gives a synchronous kernel an `Ops` whose
+//! futures are ready at once.
 
 mod copy;
 mod cube_tile;
@@ -46,7 +47,7 @@ impl Core {
         Core { ops }
     }
 
-    /// The same core with blocking operations as futures; on a kernel thread they are ready
+    /// The same core with blocking operations as futures; in a synchronous kernel they are ready
     /// at once, so `block_on(f(core.ops()))` runs async code written against [`Ops`].
     pub fn ops(&mut self) -> &mut Ops {
         &mut self.ops
@@ -373,7 +374,7 @@ impl Core {
 fn wait_ready<T>(f: impl Future<Output = SimResult<T>>) -> SimResult<T> {
     block_on(f).unwrap_or_else(|| {
         Err(SimError::invalid(
-            "a blocking operation was not answered at once; Core methods need a kernel thread (use Ops with .await inside the scheduler)",
+            "a blocking operation was not answered at once; Core methods need a synchronous kernel (use Ops with .await in an async kernel)",
         ))
     })
 }

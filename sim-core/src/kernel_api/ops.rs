@@ -1,5 +1,5 @@
 //! [`Ops`]: the program API with its blocking operations as `async fn`s. Collectives are
-//! written against it once and run either inside a kernel thread, where every future is ready
+//! written against it once and run either inside a synchronous kernel, where every future is ready
 //! at once (see [`Core::ops`](crate::Core::ops)), or as a future the scheduler polls.
 //!
 //! Local work (tile arithmetic, [`Ops::compute`]) only advances this core's clock. Every
@@ -661,7 +661,7 @@ impl Ops {
         }
     }
 
-    fn cell(
+    pub(super) fn cell(
         &mut self,
         op: &'static str,
         signal: &Tensor,

@@ -4,6 +4,7 @@
 //! polling loop or a ready queue is priced as written.
 
 use super::ops::{Ops, ones};
+use crate::addr::Cells;
 use crate::error::SimResult;
 use crate::request::{Reply, Request};
 use crate::signal::WaitCmp;
@@ -21,8 +22,10 @@ impl Ops {
         cmp: WaitCmp,
     ) -> SimResult<bool> {
         self.live("test_signal")?;
-        let cells = self.cells("test_signal", signal, offsets, &ones(signal.shape().len()))?;
-        match self.call(Request::Test { cells, expected, cmp }).await? {
+        // One cell, resolved as `wait` resolves it (the same checks and messages as a region
+        // of ones, without building one).
+        let cell = self.cell("test_signal", signal, None, offsets)?;
+        match self.call(Request::Test { cells: Cells::from(cell), expected, cmp }).await? {
             Reply::Flag(holds) => Ok(holds),
             _ => self.bad("test_signal", "the scheduler answered a test without a flag".into()),
         }

@@ -1,10 +1,12 @@
-//! How a core's operations reach the scheduler. A kernel on its own thread sends requests
-//! straight into the engine and blocks its thread for replies; a kernel run as a future inside
-//! the engine (no thread) leaves requests in a mailbox and is polled again when its reply is
-//! there. Both send the same requests at the same times, so they give the same results.
+//! How a core's operations reach the scheduler. A synchronous kernel goes through a
+//! [`Transport`]: on its own thread it sends requests straight into the engine and blocks the
+//! thread for replies; as a coroutine it leaves them in the mailbox and suspends until the
+//! driver resumes it with the reply. A kernel run as a future inside the engine leaves requests
+//! in the mailbox and is polled again when its reply is there. All send the same requests at
+//! the same times, so they give the same results.
 //!
 //! This module owns both ends a kernel sees: the [`Mailbox`] the driver fills and drains, and
-//! the [`Transport`] trait the driver implements for its threads. It names no driver type, so
+//! the [`Transport`] trait the driver implements for its threads and coroutines. It names no driver type, so
 //! the program API stays below the driver that runs it.
 
 use crate::error::{SimError, SimResult};
@@ -35,6 +37,12 @@ thread_local! {
     };
 }
 
+/// A mailbox's contents, set aside while a nested run uses the mailbox.
+pub(crate) struct Stash {
+    outbox: Vec<(SimTime, SimTime, Request)>,
+    answer: Option<Answer>,
+}
+
 /// The driver's side of the mailbox of polled kernels (this thread's).
 pub(crate) struct Mailbox;
 
@@ -42,6 +50,35 @@ impl Mailbox {
     /// Leaves `answer` for the kernel about to be polled.
     pub(crate) fn answer(answer: Answer) {
         MAIL.with_borrow_mut(|m| m.answer = Some(answer));
+    }
+
+    /// Leaves a posted request in the outbox (the core continues at `resume`), as a polled
+    /// kernel does; a coroutine kernel's transport posts through this too.
+    pub(crate) fn post(at: SimTime, resume: SimTime, req: Request) {
+        MAIL.with_borrow_mut(|m| m.outbox.push((at, at.max(resume), req)));
+    }
+
+    /// Leaves a blocking request in the outbox and forgets any earlier answer: the kernel
+    /// then waits for [`Mailbox::answer`] (polled) or its resumption (coroutine).
+    pub(crate) fn send(at: SimTime, req: Request) {
+        MAIL.with_borrow_mut(|m| {
+            m.answer = None;
+            m.outbox.push((at, at, req));
+        });
+    }
+
+    /// Takes what this thread's mailbox holds, leaving it empty: a run started from inside a
+    /// kernel (a nested `World::run`) must not take the outer kernel's requests.
+    pub(crate) fn stash() -> Stash {
+        MAIL.with_borrow_mut(|m| Stash { outbox: std::mem::take(&mut m.outbox), answer: m.answer.take() })
+    }
+
+    /// Puts back what [`Mailbox::stash`] took (the nested run has drained the mailbox).
+    pub(crate) fn unstash(s: Stash) {
+        MAIL.with_borrow_mut(|m| {
+            m.outbox = s.outbox;
+            m.answer = s.answer;
+        });
     }
 
     /// Hands every request the kernel just polled made to `submit`, in program order, and
@@ -57,18 +94,20 @@ impl Mailbox {
     }
 }
 
-/// How a kernel on its own host thread reaches the scheduler (the driver implements it for
-/// one actor).
+/// How a synchronous kernel reaches the scheduler (the driver implements it for one actor):
+/// on its own host thread, or as a coroutine that suspends until the answer is there.
 pub(crate) trait Transport: Send + Sync {
     /// Hands a posted request to the scheduler; the core continues at `resume`.
     fn post(&self, at: SimTime, resume: SimTime, req: Request);
-    /// Hands a blocking request to the scheduler and blocks the thread until its answer.
+    /// Hands a blocking request to the scheduler and returns its answer (blocking the thread,
+    /// or suspending the coroutine, until then).
     fn call(&self, at: SimTime, req: Request) -> Answer;
 }
 
 /// A core's connection to the scheduler.
 pub(crate) enum Uplink {
-    /// A kernel on its own host thread.
+    /// A synchronous kernel (on its own host thread or a coroutine): answers come back
+    /// through the transport's call, so every future is ready at once.
     Thread(Box<dyn Transport>),
     /// A kernel polled by the driver: its requests go to the polling thread's [`Mailbox`].
     Mail,
@@ -79,7 +118,7 @@ impl Uplink {
     pub(crate) fn post(&self, at: SimTime, resume: SimTime, req: Request) {
         match self {
             Uplink::Thread(t) => t.post(at, resume, req),
-            Uplink::Mail => MAIL.with_borrow_mut(|m| m.outbox.push((at, at.max(resume), req))),
+            Uplink::Mail => Mailbox::post(at, resume, req),
         }
     }
 
@@ -91,10 +130,7 @@ impl Uplink {
         match self {
             Uplink::Thread(t) => CallFuture::Done(Some(t.call(at, req))),
             Uplink::Mail => {
-                MAIL.with_borrow_mut(|m| {
-                    m.answer = None;
-                    m.outbox.push((at, at, req));
-                });
+                Mailbox::send(at, req);
                 CallFuture::Mail { sent: true }
             }
         }

@@ -31,7 +31,7 @@ use crate::model::{ChipTiming, Network};
 use crate::program::Dispatch;
 use std::sync::Arc;
 
-pub use crate::options::{Jitter, Progress, RunOptions};
+pub use crate::options::{Jitter, KernelExec, Progress, RunOptions};
 pub use domain::DomainOptions;
 use domain::DomainState;
 pub use report::RunReport;

@@ -32,7 +32,7 @@ impl World {
         let net =
             self.net.take().ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
         let engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
-        let (mut engine, host) = driver::run(engine, self.chip.clone());
+        let (mut engine, host) = driver::run(engine, self.chip.clone(), self.options.kernel_exec);
         let outcome =
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
         let mut dispatches = engine.records.clone();
@@ -134,9 +134,9 @@ mod tests {
         let (s, log) = (sig.clone(), seen.clone());
         let kernel = if async_kernel {
             let mut d = Dispatch::new("ping");
-            d.add(Task::new_async("ping", 1, move |mut ops| {
+            d.add(Task::new_async("ping", 1, move |ops| {
                 let (s, log) = (s.clone(), log.clone());
-                async move {
+                Box::pin(async move {
                     let start = ops.now();
                     let r = if ops.rank() == 0 {
                         ops.notify(&s, 1, &[0, 0], 3, NotifyOp::AtomicAdd)
@@ -144,8 +144,8 @@ mod tests {
                         ops.wait(&s, &[0, 0], 3, WaitCmp::Ge).await
                     };
                     log.lock().push((ops.rank(), start, ops.now()));
-                    (ops, r)
-                }
+                    r
+                })
             }));
             d
         } else {
