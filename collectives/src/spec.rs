@@ -8,12 +8,19 @@ use std::str::FromStr;
 /// A collective operation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
+    /// Every rank ends with the reduction of every rank's buffer.
     AllReduce,
+    /// Every rank ends with every rank's part, in rank order.
     AllGather,
+    /// Every rank ends with its slice of the reduction.
     ReduceScatter,
+    /// Every rank ends with the root's buffer.
     Broadcast,
+    /// Rank `r` sends its `p`-th block to rank `p`, which keeps it as its `r`-th.
     AllToAll,
+    /// All-to-all with per-peer counts.
     AllToAllV,
+    /// No data: every rank waits until every rank has arrived.
     Barrier,
 }
 
@@ -216,7 +223,9 @@ impl FromStr for Path {
 /// copy-engine allgather (`Mode::SdmaMesh`, on `core_num` blocks and SDMA channels).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct AllGather {
+    /// The algorithm: the builtin or the SDMA mesh.
     pub mode: Mode,
+    /// HOST builtin or InCore lowering.
     pub path: Path,
     /// Blocks (and SDMA channels) per rank for `sdma-mesh`; 1 for the builtin.
     pub core_num: usize,
@@ -231,8 +240,11 @@ impl Default for AllGather {
 /// How an allreduce runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct AllReduce {
+    /// The reduction.
     pub op: ReduceOp,
+    /// The algorithm.
     pub mode: Mode,
+    /// HOST builtin or InCore lowering.
     pub path: Path,
     /// AIV blocks per rank (HOST mesh and two-shot only; 1 elsewhere).
     pub core_num: usize,
