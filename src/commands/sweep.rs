@@ -297,11 +297,10 @@ fn trust_line(cfg: &Config, spec: &SweepSpec) -> String {
     let what = label_of(spec.call.kind, spec.call.mode);
     match super::validate::nearest_table(cfg, spec.call.kind, spec.call.mode, spec.call.ranks) {
         Some(t) => format!(
-            "the nearest measured table, {} ({}): the model is {} off it here (`ranksim validate --table {}`; caveats: docs/references/measurements.md)",
+            "the nearest measured table is {} ({}); the model is off it by {}; caveats: docs/references/measurements.md",
             t.name,
             t.workload,
-            t.error_summary(),
-            t.name
+            t.error_summary()
         ),
         None => format!(
             "no measured table covers {what}: these numbers are the model's alone (`ranksim validate` lists the tables)"

@@ -80,13 +80,21 @@ impl TableResult {
     /// How far the model is from the table, in a few words: its rms error, or for an
     /// unsized table the model's best against the measured best.
     pub fn error_summary(&self) -> String {
-        match (self.best_of_range(), self.rms_error_pct) {
-            (Some((_, _, e)), _) => format!(
-                "{e:+.1}% (the source gives no size: the model's best over {}..{} against the measured best)",
-                self.size_unknown.as_ref().map_or(String::new(), |r| crate::formats::size_label(r.lo)),
-                self.size_unknown.as_ref().map_or(String::new(), |r| crate::formats::size_label(r.hi))
+        let range =
+            |r: &SizeRange| format!("{}..{}", crate::formats::size_label(r.lo), crate::formats::size_label(r.hi));
+        match (&self.size_unknown, self.best_of_range(), self.rms_error_pct) {
+            (Some(r), Some((_, _, e)), _) => {
+                format!(
+                    "{e:+.1}% (the source gives no size: the model's best over {} against the measured best)",
+                    range(r)
+                )
+            }
+            (Some(r), None, Some(rms)) => format!(
+                "{rms:.1}% at an assumed size (the source gives none: `ranksim validate --table {}` shows the model over {})",
+                self.name,
+                range(r)
             ),
-            (None, Some(rms)) => format!("{rms:.1}% (rms)"),
+            (None, _, Some(rms)) => format!("{rms:.1}% rms (`ranksim validate --table {}`)", self.name),
             _ => "not run".to_string(),
         }
     }
@@ -101,8 +109,9 @@ pub struct SizeRange {
     pub hi: u64,
     /// `(size, model value)` from `lo` to `hi` by factors of 4.
     pub model: Vec<(u64, f64)>,
-    /// Whether every measured value lies between the model's smallest and largest there.
-    pub measured_inside: bool,
+    /// Whether every measured value lies between the model's smallest and largest there
+    /// (`None`: the range was not run).
+    pub measured_inside: Option<bool>,
 }
 
 /// The whole report, as `--json` writes it.
@@ -167,6 +176,11 @@ fn load_tables(names: &[String]) -> Result<Vec<Table>, String> {
 
 /// Compares one table with the model on `cfg`.
 fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
+    run_table_with(cfg, t, true)
+}
+
+/// [`run_table`]; an unsized table's plausible sizes are run only with `range`.
+fn run_table_with(cfg: &Config, t: &Table, range: bool) -> Result<TableResult, String> {
     if t.source.is_empty() {
         return Err(format!("{}: no `# source:` line; add one saying where the numbers come from", t.name));
     }
@@ -186,7 +200,10 @@ fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
         return Ok(res);
     }
     let w = Workload::resolve(line, cfg, 1).map_err(|e| format!("{}: {e}", t.name))?;
-    if let Some((lo, hi)) = t.size_unknown {
+    if let Some((lo, hi)) = t.size_unknown.filter(|_| !range) {
+        res.size_unknown = Some(SizeRange { lo, hi, model: Vec::new(), measured_inside: None });
+    }
+    if let Some((lo, hi)) = t.size_unknown.filter(|_| range) {
         let mut model = Vec::new();
         let mut size = lo;
         while size <= hi {
@@ -197,7 +214,7 @@ fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
         }
         let (min, max) = model.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
         let measured_inside = t.rows.iter().all(|r| r.value >= min && r.value <= max);
-        res.size_unknown = Some(SizeRange { lo, hi, model, measured_inside });
+        res.size_unknown = Some(SizeRange { lo, hi, model, measured_inside: Some(measured_inside) });
     }
     for r in &t.rows {
         let at = |e: String| format!("{} line {}: {e}", t.name, r.line);
@@ -212,8 +229,9 @@ fn run_table(cfg: &Config, t: &Table) -> Result<TableResult, String> {
 }
 
 /// The shipped table measured on the collective and algorithm of a series, nearest in rank
-/// count to `ranks` (ties: the first shipped), compared with the model on `cfg`; `None` when
-/// no table measures that collective with that algorithm (or it cannot run on `cfg`).
+/// count to `ranks` (ties: the first shipped), compared with the model on `cfg` at its rows'
+/// sizes (an unsized table's plausible range is left to `validate`); `None` when no table
+/// measures that collective with that algorithm (or it cannot run on `cfg`).
 pub fn nearest_table(
     cfg: &Config,
     kind: collectives::Kind,
@@ -233,7 +251,8 @@ pub fn nearest_table(
         }
     }
     let (_, t) = best?;
-    run_table(cfg, &t).ok().filter(|r| r.not_run.is_none())
+    // The table's own rows only: a sweep names it in a line, validate shows the range.
+    run_table_with(cfg, &t, false).ok().filter(|r| r.not_run.is_none())
 }
 
 /// Runs every table and summarises.
@@ -333,7 +352,7 @@ fn print_table(out: &mut dyn Write, t: &TableResult, tolerance: f64) -> std::io:
             crate::formats::size_label(r.hi),
             model.join(", ")
         )?;
-        let verdict = if r.measured_inside { "inside" } else { "outside" };
+        let verdict = if r.measured_inside == Some(true) { "inside" } else { "outside" };
         if let Some((size, v, err)) = t.best_of_range() {
             writeln!(
                 out,

@@ -334,7 +334,7 @@ fn each_series_says_how_far_it_is_from_a_measurement() {
         "{table}"
     );
     let line =
-        table.lines().find(|l| l.contains("# measured: the nearest measured table, t1-allreduce-2p")).expect(&table);
+        table.lines().find(|l| l.contains("# measured: the nearest measured table is t1-allreduce-2p")).expect(&table);
     // validate's figure for that table on this machine.
     let t = ranksim::commands::validate::nearest_table(
         &ranksim::Config::default_preset(),
@@ -344,10 +344,11 @@ fn each_series_says_how_far_it_is_from_a_measurement() {
     )
     .unwrap();
     assert_eq!(t.name, "t1-allreduce-2p");
-    assert!(line.contains(&format!("the model is {} off it here", t.error_summary())), "{line}");
-    // T1 gives no size: the summary compares the model's best with the measured best.
-    let (_, best, err) = t.best_of_range().unwrap();
-    assert!(best > 19.0 && t.error_summary().starts_with(&format!("{err:+.1}% (the source gives no size")), "{line}");
+    assert!(line.contains(&format!("the model is off it by {};", t.error_summary())), "{line}");
+    // T1 gives no size: the line says the error is at an assumed size and where the range is.
+    assert!(t.best_of_range().is_none(), "a sweep does not run the range");
+    assert!(line.contains("at an assumed size (the source gives none: `ranksim validate --table t1-allreduce-2p` shows the model over 1M..1G)"), "{line}");
+    assert!(t.error_summary().starts_with(&format!("{:.1}% at an assumed size", t.rms_error_pct.unwrap())), "{line}");
     // 8 ranks: the 4-rank table is the nearer one.
     let t8 = ranksim::commands::validate::nearest_table(
         &ranksim::Config::default_preset(),
