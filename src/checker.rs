@@ -78,12 +78,7 @@ pub fn catalogue() -> Vec<Checkable> {
         });
     }
     for kind in Kind::ALL {
-        let modes: &[Mode] = match kind {
-            Kind::AllReduce => &Mode::ALL,
-            Kind::AllGather => &[Mode::Mesh, Mode::SdmaMesh],
-            _ => &[Mode::Mesh],
-        };
-        for &mode in modes {
+        for &mode in collectives::modes(kind) {
             for path in [Path::Host, Path::InCore] {
                 let named = kind == Kind::AllReduce || mode != Mode::Mesh;
                 let name = if named { format!("{kind}-{mode}-{path}") } else { format!("{kind}-{path}") };

@@ -115,7 +115,7 @@ fn keys_of(p: Program) -> &'static [&'static str] {
     match p {
         Program::Get | Program::Put => &["peer", "chunk"],
         Program::GetAsync => &["peer"],
-        Program::Collective(Kind::AllReduce | Kind::AllGather) => {
+        Program::Collective(Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
             &["mode", "path", "core_num", "ranks", "dtype", "warmup"]
         }
         Program::Collective(_) => &["path", "ranks", "dtype", "warmup"],

@@ -139,6 +139,17 @@ fn value(op: ReduceOp, r: usize, i: usize) -> f64 {
     }
 }
 
+/// A built-in series' name: `allreduce ring`, `reduce_scatter sdma-mesh`, or the collective
+/// alone for the builtin of a collective whose only other algorithm came later (so earlier
+/// labels stay as they were).
+pub fn series_name(kind: Kind, mode: Mode) -> String {
+    if matches!(kind, Kind::AllReduce | Kind::AllGather) || mode != Mode::Mesh {
+        format!("{kind} {mode}")
+    } else {
+        kind.to_string()
+    }
+}
+
 /// The built-in collective `spec` describes, as a [`Collective`]: the same path a user's
 /// collective takes through [`crate::custom`].
 pub struct Builtin<'a>(pub &'a SweepSpec);
@@ -147,12 +158,7 @@ impl Collective for Builtin<'_> {
     type Buffers = CallBuffers;
 
     fn name(&self) -> String {
-        let s = self.0;
-        if matches!(s.call.kind, Kind::AllReduce | Kind::AllGather) {
-            format!("{} {}", s.call.kind, s.call.mode)
-        } else {
-            s.call.kind.to_string()
-        }
+        series_name(self.0.call.kind, self.0.call.mode)
     }
     fn dtype(&self) -> DType {
         self.0.call.dtype
@@ -576,7 +582,16 @@ pub fn mode_note(spec: &SweepSpec) -> String {
             on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
              between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
         }
-        (Kind::AllReduce | Kind::AllGather, Mode::SdmaMesh, _) => {
+        (Kind::ReduceScatter | Kind::AllToAll, Mode::SdmaMesh, _) => {
+            let how = if spec.call.kind == Kind::ReduceScatter { "inline-reduce SDMA puts" } else { "SDMA puts" };
+            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
+            on(&format!(
+                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} on a full mesh ({how} \
+                 to every peer at once, one channel per block){warm}",
+                spec.call.kind
+            ))
+        }
+        (_, Mode::SdmaMesh, _) => {
             let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
             on(&format!(
                 "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} path{warm}",
@@ -594,12 +609,8 @@ pub fn mode_note(spec: &SweepSpec) -> String {
 /// The element types each collective and algorithm accepts on `cfg`, per path, as a text
 /// table (`y` runs, `-` is refused), worked out by asking the collectives' own validation.
 pub fn support_matrix(cfg: &Config) -> String {
-    let rows: Vec<(Kind, Mode)> = Mode::ALL
-        .iter()
-        .map(|&m| (Kind::AllReduce, m))
-        .chain([(Kind::AllGather, Mode::Mesh), (Kind::AllGather, Mode::SdmaMesh)])
-        .chain(Kind::ALL.iter().filter(|k| !matches!(k, Kind::AllReduce | Kind::AllGather)).map(|&k| (k, Mode::Mesh)))
-        .collect();
+    let rows: Vec<(Kind, Mode)> =
+        Kind::ALL.iter().flat_map(|&k| collectives::modes(k).iter().map(move |&m| (k, m))).collect();
     let names: Vec<String> = DType::ALL.iter().map(|d| d.to_string()).collect();
     let head = names.iter().map(|n| format!("{n:>5}")).collect::<Vec<_>>().join("");
     let mut out = format!(
@@ -612,8 +623,7 @@ pub fn support_matrix(cfg: &Config) -> String {
         w = head.len()
     );
     for (kind, mode) in rows {
-        let name =
-            if matches!(kind, Kind::AllReduce | Kind::AllGather) { format!("{kind} {mode}") } else { kind.to_string() };
+        let name = series_name(kind, mode);
         let mut line = format!("  {name:<26}");
         for path in [Path::Host, Path::InCore] {
             if path == Path::InCore {

@@ -1,8 +1,8 @@
 //! all_to_all and all_to_all_v: rank `me` pushes row block `dest` of its input into row block
 //! `me` of `dest`'s target, itself included (reference §3.10, §3.11, §3.12).
 
-use crate::lanes::{Lanes, TILE, ranks, rows_view};
-use sim_core::{CopyOpts, NotifyOp, Ops, SimResult, Tensor};
+use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
+use sim_core::{CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "all_to_all";
 
@@ -48,6 +48,34 @@ pub(crate) async fn host(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// The InCore composite: one put per destination.
 pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     exchange(ops, &a.input, &a.target, &a.sig, None).await
+}
+
+/// HCCL-class: the vendor library's copy-engine all_to_all on a full mesh. Each block puts its
+/// part of row `dest` of the input into row `me` of `dest`'s target with an SDMA engine on its
+/// own channel (this rank first, then the peers in a block-dependent order so every link
+/// carries traffic at once), waits for its transfers, then runs its lane's credit barrier.
+pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.target, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    let tv = rows_view(ops, &a.target, n, WHAT)?;
+    let iv = rows_view(ops, &a.input, n, WHAT)?;
+    let r = tv.shape()[1];
+    let (lo, hi) = (b * r / active, (b + 1) * r / active);
+    if lo < hi {
+        let mut posted = Vec::with_capacity(n);
+        for dest in std::iter::once(me).chain(peer_order(me, n, b)) {
+            let opts = SdmaOpts::new().region(&[me, lo], &[dest, lo], &[1, hi - lo]);
+            posted.push(ops.put_async(&tv, dest, &iv, &opts)?);
+        }
+        for h in posted {
+            ops.wait_async(h).await?;
+        }
+    }
+    lanes.barrier(ops, me, n, 1).await?;
+    lanes.epilogue(ops, me, n, 1)
 }
 
 /// all_to_all_v: `max_recv = target rows / NR`; per destination, `Set` its `recv_counts[me]`

@@ -84,7 +84,7 @@ impl Call {
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
-            Kind::AllGather => self.mode == Mode::SdmaMesh,
+            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll => self.mode == Mode::SdmaMesh,
             _ => false,
         };
         if multi { self.core_num } else { 1 }
@@ -161,9 +161,15 @@ impl Call {
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
                 crate::allgather_with(w, &input()?, &target()?, sig, how)
             }
-            Kind::ReduceScatter => crate::reduce_scatter(w, &input()?, sig, self.op, self.path),
+            Kind::ReduceScatter => {
+                let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
+                crate::reduce_scatter_with(w, &input()?, sig, self.op, how)
+            }
             Kind::Broadcast => crate::broadcast(w, &input()?, sig, self.root, self.path),
-            Kind::AllToAll => crate::all_to_all(w, &input()?, &target()?, sig, self.path),
+            Kind::AllToAll => {
+                let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
+                crate::all_to_all_with(w, &input()?, &target()?, sig, how)
+            }
             Kind::AllToAllV => {
                 let (send, recv) = b.counts.clone().ok_or_else(|| SimError::invalid("no count buffers"))?;
                 crate::all_to_all_v(w, &input()?, &target()?, &send, &recv, sig, self.path)

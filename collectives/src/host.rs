@@ -133,12 +133,13 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
     launch(world, data, &name, task)
 }
 
-/// The modes an allgather runs in, with their signals and core counts.
-fn allgather_mode(world: &World, what: &str, signal: &Tensor, n: usize, spec: AllGather) -> SimResult<()> {
+/// The modes an allgather, reduce_scatter or all_to_all runs in (`kind`), with their signals
+/// and core counts.
+fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, spec: AllGather) -> SimResult<()> {
     match spec.mode {
         Mode::Mesh if spec.core_num == 1 => check::rank_signal(what, signal, n, false),
         Mode::Mesh => {
-            fail(what, format!("the builtin allgather runs on one block; core_num must be 1, got {}", spec.core_num))
+            fail(what, format!("the builtin {kind} runs on one block; core_num must be 1, got {}", spec.core_num))
         }
         Mode::SdmaMesh => {
             let aiv = world.chip().aiv_cores();
@@ -151,10 +152,10 @@ fn allgather_mode(world: &World, what: &str, signal: &Tensor, n: usize, spec: Al
                     "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
                 );
             }
-            let want = signal_shape(Kind::AllGather, Mode::SdmaMesh, spec.path, n, spec.core_num);
+            let want = signal_shape(kind, Mode::SdmaMesh, spec.path, n, spec.core_num);
             check::signal(what, signal, &want)
         }
-        other => fail(what, format!("allgather runs as mesh (PyPTO's builtin) or sdma-mesh (HCCL-class), not {other}")),
+        other => fail(what, format!("{kind} runs as mesh (PyPTO's builtin) or sdma-mesh (HCCL-class), not {other}")),
     }
 }
 
@@ -261,7 +262,7 @@ pub fn allgather_with(
             ),
         );
     }
-    allgather_mode(world, &what, signal, n, spec)?;
+    copy_mode(world, &what, signal, n, Kind::AllGather, spec)?;
     let name = variant(Kind::AllGather, spec.mode, ReduceOp::Sum, target.dtype(), 0);
     if too_many_ranks(world, &what, n, (Kind::AllGather, spec.mode, path)) {
         return no_op(world, target, &name);
@@ -278,21 +279,42 @@ pub fn allgather_with(
 /// `pld.tensor.reduce_scatter(data, signal, op)`: row r of rank r's `[NR, R]` data becomes the
 /// sum of row r over all ranks (Sum only, as in PyPTO).
 pub fn reduce_scatter(world: &mut World, data: &Tensor, signal: &Tensor, op: ReduceOp, path: Path) -> SimResult<()> {
-    let what = format!("reduce_scatter ({path})");
+    reduce_scatter_with(world, data, signal, op, AllGather { path, ..AllGather::default() })
+}
+
+/// A reduce_scatter run as `how` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
+/// reduce-scatter (`Mode::SdmaMesh`: inline-reduce copy-engine puts on `core_num` blocks,
+/// signal `[NR, core_num]` or `[NR, 1]` on one block; a dtype the chip adds atomically; needs
+/// `[chip.sdma]`). Operands as for [`reduce_scatter`].
+pub fn reduce_scatter_with(
+    world: &mut World,
+    data: &Tensor,
+    signal: &Tensor,
+    op: ReduceOp,
+    how: AllGather,
+) -> SimResult<()> {
+    let path = how.path;
+    let what = format!("reduce_scatter ({} {path})", how.mode);
     check::windows(&what, &[("data", data), ("signal", signal)])?;
     check::op(&what, op, &[ReduceOp::Sum])?;
-    check::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
+    if how.mode == Mode::SdmaMesh {
+        let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
+        check::dtype(&what, data, &addable)?;
+    } else {
+        check::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
+    }
     let n = domain_of(data)?.size();
     check::leading(&what, data, n)?;
-    check::rank_signal(&what, signal, n, false)?;
-    let name = variant(Kind::ReduceScatter, Mode::Mesh, op, data.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::ReduceScatter, Mode::Mesh, path)) {
+    copy_mode(world, &what, signal, n, Kind::ReduceScatter, how)?;
+    let name = variant(Kind::ReduceScatter, how.mode, op, data.dtype(), 0);
+    if too_many_ranks(world, &what, n, (Kind::ReduceScatter, how.mode, path)) {
         return no_op(world, data, &name);
     }
     let args = rs::Args { data: data.clone(), sig: signal.clone(), op };
-    let task = match path {
-        Path::Host => task!(&name, 1, args, rs::host),
-        Path::InCore => task!(&name, 1, args, rs::incore),
+    let task = match (how.mode, path) {
+        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, rs::sdma_mesh),
+        (_, Path::Host) => task!(&name, 1, args, rs::host),
+        (_, Path::InCore) => task!(&name, 1, args, rs::incore),
     };
     launch(world, data, &name, task)
 }
@@ -300,9 +322,24 @@ pub fn reduce_scatter(world: &mut World, data: &Tensor, signal: &Tensor, op: Red
 /// `pld.tensor.all_to_all(input, target, signal)`: row `me` of rank d's target becomes row d
 /// of rank `me`'s input.
 pub fn all_to_all(world: &mut World, input: &Tensor, target: &Tensor, signal: &Tensor, path: Path) -> SimResult<()> {
-    let what = format!("all_to_all ({path})");
+    all_to_all_with(world, input, target, signal, AllGather { path, ..AllGather::default() })
+}
+
+/// An all_to_all run as `how` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
+/// all_to_all (`Mode::SdmaMesh`: copy-engine puts on `core_num` blocks, signal `[NR,
+/// core_num]` or `[NR, 1]` on one block; needs `[chip.sdma]`). Operands as for [`all_to_all`].
+pub fn all_to_all_with(
+    world: &mut World,
+    input: &Tensor,
+    target: &Tensor,
+    signal: &Tensor,
+    how: AllGather,
+) -> SimResult<()> {
+    let path = how.path;
+    let what = format!("all_to_all ({} {path})", how.mode);
     check::windows(&what, &[("input", input), ("target", target), ("signal", signal)])?;
-    check::dtype(&what, target, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
+    check::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let r = check::leading(&what, target, n)?;
     if input.numel() != n * r || input.dtype() != target.dtype() {
@@ -311,15 +348,16 @@ pub fn all_to_all(world: &mut World, input: &Tensor, target: &Tensor, signal: &T
             format!("input `{}` must match target `{}` ({} x {n} x {r})", input.name(), target.name(), target.dtype()),
         );
     }
-    check::rank_signal(&what, signal, n, false)?;
-    let name = variant(Kind::AllToAll, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::AllToAll, Mode::Mesh, path)) {
+    copy_mode(world, &what, signal, n, Kind::AllToAll, how)?;
+    let name = variant(Kind::AllToAll, how.mode, ReduceOp::Sum, target.dtype(), 0);
+    if too_many_ranks(world, &what, n, (Kind::AllToAll, how.mode, path)) {
         return no_op(world, target, &name);
     }
     let args = a2a::Args { input: input.clone(), target: target.clone(), sig: signal.clone() };
-    let task = match path {
-        Path::Host => task!(&name, 1, args, a2a::host),
-        Path::InCore => task!(&name, 1, args, a2a::incore),
+    let task = match (how.mode, path) {
+        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, a2a::sdma_mesh),
+        (_, Path::Host) => task!(&name, 1, args, a2a::host),
+        (_, Path::InCore) => task!(&name, 1, args, a2a::incore),
     };
     launch(world, target, &name, task)
 }

@@ -1,8 +1,8 @@
 //! reduce_scatter: rank r ends with row r of `[NR, R]` reduced over all ranks (reference §3.9
 //! and §3.12). Peers read row r from every rank; each rank writes only its own row.
 
-use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, peers, ranks, rows_view};
-use sim_core::{Ops, ReduceOp, SimResult, Tensor};
+use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, peer_order, peers, ranks, rows_view};
+use sim_core::{AtomicType, Ops, ReduceOp, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "reduce_scatter";
 
@@ -47,6 +47,35 @@ async fn reduce(ops: &mut Ops, a: &Args, cols: usize, store_after_barrier: bool)
 /// The HOST builtin: 256-element tiles.
 pub(crate) async fn host(ops: &mut Ops, a: &Args) -> SimResult<()> {
     reduce(ops, a, TILE, false).await
+}
+
+/// HCCL-class: the vendor library's copy-engine reduce-scatter on a full mesh (the first half
+/// of its SDMA allreduce). Each block adds its part of row `j` into rank `j`'s row `j` with an
+/// inline-reduce SDMA put, for every peer `j` in a block-dependent order so every link carries
+/// traffic at once (rank `j`'s own contribution is already in place); it waits for its
+/// transfers, then the lane's credit barrier says every add into this rank's row has landed.
+pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.data, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    let data = rows_view(ops, &a.data, n, WHAT)?;
+    let r = data.shape()[1];
+    let (lo, hi) = (b * r / active, (b + 1) * r / active);
+    lanes.barrier(ops, me, n, 1).await?;
+    if lo < hi {
+        let mut posted = Vec::with_capacity(n);
+        for j in peer_order(me, n, b) {
+            let opts = SdmaOpts::new().atomic(AtomicType::Add).region(&[j, lo], &[j, lo], &[1, hi - lo]);
+            posted.push(ops.put_async(&data, j, &data, &opts)?);
+        }
+        for h in posted {
+            ops.wait_async(h).await?;
+        }
+    }
+    lanes.barrier(ops, me, n, 2).await?;
+    lanes.epilogue(ops, me, n, 2)
 }
 
 /// The InCore composite: 16 KiB chunks, results stored after the post-reduce barrier.

@@ -267,11 +267,26 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
         (Kind::AllReduce, Mode::Ring, Path::Host) => vec![rounds + 1, nranks],
         (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
         (Kind::AllReduce, Mode::Rhd, _) => vec![crate::allreduce::rhd::signal_rows(nranks), core_num],
-        (Kind::AllReduce, _, Path::Host) | (Kind::AllGather, Mode::SdmaMesh, _) if core_num > 1 => {
+        (Kind::AllReduce, _, Path::Host)
+        | (Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll, Mode::SdmaMesh, _)
+            if core_num > 1 =>
+        {
             vec![nranks, core_num]
         }
         (Kind::AllReduce, _, Path::Host) | (Kind::Barrier, _, Path::Host) => vec![nranks],
         _ => vec![nranks, 1],
+    }
+}
+
+/// The algorithms (`--mode`) a collective runs: every mode for allreduce; PyPTO's builtin
+/// (`mesh`) and the HCCL-class copy-engine mesh (`sdma-mesh`) for allgather, reduce_scatter
+/// and all_to_all; the builtin alone for the others. The host API, the sweep and the checker
+/// all ask this.
+pub fn modes(kind: Kind) -> &'static [Mode] {
+    match kind {
+        Kind::AllReduce => &Mode::ALL,
+        Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh],
+        _ => &[Mode::Mesh],
     }
 }
 
@@ -284,7 +299,7 @@ pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
     let capped = path == Path::Host
         && match kind {
             Kind::AllReduce => mode != Mode::Rhd,
-            Kind::AllGather => mode == Mode::Mesh,
+            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll => mode == Mode::Mesh,
             _ => true,
         };
     capped.then_some(crate::check::MAX_BUILTIN_RANKS)
@@ -305,6 +320,8 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::SdmaMesh) => format!("hccl.allreduce_sdma_mesh__{op}__{dt}"),
         (Kind::AllReduce, Mode::Rhd) => format!("hccl.allreduce_rhd__{op}__{dt}"),
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
+        (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),
+        (Kind::AllToAll, Mode::SdmaMesh) => format!("hccl.all_to_all_sdma_mesh__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
         (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),

@@ -161,6 +161,8 @@ pub struct SweepFlags {
     /// cores, e.g. --core-num 48. Default: mesh (the builtin, one block) and the HCCL-class
     /// modes the machine runs (aiv-mesh; sdma-mesh with -w 1) on every AIV core; above 16
     /// ranks, where PyPTO's builtins return at once (kMaxSupportedRanks), rhd on one block.
+    /// allgather, reduce_scatter and all_to_all take mesh (PyPTO's builtin) and sdma-mesh (the
+    /// vendor library's copy-engine mesh); a mode a collective lacks is named and skipped.
     #[arg(long, value_delimiter = ',')]
     mode: Option<Vec<Mode>>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
@@ -276,11 +278,7 @@ pub struct Combo {
 
 /// The legend / JSON label of a series: `allreduce sdma-mesh core_num 48 -w 1`.
 fn label(spec: &SweepSpec) -> String {
-    let mut s = if matches!(spec.call.kind, Kind::AllReduce | Kind::AllGather) {
-        format!("{} {}", spec.call.kind, spec.call.mode)
-    } else {
-        spec.call.kind.to_string()
-    };
+    let mut s = crate::sweep::series_name(spec.call.kind, spec.call.mode);
     if spec.call.path == Path::InCore {
         s.push_str(" incore");
     }
@@ -310,7 +308,7 @@ fn trust_line(cfg: &Config, spec: &SweepSpec) -> String {
 
 /// `allreduce aiv-mesh`, or the collective alone when it has one algorithm.
 fn label_of(kind: Kind, mode: Mode) -> String {
-    if matches!(kind, Kind::AllReduce | Kind::AllGather) { format!("{kind} {mode}") } else { kind.to_string() }
+    crate::sweep::series_name(kind, mode)
 }
 
 /// Runs the sweep, printing the table to `out` and a progress bar to stderr when stdout and stderr are terminals.
@@ -721,14 +719,15 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     for &kind in &a.collectives {
         let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None };
         let Some(modes) = &a.modes else {
-            let capped = matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host;
+            let has_hccl = collectives::modes(kind).len() > 1 && a.path == Path::Host;
+            let capped = has_hccl;
             let cap = a.builtin_max_bytes.filter(|&m| capped && m < a.max_bytes);
             // Above kMaxSupportedRanks the HOST builtins return at once: an allreduce runs RHD.
             let beyond = collectives::max_ranks(kind, Mode::Mesh, a.path).is_some_and(|max| ranks > max);
             if !(beyond && kind == Kind::AllReduce) {
                 out.push(Combo { max_bytes: cap, ..builtin.clone() });
             }
-            if matches!(kind, Kind::AllReduce | Kind::AllGather) && a.path == Path::Host {
+            if has_hccl {
                 let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
                 // RHD is the vendor library's algorithm between servers and at the scale where
                 // the others stop; its full-mesh modes are single-server ones.
@@ -765,11 +764,7 @@ pub fn modes_of(kind: Kind) -> Vec<Mode> {
 }
 
 fn mode_applies(kind: Kind, mode: Mode) -> bool {
-    match kind {
-        Kind::AllReduce => true,
-        Kind::AllGather => matches!(mode, Mode::Mesh | Mode::SdmaMesh),
-        _ => mode == Mode::Mesh,
-    }
+    collectives::modes(kind).contains(&mode)
 }
 
 /// The series [`combos`] picks, with what it leaves out said: a `--mode` that does not apply
@@ -858,7 +853,7 @@ fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> S
         machine: cfg.machine.name.clone(),
         ranks: s.call.ranks,
         collective: s.call.kind.to_string(),
-        mode: if matches!(s.call.kind, Kind::AllReduce | Kind::AllGather) {
+        mode: if matches!(s.call.kind, Kind::AllReduce | Kind::AllGather) || s.call.mode != Mode::Mesh {
             s.call.mode.to_string()
         } else {
             "-".into()
