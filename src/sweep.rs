@@ -582,12 +582,16 @@ pub fn mode_note(spec: &SweepSpec) -> String {
             on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
              between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
         }
-        (Kind::ReduceScatter | Kind::AllToAll, Mode::SdmaMesh, _) => {
-            let how = if spec.call.kind == Kind::ReduceScatter { "inline-reduce SDMA puts" } else { "SDMA puts" };
+        (Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast, Mode::SdmaMesh, _) => {
+            let how = match spec.call.kind {
+                Kind::ReduceScatter => "inline-reduce SDMA puts to every peer at once",
+                Kind::Broadcast => "the root scatters a slice to each rank, which puts it to every peer",
+                _ => "SDMA puts to every peer at once",
+            };
             let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
             on(&format!(
-                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} on a full mesh ({how} \
-                 to every peer at once, one channel per block){warm}",
+                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} on a full mesh ({how}, \
+                 one channel per block){warm}",
                 spec.call.kind
             ))
         }

@@ -1,7 +1,7 @@
 //! broadcast from a root rank (reference §3.7 and §3.12).
 
-use crate::lanes::{Lanes, TILE, ranks};
-use sim_core::{CopyOpts, Ops, SimResult, Tensor};
+use crate::lanes::{Lanes, TILE, peer_order, ranks};
+use sim_core::{CopyOpts, Ops, SdmaHandle, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "broadcast";
 
@@ -40,6 +40,58 @@ pub(crate) async fn host(ops: &mut Ops, a: &Args) -> SimResult<()> {
         }
     }
     lanes.epilogue(ops, me, n, expected - 1)
+}
+
+/// HCCL-class: the vendor library's copy-engine broadcast on a full mesh, a scatter then an
+/// allgather so every link carries one slice instead of the root's links carrying the whole
+/// buffer. Slice `j` of the data (one per rank) is rank `j`'s to forward. Scatter: the root
+/// puts each block's part of slice `j` into rank `j` (every `j` at once, one channel per block).
+/// After the lane's credit barrier every rank holds its slice; allgather: every rank but the
+/// root puts its part of its slice into every rank but the root and itself, and the root puts
+/// its own slice to every peer. A second barrier says everything has landed.
+pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.data, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    let numel = a.data.numel();
+    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    // Block b's part of slice j.
+    let part = |j: usize| {
+        let (lo, hi) = (j * numel / n, (j + 1) * numel / n);
+        (lo + b * (hi - lo) / active, lo + (b + 1) * (hi - lo) / active)
+    };
+    let mut posted = Vec::new();
+    if me == a.root {
+        for j in peer_order(me, n, b) {
+            posted.push(put_part(ops, &flat, j, part(j))?);
+        }
+    }
+    wait_all(ops, std::mem::take(&mut posted)).await?;
+    lanes.barrier(ops, me, n, 1).await?;
+    for k in peer_order(me, n, b).into_iter().filter(|&k| k != a.root || me == a.root) {
+        posted.push(put_part(ops, &flat, k, part(me))?);
+    }
+    wait_all(ops, posted).await?;
+    lanes.barrier(ops, me, n, 2).await?;
+    lanes.epilogue(ops, me, n, 2)
+}
+
+/// Puts elements `[lo, hi)` of the local `flat` into the same place of `peer`'s (nothing for an
+/// empty part).
+fn put_part(ops: &mut Ops, flat: &Tensor, peer: usize, (lo, hi): (usize, usize)) -> SimResult<Option<SdmaHandle>> {
+    if lo == hi {
+        return Ok(None);
+    }
+    ops.put_async(flat, peer, flat, &SdmaOpts::new().region(&[0, lo], &[0, lo], &[1, hi - lo])).map(Some)
+}
+
+async fn wait_all(ops: &mut Ops, posted: Vec<Option<SdmaHandle>>) -> SimResult<()> {
+    for h in posted.into_iter().flatten() {
+        ops.wait_async(h).await?;
+    }
+    Ok(())
 }
 
 /// The InCore composite: a barrier first, then every non-root `get`s the root's data;

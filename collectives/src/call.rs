@@ -84,7 +84,7 @@ impl Call {
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
-            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll => self.mode == Mode::SdmaMesh,
+            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast => self.mode == Mode::SdmaMesh,
             _ => false,
         };
         if multi { self.core_num } else { 1 }
@@ -165,7 +165,10 @@ impl Call {
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
                 crate::reduce_scatter_with(w, &input()?, sig, self.op, how)
             }
-            Kind::Broadcast => crate::broadcast(w, &input()?, sig, self.root, self.path),
+            Kind::Broadcast => {
+                let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
+                crate::broadcast_with(w, &input()?, sig, self.root, how)
+            }
             Kind::AllToAll => {
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
                 crate::all_to_all_with(w, &input()?, &target()?, sig, how)

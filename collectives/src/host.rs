@@ -202,17 +202,30 @@ pub fn barrier(world: &mut World, signal: &Tensor, path: Path) -> SimResult<()> 
 
 /// `pld.tensor.broadcast(data, signal, root)`: every rank's `data` becomes the root's.
 pub fn broadcast(world: &mut World, data: &Tensor, signal: &Tensor, root: usize, path: Path) -> SimResult<()> {
-    let what = format!("broadcast ({path})");
+    broadcast_with(world, data, signal, root, AllGather { path, ..AllGather::default() })
+}
+
+/// A broadcast run as `how` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
+/// broadcast (`Mode::SdmaMesh`: a scatter from the root then an allgather, copy-engine puts on
+/// `core_num` blocks, signal `[NR, core_num]` or `[NR, 1]` on one block; needs `[chip.sdma]`).
+/// Operands as for [`broadcast`].
+pub fn broadcast_with(world: &mut World, data: &Tensor, signal: &Tensor, root: usize, how: AllGather) -> SimResult<()> {
+    let path = how.path;
+    let what = format!("broadcast ({} {path})", how.mode);
     check::windows(&what, &[("data", data), ("signal", signal)])?;
-    check::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
+    check::dtype(&what, data, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(data)?.size();
-    check::rank_signal(&what, signal, n, path == Path::Host)?;
-    let name = variant(Kind::Broadcast, Mode::Mesh, ReduceOp::Sum, data.dtype(), root);
-    if too_many_ranks(world, &what, n, (Kind::Broadcast, Mode::Mesh, path)) {
+    match how.mode {
+        Mode::Mesh => check::rank_signal(&what, signal, n, path == Path::Host)?,
+        _ => copy_mode(world, &what, signal, n, Kind::Broadcast, how)?,
+    }
+    let name = variant(Kind::Broadcast, how.mode, ReduceOp::Sum, data.dtype(), root);
+    if too_many_ranks(world, &what, n, (Kind::Broadcast, how.mode, path)) {
         return no_op(world, data, &name);
     }
     if root >= n {
-        if path == Path::InCore {
+        if path == Path::InCore || how.mode == Mode::SdmaMesh {
             return fail(&what, format!("root {root} is out of range for {n} ranks"));
         }
         world.warn(format!(
@@ -220,9 +233,10 @@ pub fn broadcast(world: &mut World, data: &Tensor, signal: &Tensor, root: usize,
         ));
     }
     let args = bc::Args { data: data.clone(), sig: signal.clone(), root };
-    let task = match path {
-        Path::Host => task!(&name, 1, args, bc::host),
-        Path::InCore => task!(&name, 1, args, bc::incore),
+    let task = match (how.mode, path) {
+        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, bc::sdma_mesh),
+        (_, Path::Host) => task!(&name, 1, args, bc::host),
+        (_, Path::InCore) => task!(&name, 1, args, bc::incore),
     };
     launch(world, data, &name, task)
 }

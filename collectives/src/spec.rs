@@ -268,7 +268,7 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
         (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
         (Kind::AllReduce, Mode::Rhd, _) => vec![crate::allreduce::rhd::signal_rows(nranks), core_num],
         (Kind::AllReduce, _, Path::Host)
-        | (Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll, Mode::SdmaMesh, _)
+        | (Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast, Mode::SdmaMesh, _)
             if core_num > 1 =>
         {
             vec![nranks, core_num]
@@ -285,7 +285,7 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
 pub fn modes(kind: Kind) -> &'static [Mode] {
     match kind {
         Kind::AllReduce => &Mode::ALL,
-        Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh],
+        Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh],
         _ => &[Mode::Mesh],
     }
 }
@@ -299,7 +299,7 @@ pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
     let capped = path == Path::Host
         && match kind {
             Kind::AllReduce => mode != Mode::Rhd,
-            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll => mode == Mode::Mesh,
+            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast => mode == Mode::Mesh,
             _ => true,
         };
     capped.then_some(crate::check::MAX_BUILTIN_RANKS)
@@ -322,6 +322,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
         (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),
         (Kind::AllToAll, Mode::SdmaMesh) => format!("hccl.all_to_all_sdma_mesh__{dt}"),
+        (Kind::Broadcast, Mode::SdmaMesh) => format!("hccl.broadcast_sdma_mesh__root{root}__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
         (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),

@@ -260,12 +260,12 @@ fn one_rank_is_refused_with_what_g_means_here() {
 
 /// A `--mode` that does not apply to a collective used to run the builtin with `mode -` and no
 /// word; now the collective is skipped with a note, and nothing left to run is an error.
-/// (all_to_all has an sdma-mesh since; broadcast has only its builtin.)
+/// (all_to_all and broadcast have an sdma-mesh since; barrier has only its builtin.)
 #[test]
 fn a_mode_that_does_not_apply_is_never_silently_ignored() {
-    let only = SweepArgs { collectives: vec![Kind::Broadcast], modes: Some(vec![Mode::SdmaMesh]), ..args() };
+    let only = SweepArgs { collectives: vec![Kind::Barrier], modes: Some(vec![Mode::SdmaMesh]), ..args() };
     let e = run_sweep(&only).0.unwrap_err();
-    assert!(e.contains("broadcast skipped: --mode sdma-mesh does not apply to it (broadcast runs --mode mesh"), "{e}");
+    assert!(e.contains("barrier skipped: --mode sdma-mesh does not apply to it (barrier runs --mode mesh"), "{e}");
     let mixed = SweepArgs {
         collectives: vec![Kind::AllGather, Kind::Broadcast],
         modes: Some(vec![Mode::Mesh, Mode::Ring]),
@@ -278,7 +278,7 @@ fn a_mode_that_does_not_apply_is_never_silently_ignored() {
         "{table}"
     );
     assert!(
-        table.contains("# warning: --mode ring does not apply to broadcast (it runs --mode mesh): not run"),
+        table.contains("# warning: --mode ring does not apply to broadcast (it runs --mode mesh,sdma-mesh): not run"),
         "{table}"
     );
     assert_eq!(rows(&table).len(), 2, "one row each for the builtins: {table}");
