@@ -694,6 +694,10 @@ fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRow]) -> std:
             writeln!(out, "#   {:<44} FAILED: no size was measured (the FAILED rows say why)", x.label)?;
             continue;
         }
+        if x.config.collective == "barrier" {
+            writeln!(out, "#   {:<44} moves no payload: its row gives its time", x.label)?;
+            continue;
+        }
         let pct = match x.bound_gbps {
             Some(b) if b > 0.0 && one => format!(" = {:.1}% of the bound", 100.0 * x.peak_bus_bandwidth / b),
             Some(b) if b > 0.0 => format!(" = {:.1}% of its bound {b:.2} GB/s", 100.0 * x.peak_bus_bandwidth / b),

@@ -393,3 +393,13 @@ fn the_trace_says_which_run_it_is() {
     assert!(path.is_file());
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// A barrier in a summary has no bandwidth to compare: it says so instead of `0.00 GB/s`.
+#[test]
+fn a_barrier_in_the_summary_is_not_zero_gb_per_s() {
+    let a = SweepArgs { collectives: vec![Kind::AllReduce, Kind::Barrier], ..args() };
+    let (r, table) = run_sweep(&a);
+    assert_eq!(r, Ok(Status::Ok), "{table}");
+    let line = table.lines().find(|l| l.starts_with("#   barrier")).expect(&table);
+    assert!(line.ends_with("moves no payload: its row gives its time"), "{table}");
+}
