@@ -582,7 +582,7 @@ pub fn mode_note(spec: &SweepSpec) -> String {
             on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
              between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
         }
-        (Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast, Mode::SdmaMesh, _) => {
+        (Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast, Mode::SdmaMesh, _) => {
             let how = match spec.call.kind {
                 Kind::ReduceScatter => "inline-reduce SDMA puts to every peer at once",
                 Kind::Broadcast => "the root scatters a slice to each rank, which puts it to every peer",

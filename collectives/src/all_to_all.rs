@@ -89,19 +89,61 @@ async fn exchange_v(ops: &mut Ops, a: &ArgsV, host: bool) -> SimResult<()> {
     let r = a.target.numel() / rows;
     let tv = rows_view(ops, &a.target, rows, WHAT)?;
     let iv = rows_view(ops, &a.input, rows, WHAT)?;
-    let counts = a.send_counts.view(a.send_counts.dtype(), &[1, n]).map_err(|e| ops.error(WHAT, e.to_string()))?;
-    let recv_counts = a.recv_counts.view(a.recv_counts.dtype(), &[n, 1]).map_err(|e| ops.error(WHAT, e.to_string()))?;
     let cols = if host { r.min(TILE) } else { 0 };
     for dest in 0..n {
-        let c = ops.load(&counts, &[0, dest], &[1, 1]).await?;
-        let rows_sent = (c.get_f64(0, 0) as i64).min(max_recv as i64) as i32;
-        ops.notify(&recv_counts, dest, &[me, 0], rows_sent, NotifyOp::Set)?;
+        set_count(ops, a, me, n, dest).await?;
         let opts = CopyOpts::new()
             .region(&[me * max_recv, 0], &[dest * max_recv, 0], &[max_recv, r])
             .chunks(if host { 1 } else { 0 }, cols);
         ops.put(&tv, dest, &iv, &opts).await?;
     }
     let lanes = Lanes::per_rank(&a.sig);
+    lanes.barrier(ops, me, n, 1).await?;
+    lanes.epilogue(ops, me, n, 1)
+}
+
+/// Sets `dest`'s `recv_counts[me]` to `min(send_counts[dest], max_recv)` (no floor at 0), as
+/// PyPTO's kernel does before it pushes the block.
+async fn set_count(ops: &mut Ops, a: &ArgsV, me: usize, n: usize, dest: usize) -> SimResult<()> {
+    let max_recv = a.target.shape()[0] / n;
+    let counts = a.send_counts.view(a.send_counts.dtype(), &[1, n]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    let recv_counts = a.recv_counts.view(a.recv_counts.dtype(), &[n, 1]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    let c = ops.load(&counts, &[0, dest], &[1, 1]).await?;
+    let rows_sent = (c.get_f64(0, 0) as i64).min(max_recv as i64) as i32;
+    ops.notify(&recv_counts, dest, &[me, 0], rows_sent, NotifyOp::Set)
+}
+
+/// HCCL-class all_to_all_v over the copy engines: block 0 sets every destination's
+/// `recv_counts[me]` as the builtin does, and every block puts its columns of the `max_recv x
+/// R` block for each destination (this rank first, then the peers in a block-dependent order)
+/// with an SDMA engine, waits for its transfers, then runs its lane's credit barrier.
+pub(crate) async fn sdma_mesh_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.target, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    let rows = a.target.shape()[0];
+    let max_recv = rows / n;
+    let r = a.target.numel() / rows;
+    let tv = rows_view(ops, &a.target, rows, WHAT)?;
+    let iv = rows_view(ops, &a.input, rows, WHAT)?;
+    if b == 0 {
+        for dest in 0..n {
+            set_count(ops, a, me, n, dest).await?;
+        }
+    }
+    let (lo, hi) = (b * r / active, (b + 1) * r / active);
+    if lo < hi {
+        let mut posted = Vec::with_capacity(n);
+        for dest in std::iter::once(me).chain(peer_order(me, n, b)) {
+            let opts = SdmaOpts::new().region(&[me * max_recv, lo], &[dest * max_recv, lo], &[max_recv, hi - lo]);
+            posted.push(ops.put_async(&tv, dest, &iv, &opts)?);
+        }
+        for h in posted {
+            ops.wait_async(h).await?;
+        }
+    }
     lanes.barrier(ops, me, n, 1).await?;
     lanes.epilogue(ops, me, n, 1)
 }

@@ -84,7 +84,9 @@ impl Call {
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
-            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast => self.mode == Mode::SdmaMesh,
+            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast => {
+                self.mode == Mode::SdmaMesh
+            }
             _ => false,
         };
         if multi { self.core_num } else { 1 }
@@ -175,7 +177,8 @@ impl Call {
             }
             Kind::AllToAllV => {
                 let (send, recv) = b.counts.clone().ok_or_else(|| SimError::invalid("no count buffers"))?;
-                crate::all_to_all_v(w, &input()?, &target()?, &send, &recv, sig, self.path)
+                let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
+                crate::all_to_all_v_with(w, &input()?, &target()?, &send, &recv, sig, how)
             }
             Kind::Barrier => crate::barrier(w, sig, self.path),
         }

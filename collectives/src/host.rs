@@ -388,7 +388,26 @@ pub fn all_to_all_v(
     signal: &Tensor,
     path: Path,
 ) -> SimResult<()> {
-    let what = format!("all_to_all_v ({path})");
+    let how = AllGather { path, ..AllGather::default() };
+    all_to_all_v_with(world, input, target, send_counts, recv_counts, signal, how)
+}
+
+/// An all_to_all_v run as `how` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
+/// all_to_all_v (`Mode::SdmaMesh`: block 0 sets the counts, every block puts its columns of
+/// each `MAX_RECV`-row block with a copy engine; signal `[NR, core_num]` or `[NR, 1]` on one
+/// block; needs `[chip.sdma]`). Operands as for [`all_to_all_v`].
+#[allow(clippy::too_many_arguments)] // PyPTO's five tensors, the world and how it runs
+pub fn all_to_all_v_with(
+    world: &mut World,
+    input: &Tensor,
+    target: &Tensor,
+    send_counts: &Tensor,
+    recv_counts: &Tensor,
+    signal: &Tensor,
+    how: AllGather,
+) -> SimResult<()> {
+    let path = how.path;
+    let what = format!("all_to_all_v ({} {path})", how.mode);
     let ops = [
         ("input", input),
         ("target", target),
@@ -397,7 +416,8 @@ pub fn all_to_all_v(
         ("signal", signal),
     ];
     check::windows(&what, &ops)?;
-    check::dtype(&what, target, if path == Path::Host { &[DType::F32] } else { &DType::ALL })?;
+    let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
+    check::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let rows = target.shape()[0];
     if target.shape().len() < 2
@@ -420,9 +440,9 @@ pub fn all_to_all_v(
         return fail(&what, format!("send_counts `{}` must be INT32 with {n} elements", send_counts.name()));
     }
     check::rank_signal(&what, recv_counts, n, false)?;
-    check::rank_signal(&what, signal, n, false)?;
-    let name = variant(Kind::AllToAllV, Mode::Mesh, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::AllToAllV, Mode::Mesh, path)) {
+    copy_mode(world, &what, signal, n, Kind::AllToAllV, how)?;
+    let name = variant(Kind::AllToAllV, how.mode, ReduceOp::Sum, target.dtype(), 0);
+    if too_many_ranks(world, &what, n, (Kind::AllToAllV, how.mode, path)) {
         return no_op(world, target, &name);
     }
     let args = a2a::ArgsV {
@@ -432,9 +452,10 @@ pub fn all_to_all_v(
         recv_counts: recv_counts.clone(),
         sig: signal.clone(),
     };
-    let task = match path {
-        Path::Host => task!(&name, 1, args, a2a::host_v),
-        Path::InCore => task!(&name, 1, args, a2a::incore_v),
+    let task = match (how.mode, path) {
+        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, a2a::sdma_mesh_v),
+        (_, Path::Host) => task!(&name, 1, args, a2a::host_v),
+        (_, Path::InCore) => task!(&name, 1, args, a2a::incore_v),
     };
     launch(world, target, &name, task)
 }

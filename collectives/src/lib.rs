@@ -47,7 +47,7 @@ mod spec;
 pub use call::{Call, CallBuffers};
 pub use check::MAX_BUILTIN_RANKS;
 pub use host::{
-    all_to_all, all_to_all_v, all_to_all_with, allgather, allgather_with, allreduce, barrier, broadcast,
-    broadcast_with, reduce_scatter, reduce_scatter_with,
+    all_to_all, all_to_all_v, all_to_all_v_with, all_to_all_with, allgather, allgather_with, allreduce, barrier,
+    broadcast, broadcast_with, reduce_scatter, reduce_scatter_with,
 };
 pub use spec::{AllGather, AllReduce, Kind, Mode, Path, did_you_mean, max_ranks, modes, name_distance, signal_shape};

@@ -268,9 +268,11 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
         (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
         (Kind::AllReduce, Mode::Rhd, _) => vec![crate::allreduce::rhd::signal_rows(nranks), core_num],
         (Kind::AllReduce, _, Path::Host)
-        | (Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast, Mode::SdmaMesh, _)
-            if core_num > 1 =>
-        {
+        | (
+            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast,
+            Mode::SdmaMesh,
+            _,
+        ) if core_num > 1 => {
             vec![nranks, core_num]
         }
         (Kind::AllReduce, _, Path::Host) | (Kind::Barrier, _, Path::Host) => vec![nranks],
@@ -285,7 +287,9 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
 pub fn modes(kind: Kind) -> &'static [Mode] {
     match kind {
         Kind::AllReduce => &Mode::ALL,
-        Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh],
+        Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast => {
+            &[Mode::Mesh, Mode::SdmaMesh]
+        }
         _ => &[Mode::Mesh],
     }
 }
@@ -299,7 +303,9 @@ pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
     let capped = path == Path::Host
         && match kind {
             Kind::AllReduce => mode != Mode::Rhd,
-            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::Broadcast => mode == Mode::Mesh,
+            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast => {
+                mode == Mode::Mesh
+            }
             _ => true,
         };
     capped.then_some(crate::check::MAX_BUILTIN_RANKS)
@@ -322,6 +328,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
         (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),
         (Kind::AllToAll, Mode::SdmaMesh) => format!("hccl.all_to_all_sdma_mesh__{dt}"),
+        (Kind::AllToAllV, Mode::SdmaMesh) => format!("hccl.all_to_all_v_sdma_mesh__{dt}"),
         (Kind::Broadcast, Mode::SdmaMesh) => format!("hccl.broadcast_sdma_mesh__root{root}__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),

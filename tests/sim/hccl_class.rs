@@ -168,7 +168,7 @@ fn above_the_builtin_cap_a_default_sweep_runs_rhd_alone() {
 fn sdma_mesh_reduce_scatter_and_all_to_all_are_right_and_near_the_bound() {
     use ranksim::commands::Status;
     use ranksim::commands::sweep::{SweepArgs, sweep};
-    for kind in [Kind::ReduceScatter, Kind::AllToAll] {
+    for kind in [Kind::ReduceScatter, Kind::AllToAll, Kind::AllToAllV] {
         let a = SweepArgs {
             collectives: vec![kind],
             modes: Some(vec![Mode::SdmaMesh]),
@@ -192,7 +192,7 @@ fn sdma_mesh_reduce_scatter_and_all_to_all_are_right_and_near_the_bound() {
         assert!(busbw > 110.0 && busbw <= 137.2, "{kind}: {busbw} GB/s\n{text}");
     }
     let cfg = Config::default_preset();
-    for name in ["reduce_scatter-sdma-mesh-host", "all_to_all-sdma-mesh-host"] {
+    for name in ["reduce_scatter-sdma-mesh-host", "all_to_all-sdma-mesh-host", "all_to_all_v-sdma-mesh-host"] {
         let c = ranksim::checker::catalogue().into_iter().find(|c| c.name == name).expect(name);
         let r = ranksim::checker::check(&cfg, &c, 8, &CheckOptions { seeds: 1, ..CheckOptions::default() }).unwrap();
         assert!(r.is_clean(), "{name}: {r:?}");
@@ -204,7 +204,7 @@ fn sdma_mesh_reduce_scatter_and_all_to_all_are_right_and_near_the_bound() {
 #[test]
 fn sdma_mesh_reduce_scatter_and_all_to_all_deliver_on_any_rank_and_block_count() {
     let cfg = Config::default_preset();
-    for kind in [Kind::ReduceScatter, Kind::AllToAll, Kind::Broadcast] {
+    for kind in [Kind::ReduceScatter, Kind::AllToAll, Kind::AllToAllV, Kind::Broadcast] {
         for (ranks, blocks) in [(2, 1), (3, 5), (5, 7), (8, 48)] {
             // Broadcast from the last rank: the scatter and the forwarding skip it, not rank 0.
             let call = Call::new(kind, ranks).with_mode(Mode::SdmaMesh).with_core_num(blocks).with_root(ranks - 1);
