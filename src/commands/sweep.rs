@@ -161,7 +161,7 @@ pub struct SweepFlags {
     /// cores, e.g. --core-num 48. Default: mesh (the builtin, one block) and the HCCL-class
     /// modes the machine runs (aiv-mesh; sdma-mesh with -w 1) on every AIV core; above 16
     /// ranks, where PyPTO's builtins return at once (kMaxSupportedRanks), rhd on one block.
-    /// allgather, reduce_scatter and all_to_all take mesh (PyPTO's builtin) and sdma-mesh (the
+    /// allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast take mesh (PyPTO's builtin) and sdma-mesh (the
     /// vendor library's copy-engine mesh); a mode a collective lacks is named and skipped.
     #[arg(long, value_delimiter = ',')]
     mode: Option<Vec<Mode>>,
