@@ -70,9 +70,7 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
             let opts = SdmaOpts::new().region(&[me, lo], &[dest, lo], &[1, hi - lo]);
             posted.push(ops.put_async(&tv, dest, &iv, &opts)?);
         }
-        for h in posted {
-            ops.wait_async(h).await?;
-        }
+        crate::sdma::wait_all(ops, posted).await?;
     }
     lanes.barrier(ops, me, n, 1).await?;
     lanes.epilogue(ops, me, n, 1)
@@ -140,9 +138,7 @@ pub(crate) async fn sdma_mesh_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
             let opts = SdmaOpts::new().region(&[me * max_recv, lo], &[dest * max_recv, lo], &[max_recv, hi - lo]);
             posted.push(ops.put_async(&tv, dest, &iv, &opts)?);
         }
-        for h in posted {
-            ops.wait_async(h).await?;
-        }
+        crate::sdma::wait_all(ops, posted).await?;
     }
     lanes.barrier(ops, me, n, 1).await?;
     lanes.epilogue(ops, me, n, 1)

@@ -57,9 +57,7 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
         for dest in std::iter::once(me).chain(peer_order(me, n, b)) {
             posted.push(ops.put_async(&target, dest, &stage, &opts)?);
         }
-        for h in posted {
-            ops.wait_async(h).await?;
-        }
+        crate::sdma::wait_all(ops, posted).await?;
     }
     lanes.barrier(ops, me, n, 1).await?;
     lanes.epilogue(ops, me, n, 1)

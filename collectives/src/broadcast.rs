@@ -1,7 +1,8 @@
 //! broadcast from a root rank (reference §3.7 and §3.12).
 
 use crate::lanes::{Lanes, TILE, peer_order, ranks};
-use sim_core::{CopyOpts, Ops, SdmaHandle, SdmaOpts, SimResult, Tensor};
+use crate::sdma::{put_run, wait_all};
+use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "broadcast";
 
@@ -65,33 +66,17 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let mut posted = Vec::new();
     if me == a.root {
         for j in peer_order(me, n, b) {
-            posted.push(put_part(ops, &flat, j, part(j))?);
+            posted.push(put_run(ops, &flat, j, part(j), SdmaOpts::new())?);
         }
     }
-    wait_all(ops, std::mem::take(&mut posted)).await?;
+    wait_all(ops, std::mem::take(&mut posted).into_iter().flatten()).await?;
     lanes.barrier(ops, me, n, 1).await?;
     for k in peer_order(me, n, b).into_iter().filter(|&k| k != a.root || me == a.root) {
-        posted.push(put_part(ops, &flat, k, part(me))?);
+        posted.push(put_run(ops, &flat, k, part(me), SdmaOpts::new())?);
     }
-    wait_all(ops, posted).await?;
+    wait_all(ops, posted.into_iter().flatten()).await?;
     lanes.barrier(ops, me, n, 2).await?;
     lanes.epilogue(ops, me, n, 2)
-}
-
-/// Puts elements `[lo, hi)` of the local `flat` into the same place of `peer`'s (nothing for an
-/// empty part).
-fn put_part(ops: &mut Ops, flat: &Tensor, peer: usize, (lo, hi): (usize, usize)) -> SimResult<Option<SdmaHandle>> {
-    if lo == hi {
-        return Ok(None);
-    }
-    ops.put_async(flat, peer, flat, &SdmaOpts::new().region(&[0, lo], &[0, lo], &[1, hi - lo])).map(Some)
-}
-
-async fn wait_all(ops: &mut Ops, posted: Vec<Option<SdmaHandle>>) -> SimResult<()> {
-    for h in posted.into_iter().flatten() {
-        ops.wait_async(h).await?;
-    }
-    Ok(())
 }
 
 /// The InCore composite: a barrier first, then every non-root `get`s the root's data;

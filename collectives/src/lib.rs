@@ -42,6 +42,7 @@ mod host;
 pub mod incore;
 mod lanes;
 mod reduce_scatter;
+mod sdma;
 mod spec;
 
 pub use call::{Call, CallBuffers};

@@ -70,9 +70,7 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
             let opts = SdmaOpts::new().atomic(AtomicType::Add).region(&[j, lo], &[j, lo], &[1, hi - lo]);
             posted.push(ops.put_async(&data, j, &data, &opts)?);
         }
-        for h in posted {
-            ops.wait_async(h).await?;
-        }
+        crate::sdma::wait_all(ops, posted).await?;
     }
     lanes.barrier(ops, me, n, 2).await?;
     lanes.epilogue(ops, me, n, 2)

@@ -14,7 +14,8 @@
 
 use super::{Args, Block, slice};
 use crate::lanes::peer_order;
-use sim_core::{AtomicType, Ops, SdmaHandle, SdmaOpts, SimResult, Tensor};
+use crate::sdma::{put_run, wait_all};
+use sim_core::{AtomicType, Ops, SdmaOpts, SimResult};
 
 const WHAT: &str = "allreduce sdma-mesh";
 
@@ -36,42 +37,19 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let mut posted = Vec::with_capacity(peers.len());
     for &j in &peers {
         let (lo, hi) = slice(j, numel, n);
-        posted.push(put_part(ops, &flat, j, part(lo, hi, b, active), adds.clone())?);
+        posted.push(put_run(ops, &flat, j, part(lo, hi, b, active), adds.clone())?);
     }
-    wait_all(ops, posted).await?;
+    wait_all(ops, posted.into_iter().flatten()).await?;
     lanes.barrier(ops, me, n, 2).await?;
     let (lo, hi) = slice(me, numel, n);
     let mine = part(lo, hi, b, active);
     let mut posted = Vec::with_capacity(peers.len());
     for &j in &peers {
-        posted.push(put_part(ops, &flat, j, mine, SdmaOpts::new())?);
+        posted.push(put_run(ops, &flat, j, mine, SdmaOpts::new())?);
     }
-    wait_all(ops, posted).await?;
+    wait_all(ops, posted.into_iter().flatten()).await?;
     lanes.barrier(ops, me, n, 3).await?;
     lanes.epilogue(ops, me, n, 3)
-}
-
-/// Puts elements `[lo, hi)` of the local `flat` into the same place of `peer`'s (nothing
-/// for an empty part).
-fn put_part(
-    ops: &mut Ops,
-    flat: &Tensor,
-    peer: usize,
-    (lo, hi): (usize, usize),
-    opts: SdmaOpts,
-) -> SimResult<Option<SdmaHandle>> {
-    if lo == hi {
-        return Ok(None);
-    }
-    let opts = opts.region(&[0, lo], &[0, lo], &[1, hi - lo]);
-    ops.put_async(flat, peer, flat, &opts).map(Some)
-}
-
-async fn wait_all(ops: &mut Ops, posted: Vec<Option<SdmaHandle>>) -> SimResult<()> {
-    for h in posted.into_iter().flatten() {
-        ops.wait_async(h).await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
