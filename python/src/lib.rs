@@ -1,0 +1,26 @@
+//! `ranksim._native`: the PyO3 bindings behind the `ranksim` Python package. The package
+//! (`python/ranksim/`) re-exports these classes; see `docs/python.md`.
+
+mod core;
+mod errors;
+mod program;
+mod report;
+mod world;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<world::PyConfig>()?;
+    m.add_class::<world::PyWorld>()?;
+    m.add_class::<program::PyTensor>()?;
+    m.add_class::<program::PyDomain>()?;
+    m.add_class::<program::PyTask>()?;
+    m.add_class::<program::PyDispatch>()?;
+    m.add_class::<core::PyCore>()?;
+    m.add_class::<core::PyTile>()?;
+    m.add_class::<report::PyRunReport>()?;
+    m.add_class::<report::PyCheckReport>()?;
+    m.add_class::<report::PyFinding>()?;
+    Ok(())
+}
