@@ -14,8 +14,8 @@ class ConfigError(SimError, ValueError):
 
 
 class DeadlockError(SimError):
-    """A run in which every live core blocked: the message is the deadlock report, followed by
-    the Python line of every blocked wait (also in ``python_waits``)."""
+    """A run in which every live core blocked: the message is the deadlock report, each blocked
+    wait "called at" its kernel's Python line; ``python_waits`` lists those lines."""
 
     python_waits: list = []
 

@@ -16,6 +16,10 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
+/// This file, as Rust locations name it: a wait's caller recorded by `Core::wait` is here,
+/// and is replaced by the kernel's Python line in reports.
+pub(crate) const CORE_FILE: &str = file!();
+
 /// The `op` of the error a raising Python kernel ends its run with.
 pub(crate) const KERNEL_OP: &str = "python kernel";
 

@@ -147,7 +147,7 @@ impl PyFinding {
                 .map(|s| {
                     let d = PyDict::new(py);
                     let location = match &s.location {
-                        Some(l) if l.contains("python/src/") => python_line(s),
+                        Some(l) if l.starts_with(crate::core::CORE_FILE) => python_line(s),
                         other => other.clone(),
                     };
                     let _ = d.set_item("rank", s.rank);

@@ -142,20 +142,25 @@ impl PyWorld {
     /// still blocked, a kernel's error with the Python exception as its cause.
     fn run_error(&self, py: Python<'_>, e: &SimError) -> PyErr {
         match e {
-            SimError::Deadlock(_) => {
-                let waits: Vec<String> = lock(&self.shared.waits)
-                    .iter()
-                    .map(|((chip, block, lane, task), at)| {
-                        let lane = if *lane > 0 { format!(" lane {lane}") } else { String::new() };
-                        format!("rank {chip} block {block}{lane} (task `{task}`): wait at {at}")
-                    })
-                    .collect();
-                let mut msg = e.to_string();
-                if !waits.is_empty() {
-                    msg = format!("{}\nPython waits still blocked:\n  {}", msg.trim_end(), waits.join("\n  "));
+            SimError::Deadlock(report) => {
+                // Each wait is named by its kernel's Python line, not the binding's Rust line.
+                let mut report = (**report).clone();
+                let waits = lock(&self.shared.waits);
+                for w in report.waits.iter_mut().chain(report.deferred.iter_mut()) {
+                    if w.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
+                        w.location = waits
+                            .iter()
+                            .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (w.chip, w.block, w.task.as_str()))
+                            .map(|(_, at)| at.clone());
+                    }
                 }
-                let err = errors::raise(py, "DeadlockError", msg);
-                let _ = err.value(py).setattr("python_waits", waits);
+                let python: Vec<String> = waits
+                    .iter()
+                    .map(|((chip, block, _, task), at)| format!("rank {chip} block {block} (task `{task}`): {at}"))
+                    .collect();
+                drop(waits);
+                let err = errors::raise(py, "DeadlockError", report.to_string());
+                let _ = err.value(py).setattr("python_waits", python);
                 err
             }
             SimError::BadOp { site, op, .. } if *op == pycore::KERNEL_OP => {
