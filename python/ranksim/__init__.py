@@ -21,6 +21,10 @@ from ._native import (
     Tensor,
     Tile,
     World,
+    bench,
+    check,
+    point,
+    sweep,
 )
 
 
@@ -55,5 +59,9 @@ __all__ = [
     "Tensor",
     "Tile",
     "World",
+    "bench",
+    "check",
     "dtype",
+    "point",
+    "sweep",
 ]

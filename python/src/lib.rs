@@ -1,6 +1,7 @@
 //! `ranksim._native`: the PyO3 bindings behind the `ranksim` Python package. The package
 //! (`python/ranksim/`) re-exports these classes; see `docs/python.md`.
 
+mod collective;
 mod core;
 mod errors;
 mod program;
@@ -22,5 +23,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<report::PyRunReport>()?;
     m.add_class::<report::PyCheckReport>()?;
     m.add_class::<report::PyFinding>()?;
+    m.add_function(wrap_pyfunction!(collective::point, m)?)?;
+    m.add_function(wrap_pyfunction!(collective::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(collective::bench, m)?)?;
+    m.add_function(wrap_pyfunction!(collective::check, m)?)?;
     Ok(())
 }

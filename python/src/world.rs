@@ -66,9 +66,39 @@ impl PyConfig {
 /// A simulated machine's memory and queued work (`Config.world()`).
 #[pyclass(name = "World", module = "ranksim", frozen)]
 pub(crate) struct PyWorld {
-    inner: Mutex<World>,
+    inner: Mutex<Slot>,
     shared: Arc<Shared>,
     size: usize,
+}
+
+/// The world a `PyWorld` stands for: its own, or one the measuring functions lend a
+/// collective's callback for the duration of the call.
+enum Slot {
+    Owned(Box<World>),
+    /// Lent for `setup` / `stage` / `call`.
+    Lent(LentPtr),
+    /// Lent read-only for `wrong`.
+    LentRead(LentPtr),
+    /// The callback it was lent to has returned.
+    Gone,
+}
+
+/// A lent world's pointer.
+struct LentPtr(*mut World);
+// SAFETY: dereferenced only under the `PyWorld`'s mutex while the callback it was lent to runs
+// (the lender's `&mut World` / `&World` is not used meanwhile); `Slot::Gone` afterwards.
+unsafe impl Send for LentPtr {}
+
+const BUSY: &str = "the world is busy: a run or check is in progress (kernels cannot use their world)";
+
+/// The error of a lent world used after its callback returned.
+fn gone(py: Python<'_>) -> PyErr {
+    bad(py, "this World was lent to a collective's callback that has returned; keep tensors, not the world")
+}
+
+/// A panic's message.
+pub(crate) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }
 
 /// The numpy dtype name of a dtype numpy has (bf16 has none).
@@ -90,50 +120,72 @@ impl PyWorld {
         // stackful coroutine's stack switch). Today every thread kernel does.
         // when coroutine kernels land: w.options_mut().kernel_exec = sim_core::KernelExec::Threads;
         let size = w.size();
-        Ok(PyWorld { inner: Mutex::new(w), shared: Arc::new(Shared::default()), size })
+        Ok(PyWorld { inner: Mutex::new(Slot::Owned(Box::new(w))), shared: Arc::new(Shared::default()), size })
+    }
+
+    /// Lends `w` to a collective's callback: a `World` object valid until [`PyWorld::end_loan`].
+    pub(crate) fn lend(py: Python<'_>, w: *mut World, read_only: bool) -> PyResult<Py<PyWorld>> {
+        // SAFETY: the caller holds the world for the duration of the loan.
+        let size = unsafe { (*w).size() };
+        let slot = if read_only { Slot::LentRead(LentPtr(w)) } else { Slot::Lent(LentPtr(w)) };
+        Py::new(py, PyWorld { inner: Mutex::new(slot), shared: Arc::new(Shared::default()), size })
+    }
+
+    /// Ends a loan: the object raises from now on.
+    pub(crate) fn end_loan(&self) {
+        *lock(&self.inner) = Slot::Gone;
     }
 
     /// Runs `f` on the world, or raises if a run holds it (a kernel calling its own world).
     fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R>) -> PyResult<R> {
-        let mut g = match self.inner.try_lock() {
-            Ok(g) => g,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(bad(
-                    py,
-                    "the world is busy: a run or check is in progress (kernels cannot use their world)",
-                ));
+        let mut g = self.slot(py)?;
+        let w: &mut World = match &mut *g {
+            Slot::Owned(w) => w,
+            // SAFETY: see `LentPtr`.
+            Slot::Lent(p) => unsafe { &mut *p.0 },
+            Slot::LentRead(_) => {
+                return Err(bad(py, "the world is read-only in wrong(): read results, change nothing"));
             }
+            Slot::Gone => return Err(gone(py)),
         };
-        f(&mut g).map_err(|e| errors::sim(py, &e))
+        f(w).map_err(|e| errors::sim(py, &e))
+    }
+
+    /// Runs `f` on the world, read-only.
+    fn with_ref<R>(&self, py: Python<'_>, f: impl FnOnce(&World) -> SimResult<R>) -> PyResult<R> {
+        let g = self.slot(py)?;
+        let w: &World = match &*g {
+            Slot::Owned(w) => w,
+            // SAFETY: see `LentPtr`.
+            Slot::Lent(p) | Slot::LentRead(p) => unsafe { &*p.0 },
+            Slot::Gone => return Err(gone(py)),
+        };
+        f(w).map_err(|e| errors::sim(py, &e))
+    }
+
+    fn slot(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Slot>> {
+        match self.inner.try_lock() {
+            Ok(g) => Ok(g),
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(bad(py, BUSY)),
+        }
     }
 
     /// Runs `f` on the world with the GIL released, a Rust panic caught as a `SimError`.
     fn engine<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R> + Send) -> PyResult<R> {
-        let mut g = match self.inner.try_lock() {
-            Ok(g) => g,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(bad(
-                    py,
-                    "the world is busy: a run or check is in progress (kernels cannot use their world)",
-                ));
-            }
+        let mut g = self.slot(py)?;
+        let w: &mut World = match &mut *g {
+            Slot::Owned(w) => w,
+            Slot::Gone => return Err(gone(py)),
+            _ => return Err(bad(py, "a collective's callbacks only queue calls: the measuring function runs them")),
         };
         self.shared.clear();
-        let w: &mut World = &mut g;
         let r = py.detach(move || catch_unwind(AssertUnwindSafe(|| f(w))));
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.run_error(py, &e)),
             Err(p) => {
-                let msg =
-                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-                Err(errors::raise(
-                    py,
-                    "SimError",
-                    format!("internal error: the engine panicked: {}", msg.unwrap_or_default()),
-                ))
+                Err(errors::raise(py, "SimError", format!("internal error: the engine panicked: {}", panic_text(&p))))
             }
         }
     }
@@ -327,9 +379,9 @@ impl PyWorld {
         let t = &tensor.0;
         let np = py.import("numpy")?;
         let (bytes, name) = match numpy_name(t.dtype()) {
-            Some(name) => (self.with(py, |w| w.read_bytes(t, rank))?, name),
+            Some(name) => (self.with_ref(py, |w| w.read_bytes(t, rank))?, name),
             None => {
-                let vals = self.with(py, |w| w.read_f64(t, rank))?;
+                let vals = self.with_ref(py, |w| w.read_f64(t, rank))?;
                 (vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(), "<f4")
             }
         };
