@@ -6,6 +6,7 @@ mod core;
 mod errors;
 mod program;
 mod report;
+mod selftest;
 mod world;
 
 use pyo3::prelude::*;
@@ -27,5 +28,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collective::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(collective::bench, m)?)?;
     m.add_function(wrap_pyfunction!(collective::check, m)?)?;
+    m.add_function(wrap_pyfunction!(selftest::_rust_readme_program, m)?)?;
     Ok(())
 }

@@ -200,3 +200,15 @@ def test_put_get_fence_test_signal_read_scalar():
         assert world.read(res, r)[0, 0] == 10.0 * (2 - r)
         assert world.read(res, r)[0, 1] == 0.0
         assert (world.read(back, r) == 10.0 * (r + 1)).all()
+
+
+def test_same_program_in_rust_and_python_gives_the_same_run():
+    from ranksim import _native
+
+    rust, rust_out = _native._rust_readme_program()
+    world, out, py = readme_program()
+    assert (py.device_time_ps, py.end_ps) == (rust.device_time_ps, rust.end_ps)
+    assert py.dispatches == rust.dispatches
+    assert py.traffic == rust.traffic
+    assert py.stats == rust.stats
+    assert world.read(out, 0).ravel().tolist() == rust_out
