@@ -3,6 +3,7 @@
 //! `count`, `bytes`, `redop`, `root`) driven through `custom::point`, `sweep`, `bench` and
 //! `check`, which build and run the worlds themselves.
 
+use crate::core::Shared;
 use crate::errors::{self, bad};
 use crate::program::{PyDomain, dtype};
 use crate::report::PyCheckReport;
@@ -13,12 +14,16 @@ use ranksim::custom::{self, Collective, Measure, Wrong};
 use sim_core::check::CheckOptions;
 use sim_core::{DType, Domain, SimError, SimResult, World};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// A Python protocol object as a [`Collective`]; its buffers are whatever `setup` returned.
 struct PyCollective {
     obj: Py<PyAny>,
     name: String,
     dtype: DType,
+    /// Where the kernels its `call` queues report (Python lines for the checker's findings).
+    shared: Arc<Shared>,
 }
 
 /// `name.method raised Type: message` as a host error (the measuring functions report it).
@@ -41,7 +46,7 @@ impl PyCollective {
         args: impl FnOnce(Py<PyWorld>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
     ) -> SimResult<Bound<'py, PyAny>> {
         let fail = |e: PyErr| callback_error(py, &self.name, method, &e);
-        let world = PyWorld::lend(py, w, read_only).map_err(fail)?;
+        let world = PyWorld::lend(py, w, read_only, self.shared.clone()).map_err(fail)?;
         let r = args(world.clone_ref(py)).and_then(|a| self.obj.bind(py).call_method1(method, a));
         world.get().end_loan();
         r.map_err(fail)
@@ -156,7 +161,7 @@ fn collective(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyCollective> 
         Ok(d) => dtype(py, &d)?,
         Err(_) => DType::F32,
     };
-    Ok(PyCollective { obj: obj.clone().unbind(), name, dtype: dt })
+    Ok(PyCollective { obj: obj.clone().unbind(), name, dtype: dt, shared: Arc::new(Shared::default()) })
 }
 
 fn measure(py: Python<'_>, cfg: &PyConfig, ranks: Option<usize>, iters: u32, warmup: u32) -> PyResult<Measure> {
@@ -267,6 +272,7 @@ pub(crate) fn check(
     let m = measure(py, &config, ranks, 1, 0)?;
     let cfg = &config.0;
     let opts = CheckOptions { seeds, ..CheckOptions::default() };
+    c.shared.record.store(true, Ordering::Relaxed);
     let r = released(py, || custom::check(cfg, &c, m.ranks, size_bytes, calls, &opts))?;
-    PyCheckReport::new(py, &r, &|_| None)
+    PyCheckReport::new(py, &r, &|seed, s| c.shared.line_of(seed, s))
 }

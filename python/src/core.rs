@@ -9,10 +9,11 @@
 use crate::errors::{self, bad};
 use crate::program::{PyTensor, TaskSpec, atomic, dtype, lock, notify_op, round_mode, wait_cmp};
 use pyo3::prelude::*;
-use sim_core::{CopyOpts, Core, SimError, SimResult, Site, Task, TaskId, Tile};
+use sim_core::check::FindingSite;
+use sim_core::{CopyOpts, Core, DeferCond, SdmaHandle, SdmaOpts, SimError, SimResult, Site, Task, TaskId, Tile};
 use std::collections::BTreeMap;
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
@@ -26,6 +27,18 @@ pub(crate) const KERNEL_OP: &str = "python kernel";
 /// A block of a task on a chip: (world rank, block, lane, task).
 pub(crate) type BlockKey = (usize, usize, usize, String);
 
+/// One operation a kernel issued while lines were recorded: its name, the buffers it named,
+/// the core's clock before and after it (ps), which run of the block it was in, and the
+/// kernel's Python line.
+pub(crate) struct OpLine {
+    op: &'static str,
+    targets: Vec<String>,
+    from_ps: u64,
+    to_ps: u64,
+    generation: u64,
+    at: String,
+}
+
 /// What a world's Python kernels leave for the host, in key order (deterministic).
 #[derive(Default)]
 pub(crate) struct Shared {
@@ -33,6 +46,14 @@ pub(crate) struct Shared {
     pub(crate) waits: Mutex<BTreeMap<BlockKey, String>>,
     /// The exception each raising kernel raised.
     pub(crate) raised: Mutex<BTreeMap<BlockKey, Py<PyAny>>>,
+    /// Whether kernels record the Python line of every memory and signal operation (on
+    /// checked runs, so findings name Python lines).
+    pub(crate) record: AtomicBool,
+    /// The recorded operations, per block.
+    pub(crate) lines: Mutex<BTreeMap<BlockKey, Vec<OpLine>>>,
+    /// Per block, which run it is in (a block starting earlier than its last end on the
+    /// simulated clock is in the next run: the checker reruns from time zero) and that end.
+    generations: Mutex<BTreeMap<BlockKey, (u64, u64)>>,
 }
 
 impl Shared {
@@ -40,6 +61,51 @@ impl Shared {
     pub(crate) fn clear(&self) {
         lock(&self.waits).clear();
         lock(&self.raised).clear();
+        lock(&self.lines).clear();
+        lock(&self.generations).clear();
+    }
+
+    /// The run a block starting at `now_ps` is in.
+    fn generation(&self, key: &BlockKey, now_ps: u64) -> u64 {
+        let mut g = lock(&self.generations);
+        let e = g.entry(key.clone()).or_insert((0, 0));
+        if now_ps < e.1 {
+            e.0 += 1;
+        }
+        e.0
+    }
+
+    /// Notes where a block's kernel ended.
+    fn ended(&self, key: &BlockKey, now_ps: u64) {
+        if let Some(e) = lock(&self.generations).get_mut(key) {
+            e.1 = e.1.max(now_ps);
+        }
+    }
+
+    /// The Python line of the operation a checker finding's site names, in the run `seed`
+    /// shows (None: the unperturbed run): the same block's operation of the same name on the
+    /// same buffer whose clock span holds the site's time (else of the same name only).
+    pub(crate) fn line_of(&self, seed: Option<u64>, s: &FindingSite) -> Option<String> {
+        let run = seed.unwrap_or(0);
+        let same = |k: &BlockKey| (k.0, k.1, k.3.as_str()) == (s.rank, s.block, s.task.as_str());
+        let names = |o: &OpLine| o.targets.iter().any(|t| s.target == *t || s.target.starts_with(&format!("{t}[")));
+        let lines = lock(&self.lines);
+        let t = s.time.as_ps();
+        let candidates: Vec<&OpLine> = lines
+            .iter()
+            .filter(|(k, _)| same(k))
+            .flat_map(|(_, ops)| ops)
+            .filter(|o| o.generation == run && o.from_ps <= t && t <= o.to_ps && s.op.starts_with(o.op))
+            .collect();
+        if let Some(o) = candidates.iter().find(|o| names(o)).or(candidates.first()) {
+            return Some(o.at.clone());
+        }
+        if s.op.starts_with("wait")
+            && let Some((_, at)) = lock(&self.waits).iter().find(|(k, _)| same(k))
+        {
+            return Some(at.clone());
+        }
+        None
     }
 }
 
@@ -64,6 +130,8 @@ pub(crate) struct PyCore {
     owner: ThreadId,
     key: BlockKey,
     shared: Arc<Shared>,
+    /// Which run of its block this is (see `Shared::generation`).
+    generation: u64,
     /// The first Rust error an operation raised, returned as the kernel's error if the
     /// kernel lets the exception escape.
     last_err: Mutex<Option<SimError>>,
@@ -131,19 +199,39 @@ impl PyCore {
         f(unsafe { p.get() }).map_err(|e| self.fail(py, e))
     }
 
-    /// Runs `f` on the core with the GIL released (it may block until the scheduler answers).
-    fn blocking<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Core) -> SimResult<R> + Send) -> PyResult<R> {
+    /// Runs operation `op` (`f`) on the core with the GIL released (it may block until the
+    /// scheduler answers); on a recording run, notes its Python line and clock span.
+    fn blocking<R: Send>(
+        &self,
+        py: Python<'_>,
+        op: &'static str,
+        targets: &[&PyTensor],
+        f: impl FnOnce(&mut Core) -> SimResult<R> + Send,
+    ) -> PyResult<R> {
         let p = self.ptr(py)?;
+        let record = self.shared.record.load(Ordering::Relaxed);
         // SAFETY: `ptr` checked the thread and the call; the closure runs on this thread.
+        let from_ps = if record { unsafe { p.get() }.now().as_ps() } else { 0 };
         let r = py.detach(move || f(unsafe { p.get() }));
+        if record {
+            let to_ps = unsafe { p.get() }.now().as_ps();
+            let targets = targets.iter().map(|t| t.0.name().to_string()).collect();
+            let line = OpLine { op, targets, from_ps, to_ps, generation: self.generation, at: python_line(py) };
+            lock(&self.shared.lines).entry(self.key.clone()).or_default().push(line);
+        }
         r.map_err(|e| self.fail(py, e))
     }
 
     /// A wait: its Python line is recorded until it returns, for a deadlock's report.
-    fn waiting<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Core) -> SimResult<R> + Send) -> PyResult<R> {
+    fn waiting<R: Send>(
+        &self,
+        py: Python<'_>,
+        targets: &[&PyTensor],
+        f: impl FnOnce(&mut Core) -> SimResult<R> + Send,
+    ) -> PyResult<R> {
         let here = python_line(py);
         lock(&self.shared.waits).insert(self.key.clone(), here);
-        let r = self.blocking(py, f)?;
+        let r = self.blocking(py, "wait", targets, f)?;
         lock(&self.shared.waits).remove(&self.key);
         Ok(r)
     }
@@ -231,11 +319,11 @@ impl PyCore {
     }
     /// Loads a region of a GM tensor or of this rank's window into a tile (TLOAD).
     fn load(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>, shape: Vec<usize>) -> PyResult<PyTile> {
-        self.blocking(py, |c| c.load(&src.0, &offsets, &shape)).map(PyTile)
+        self.blocking(py, "load", &[src], |c| c.load(&src.0, &offsets, &shape)).map(PyTile)
     }
     /// Stores a tile into a region of a GM tensor or this rank's window (TSTORE). Posted.
     fn store(&self, py: Python<'_>, tile: &PyTile, dst: &PyTensor, offsets: Vec<usize>) -> PyResult<()> {
-        self.blocking(py, |c| c.store(&tile.0, &dst.0, &offsets))
+        self.blocking(py, "store", &[dst], |c| c.store(&tile.0, &dst.0, &offsets))
     }
     /// `a + b` (TADD).
     fn add(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
@@ -299,13 +387,13 @@ impl PyCore {
         op: &str,
     ) -> PyResult<()> {
         let op = notify_op(py, op)?;
-        self.blocking(py, |c| c.notify(&signal.0, peer, &offsets, value, op))
+        self.blocking(py, "notify", &[signal], |c| c.notify(&signal.0, peer, &offsets, value, op))
     }
     /// Blocks until cell `offsets` of this rank's `signal` satisfies `cmp expected` (TWAIT).
     #[pyo3(signature = (signal, offsets, expected, cmp = "ge"))]
     fn wait(&self, py: Python<'_>, signal: &PyTensor, offsets: Vec<usize>, expected: i32, cmp: &str) -> PyResult<()> {
         let cmp = wait_cmp(py, cmp)?;
-        self.waiting(py, |c| c.wait(&signal.0, &offsets, expected, cmp))
+        self.waiting(py, &[signal], |c| c.wait(&signal.0, &offsets, expected, cmp))
     }
     /// Blocks until every cell of a region of this rank's `signal` satisfies `cmp expected`.
     #[pyo3(signature = (signal, offsets, shape, expected, cmp = "ge"))]
@@ -319,7 +407,7 @@ impl PyCore {
         cmp: &str,
     ) -> PyResult<()> {
         let cmp = wait_cmp(py, cmp)?;
-        self.waiting(py, |c| c.wait_all(&signal.0, &offsets, &shape, expected, cmp))
+        self.waiting(py, &[signal], |c| c.wait_all(&signal.0, &offsets, &shape, expected, cmp))
     }
     /// Whether cell `offsets` satisfies `cmp expected` now, without waiting (TTEST).
     #[pyo3(signature = (signal, offsets, expected, cmp = "ge"))]
@@ -332,7 +420,7 @@ impl PyCore {
         cmp: &str,
     ) -> PyResult<bool> {
         let cmp = wait_cmp(py, cmp)?;
-        self.blocking(py, |c| c.test_signal(&signal.0, &offsets, expected, cmp))
+        self.blocking(py, "test", &[signal], |c| c.test_signal(&signal.0, &offsets, expected, cmp))
     }
     /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM).
     fn remote_load(
@@ -343,7 +431,7 @@ impl PyCore {
         offsets: Vec<usize>,
         shape: Vec<usize>,
     ) -> PyResult<PyTile> {
-        self.blocking(py, |c| c.remote_load(&target.0, peer, &offsets, &shape)).map(PyTile)
+        self.blocking(py, "remote_load", &[target], |c| c.remote_load(&target.0, peer, &offsets, &shape)).map(PyTile)
     }
     /// Stores a tile into `peer`'s copy of window `target` (TSTORE to peer GM). Posted.
     #[pyo3(signature = (tile, target, peer, offsets, atomic = "none"))]
@@ -357,7 +445,7 @@ impl PyCore {
         atomic: &str,
     ) -> PyResult<()> {
         let at = self::atomic(py, atomic)?;
-        self.blocking(py, |c| c.remote_store(&tile.0, &target.0, peer, &offsets, at))
+        self.blocking(py, "remote_store", &[target], |c| c.remote_store(&tile.0, &target.0, peer, &offsets, at))
     }
     /// Copies local `src` into `peer`'s window `dst` through UB (TPUT).
     #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = "none", pipeline = false))]
@@ -376,7 +464,7 @@ impl PyCore {
         pipeline: bool,
     ) -> PyResult<()> {
         let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic, pipeline)?;
-        self.blocking(py, |c| c.put(&dst.0, peer, &src.0, &o))
+        self.blocking(py, "put", &[dst, src], |c| c.put(&dst.0, peer, &src.0, &o))
     }
     /// Copies `peer`'s window `src` into local `dst` through UB (TGET).
     #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = "none", pipeline = false))]
@@ -395,27 +483,134 @@ impl PyCore {
         pipeline: bool,
     ) -> PyResult<()> {
         let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic, pipeline)?;
-        self.blocking(py, |c| c.get(&dst.0, peer, &src.0, &o))
+        self.blocking(py, "get", &[dst, src], |c| c.get(&dst.0, peer, &src.0, &o))
     }
     /// Blocks until every write and notify this core issued has landed (`pld.system.fence`).
     fn fence(&self, py: Python<'_>) -> PyResult<()> {
-        self.blocking(py, |c| c.fence())
+        self.blocking(py, "fence", &[], |c| c.fence())
     }
     /// Reads one element of a GM tensor or window (`pl.read`).
     fn read_scalar(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>) -> PyResult<f64> {
-        self.blocking(py, |c| c.read_scalar(&src.0, &offsets))
+        self.blocking(py, "read_scalar", &[src], |c| c.read_scalar(&src.0, &offsets))
     }
     /// Writes one element of a GM tensor or window (`pl.write`).
     fn write_scalar(&self, py: Python<'_>, dst: &PyTensor, offsets: Vec<usize>, value: f64) -> PyResult<()> {
-        self.blocking(py, |c| c.write_scalar(&dst.0, &offsets, value))
+        self.blocking(py, "write_scalar", &[dst], |c| c.write_scalar(&dst.0, &offsets, value))
     }
     /// Asserts a region of this rank's `signal` is all zero (a self-clearing protocol's end).
     fn expect_clear(&self, py: Python<'_>, signal: &PyTensor, offsets: Vec<usize>, shape: Vec<usize>) -> PyResult<()> {
-        self.blocking(py, |c| c.expect_clear(&signal.0, &offsets, &shape))
+        self.blocking(py, "expect_clear", &[signal], |c| c.expect_clear(&signal.0, &offsets, &shape))
+    }
+    /// Registers deferred conditions `[(signal, offsets, expected), ...]` (each cell, read as
+    /// unsigned, must reach `expected`) for this block's task and releases the core
+    /// (`pld.system.defer_wait`); return right after it.
+    fn defer_wait(&self, py: Python<'_>, conds: Vec<(PyRef<'_, PyTensor>, Vec<usize>, u32)>) -> PyResult<()> {
+        let conds: Vec<DeferCond> = conds
+            .into_iter()
+            .map(|(t, offsets, expected)| DeferCond { signal: t.0.clone(), offsets, expected })
+            .collect();
+        self.waiting(py, &[], |c| c.defer_wait(&conds))
+    }
+    /// Starts an SDMA copy of local `src` into `peer`'s window `dst` (TPUT_ASYNC); returns a
+    /// handle at once. Wait it with `wait_async` before notifying the peer.
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn put_async(
+        &self,
+        py: Python<'_>,
+        dst: &PyTensor,
+        peer: usize,
+        src: &PyTensor,
+        dst_offsets: Option<Vec<usize>>,
+        src_offsets: Option<Vec<usize>>,
+        shape: Option<Vec<usize>>,
+        channel: Option<usize>,
+        atomic: &str,
+    ) -> PyResult<PySdmaHandle> {
+        let o = sdma_opts(py, dst_offsets, src_offsets, shape, channel, atomic)?;
+        self.blocking(py, "put_async", &[dst, src], |c| c.put_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
+    }
+    /// Starts an SDMA copy of `peer`'s window `src` into local `dst` (TGET_ASYNC).
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn get_async(
+        &self,
+        py: Python<'_>,
+        dst: &PyTensor,
+        peer: usize,
+        src: &PyTensor,
+        dst_offsets: Option<Vec<usize>>,
+        src_offsets: Option<Vec<usize>>,
+        shape: Option<Vec<usize>>,
+        channel: Option<usize>,
+        atomic: &str,
+    ) -> PyResult<PySdmaHandle> {
+        let o = sdma_opts(py, dst_offsets, src_offsets, shape, channel, atomic)?;
+        self.blocking(py, "get_async", &[dst, src], |c| c.get_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
+    }
+    /// Whether the SDMA transfer has completed (one poll).
+    fn test_async(&self, py: Python<'_>, handle: &PySdmaHandle) -> PyResult<bool> {
+        let g = lock(&handle.0);
+        let Some(h) = g.as_ref() else {
+            return Err(bad(py, "test_async: this SDMA handle was already waited"));
+        };
+        self.blocking(py, "test_async", &[], |c| c.test_async(h))
+    }
+    /// Blocks until the SDMA transfer has completed; consumes the handle.
+    fn wait_async(&self, py: Python<'_>, handle: &PySdmaHandle) -> PyResult<()> {
+        let Some(h) = lock(&handle.0).take() else {
+            return Err(bad(py, "wait_async: this SDMA handle was already waited"));
+        };
+        self.blocking(py, "wait_async", &[], move |c| c.wait_async(h))
     }
     fn __repr__(&self) -> String {
         format!("<ranksim core: rank {} block {} task `{}`>", self.key.0, self.key.1, self.key.3)
     }
+}
+
+/// An SDMA transfer in flight (`put_async` / `get_async`); `wait_async` consumes it.
+#[pyclass(name = "SdmaHandle", module = "ranksim", frozen)]
+pub(crate) struct PySdmaHandle(Mutex<Option<SdmaHandle>>);
+
+impl PySdmaHandle {
+    fn new(h: SdmaHandle) -> PySdmaHandle {
+        PySdmaHandle(Mutex::new(Some(h)))
+    }
+}
+
+#[pymethods]
+impl PySdmaHandle {
+    /// The SDMA channel the transfer runs on, or None once waited.
+    #[getter]
+    fn channel(&self) -> Option<usize> {
+        lock(&self.0).as_ref().map(|h| h.channel())
+    }
+    /// Bytes the transfer moves, or None once waited.
+    #[getter]
+    fn bytes(&self) -> Option<usize> {
+        lock(&self.0).as_ref().map(|h| h.bytes())
+    }
+}
+
+/// SDMA options from keyword arguments.
+fn sdma_opts(
+    py: Python<'_>,
+    dst_offsets: Option<Vec<usize>>,
+    src_offsets: Option<Vec<usize>>,
+    shape: Option<Vec<usize>>,
+    channel: Option<usize>,
+    atomic_: &str,
+) -> PyResult<SdmaOpts> {
+    let mut o = SdmaOpts::new().atomic(atomic(py, atomic_)?);
+    match (dst_offsets, src_offsets, shape) {
+        (Some(d), Some(s), Some(sh)) => o = o.region(&d, &s, &sh),
+        (None, None, None) => {}
+        _ => return Err(bad(py, "dst_offsets, src_offsets and shape go together (PyPTO requires all three)")),
+    }
+    if let Some(ch) = channel {
+        o = o.channel(ch);
+    }
+    Ok(o)
 }
 
 /// `spec` as a sim-core task whose blocks call the Python kernel.
@@ -438,12 +633,14 @@ pub(crate) fn bind(py: Python<'_>, spec: &TaskSpec, shared: &Arc<Shared>) -> Tas
 fn run_kernel(kernel: &Py<PyAny>, task: &Arc<str>, shared: &Arc<Shared>, core: &mut Core) -> SimResult<()> {
     let site = Site { chip: core.world_rank(), block: core.block_idx(), task: task.to_string() };
     let key: BlockKey = (site.chip, site.block, core.sub_block_idx(), task.to_string());
-    Python::attach(|py| {
+    let generation = shared.generation(&key, core.now().as_ps());
+    let result = Python::attach(|py| {
         let handle = PyCore {
             ptr: AtomicPtr::new(core as *mut Core),
             owner: std::thread::current().id(),
             key: key.clone(),
             shared: shared.clone(),
+            generation,
             last_err: Mutex::new(None),
         };
         let obj = Py::new(py, handle).map_err(|e| SimError::BadOp {
@@ -464,11 +661,13 @@ fn run_kernel(kernel: &Py<PyAny>, task: &Arc<str>, shared: &Arc<Shared>, core: &
                     return Err(le);
                 }
                 let msg = describe(py, &e);
-                lock(&shared.raised).entry(key).or_insert_with(|| e.value(py).clone().into_any().unbind());
+                lock(&shared.raised).entry(key.clone()).or_insert_with(|| e.value(py).clone().into_any().unbind());
                 Err(SimError::BadOp { site, op: KERNEL_OP, msg })
             }
         }
-    })
+    });
+    shared.ended(&key, core.now().as_ps());
+    result
 }
 
 /// `raised ValueError: msg (at file.py:12 in kernel)`: the exception and its innermost line.

@@ -10,6 +10,24 @@ use sim_core::check::{CheckReport, Finding, FindingSite};
 pub(crate) struct PyRunReport {
     pub(crate) inner: RunReport,
     pub(crate) ranks: usize,
+    pub(crate) findings: Vec<Py<PyFinding>>,
+}
+
+impl PyRunReport {
+    /// `inner` for Python, its findings' sites named by `python_line` where it knows them.
+    pub(crate) fn new(
+        py: Python<'_>,
+        inner: RunReport,
+        ranks: usize,
+        python_line: &dyn Fn(Option<u64>, &FindingSite) -> Option<String>,
+    ) -> PyResult<PyRunReport> {
+        let findings = inner
+            .findings
+            .iter()
+            .map(|f| Py::new(py, PyFinding::from_rust(f, python_line)))
+            .collect::<PyResult<_>>()?;
+        Ok(PyRunReport { inner, ranks, findings })
+    }
 }
 
 #[pymethods]
@@ -94,8 +112,8 @@ impl PyRunReport {
     }
     /// What the checker found, when the world's `check_races` option was on.
     #[getter]
-    fn findings(&self) -> Vec<PyFinding> {
-        self.inner.findings.iter().map(|f| PyFinding::from_rust(f, &|_| None)).collect()
+    fn findings(&self, py: Python<'_>) -> Vec<Py<PyFinding>> {
+        self.findings.iter().map(|f| f.clone_ref(py)).collect()
     }
     /// Whether the run kept a timeline (the world's `trace` option).
     #[getter]
@@ -139,17 +157,22 @@ pub(crate) struct PyFinding {
 impl PyFinding {
     /// `f` for Python; `python_line` gives a site's Python line where the Rust location is
     /// the binding's own.
-    pub(crate) fn from_rust(f: &Finding, python_line: &dyn Fn(&FindingSite) -> Option<String>) -> PyFinding {
+    pub(crate) fn from_rust(
+        f: &Finding,
+        python_line: &dyn Fn(Option<u64>, &FindingSite) -> Option<String>,
+    ) -> PyFinding {
+        let mut f = f.clone();
+        for s in &mut f.sites {
+            if s.location.as_deref().is_some_and(|l| l.starts_with(crate::core::CORE_FILE)) {
+                s.location = python_line(f.seed, s);
+            }
+        }
         Python::attach(|py| {
             let sites = f
                 .sites
                 .iter()
                 .map(|s| {
                     let d = PyDict::new(py);
-                    let location = match &s.location {
-                        Some(l) if l.starts_with(crate::core::CORE_FILE) => python_line(s),
-                        other => other.clone(),
-                    };
                     let _ = d.set_item("rank", s.rank);
                     let _ = d.set_item("block", s.block);
                     let _ = d.set_item("task", &s.task);
@@ -157,7 +180,7 @@ impl PyFinding {
                     let _ = d.set_item("op", &s.op);
                     let _ = d.set_item("target", &s.target);
                     let _ = d.set_item("time_ps", s.time.as_ps());
-                    let _ = d.set_item("location", location);
+                    let _ = d.set_item("location", &s.location);
                     d.into_any().unbind()
                 })
                 .collect();
@@ -199,11 +222,11 @@ impl PyCheckReport {
     pub(crate) fn new(
         py: Python<'_>,
         r: &CheckReport,
-        python_line: &dyn Fn(&FindingSite) -> Option<String>,
+        python_line: &dyn Fn(Option<u64>, &FindingSite) -> Option<String>,
     ) -> PyResult<PyCheckReport> {
-        let findings =
+        let findings: Vec<Py<PyFinding>> =
             r.findings.iter().map(|f| Py::new(py, PyFinding::from_rust(f, python_line))).collect::<PyResult<_>>()?;
-        let text = r.findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n");
+        let text = findings.iter().map(|f| f.get().text.clone()).collect::<Vec<_>>().join("\n");
         Ok(PyCheckReport { runs: r.runs, findings, text })
     }
 }

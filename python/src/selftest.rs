@@ -50,5 +50,5 @@ pub(crate) fn _rust_readme_program(py: Python<'_>) -> PyResult<(PyRunReport, Vec
         Ok((report, got))
     };
     let (report, got) = py.detach(run).map_err(|e| errors::sim(py, &e))?;
-    Ok((PyRunReport { inner: report, ranks: 8 }, got))
+    Ok((PyRunReport::new(py, report, 8, &|_, _| None)?, got))
 }

@@ -7,9 +7,10 @@ use crate::program::{PyDispatch, PyDomain, PyTensor, dtype, lock};
 use crate::report::{PyCheckReport, PyRunReport};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use sim_core::check::{CheckOptions, FindingSite};
+use sim_core::check::CheckOptions;
 use sim_core::{DType, Dispatch, DomainOptions, SimDuration, SimError, SimResult, World};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, TryLockError};
 
 /// A machine: chips, cores, fabric (`Config.preset("a2a3")`, `Config.from_toml(text)`).
@@ -124,11 +125,12 @@ impl PyWorld {
     }
 
     /// Lends `w` to a collective's callback: a `World` object valid until [`PyWorld::end_loan`].
-    pub(crate) fn lend(py: Python<'_>, w: *mut World, read_only: bool) -> PyResult<Py<PyWorld>> {
+    /// Its kernels report to `shared`.
+    pub(crate) fn lend(py: Python<'_>, w: *mut World, read_only: bool, shared: Arc<Shared>) -> PyResult<Py<PyWorld>> {
         // SAFETY: the caller holds the world for the duration of the loan.
         let size = unsafe { (*w).size() };
         let slot = if read_only { Slot::LentRead(LentPtr(w)) } else { Slot::Lent(LentPtr(w)) };
-        Py::new(py, PyWorld { inner: Mutex::new(slot), shared: Arc::new(Shared::default()), size })
+        Py::new(py, PyWorld { inner: Mutex::new(slot), shared, size })
     }
 
     /// Ends a loan: the object raises from now on.
@@ -228,14 +230,6 @@ impl PyWorld {
             }
             _ => errors::sim(py, e),
         }
-    }
-
-    /// The Python line of a blocked wait the checker reports, where the binding knows it.
-    fn site_line(&self, s: &FindingSite) -> Option<String> {
-        lock(&self.shared.waits)
-            .iter()
-            .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (s.rank, s.block, s.task.as_str()))
-            .map(|(_, at)| at.clone())
     }
 
     /// `tensor`'s own `Tensor`, checked to be one.
@@ -401,8 +395,10 @@ impl PyWorld {
     /// Runs every queued dispatch to completion (the GIL released while the engine runs).
     /// Raises `DeadlockError` with the report, or the error a kernel ended the run with.
     fn run(&self, py: Python<'_>) -> PyResult<PyRunReport> {
+        let checked = self.with(py, |w| Ok(w.options_mut().check))?;
+        self.shared.record.store(checked, Ordering::Relaxed);
         let inner = self.engine(py, |w| w.run())?;
-        Ok(PyRunReport { inner, ranks: self.size })
+        PyRunReport::new(py, inner, self.size, &|seed, s| self.shared.line_of(seed, s))
     }
     /// Runs the queued dispatches under the protocol checker: unperturbed, then once per seed
     /// `1..=seeds` with timing jitter of up to `op_jitter_ns` per transfer and
@@ -422,8 +418,10 @@ impl PyWorld {
         if let Some(ns) = dispatch_jitter_ns {
             opts.dispatch_jitter = SimDuration::from_ns(ns);
         }
-        let r = self.engine(py, |w| w.check(&opts))?;
-        PyCheckReport::new(py, &r, &|s| self.site_line(s))
+        self.shared.record.store(true, Ordering::Relaxed);
+        let r = self.engine(py, |w| w.check(&opts));
+        self.shared.record.store(false, Ordering::Relaxed);
+        PyCheckReport::new(py, &r?, &|seed, s| self.shared.line_of(seed, s))
     }
     /// Whether runs keep a timeline (for `RunReport.chrome_trace()`).
     #[getter]

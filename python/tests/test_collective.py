@@ -111,7 +111,10 @@ def test_bench_and_check():
 
 def test_broken_collective_is_caught():
     report = ranksim.check(CFG, RingAllReduce(broken="no-wait"), 16 << 10, seeds=1)
-    assert {f.kind for f in report.findings} & {"data-race", "stale-read"}
+    races = [f for f in report.findings if f.kind in ("data-race", "stale-read")]
+    assert races
+    locs = {s["location"] for f in races for s in f.sites}
+    assert all(l and l.startswith(__file__ + ":") and l.endswith(" in kernel") for l in locs), locs
     res = ranksim.sweep(CFG, RingAllReduce(broken="deadlock"), [8 << 10])
     assert res["failed"] and res["rows"][0]["failed"].startswith("deadlock")
     with pytest.raises(ranksim.SimError, match="deadlock"):

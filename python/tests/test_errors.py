@@ -176,6 +176,17 @@ def test_checker_finds_the_missing_wait_and_the_deadlock():
     f = report.findings[0]
     assert isinstance(f.rank, int) and f.message and f.sites and "op" in f.sites[0]
     assert str(f).startswith(f"[{f.kind}]")
+    # Every site is named by its Python line: the racing store and the load that skipped its wait.
+    src = inspect.getsource(ring).splitlines()
+    racing = {
+        f"{ring.__file__}:{i + 1} in kernel"
+        for i, l in enumerate(src)
+        if "core.remote_store(t, recv" in l or "got = core.load(recv" in l
+    }
+    races = [f for f in report.findings if f.kind in ("data-race", "stale-read")]
+    locs = {s["location"] for f in races for s in f.sites}
+    assert locs and locs <= racing, (locs, racing)
+    assert all(s["location"] in str(f) for f in races for s in f.sites)
 
     world, _, _ = ring.build(broken="deadlock", chunk=8)
     report = world.check()

@@ -212,3 +212,39 @@ def test_same_program_in_rust_and_python_gives_the_same_run():
     assert py.traffic == rust.traffic
     assert py.stats == rust.stats
     assert world.read(out, 0).ravel().tolist() == rust_out
+
+
+def test_sdma_put_async_and_defer_wait():
+    world = ranksim.Config.preset("a2a3").with_ranks(2).world()
+    dom = world.create_domain("d")
+    src = world.alloc_window(dom, "src", "f32", [4, 64])
+    dst = world.alloc_window(dom, "dst", "f32", [4, 64])
+    sig = world.alloc_window(dom, "sig", "i32", [1, 1])
+    seen = {}
+    for r in range(2):
+        world.write(src, r, np.full((4, 64), r + 1.0, dtype=np.float32))
+
+    def k(core):
+        me = core.rank()
+        h = core.put_async(dst, 1 - me, src)
+        seen[me] = (h.bytes, core.test_async(h) in (True, False))
+        core.wait_async(h)
+        with pytest.raises(ranksim.BadArgument, match="already waited"):
+            core.wait_async(h)
+        core.notify(sig, 1 - me, [0, 0], 1, "add")
+        core.defer_wait([(sig, [0, 0], 1)])
+
+    world.dispatch_all(dom, ranksim.Dispatch.kernel("sdma", 1, k))
+    world.run()
+    assert seen == {0: (1024, True), 1: (1024, True)}
+    for r in range(2):
+        assert (world.read(dst, r) == 2.0 - r).all()
+
+
+def test_defer_wait_never_true_is_a_deadlock():
+    world = ranksim.Config.preset("a2a3").with_ranks(2).world()
+    dom = world.create_domain("d")
+    sig = world.alloc_window(dom, "sig", "i32", [1, 1])
+    world.dispatch_all(dom, ranksim.Dispatch.kernel("k", 1, lambda core: core.defer_wait([(sig, [0, 0], 1)])))
+    with pytest.raises(ranksim.DeadlockError, match="defer_wait"):
+        world.run()
