@@ -5,8 +5,9 @@
 Times N operations of each kind inside one kernel on one rank (so no other kernel competes
 for the GIL) and prints the host microseconds per operation: local tile math (`adds`, which
 holds the GIL), a GM `load` + `store` pair (each releases the GIL and talks to the
-scheduler), and `notify` + `wait` on the core's own cell. It also times the whole 8-rank ring
-allreduce of the tests (python/tests/ring.py), per operation issued.
+scheduler), and `notify` + `wait` on the core's own cell; then two ranks playing ping-pong
+(every wait hands the turn to the other kernel's thread) and the whole 8-rank ring allreduce
+of the tests (python/tests/ring.py), per operation issued, run setup included.
 """
 
 import os
@@ -58,12 +59,38 @@ def empty(core, tile, t, sig, n):
         pass
 
 
+def ping_pong(rounds):
+    """Two ranks take turns: each round, rank 0 notifies rank 1 and waits for its answer."""
+    world = ranksim.Config.preset("a2a3").with_ranks(2).world()
+    dom = world.create_domain("d")
+    sig = world.alloc_window(dom, "sig", "i32", [1, 1])
+
+    def kernel(core):
+        me = core.rank()
+        for i in range(rounds):
+            if me == 0:
+                core.notify(sig, 1, [0, 0], 1, "add")
+                core.wait(sig, [0, 0], i + 1)
+            else:
+                core.wait(sig, [0, 0], i + 1)
+                core.notify(sig, 0, [0, 0], 1, "add")
+
+    world.dispatch_all(dom, ranksim.Dispatch.kernel("pingpong", 1, kernel))
+    start = time.perf_counter()
+    world.run()
+    return (time.perf_counter() - start) / (4 * rounds) * 1e6
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     loop = per_op(n, empty)
     print(f"{n} operations per kind, host us per operation (the bare Python loop: {loop:.3f} us)")
     for name, body in [("adds (local tile math)", adds), ("load + store", load_store), ("notify + wait", notify_wait)]:
         print(f"  {name:24s} {per_op(n, body):7.3f} us")
+    rounds = n // 4
+    rust = ranksim._native._rust_ping_pong(rounds) / (4 * rounds) * 1e6
+    print(f"  2-rank ping-pong          {ping_pong(rounds):7.3f} us per operation (notify + wait, threads handing over;"
+          f" the same kernel in Rust: {rust:.3f} us)")
     chunk = 64
     world, _, _ = ring.build(chunk=chunk)
     start = time.perf_counter()

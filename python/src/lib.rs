@@ -30,5 +30,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collective::bench, m)?)?;
     m.add_function(wrap_pyfunction!(collective::check, m)?)?;
     m.add_function(wrap_pyfunction!(selftest::_rust_readme_program, m)?)?;
+    m.add_function(wrap_pyfunction!(selftest::_rust_ping_pong, m)?)?;
     Ok(())
 }

@@ -52,3 +52,34 @@ pub(crate) fn _rust_readme_program(py: Python<'_>) -> PyResult<(PyRunReport, Vec
     let (report, got) = py.detach(run).map_err(|e| errors::sim(py, &e))?;
     Ok((PyRunReport::new(py, report, 8, &|_, _| None)?, got))
 }
+
+/// The Rust twin of `python/bench/op_cost.py`'s ping-pong: host seconds of `rounds` rounds on
+/// 2 ranks of a2a3, for comparing a Python kernel operation's cost with a Rust one's.
+#[pyfunction]
+pub(crate) fn _rust_ping_pong(py: Python<'_>, rounds: i32) -> PyResult<f64> {
+    let run = || -> SimResult<f64> {
+        let cfg =
+            ranksim::Config::default_preset().with_ranks(2).map_err(|e| sim_core::SimError::invalid(e.to_string()))?;
+        let mut world = cfg.world().map_err(|e| sim_core::SimError::invalid(e.to_string()))?;
+        let dom = world.create_domain("d", &[0, 1], DomainOptions::default())?;
+        let sig = world.alloc_window(&dom, "sig", DType::I32, &[1, 1])?;
+        let kernel = Dispatch::kernel("pingpong", 1, move |core| {
+            let me = core.rank();
+            for i in 0..rounds {
+                if me == 0 {
+                    core.notify(&sig, 1, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+                    core.wait(&sig, &[0, 0], i + 1, WaitCmp::Ge)?;
+                } else {
+                    core.wait(&sig, &[0, 0], i + 1, WaitCmp::Ge)?;
+                    core.notify(&sig, 0, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+                }
+            }
+            Ok(())
+        });
+        world.dispatch_all(&dom, kernel)?;
+        let start = std::time::Instant::now();
+        world.run()?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    py.detach(run).map_err(|e| errors::sim(py, &e))
+}
