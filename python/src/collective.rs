@@ -238,22 +238,36 @@ pub(crate) fn sweep<'py>(
     Ok(d)
 }
 
-/// PyPTO's `BenchmarkStats` of `warmup + iters` calls at `size_bytes`, as its text line.
+/// PyPTO's `BenchmarkStats` of `warmup + iters` calls at `size_bytes`, as a dict: the
+/// per-round `device_wall_us` and `host_wall_us`, `rounds`, `warmup`, the aggregates
+/// `device_us_min` / `median` / `mean` / `max` / `stdev`, and `text`, its printed form.
 #[pyfunction]
 #[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 5, warmup = 1))]
-pub(crate) fn bench(
-    py: Python<'_>,
+pub(crate) fn bench<'py>(
+    py: Python<'py>,
     config: PyRef<'_, PyConfig>,
-    collective: &Bound<'_, PyAny>,
+    collective: &Bound<'py, PyAny>,
     size_bytes: u64,
     ranks: Option<usize>,
     iters: u32,
     warmup: u32,
-) -> PyResult<String> {
+) -> PyResult<Bound<'py, PyDict>> {
     let c = self::collective(py, collective)?;
     let m = measure(py, &config, ranks, iters, warmup)?;
     let cfg = &config.0;
-    released(py, || custom::bench(cfg, &c, &m, size_bytes).map(|s| s.to_string()))
+    let st = released(py, || custom::bench(cfg, &c, &m, size_bytes))?;
+    let d = PyDict::new(py);
+    d.set_item("device_wall_us", st.device_wall_us.clone())?;
+    d.set_item("host_wall_us", st.host_wall_us.clone())?;
+    d.set_item("rounds", st.rounds)?;
+    d.set_item("warmup", st.warmup)?;
+    d.set_item("device_us_min", st.device_us_min())?;
+    d.set_item("device_us_median", st.device_us_median())?;
+    d.set_item("device_us_mean", st.device_us_mean())?;
+    d.set_item("device_us_max", st.device_us_max())?;
+    d.set_item("device_us_stdev", st.device_us_stdev())?;
+    d.set_item("text", st.to_string())?;
+    Ok(d)
 }
 
 /// `calls` calls at `size_bytes` under the protocol checker: unperturbed, then once per seed.

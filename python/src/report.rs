@@ -124,6 +124,14 @@ impl PyRunReport {
     fn chrome_trace(&self) -> Option<String> {
         ranksim::custom::chrome_trace(&self.inner, self.ranks)
     }
+    /// Writes the Chrome trace-event JSON of a traced run to `path` (raises if not traced).
+    fn write_trace(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let Some(json) = ranksim::custom::chrome_trace(&self.inner, self.ranks) else {
+            return Err(crate::errors::bad(py, "this run was not traced: set `world.trace = True` before `run()`"));
+        };
+        std::fs::write(&path, json)
+            .map_err(|e| crate::errors::bad(py, format!("cannot write the trace to {}: {e}", path.display())))
+    }
     fn __repr__(&self) -> String {
         format!(
             "<ranksim RunReport: device time {}, {} dispatch(es)>",

@@ -459,6 +459,25 @@ impl PyWorld {
             Ok(())
         })
     }
+    /// Keeps no payload bytes from now on (same times, no values): before anything is
+    /// written or queued.
+    fn set_timing_only(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |w| w.set_timing_only())
+    }
+    /// Perturbs every later run's timing with seeded jitter: each transfer and memory access
+    /// up to `op_ns` later, each dispatch start up to `dispatch_ns` later (`seed=None`: off;
+    /// the defaults are the checker's).
+    #[pyo3(signature = (seed, op_ns = 500, dispatch_ns = 5000))]
+    fn set_jitter(&self, py: Python<'_>, seed: Option<u64>, op_ns: u64, dispatch_ns: u64) -> PyResult<()> {
+        self.with(py, |w| {
+            w.options_mut().jitter = seed.map(|seed| sim_core::Jitter {
+                seed,
+                op: SimDuration::from_ns(op_ns),
+                dispatch: SimDuration::from_ns(dispatch_ns),
+            });
+            Ok(())
+        })
+    }
     fn __repr__(&self) -> String {
         format!("<ranksim World: {} ranks>", self.size)
     }

@@ -104,7 +104,10 @@ def test_sweep_rows_and_table():
 
 def test_bench_and_check():
     stats = ranksim.bench(CFG, RingAllReduce(), 16 << 10, iters=3, warmup=1)
-    assert isinstance(stats, str) and stats
+    assert stats["rounds"] == 3 and stats["warmup"] == 1 and len(stats["device_wall_us"]) == 3
+    assert 0 < stats["device_us_min"] <= stats["device_us_median"] <= stats["device_us_max"]
+    assert stats["device_us_mean"] == pytest.approx(sum(stats["device_wall_us"]) / 3)
+    assert stats["text"]
     report = ranksim.check(CFG, RingAllReduce(), 16 << 10, seeds=1)
     assert report.runs == 2 and report.is_clean, str(report)
 

@@ -110,6 +110,32 @@ def test_trace():
     assert world2.run().chrome_trace() is None
 
 
+def test_trace_file_timing_only_and_jitter(tmp_path):
+    world, _, _ = ring.build(chunk=16)
+    world.trace = True
+    rep = world.run()
+    rep.write_trace(tmp_path / "t.json")
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    with pytest.raises(ranksim.BadArgument, match="not traced"):
+        ring.build(chunk=16)[0].run().write_trace(tmp_path / "u.json")
+
+    def timed(seed):
+        world, _, _ = ring.build(chunk=16)
+        world.set_jitter(seed)
+        return world.run().device_time_ps
+
+    base = ring.build(chunk=16)[0].run().device_time_ps
+    assert timed(None) == base
+    assert timed(3) == timed(3) != base
+
+    world = ranksim.Config.preset("a2a3").with_ranks(2).world()
+    world.set_timing_only()
+    dom = world.create_domain("d")
+    w = world.alloc_window(dom, "w", "f32", [1, 1024])
+    world.dispatch_all(dom, ranksim.Dispatch.kernel("k", 1, lambda core: core.store(core.load(w, [0, 0], [1, 1024]), w, [0, 0])))
+    assert world.run().device_time_ps > 0
+
+
 def test_dtypes_round_trip():
     world = ranksim.World()
     vals = np.array([[1.0, 1.00390625, -2.5, 65504.0]], dtype=np.float64)
