@@ -11,6 +11,7 @@ use crate::world::{PyConfig, PyWorld, panic_text};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ranksim::custom::{self, Collective, Measure, Wrong};
+use ranksim::sweep::{MAX_CALLS, MAX_SIZE_PAYLOAD};
 use sim_core::check::CheckOptions;
 use sim_core::{DType, Domain, SimError, SimResult, World};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -164,7 +165,15 @@ fn collective(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyCollective> 
     Ok(PyCollective { obj: obj.clone().unbind(), name, dtype: dt, shared: Arc::new(Shared::default()) })
 }
 
-fn measure(py: Python<'_>, cfg: &PyConfig, ranks: Option<usize>, iters: u32, warmup: u32) -> PyResult<Measure> {
+/// How to measure, its values checked with the CLI's ranges (calls, sizes).
+fn measure(
+    py: Python<'_>,
+    cfg: &PyConfig,
+    ranks: Option<usize>,
+    iters: u32,
+    warmup: u32,
+    max_size: u64,
+) -> PyResult<Measure> {
     let n = ranks.unwrap_or(cfg.0.machine.ranks);
     if n == 0 || n > cfg.0.machine.ranks {
         return Err(bad(
@@ -172,7 +181,16 @@ fn measure(py: Python<'_>, cfg: &PyConfig, ranks: Option<usize>, iters: u32, war
             format!("{n} ranks: the machine has {}; use 1..={}", cfg.0.machine.ranks, cfg.0.machine.ranks),
         ));
     }
-    Ok(Measure { iters: iters.max(1), warmup, ..Measure::new(n) })
+    if iters == 0 || iters > MAX_CALLS {
+        return Err(bad(py, format!("iters={iters}: timed calls must be in 1..={MAX_CALLS}")));
+    }
+    if warmup > MAX_CALLS {
+        return Err(bad(py, format!("warmup={warmup}: warmup calls must be in 0..={MAX_CALLS}")));
+    }
+    if max_size > MAX_SIZE_PAYLOAD {
+        return Err(bad(py, format!("size {max_size}: a size is at most {MAX_SIZE_PAYLOAD} bytes (1 GiB)")));
+    }
+    Ok(Measure { iters, warmup, ..Measure::new(n) })
 }
 
 /// Runs `f` with the GIL released, a panic caught, an error string raised as `SimError`.
@@ -206,7 +224,7 @@ pub(crate) fn point<'py>(
     warmup: u32,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, iters, warmup)?;
+    let m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
     let cfg = &config.0;
     let p = released(py, || custom::point(cfg, &c, &m, size_bytes, false))?;
     p.map(|p| row_dict(py, &p.row)).transpose()
@@ -226,7 +244,7 @@ pub(crate) fn sweep<'py>(
     warmup: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, iters, warmup)?;
+    let m = measure(py, &config, ranks, iters, warmup, sizes.iter().copied().max().unwrap_or(0))?;
     let cfg = &config.0;
     let mut out = Vec::new();
     let (rows, failed) = released(py, || custom::sweep(&mut out, cfg, &c, &m, &sizes))?;
@@ -253,7 +271,7 @@ pub(crate) fn bench<'py>(
     warmup: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, iters, warmup)?;
+    let m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
     let cfg = &config.0;
     let st = released(py, || custom::bench(cfg, &c, &m, size_bytes))?;
     let d = PyDict::new(py);
@@ -283,9 +301,13 @@ pub(crate) fn check(
     seeds: u64,
 ) -> PyResult<PyCheckReport> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, 1, 0)?;
+    let m = measure(py, &config, ranks, 1, 0, size_bytes)?;
+    if calls == 0 || calls > MAX_CALLS as usize {
+        return Err(bad(py, format!("calls={calls}: calls must be in 1..={MAX_CALLS}")));
+    }
     let cfg = &config.0;
     let opts = CheckOptions { seeds, ..CheckOptions::default() };
+    crate::world::check_options(py, &opts)?;
     c.shared.record.store(true, Ordering::Relaxed);
     let r = released(py, || custom::check(cfg, &c, m.ranks, size_bytes, calls, &opts))?;
     PyCheckReport::new(py, &r, &|seed, s| c.shared.line_of(seed, s))

@@ -92,6 +92,27 @@ unsafe impl Send for LentPtr {}
 
 const BUSY: &str = "the world is busy: a run or check is in progress (kernels cannot use their world)";
 
+/// The most jittered reruns `check` makes (the CLI's limit).
+const MAX_SEEDS: u64 = 100_000;
+
+/// The checker's options checked with the CLI's ranges: at most [`MAX_SEEDS`] seeds, jitter
+/// up to 1 s.
+pub(crate) fn check_options(py: Python<'_>, o: &CheckOptions) -> PyResult<()> {
+    if o.seeds > MAX_SEEDS {
+        return Err(bad(py, format!("seeds={}: at most {MAX_SEEDS} jittered reruns", o.seeds)));
+    }
+    jitter_ok(py, o.op_jitter, "op_jitter_ns")?;
+    jitter_ok(py, o.dispatch_jitter, "dispatch_jitter_ns")
+}
+
+/// A jitter of at most 1 s.
+fn jitter_ok(py: Python<'_>, d: SimDuration, name: &str) -> PyResult<()> {
+    if d.as_ps() > ranksim::sweep::MAX_JITTER_PS {
+        return Err(bad(py, format!("{name}={}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000)));
+    }
+    Ok(())
+}
+
 /// The error of a lent world used after its callback returned.
 fn gone(py: Python<'_>) -> PyErr {
     bad(py, "this World was lent to a collective's callback that has returned; keep tensors, not the world")
@@ -418,6 +439,7 @@ impl PyWorld {
         if let Some(ns) = dispatch_jitter_ns {
             opts.dispatch_jitter = SimDuration::from_ns(ns);
         }
+        check_options(py, &opts)?;
         self.shared.record.store(true, Ordering::Relaxed);
         let r = self.engine(py, |w| w.check(&opts));
         self.shared.record.store(false, Ordering::Relaxed);
@@ -469,6 +491,8 @@ impl PyWorld {
     /// the defaults are the checker's).
     #[pyo3(signature = (seed, op_ns = 500, dispatch_ns = 5000))]
     fn set_jitter(&self, py: Python<'_>, seed: Option<u64>, op_ns: u64, dispatch_ns: u64) -> PyResult<()> {
+        jitter_ok(py, SimDuration::from_ns(op_ns), "op_ns")?;
+        jitter_ok(py, SimDuration::from_ns(dispatch_ns), "dispatch_ns")?;
         self.with(py, |w| {
             w.options_mut().jitter = seed.map(|seed| sim_core::Jitter {
                 seed,

@@ -194,3 +194,25 @@ def test_checker_finds_the_missing_wait_and_the_deadlock():
     assert dl
     locs = [s["location"] for f in dl for s in f.sites if s["location"]]
     assert any("ring.py" in l for l in locs), locs
+
+
+def test_limits_keep_runs_finite():
+    world, dom = one_rank_world()
+    with pytest.raises(ranksim.BadArgument, match="at most 100000 jittered reruns"):
+        world.check(seeds=2**63)
+    with pytest.raises(ranksim.BadArgument, match="jitter must be in"):
+        world.check(seeds=1, op_jitter_ns=2**40)
+    with pytest.raises(ranksim.BadArgument, match="jitter must be in"):
+        world.set_jitter(1, dispatch_ns=2**62)
+    cfg = ranksim.Config.preset("a2a3")
+    import test_collective
+
+    c = test_collective.RingAllReduce()
+    with pytest.raises(ranksim.BadArgument, match="timed calls must be in 1..=10000"):
+        ranksim.point(cfg, c, 1024, iters=2**31)
+    with pytest.raises(ranksim.BadArgument, match="warmup calls"):
+        ranksim.bench(cfg, c, 1024, warmup=2**31)
+    with pytest.raises(ranksim.BadArgument, match="a size is at most"):
+        ranksim.sweep(cfg, c, [1024, 2**40])
+    with pytest.raises(ranksim.BadArgument, match="calls must be in"):
+        ranksim.check(cfg, c, 1024, calls=0)
