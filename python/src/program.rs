@@ -216,11 +216,19 @@ impl PyTask {
     fn no_dep<'a>(slf: PyRef<'a, Self>, t: PyRef<'a, PyTensor>) -> PyRef<'a, Self> {
         Self::declare(slf, ArgDir::NoDep, &t)
     }
-    /// Starts only after the tasks with these ids (what `Dispatch.add` returned).
+    /// Starts only after the tasks with these ids (what `Dispatch.add` returned), given as
+    /// ints or lists of ints.
     #[pyo3(signature = (*ids))]
-    fn after(slf: PyRef<'_, Self>, ids: Vec<usize>) -> PyRef<'_, Self> {
-        lock(&slf.0).after.extend(ids);
-        slf
+    fn after<'a>(slf: PyRef<'a, Self>, ids: Vec<Bound<'a, PyAny>>) -> PyResult<PyRef<'a, Self>> {
+        let mut all = Vec::new();
+        for id in ids {
+            match id.extract::<usize>() {
+                Ok(i) => all.push(i),
+                Err(_) => all.extend(id.extract::<Vec<usize>>()?),
+            }
+        }
+        lock(&slf.0).after.extend(all);
+        Ok(slf)
     }
     /// `lanes` cores per block (AIV sub-blocks; `core.sub_block_idx()`).
     fn lanes(slf: PyRef<'_, Self>, lanes: usize) -> PyRef<'_, Self> {

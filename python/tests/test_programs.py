@@ -95,6 +95,12 @@ def test_determinism_same_program_twice():
         return (rep.device_time_ps, rep.end_ps, rep.dispatches, rep.traffic, rep.stats, outs)
 
     assert once() == once()
+
+    def checked():
+        world, _, _ = ring.build(broken="no-wait", chunk=8)
+        return str(world.check(seeds=2))
+
+    assert checked() == checked()
     a, b = readme_program()[2], readme_program()[2]
     assert (a.device_time_ps, a.dispatches, a.traffic) == (b.device_time_ps, b.dispatches, b.traffic)
 
@@ -134,6 +140,24 @@ def test_trace_file_timing_only_and_jitter(tmp_path):
     w = world.alloc_window(dom, "w", "f32", [1, 1024])
     world.dispatch_all(dom, ranksim.Dispatch.kernel("k", 1, lambda core: core.store(core.load(w, [0, 0], [1, 1024]), w, [0, 0])))
     assert world.run().device_time_ps > 0
+
+
+def test_after_orders_tasks():
+    world = ranksim.Config.preset("a2a3").with_ranks(1).world()
+    dom = world.create_domain("d")
+    log = world.alloc_tensor("log", "i32", [1, 3])
+    d = ranksim.Dispatch("order")
+    a = d.add(ranksim.Task("a", 1, lambda core: core.compute(5000)))
+    b = d.add(ranksim.Task("b", 1, lambda core: core.compute(100)))
+    c = d.add(ranksim.Task("c", 1, lambda core: core.write_scalar(log, [0, 2], core.now())).after([a, b]))
+    d.add(ranksim.Task("e", 1, lambda core: core.write_scalar(log, [0, 0], core.now())).after(c))
+    world.dispatch(0, d)
+    rep = world.run()
+    tasks = {t["name"]: t for t in rep.dispatches[0]["tasks"]}
+    assert tasks["c"]["start_ps"] >= max(tasks["a"]["end_ps"], tasks["b"]["end_ps"])
+    assert tasks["e"]["start_ps"] >= tasks["c"]["end_ps"]
+    with pytest.raises(TypeError):
+        ranksim.Task("x", 1, lambda core: None).after("zero")
 
 
 def test_dtypes_round_trip():
