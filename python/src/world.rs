@@ -137,7 +137,8 @@ fn numpy_name(dt: DType) -> Option<&'static str> {
 
 impl PyWorld {
     fn of(py: Python<'_>, cfg: &ranksim::Config) -> PyResult<PyWorld> {
-        let w = cfg.world().map_err(|e| errors::config(py, e))?;
+        #[allow(unused_mut)] // mutated once the line below is live
+        let mut w = cfg.world().map_err(|e| errors::config(py, e))?;
         // Python kernels must run on OS threads (CPython's thread state cannot survive a
         // stackful coroutine's stack switch). Today every thread kernel does.
         // when coroutine kernels land: w.options_mut().kernel_exec = sim_core::KernelExec::Threads;
