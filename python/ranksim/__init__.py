@@ -1,0 +1,69 @@
+"""ranksim from Python: a deterministic cycle-approximate multi-chip simulator.
+
+    import ranksim
+    world = ranksim.Config.preset("a2a3").world()
+
+See docs/python.md in the ranksim repository.
+"""
+
+from enum import Enum
+
+from ._errors import BadArgument, ConfigError, DeadlockError, KernelError, SimError
+from ._native import (
+    CheckReport,
+    Config,
+    Core,
+    Dispatch,
+    Domain,
+    Finding,
+    RunReport,
+    SdmaHandle,
+    Task,
+    Tensor,
+    Tile,
+    World,
+    bench,
+    check,
+    point,
+    sweep,
+)
+
+
+class dtype(str, Enum):
+    """Element types; every API that takes a dtype also takes its string ("f32", ...)."""
+
+    f32 = "f32"
+    f16 = "f16"
+    bf16 = "bf16"
+    i32 = "i32"
+    i16 = "i16"
+    i8 = "i8"
+
+    def __str__(self):
+        return self.value
+
+
+__all__ = [
+    "BadArgument",
+    "CheckReport",
+    "Config",
+    "ConfigError",
+    "Core",
+    "DeadlockError",
+    "Dispatch",
+    "Domain",
+    "Finding",
+    "KernelError",
+    "RunReport",
+    "SdmaHandle",
+    "SimError",
+    "Task",
+    "Tensor",
+    "Tile",
+    "World",
+    "bench",
+    "check",
+    "dtype",
+    "point",
+    "sweep",
+]

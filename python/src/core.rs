@@ -1,0 +1,696 @@
+//! Python kernels: the `Core` handle a kernel function gets, its tiles, and the binding of a
+//! Python function to a sim-core `Task`.
+//!
+//! A kernel runs on its core's OS thread. It holds the GIL while Python runs and releases it
+//! around every operation that talks to the scheduler, so other kernels and the engine go on.
+//! The `Core` object points at the Rust core only while the kernel call lasts; afterwards (or
+//! from another thread) every operation raises `BadArgument`.
+
+use crate::errors::{self, bad};
+use crate::program::{PyTensor, TaskSpec, atomic, dtype, lock, notify_op, round_mode, wait_cmp};
+use pyo3::prelude::*;
+use sim_core::check::FindingSite;
+use sim_core::{CopyOpts, Core, DeferCond, SdmaHandle, SdmaOpts, SimError, SimResult, Site, Task, TaskId, Tile};
+use std::collections::BTreeMap;
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+
+/// This file, as Rust locations name it: a wait's caller recorded by `Core::wait` is here,
+/// and is replaced by the kernel's Python line in reports.
+pub(crate) const CORE_FILE: &str = file!();
+
+/// The `op` of the error a raising Python kernel ends its run with.
+pub(crate) const KERNEL_OP: &str = "python kernel";
+
+/// A block of a task on a chip: (world rank, block, lane, task).
+pub(crate) type BlockKey = (usize, usize, usize, String);
+
+/// One operation a kernel issued while lines were recorded: its name, the buffers it named,
+/// the core's clock before and after it (ps), which run of the block it was in, and the
+/// kernel's Python line.
+pub(crate) struct OpLine {
+    op: &'static str,
+    targets: Vec<String>,
+    from_ps: u64,
+    to_ps: u64,
+    generation: u64,
+    at: String,
+}
+
+/// What a world's Python kernels leave for the host, in key order (deterministic).
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// The Python line of every wait that has not returned successfully.
+    pub(crate) waits: Mutex<BTreeMap<BlockKey, String>>,
+    /// The exception each raising kernel raised.
+    pub(crate) raised: Mutex<BTreeMap<BlockKey, Py<PyAny>>>,
+    /// Whether kernels record the Python line of every memory and signal operation (on
+    /// checked runs, so findings name Python lines).
+    pub(crate) record: AtomicBool,
+    /// The recorded operations, per block.
+    pub(crate) lines: Mutex<BTreeMap<BlockKey, Vec<OpLine>>>,
+    /// Per block, which run it is in (a block starting earlier than its last end on the
+    /// simulated clock is in the next run: the checker reruns from time zero) and that end.
+    generations: Mutex<BTreeMap<BlockKey, (u64, u64)>>,
+}
+
+impl Shared {
+    /// Forgets the last run.
+    pub(crate) fn clear(&self) {
+        lock(&self.waits).clear();
+        lock(&self.raised).clear();
+        lock(&self.lines).clear();
+        lock(&self.generations).clear();
+    }
+
+    /// The run a block starting at `now_ps` is in.
+    fn generation(&self, key: &BlockKey, now_ps: u64) -> u64 {
+        let mut g = lock(&self.generations);
+        let e = g.entry(key.clone()).or_insert((0, 0));
+        if now_ps < e.1 {
+            e.0 += 1;
+        }
+        e.0
+    }
+
+    /// Notes where a block's kernel ended.
+    fn ended(&self, key: &BlockKey, now_ps: u64) {
+        if let Some(e) = lock(&self.generations).get_mut(key) {
+            e.1 = e.1.max(now_ps);
+        }
+    }
+
+    /// The Python line of the operation a checker finding's site names, in the run `seed`
+    /// shows (None: the unperturbed run): the same block's operation of the same name on the
+    /// same buffer whose clock span holds the site's time (else of the same name only).
+    pub(crate) fn line_of(&self, seed: Option<u64>, s: &FindingSite) -> Option<String> {
+        let run = seed.unwrap_or(0);
+        let same = |k: &BlockKey| (k.0, k.1, k.3.as_str()) == (s.rank, s.block, s.task.as_str());
+        let names = |o: &OpLine| o.targets.iter().any(|t| s.target == *t || s.target.starts_with(&format!("{t}[")));
+        let lines = lock(&self.lines);
+        let t = s.time.as_ps();
+        let candidates: Vec<&OpLine> = lines
+            .iter()
+            .filter(|(k, _)| same(k))
+            .flat_map(|(_, ops)| ops)
+            .filter(|o| o.generation == run && o.from_ps <= t && t <= o.to_ps && s.op.starts_with(o.op))
+            .collect();
+        if let Some(o) = candidates.iter().find(|o| names(o)).or(candidates.first()) {
+            return Some(o.at.clone());
+        }
+        if s.op.starts_with("wait")
+            && let Some((_, at)) = lock(&self.waits).iter().find(|(k, _)| same(k))
+        {
+            return Some(at.clone());
+        }
+        None
+    }
+}
+
+/// A raw core pointer that may cross into `Python::detach` (only its own thread uses it).
+#[derive(Clone, Copy)]
+struct CorePtr(*mut Core);
+// SAFETY: the pointer is dereferenced only on the kernel thread that owns the core, while the
+// kernel call that lent it is running (checked by `PyCore::ptr`).
+unsafe impl Send for CorePtr {}
+
+impl CorePtr {
+    /// SAFETY: see the `Send` impl; the caller is the owning thread within the kernel call.
+    unsafe fn get<'a>(self) -> &'a mut Core {
+        unsafe { &mut *self.0 }
+    }
+}
+
+/// A kernel's handle on its core: the Rust `Core`'s operations under the same names.
+#[pyclass(name = "Core", module = "ranksim", frozen)]
+pub(crate) struct PyCore {
+    ptr: AtomicPtr<Core>,
+    owner: ThreadId,
+    key: BlockKey,
+    shared: Arc<Shared>,
+    /// Which run of its block this is (see `Shared::generation`).
+    generation: u64,
+    /// The first Rust error an operation raised, returned as the kernel's error if the
+    /// kernel lets the exception escape.
+    last_err: Mutex<Option<SimError>>,
+}
+
+/// A tile in a core's unified buffer (opaque: pass it to operations; `numpy()` copies it out).
+#[pyclass(name = "Tile", module = "ranksim", frozen)]
+pub(crate) struct PyTile(pub(crate) Tile);
+
+#[pymethods]
+impl PyTile {
+    /// `(rows, cols)` as allocated.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        self.0.shape()
+    }
+    /// `(rows, cols)` holding data.
+    #[getter]
+    fn valid_shape(&self) -> (usize, usize) {
+        self.0.valid_shape()
+    }
+    /// The element type's short name.
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.0.dtype().name()
+    }
+    /// The values as a list of rows of floats (exact for every dtype).
+    fn tolist(&self) -> Vec<Vec<f64>> {
+        let (r, c) = self.0.shape();
+        (0..r).map(|i| (0..c).map(|j| self.0.get_f64(i, j)).collect()).collect()
+    }
+    /// The values as a float64 numpy array of the tile's shape.
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("numpy")?.call_method1("array", (self.tolist(), "float64"))
+    }
+    fn __repr__(&self) -> String {
+        format!("<ranksim tile {:?}>", self.0)
+    }
+}
+
+impl PyCore {
+    /// The core, if called on its own thread during its kernel call.
+    fn ptr(&self, py: Python<'_>) -> PyResult<CorePtr> {
+        let p = self.ptr.load(Ordering::Acquire);
+        if p.is_null() {
+            return Err(bad(py, format!("core of task `{}` used after its kernel returned", self.key.3)));
+        }
+        if std::thread::current().id() != self.owner {
+            return Err(bad(py, format!("core of task `{}` used from another thread than its kernel's", self.key.3)));
+        }
+        Ok(CorePtr(p))
+    }
+
+    /// The Python exception for `e`, remembering `e` for the kernel's result.
+    fn fail(&self, py: Python<'_>, e: SimError) -> PyErr {
+        let err = errors::sim(py, &e);
+        lock(&self.last_err).get_or_insert(e);
+        err
+    }
+
+    /// Runs `f` on the core with the GIL held (local work: no request to the scheduler).
+    fn local<R>(&self, py: Python<'_>, f: impl FnOnce(&mut Core) -> SimResult<R>) -> PyResult<R> {
+        let p = self.ptr(py)?;
+        // SAFETY: `ptr` checked the thread and the call.
+        f(unsafe { p.get() }).map_err(|e| self.fail(py, e))
+    }
+
+    /// Runs operation `op` (`f`) on the core with the GIL released (it may block until the
+    /// scheduler answers); on a recording run, notes its Python line and clock span.
+    fn blocking<R: Send>(
+        &self,
+        py: Python<'_>,
+        op: &'static str,
+        targets: &[&PyTensor],
+        f: impl FnOnce(&mut Core) -> SimResult<R> + Send,
+    ) -> PyResult<R> {
+        let p = self.ptr(py)?;
+        let record = self.shared.record.load(Ordering::Relaxed);
+        // SAFETY: `ptr` checked the thread and the call; the closure runs on this thread.
+        let from_ps = if record { unsafe { p.get() }.now().as_ps() } else { 0 };
+        let r = py.detach(move || f(unsafe { p.get() }));
+        if record {
+            let to_ps = unsafe { p.get() }.now().as_ps();
+            let targets = targets.iter().map(|t| t.0.name().to_string()).collect();
+            let line = OpLine { op, targets, from_ps, to_ps, generation: self.generation, at: python_line(py) };
+            lock(&self.shared.lines).entry(self.key.clone()).or_default().push(line);
+        }
+        r.map_err(|e| self.fail(py, e))
+    }
+
+    /// A wait: its Python line is recorded until it returns, for a deadlock's report.
+    fn waiting<R: Send>(
+        &self,
+        py: Python<'_>,
+        targets: &[&PyTensor],
+        f: impl FnOnce(&mut Core) -> SimResult<R> + Send,
+    ) -> PyResult<R> {
+        let here = python_line(py);
+        lock(&self.shared.waits).insert(self.key.clone(), here);
+        let r = self.blocking(py, "wait", targets, f)?;
+        lock(&self.shared.waits).remove(&self.key);
+        Ok(r)
+    }
+}
+
+/// `file:line in function` of the innermost Python frame (the kernel line calling us).
+fn python_line(py: Python<'_>) -> String {
+    let line = || -> PyResult<String> {
+        let f = py.import("sys")?.call_method1("_getframe", (0,))?;
+        let code = f.getattr("f_code")?;
+        let file: String = code.getattr("co_filename")?.extract()?;
+        let func: String = code.getattr("co_name")?.extract()?;
+        let lineno: i64 = f.getattr("f_lineno")?.extract()?;
+        Ok(format!("{file}:{lineno} in {func}"))
+    };
+    line().unwrap_or_else(|_| "<unknown Python line>".into())
+}
+
+/// Copy options from keyword arguments.
+fn copy_opts(
+    py: Python<'_>,
+    dst_offsets: Option<Vec<usize>>,
+    src_offsets: Option<Vec<usize>>,
+    shape: Option<Vec<usize>>,
+    chunks: Option<(usize, usize)>,
+    atomic_: &str,
+    pipeline: bool,
+) -> PyResult<CopyOpts> {
+    let mut o = CopyOpts::new().pipeline(pipeline).atomic(atomic(py, atomic_)?);
+    match (dst_offsets, src_offsets, shape) {
+        (Some(d), Some(s), Some(sh)) => o = o.region(&d, &s, &sh),
+        (None, None, None) => {}
+        _ => return Err(bad(py, "dst_offsets, src_offsets and shape go together (PyPTO requires all three)")),
+    }
+    if let Some((r, c)) = chunks {
+        o = o.chunks(r, c);
+    }
+    Ok(o)
+}
+
+#[pymethods]
+impl PyCore {
+    /// This chip's dense rank in the dispatch's comm domain (`pld.rank`).
+    fn rank(&self, py: Python<'_>) -> PyResult<usize> {
+        self.local(py, |c| Ok(c.rank()))
+    }
+    /// Number of ranks in the dispatch's comm domain.
+    fn nranks(&self, py: Python<'_>) -> PyResult<usize> {
+        self.local(py, |c| Ok(c.nranks()))
+    }
+    /// This chip's world rank.
+    fn world_rank(&self, py: Python<'_>) -> PyResult<usize> {
+        self.local(py, |c| Ok(c.world_rank()))
+    }
+    /// This chip's dense rank in the domain of window `t`, or None.
+    fn rank_in(&self, py: Python<'_>, t: &PyTensor) -> PyResult<Option<usize>> {
+        self.local(py, |c| Ok(c.rank_in(&t.0)))
+    }
+    /// This block's index in its task.
+    fn block_idx(&self, py: Python<'_>) -> PyResult<usize> {
+        self.local(py, |c| Ok(c.block_idx()))
+    }
+    /// Number of blocks of the task.
+    fn block_num(&self, py: Python<'_>) -> PyResult<usize> {
+        self.local(py, |c| Ok(c.block_num()))
+    }
+    /// Which lane of its block this core is.
+    fn sub_block_idx(&self, py: Python<'_>) -> PyResult<usize> {
+        self.local(py, |c| Ok(c.sub_block_idx()))
+    }
+    /// Lanes per block.
+    fn sub_block_num(&self, py: Python<'_>) -> PyResult<usize> {
+        self.local(py, |c| Ok(c.sub_block_num()))
+    }
+    /// The core's clock, in picoseconds of simulated time.
+    fn now(&self, py: Python<'_>) -> PyResult<u64> {
+        self.local(py, |c| Ok(c.now().as_ps()))
+    }
+    /// Scalar work: advances the core's clock by `cycles` of the chip clock.
+    fn compute(&self, py: Python<'_>, cycles: u64) -> PyResult<()> {
+        self.local(py, |c| {
+            c.compute(cycles);
+            Ok(())
+        })
+    }
+    /// Loads a region of a GM tensor or of this rank's window into a tile (TLOAD).
+    fn load(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>, shape: Vec<usize>) -> PyResult<PyTile> {
+        self.blocking(py, "load", &[src], |c| c.load(&src.0, &offsets, &shape)).map(PyTile)
+    }
+    /// Stores a tile into a region of a GM tensor or this rank's window (TSTORE). Posted.
+    fn store(&self, py: Python<'_>, tile: &PyTile, dst: &PyTensor, offsets: Vec<usize>) -> PyResult<()> {
+        self.blocking(py, "store", &[dst], |c| c.store(&tile.0, &dst.0, &offsets))
+    }
+    /// `a + b` (TADD).
+    fn add(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.add(&a.0, &b.0)).map(PyTile)
+    }
+    /// `max(a, b)` element-wise (TMAX).
+    fn max(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.max(&a.0, &b.0)).map(PyTile)
+    }
+    /// `min(a, b)` element-wise (TMIN).
+    fn min(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.min(&a.0, &b.0)).map(PyTile)
+    }
+    /// `a * b` element-wise (TMUL).
+    fn mul(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.mul(&a.0, &b.0)).map(PyTile)
+    }
+    /// `a + s` (TADDS).
+    fn adds(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
+        self.local(py, |c| c.adds(&a.0, s)).map(PyTile)
+    }
+    /// `a * s` (TMULS).
+    fn muls(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
+        self.local(py, |c| c.muls(&a.0, s)).map(PyTile)
+    }
+    /// Converts a tile to `dtype` with a rounding mode (TCVT).
+    #[pyo3(signature = (a, dtype, mode = "rint"))]
+    fn cast(&self, py: Python<'_>, a: &PyTile, dtype: &Bound<'_, PyAny>, mode: &str) -> PyResult<PyTile> {
+        let (to, m) = (self::dtype(py, dtype)?, round_mode(py, mode)?);
+        self.local(py, |c| c.cast(&a.0, to, m)).map(PyTile)
+    }
+    /// Sum of each row: a `rows x 1` tile.
+    fn row_sum(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.row_sum(&a.0)).map(PyTile)
+    }
+    /// Max of each row.
+    fn row_max(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.row_max(&a.0)).map(PyTile)
+    }
+    /// Sum of each column: a `1 x cols` tile.
+    fn col_sum(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.col_sum(&a.0)).map(PyTile)
+    }
+    /// Max of each column.
+    fn col_max(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.col_max(&a.0)).map(PyTile)
+    }
+    /// The same elements as a `rows x cols` tile.
+    fn reshape(&self, py: Python<'_>, a: &PyTile, rows: usize, cols: usize) -> PyResult<PyTile> {
+        self.local(py, |c| c.reshape(&a.0, rows, cols)).map(PyTile)
+    }
+    /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY): `op` is "add" or "set".
+    #[pyo3(signature = (signal, peer, offsets, value = 1, op = "add"))]
+    fn notify(
+        &self,
+        py: Python<'_>,
+        signal: &PyTensor,
+        peer: usize,
+        offsets: Vec<usize>,
+        value: i32,
+        op: &str,
+    ) -> PyResult<()> {
+        let op = notify_op(py, op)?;
+        self.blocking(py, "notify", &[signal], |c| c.notify(&signal.0, peer, &offsets, value, op))
+    }
+    /// Blocks until cell `offsets` of this rank's `signal` satisfies `cmp expected` (TWAIT).
+    #[pyo3(signature = (signal, offsets, expected, cmp = "ge"))]
+    fn wait(&self, py: Python<'_>, signal: &PyTensor, offsets: Vec<usize>, expected: i32, cmp: &str) -> PyResult<()> {
+        let cmp = wait_cmp(py, cmp)?;
+        self.waiting(py, &[signal], |c| c.wait(&signal.0, &offsets, expected, cmp))
+    }
+    /// Blocks until every cell of a region of this rank's `signal` satisfies `cmp expected`.
+    #[pyo3(signature = (signal, offsets, shape, expected, cmp = "ge"))]
+    fn wait_all(
+        &self,
+        py: Python<'_>,
+        signal: &PyTensor,
+        offsets: Vec<usize>,
+        shape: Vec<usize>,
+        expected: i32,
+        cmp: &str,
+    ) -> PyResult<()> {
+        let cmp = wait_cmp(py, cmp)?;
+        self.waiting(py, &[signal], |c| c.wait_all(&signal.0, &offsets, &shape, expected, cmp))
+    }
+    /// Whether cell `offsets` satisfies `cmp expected` now, without waiting (TTEST).
+    #[pyo3(signature = (signal, offsets, expected, cmp = "ge"))]
+    fn test_signal(
+        &self,
+        py: Python<'_>,
+        signal: &PyTensor,
+        offsets: Vec<usize>,
+        expected: i32,
+        cmp: &str,
+    ) -> PyResult<bool> {
+        let cmp = wait_cmp(py, cmp)?;
+        self.blocking(py, "test", &[signal], |c| c.test_signal(&signal.0, &offsets, expected, cmp))
+    }
+    /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM).
+    fn remote_load(
+        &self,
+        py: Python<'_>,
+        target: &PyTensor,
+        peer: usize,
+        offsets: Vec<usize>,
+        shape: Vec<usize>,
+    ) -> PyResult<PyTile> {
+        self.blocking(py, "remote_load", &[target], |c| c.remote_load(&target.0, peer, &offsets, &shape)).map(PyTile)
+    }
+    /// Stores a tile into `peer`'s copy of window `target` (TSTORE to peer GM). Posted.
+    #[pyo3(signature = (tile, target, peer, offsets, atomic = "none"))]
+    fn remote_store(
+        &self,
+        py: Python<'_>,
+        tile: &PyTile,
+        target: &PyTensor,
+        peer: usize,
+        offsets: Vec<usize>,
+        atomic: &str,
+    ) -> PyResult<()> {
+        let at = self::atomic(py, atomic)?;
+        self.blocking(py, "remote_store", &[target], |c| c.remote_store(&tile.0, &target.0, peer, &offsets, at))
+    }
+    /// Copies local `src` into `peer`'s window `dst` through UB (TPUT).
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = "none", pipeline = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn put(
+        &self,
+        py: Python<'_>,
+        dst: &PyTensor,
+        peer: usize,
+        src: &PyTensor,
+        dst_offsets: Option<Vec<usize>>,
+        src_offsets: Option<Vec<usize>>,
+        shape: Option<Vec<usize>>,
+        chunks: Option<(usize, usize)>,
+        atomic: &str,
+        pipeline: bool,
+    ) -> PyResult<()> {
+        let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic, pipeline)?;
+        self.blocking(py, "put", &[dst, src], |c| c.put(&dst.0, peer, &src.0, &o))
+    }
+    /// Copies `peer`'s window `src` into local `dst` through UB (TGET).
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = "none", pipeline = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn get(
+        &self,
+        py: Python<'_>,
+        dst: &PyTensor,
+        peer: usize,
+        src: &PyTensor,
+        dst_offsets: Option<Vec<usize>>,
+        src_offsets: Option<Vec<usize>>,
+        shape: Option<Vec<usize>>,
+        chunks: Option<(usize, usize)>,
+        atomic: &str,
+        pipeline: bool,
+    ) -> PyResult<()> {
+        let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic, pipeline)?;
+        self.blocking(py, "get", &[dst, src], |c| c.get(&dst.0, peer, &src.0, &o))
+    }
+    /// Blocks until every write and notify this core issued has landed (`pld.system.fence`).
+    fn fence(&self, py: Python<'_>) -> PyResult<()> {
+        self.blocking(py, "fence", &[], |c| c.fence())
+    }
+    /// Reads one element of a GM tensor or window (`pl.read`).
+    fn read_scalar(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>) -> PyResult<f64> {
+        self.blocking(py, "read_scalar", &[src], |c| c.read_scalar(&src.0, &offsets))
+    }
+    /// Writes one element of a GM tensor or window (`pl.write`).
+    fn write_scalar(&self, py: Python<'_>, dst: &PyTensor, offsets: Vec<usize>, value: f64) -> PyResult<()> {
+        self.blocking(py, "write_scalar", &[dst], |c| c.write_scalar(&dst.0, &offsets, value))
+    }
+    /// Asserts a region of this rank's `signal` is all zero (a self-clearing protocol's end).
+    fn expect_clear(&self, py: Python<'_>, signal: &PyTensor, offsets: Vec<usize>, shape: Vec<usize>) -> PyResult<()> {
+        self.blocking(py, "expect_clear", &[signal], |c| c.expect_clear(&signal.0, &offsets, &shape))
+    }
+    /// Registers deferred conditions `[(signal, offsets, expected), ...]` (each cell, read as
+    /// unsigned, must reach `expected`) for this block's task and releases the core
+    /// (`pld.system.defer_wait`); return right after it.
+    fn defer_wait(&self, py: Python<'_>, conds: Vec<(PyRef<'_, PyTensor>, Vec<usize>, u32)>) -> PyResult<()> {
+        let conds: Vec<DeferCond> = conds
+            .into_iter()
+            .map(|(t, offsets, expected)| DeferCond { signal: t.0.clone(), offsets, expected })
+            .collect();
+        self.waiting(py, &[], |c| c.defer_wait(&conds))
+    }
+    /// Starts an SDMA copy of local `src` into `peer`'s window `dst` (TPUT_ASYNC); returns a
+    /// handle at once. Wait it with `wait_async` before notifying the peer.
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn put_async(
+        &self,
+        py: Python<'_>,
+        dst: &PyTensor,
+        peer: usize,
+        src: &PyTensor,
+        dst_offsets: Option<Vec<usize>>,
+        src_offsets: Option<Vec<usize>>,
+        shape: Option<Vec<usize>>,
+        channel: Option<usize>,
+        atomic: &str,
+    ) -> PyResult<PySdmaHandle> {
+        let o = sdma_opts(py, dst_offsets, src_offsets, shape, channel, atomic)?;
+        self.blocking(py, "put_async", &[dst, src], |c| c.put_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
+    }
+    /// Starts an SDMA copy of `peer`'s window `src` into local `dst` (TGET_ASYNC).
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn get_async(
+        &self,
+        py: Python<'_>,
+        dst: &PyTensor,
+        peer: usize,
+        src: &PyTensor,
+        dst_offsets: Option<Vec<usize>>,
+        src_offsets: Option<Vec<usize>>,
+        shape: Option<Vec<usize>>,
+        channel: Option<usize>,
+        atomic: &str,
+    ) -> PyResult<PySdmaHandle> {
+        let o = sdma_opts(py, dst_offsets, src_offsets, shape, channel, atomic)?;
+        self.blocking(py, "get_async", &[dst, src], |c| c.get_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
+    }
+    /// Whether the SDMA transfer has completed (one poll).
+    fn test_async(&self, py: Python<'_>, handle: &PySdmaHandle) -> PyResult<bool> {
+        let g = lock(&handle.0);
+        let Some(h) = g.as_ref() else {
+            return Err(bad(py, "test_async: this SDMA handle was already waited"));
+        };
+        self.blocking(py, "test_async", &[], |c| c.test_async(h))
+    }
+    /// Blocks until the SDMA transfer has completed; consumes the handle.
+    fn wait_async(&self, py: Python<'_>, handle: &PySdmaHandle) -> PyResult<()> {
+        let Some(h) = lock(&handle.0).take() else {
+            return Err(bad(py, "wait_async: this SDMA handle was already waited"));
+        };
+        self.blocking(py, "wait_async", &[], move |c| c.wait_async(h))
+    }
+    fn __repr__(&self) -> String {
+        format!("<ranksim core: rank {} block {} task `{}`>", self.key.0, self.key.1, self.key.3)
+    }
+}
+
+/// An SDMA transfer in flight (`put_async` / `get_async`); `wait_async` consumes it.
+#[pyclass(name = "SdmaHandle", module = "ranksim", frozen)]
+pub(crate) struct PySdmaHandle(Mutex<Option<SdmaHandle>>);
+
+impl PySdmaHandle {
+    fn new(h: SdmaHandle) -> PySdmaHandle {
+        PySdmaHandle(Mutex::new(Some(h)))
+    }
+}
+
+#[pymethods]
+impl PySdmaHandle {
+    /// The SDMA channel the transfer runs on, or None once waited.
+    #[getter]
+    fn channel(&self) -> Option<usize> {
+        lock(&self.0).as_ref().map(|h| h.channel())
+    }
+    /// Bytes the transfer moves, or None once waited.
+    #[getter]
+    fn bytes(&self) -> Option<usize> {
+        lock(&self.0).as_ref().map(|h| h.bytes())
+    }
+}
+
+/// SDMA options from keyword arguments.
+fn sdma_opts(
+    py: Python<'_>,
+    dst_offsets: Option<Vec<usize>>,
+    src_offsets: Option<Vec<usize>>,
+    shape: Option<Vec<usize>>,
+    channel: Option<usize>,
+    atomic_: &str,
+) -> PyResult<SdmaOpts> {
+    let mut o = SdmaOpts::new().atomic(atomic(py, atomic_)?);
+    match (dst_offsets, src_offsets, shape) {
+        (Some(d), Some(s), Some(sh)) => o = o.region(&d, &s, &sh),
+        (None, None, None) => {}
+        _ => return Err(bad(py, "dst_offsets, src_offsets and shape go together (PyPTO requires all three)")),
+    }
+    if let Some(ch) = channel {
+        o = o.channel(ch);
+    }
+    Ok(o)
+}
+
+/// `spec` as a sim-core task whose blocks call the Python kernel.
+pub(crate) fn bind(py: Python<'_>, spec: &TaskSpec, shared: &Arc<Shared>) -> Task {
+    let kernel = spec.kernel.clone_ref(py);
+    let name: Arc<str> = spec.name.as_str().into();
+    let shared = shared.clone();
+    let mut t = Task::new(&spec.name, spec.blocks, move |core| run_kernel(&kernel, &name, &shared, core));
+    for (dir, tensor) in &spec.args {
+        t = t.arg(*dir, tensor);
+    }
+    let after: Vec<TaskId> = spec.after.iter().map(|&i| TaskId(i)).collect();
+    let t = t.after(&after).lanes(spec.lanes);
+    if spec.cube { t.on_cube() } else { t }
+}
+
+/// One block: calls `kernel(core)` with the GIL held. A kernel that raises ends the run with
+/// the Rust error behind the exception (an operation's), or else a `KernelError` naming the
+/// task, rank, block, the exception and its line.
+fn run_kernel(kernel: &Py<PyAny>, task: &Arc<str>, shared: &Arc<Shared>, core: &mut Core) -> SimResult<()> {
+    let site = Site { chip: core.world_rank(), block: core.block_idx(), task: task.to_string() };
+    let key: BlockKey = (site.chip, site.block, core.sub_block_idx(), task.to_string());
+    let generation = shared.generation(&key, core.now().as_ps());
+    let result = Python::attach(|py| {
+        let handle = PyCore {
+            ptr: AtomicPtr::new(core as *mut Core),
+            owner: std::thread::current().id(),
+            key: key.clone(),
+            shared: shared.clone(),
+            generation,
+            last_err: Mutex::new(None),
+        };
+        let obj = Py::new(py, handle).map_err(|e| SimError::BadOp {
+            site: site.clone(),
+            op: KERNEL_OP,
+            msg: format!("cannot make the core object: {e}"),
+        })?;
+        let res = kernel.call1(py, (obj.clone_ref(py),));
+        let pc = obj.get();
+        pc.ptr.store(null_mut(), Ordering::Release);
+        let last = lock(&pc.last_err).take();
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                if let Some(le) = last
+                    && errors::is_sim_error(py, &e)
+                {
+                    return Err(le);
+                }
+                let msg = describe(py, &e);
+                lock(&shared.raised).entry(key.clone()).or_insert_with(|| e.value(py).clone().into_any().unbind());
+                Err(SimError::BadOp { site, op: KERNEL_OP, msg })
+            }
+        }
+    });
+    shared.ended(&key, core.now().as_ps());
+    result
+}
+
+/// `raised ValueError: msg (at file.py:12 in kernel)`: the exception and its innermost line.
+fn describe(py: Python<'_>, e: &PyErr) -> String {
+    let value = e.value(py);
+    let ty = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
+    let text = value.str().map(|s| s.to_string()).unwrap_or_default();
+    let mut at = String::new();
+    if let Some(mut tb) = e.traceback(py).map(|t| t.into_any()) {
+        while let Ok(next) = tb.getattr("tb_next") {
+            if next.is_none() {
+                break;
+            }
+            tb = next;
+        }
+        let line = || -> PyResult<String> {
+            let code = tb.getattr("tb_frame")?.getattr("f_code")?;
+            let file: String = code.getattr("co_filename")?.extract()?;
+            let func: String = code.getattr("co_name")?.extract()?;
+            let lineno: i64 = tb.getattr("tb_lineno")?.extract()?;
+            Ok(format!(" (at {file}:{lineno} in {func})"))
+        };
+        at = line().unwrap_or_default();
+    }
+    format!("raised {ty}: {text}{at}")
+}

@@ -1,0 +1,35 @@
+//! `ranksim._native`: the PyO3 bindings behind the `ranksim` Python package. The package
+//! (`python/ranksim/`) re-exports these classes; see `docs/python.md`.
+
+mod collective;
+mod core;
+mod errors;
+mod program;
+mod report;
+mod selftest;
+mod world;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<world::PyConfig>()?;
+    m.add_class::<world::PyWorld>()?;
+    m.add_class::<program::PyTensor>()?;
+    m.add_class::<program::PyDomain>()?;
+    m.add_class::<program::PyTask>()?;
+    m.add_class::<program::PyDispatch>()?;
+    m.add_class::<core::PyCore>()?;
+    m.add_class::<core::PyTile>()?;
+    m.add_class::<core::PySdmaHandle>()?;
+    m.add_class::<report::PyRunReport>()?;
+    m.add_class::<report::PyCheckReport>()?;
+    m.add_class::<report::PyFinding>()?;
+    m.add_function(wrap_pyfunction!(collective::point, m)?)?;
+    m.add_function(wrap_pyfunction!(collective::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(collective::bench, m)?)?;
+    m.add_function(wrap_pyfunction!(collective::check, m)?)?;
+    m.add_function(wrap_pyfunction!(selftest::_rust_readme_program, m)?)?;
+    m.add_function(wrap_pyfunction!(selftest::_rust_ping_pong, m)?)?;
+    Ok(())
+}

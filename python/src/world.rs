@@ -1,0 +1,508 @@
+//! `Config` and `World`: the machine, its memory, host data in and out as numpy arrays,
+//! dispatches, runs and checks.
+
+use crate::core::{self as pycore, Shared};
+use crate::errors::{self, bad};
+use crate::program::{PyDispatch, PyDomain, PyTensor, dtype, lock};
+use crate::report::{PyCheckReport, PyRunReport};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use sim_core::check::CheckOptions;
+use sim_core::{DType, Dispatch, DomainOptions, SimDuration, SimError, SimResult, World};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, TryLockError};
+
+/// A machine: chips, cores, fabric (`Config.preset("a2a3")`, `Config.from_toml(text)`).
+#[pyclass(name = "Config", module = "ranksim", frozen)]
+#[derive(Clone)]
+pub(crate) struct PyConfig(pub(crate) ranksim::Config);
+
+#[pymethods]
+impl PyConfig {
+    /// An embedded preset: a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node.
+    #[staticmethod]
+    fn preset(py: Python<'_>, name: &str) -> PyResult<PyConfig> {
+        ranksim::Config::preset(name).map(PyConfig).map_err(|e| errors::config(py, e))
+    }
+    /// The default preset (a2a3: 8 x Ascend 910B on an HCCS full mesh).
+    #[staticmethod]
+    fn default() -> PyConfig {
+        PyConfig(ranksim::Config::default_preset())
+    }
+    /// A config from TOML text; `origin` names it in errors.
+    #[staticmethod]
+    #[pyo3(signature = (text, origin = "<string>"))]
+    fn from_toml(py: Python<'_>, text: &str, origin: &str) -> PyResult<PyConfig> {
+        ranksim::Config::from_toml(text, origin).map(PyConfig).map_err(|e| errors::config(py, e))
+    }
+    /// A config file.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyConfig> {
+        ranksim::Config::load(&path).map(PyConfig).map_err(|e| errors::config(py, e))
+    }
+    /// The same machine with `ranks` chips.
+    fn with_ranks(&self, py: Python<'_>, ranks: usize) -> PyResult<PyConfig> {
+        self.0.clone().with_ranks(ranks).map(PyConfig).map_err(|e| errors::config(py, e))
+    }
+    /// The machine's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.0.machine.name.clone()
+    }
+    /// Number of chips (world ranks).
+    #[getter]
+    fn ranks(&self) -> usize {
+        self.0.machine.ranks
+    }
+    /// A fresh world of this machine.
+    fn world(&self, py: Python<'_>) -> PyResult<PyWorld> {
+        PyWorld::of(py, &self.0)
+    }
+    fn __repr__(&self) -> String {
+        format!("<ranksim Config `{}`: {} ranks>", self.0.machine.name, self.0.machine.ranks)
+    }
+}
+
+/// A simulated machine's memory and queued work (`Config.world()`).
+#[pyclass(name = "World", module = "ranksim", frozen)]
+pub(crate) struct PyWorld {
+    inner: Mutex<Slot>,
+    shared: Arc<Shared>,
+    size: usize,
+}
+
+/// The world a `PyWorld` stands for: its own, or one the measuring functions lend a
+/// collective's callback for the duration of the call.
+enum Slot {
+    Owned(Box<World>),
+    /// Lent for `setup` / `stage` / `call`.
+    Lent(LentPtr),
+    /// Lent read-only for `wrong`.
+    LentRead(LentPtr),
+    /// The callback it was lent to has returned.
+    Gone,
+}
+
+/// A lent world's pointer.
+struct LentPtr(*mut World);
+// SAFETY: dereferenced only under the `PyWorld`'s mutex while the callback it was lent to runs
+// (the lender's `&mut World` / `&World` is not used meanwhile); `Slot::Gone` afterwards.
+unsafe impl Send for LentPtr {}
+
+const BUSY: &str = "the world is busy: a run or check is in progress (kernels cannot use their world)";
+
+/// The most jittered reruns `check` makes (the CLI's limit).
+const MAX_SEEDS: u64 = 100_000;
+
+/// The checker's options checked with the CLI's ranges: at most [`MAX_SEEDS`] seeds, jitter
+/// up to 1 s.
+pub(crate) fn check_options(py: Python<'_>, o: &CheckOptions) -> PyResult<()> {
+    if o.seeds > MAX_SEEDS {
+        return Err(bad(py, format!("seeds={}: at most {MAX_SEEDS} jittered reruns", o.seeds)));
+    }
+    jitter_ok(py, o.op_jitter, "op_jitter_ns")?;
+    jitter_ok(py, o.dispatch_jitter, "dispatch_jitter_ns")
+}
+
+/// A jitter of at most 1 s.
+fn jitter_ok(py: Python<'_>, d: SimDuration, name: &str) -> PyResult<()> {
+    if d.as_ps() > ranksim::sweep::MAX_JITTER_PS {
+        return Err(bad(py, format!("{name}={}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000)));
+    }
+    Ok(())
+}
+
+/// The error of a lent world used after its callback returned.
+fn gone(py: Python<'_>) -> PyErr {
+    bad(py, "this World was lent to a collective's callback that has returned; keep tensors, not the world")
+}
+
+/// A panic's message.
+pub(crate) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+}
+
+/// The numpy dtype name of a dtype numpy has (bf16 has none).
+fn numpy_name(dt: DType) -> Option<&'static str> {
+    match dt {
+        DType::F32 => Some("<f4"),
+        DType::F16 => Some("<f2"),
+        DType::I32 => Some("<i4"),
+        DType::I16 => Some("<i2"),
+        DType::I8 => Some("i1"),
+        DType::BF16 => None,
+    }
+}
+
+impl PyWorld {
+    fn of(py: Python<'_>, cfg: &ranksim::Config) -> PyResult<PyWorld> {
+        let mut w = cfg.world().map_err(|e| errors::config(py, e))?;
+        // Python kernels run on OS threads: CPython's thread state cannot survive a stackful
+        // coroutine's stack switch, so the coroutine default is not for them.
+        w.options_mut().kernel_exec = sim_core::KernelExec::Threads;
+        let size = w.size();
+        Ok(PyWorld { inner: Mutex::new(Slot::Owned(Box::new(w))), shared: Arc::new(Shared::default()), size })
+    }
+
+    /// Lends `w` to a collective's callback: a `World` object valid until [`PyWorld::end_loan`].
+    /// Its kernels report to `shared`.
+    pub(crate) fn lend(py: Python<'_>, w: *mut World, read_only: bool, shared: Arc<Shared>) -> PyResult<Py<PyWorld>> {
+        // SAFETY: the caller holds the world for the duration of the loan.
+        let size = unsafe { (*w).size() };
+        let slot = if read_only { Slot::LentRead(LentPtr(w)) } else { Slot::Lent(LentPtr(w)) };
+        Py::new(py, PyWorld { inner: Mutex::new(slot), shared, size })
+    }
+
+    /// Ends a loan: the object raises from now on.
+    pub(crate) fn end_loan(&self) {
+        *lock(&self.inner) = Slot::Gone;
+    }
+
+    /// Runs `f` on the world, or raises if a run holds it (a kernel calling its own world).
+    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R>) -> PyResult<R> {
+        let mut g = self.slot(py)?;
+        let w: &mut World = match &mut *g {
+            Slot::Owned(w) => w,
+            // SAFETY: see `LentPtr`.
+            Slot::Lent(p) => unsafe { &mut *p.0 },
+            Slot::LentRead(_) => {
+                return Err(bad(py, "the world is read-only in wrong(): read results, change nothing"));
+            }
+            Slot::Gone => return Err(gone(py)),
+        };
+        f(w).map_err(|e| errors::sim(py, &e))
+    }
+
+    /// Runs `f` on the world, read-only.
+    fn with_ref<R>(&self, py: Python<'_>, f: impl FnOnce(&World) -> SimResult<R>) -> PyResult<R> {
+        let g = self.slot(py)?;
+        let w: &World = match &*g {
+            Slot::Owned(w) => w,
+            // SAFETY: see `LentPtr`.
+            Slot::Lent(p) | Slot::LentRead(p) => unsafe { &*p.0 },
+            Slot::Gone => return Err(gone(py)),
+        };
+        f(w).map_err(|e| errors::sim(py, &e))
+    }
+
+    fn slot(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Slot>> {
+        match self.inner.try_lock() {
+            Ok(g) => Ok(g),
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(bad(py, BUSY)),
+        }
+    }
+
+    /// Runs `f` on the world with the GIL released, a Rust panic caught as a `SimError`.
+    fn engine<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R> + Send) -> PyResult<R> {
+        let mut g = self.slot(py)?;
+        let w: &mut World = match &mut *g {
+            Slot::Owned(w) => w,
+            Slot::Gone => return Err(gone(py)),
+            _ => return Err(bad(py, "a collective's callbacks only queue calls: the measuring function runs them")),
+        };
+        self.shared.clear();
+        let r = py.detach(move || catch_unwind(AssertUnwindSafe(|| f(w))));
+        match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.run_error(py, &e)),
+            Err(p) => {
+                Err(errors::raise(py, "SimError", format!("internal error: the engine panicked: {}", panic_text(&p))))
+            }
+        }
+    }
+
+    /// A run's error as its Python exception: a deadlock with the Python line of every wait
+    /// still blocked, a kernel's error with the Python exception as its cause.
+    fn run_error(&self, py: Python<'_>, e: &SimError) -> PyErr {
+        match e {
+            SimError::Deadlock(report) => {
+                // Each wait is named by its kernel's Python line, not the binding's Rust line.
+                let mut report = (**report).clone();
+                let waits = lock(&self.shared.waits);
+                for w in report.waits.iter_mut().chain(report.deferred.iter_mut()) {
+                    if w.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
+                        w.location = waits
+                            .iter()
+                            .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (w.chip, w.block, w.task.as_str()))
+                            .map(|(_, at)| at.clone());
+                    }
+                }
+                let python: Vec<String> = waits
+                    .iter()
+                    .map(|((chip, block, _, task), at)| format!("rank {chip} block {block} (task `{task}`): {at}"))
+                    .collect();
+                drop(waits);
+                let err = errors::raise(py, "DeadlockError", report.to_string());
+                let _ = err.value(py).setattr("python_waits", python);
+                err
+            }
+            SimError::BadOp { site, op, .. } if *op == pycore::KERNEL_OP => {
+                let err = errors::sim(py, e);
+                let cause = lock(&self.shared.raised)
+                    .iter()
+                    .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (site.chip, site.block, site.task.as_str()))
+                    .map(|(_, v)| v.clone_ref(py));
+                if let Some(c) = cause {
+                    err.set_cause(py, Some(PyErr::from_value(c.into_bound(py))));
+                }
+                err
+            }
+            _ => errors::sim(py, e),
+        }
+    }
+
+    /// `tensor`'s own `Tensor`, checked to be one.
+    fn domain_ranks(&self, ranks: Option<Vec<usize>>) -> Vec<usize> {
+        ranks.unwrap_or_else(|| (0..self.size).collect())
+    }
+
+    /// Binds the dispatch's Python kernels to this world.
+    fn bind(&self, py: Python<'_>, d: &PyDispatch) -> Dispatch {
+        let mut out = Dispatch::new(&d.name);
+        for spec in d.specs(py) {
+            out.add(pycore::bind(py, &spec, &self.shared));
+        }
+        out
+    }
+}
+
+#[pymethods]
+impl PyWorld {
+    /// A world of `config` (default: the a2a3 preset).
+    #[new]
+    #[pyo3(signature = (config = None))]
+    fn new(py: Python<'_>, config: Option<PyRef<'_, PyConfig>>) -> PyResult<PyWorld> {
+        match config {
+            Some(c) => PyWorld::of(py, &c.0),
+            None => PyWorld::of(py, &ranksim::Config::default_preset()),
+        }
+    }
+    /// Number of chips (world ranks).
+    #[getter]
+    fn size(&self) -> usize {
+        self.size
+    }
+    /// A comm domain over `ranks` (default: every chip), windows unlimited.
+    #[pyo3(signature = (name, ranks = None))]
+    fn create_domain(&self, py: Python<'_>, name: &str, ranks: Option<Vec<usize>>) -> PyResult<PyDomain> {
+        let ranks = self.domain_ranks(ranks);
+        self.with(py, |w| w.create_domain(name, &ranks, DomainOptions::default())).map(PyDomain)
+    }
+    /// A comm domain whose windows must fit in `window_size` bytes per rank (simpler's
+    /// `allocate_domain`).
+    fn allocate_domain(&self, py: Python<'_>, name: &str, ranks: Vec<usize>, window_size: usize) -> PyResult<PyDomain> {
+        self.with(py, |w| w.allocate_domain(name, &ranks, window_size, DomainOptions::default())).map(PyDomain)
+    }
+    /// Frees the domain's windows after the run that still uses them; the name is free again.
+    fn release_domain(&self, py: Python<'_>, dom: PyRef<'_, PyDomain>) -> PyResult<()> {
+        self.with(py, |w| w.release_domain(&dom.0))
+    }
+    /// A zeroed symmetric window buffer on every member of `dom`.
+    fn alloc_window(
+        &self,
+        py: Python<'_>,
+        dom: PyRef<'_, PyDomain>,
+        name: &str,
+        dtype: &Bound<'_, PyAny>,
+        shape: Vec<usize>,
+    ) -> PyResult<PyTensor> {
+        let dt = self::dtype(py, dtype)?;
+        self.with(py, |w| w.alloc_window(&dom.0, name, dt, &shape)).map(PyTensor)
+    }
+    /// A zeroed GM tensor on every chip.
+    fn alloc_tensor(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        dtype: &Bound<'_, PyAny>,
+        shape: Vec<usize>,
+    ) -> PyResult<PyTensor> {
+        let dt = self::dtype(py, dtype)?;
+        self.with(py, |w| w.alloc_tensor(name, dt, &shape)).map(PyTensor)
+    }
+    /// Copies host data (a numpy array, or anything `numpy.asarray` takes) into `rank`'s copy
+    /// of `tensor`. Its shape must be the tensor's (or flat with as many elements); floats go
+    /// into float tensors (rounded to nearest), integers into any tensor (ints must fit).
+    fn write(&self, py: Python<'_>, tensor: PyRef<'_, PyTensor>, rank: usize, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let t = &tensor.0;
+        let np = py.import("numpy")?;
+        let arr = np.call_method1("asarray", (data,))?;
+        let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+        let size: usize = arr.getattr("size")?.extract()?;
+        if shape != t.shape() && !(shape.len() == 1 && size == t.numel()) {
+            return Err(bad(
+                py,
+                format!(
+                    "host write of `{}`: data of shape {shape:?} does not match the tensor's shape {:?} ({} elements)",
+                    t.name(),
+                    t.shape(),
+                    t.numel()
+                ),
+            ));
+        }
+        let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+        let dt = t.dtype();
+        let ok = match kind.as_str() {
+            "f" => dt.is_float(),
+            "i" | "u" | "b" => true,
+            _ => false,
+        };
+        if !ok {
+            let np_dt: String = arr.getattr("dtype")?.str()?.extract()?;
+            return Err(bad(
+                py,
+                format!("host write of `{}` ({dt}): numpy dtype {np_dt} cannot be written to a {dt} tensor", t.name()),
+            ));
+        }
+        if !dt.is_float() && size > 0 {
+            let (lo, hi): (i128, i128) = match dt {
+                DType::I32 => (i32::MIN.into(), i32::MAX.into()),
+                DType::I16 => (i16::MIN.into(), i16::MAX.into()),
+                _ => (i8::MIN.into(), i8::MAX.into()),
+            };
+            let min: i128 = arr.call_method0("min")?.call_method0("__int__")?.extract()?;
+            let max: i128 = arr.call_method0("max")?.call_method0("__int__")?.extract()?;
+            if min < lo || max > hi {
+                return Err(bad(
+                    py,
+                    format!("host write of `{}` ({dt}): values from {min} to {max} do not fit in {dt}", t.name()),
+                ));
+            }
+        }
+        match numpy_name(dt) {
+            Some(name) => {
+                let bytes = arr.call_method1("astype", (name,))?.call_method0("tobytes")?;
+                let bytes = bytes.cast::<PyBytes>()?.as_bytes().to_vec();
+                self.with(py, |w| w.write_bytes(t, rank, &bytes))
+            }
+            None => {
+                let bytes = arr.call_method1("astype", ("<f8",))?.call_method0("tobytes")?;
+                let vals: Vec<f64> = bytes
+                    .cast::<PyBytes>()?
+                    .as_bytes()
+                    .chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect();
+                self.with(py, |w| w.write_f64(t, rank, &vals))
+            }
+        }
+    }
+    /// `rank`'s copy of `tensor` as a numpy array of its shape (bf16 as float32, exact).
+    fn read<'py>(&self, py: Python<'py>, tensor: PyRef<'_, PyTensor>, rank: usize) -> PyResult<Bound<'py, PyAny>> {
+        let t = &tensor.0;
+        let np = py.import("numpy")?;
+        let (bytes, name) = match numpy_name(t.dtype()) {
+            Some(name) => (self.with_ref(py, |w| w.read_bytes(t, rank))?, name),
+            None => {
+                let vals = self.with_ref(py, |w| w.read_f64(t, rank))?;
+                (vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(), "<f4")
+            }
+        };
+        let arr = np.call_method1("frombuffer", (PyBytes::new(py, &bytes), name))?;
+        arr.call_method1("reshape", (t.shape().to_vec(),))?.call_method0("copy")
+    }
+    /// Queues `dispatch` on chip `rank`.
+    fn dispatch(&self, py: Python<'_>, rank: usize, dispatch: PyRef<'_, PyDispatch>) -> PyResult<()> {
+        let d = self.bind(py, &dispatch);
+        self.with(py, |w| w.dispatch(rank, d))
+    }
+    /// Queues `dispatch` on every member of `dom`, ranks answered for that domain.
+    fn dispatch_all(&self, py: Python<'_>, dom: PyRef<'_, PyDomain>, dispatch: PyRef<'_, PyDispatch>) -> PyResult<()> {
+        let d = self.bind(py, &dispatch);
+        self.with(py, |w| w.dispatch_all(&dom.0, d))
+    }
+    /// Runs every queued dispatch to completion (the GIL released while the engine runs).
+    /// Raises `DeadlockError` with the report, or the error a kernel ended the run with.
+    fn run(&self, py: Python<'_>) -> PyResult<PyRunReport> {
+        let checked = self.with(py, |w| Ok(w.options_mut().check))?;
+        self.shared.record.store(checked, Ordering::Relaxed);
+        let inner = self.engine(py, |w| w.run())?;
+        PyRunReport::new(py, inner, self.size, &|seed, s| self.shared.line_of(seed, s))
+    }
+    /// Runs the queued dispatches under the protocol checker: unperturbed, then once per seed
+    /// `1..=seeds` with timing jitter of up to `op_jitter_ns` per transfer and
+    /// `dispatch_jitter_ns` per dispatch start (defaults: the checker's).
+    #[pyo3(signature = (seeds = 0, op_jitter_ns = None, dispatch_jitter_ns = None))]
+    fn check(
+        &self,
+        py: Python<'_>,
+        seeds: u64,
+        op_jitter_ns: Option<u64>,
+        dispatch_jitter_ns: Option<u64>,
+    ) -> PyResult<PyCheckReport> {
+        let mut opts = CheckOptions { seeds, ..CheckOptions::default() };
+        if let Some(ns) = op_jitter_ns {
+            opts.op_jitter = SimDuration::from_ns(ns);
+        }
+        if let Some(ns) = dispatch_jitter_ns {
+            opts.dispatch_jitter = SimDuration::from_ns(ns);
+        }
+        check_options(py, &opts)?;
+        self.shared.record.store(true, Ordering::Relaxed);
+        let r = self.engine(py, |w| w.check(&opts));
+        self.shared.record.store(false, Ordering::Relaxed);
+        PyCheckReport::new(py, &r?, &|seed, s| self.shared.line_of(seed, s))
+    }
+    /// Whether runs keep a timeline (for `RunReport.chrome_trace()`).
+    #[getter]
+    fn get_trace(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |w| Ok(w.options_mut().trace))
+    }
+    #[setter]
+    fn set_trace(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.with(py, |w| {
+            w.options_mut().trace = on;
+            Ok(())
+        })
+    }
+    /// Whether notifies may overtake payload (a relaxed fabric), to find missing fences.
+    #[getter]
+    fn get_relaxed_ordering(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |w| Ok(w.options_mut().relaxed_ordering))
+    }
+    #[setter]
+    fn set_relaxed_ordering(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.with(py, |w| {
+            w.options_mut().relaxed_ordering = on;
+            Ok(())
+        })
+    }
+    /// Whether plain runs also run the checker (findings in `RunReport.findings`).
+    #[getter]
+    fn get_check_races(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |w| Ok(w.options_mut().check))
+    }
+    #[setter]
+    fn set_check_races(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.with(py, |w| {
+            w.options_mut().check = on;
+            Ok(())
+        })
+    }
+    /// Keeps no payload bytes from now on (same times, no values): before anything is
+    /// written or queued.
+    fn set_timing_only(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |w| w.set_timing_only())
+    }
+    /// Perturbs every later run's timing with seeded jitter: each transfer and memory access
+    /// up to `op_ns` later, each dispatch start up to `dispatch_ns` later (`seed=None`: off;
+    /// the defaults are the checker's).
+    #[pyo3(signature = (seed, op_ns = 500, dispatch_ns = 5000))]
+    fn set_jitter(&self, py: Python<'_>, seed: Option<u64>, op_ns: u64, dispatch_ns: u64) -> PyResult<()> {
+        jitter_ok(py, SimDuration::from_ns(op_ns), "op_ns")?;
+        jitter_ok(py, SimDuration::from_ns(dispatch_ns), "dispatch_ns")?;
+        self.with(py, |w| {
+            w.options_mut().jitter = seed.map(|seed| sim_core::Jitter {
+                seed,
+                op: SimDuration::from_ns(op_ns),
+                dispatch: SimDuration::from_ns(dispatch_ns),
+            });
+            Ok(())
+        })
+    }
+    fn __repr__(&self) -> String {
+        format!("<ranksim World: {} ranks>", self.size)
+    }
+}
