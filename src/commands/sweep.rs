@@ -542,11 +542,9 @@ impl SweepRun {
         };
         self.tally.add(&point.report);
         if self.traced.is_none()
-            && point.report.trace.is_some()
-            && let Some(path) = &a.trace
+            && let (Some(path), Some(trace)) = (&a.trace, &point.report.trace)
         {
-            let ranks = plan.config.ranks;
-            let json = crate::formats::to_chrome_json(point.report.trace.as_ref().expect("checked"), ranks);
+            let json = crate::formats::to_chrome_json(trace, plan.config.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             self.traced = Some((plan.label.clone(), point.row.size));
         }
