@@ -95,15 +95,8 @@ enum Command {
         /// Ranks taking part (default: as many as the machine and the program allow).
         #[arg(long)]
         ranks: Option<usize>,
-        /// Jittered reruns after the unperturbed run (seeds 1..=N).
-        #[arg(long, default_value_t = 0)]
-        seeds: u64,
-        /// Largest jitter per transfer in the jittered runs, ns.
-        #[arg(long, default_value_t = 500)]
-        jitter_op_ns: u64,
-        /// Largest jitter per dispatch start in the jittered runs, ns.
-        #[arg(long, default_value_t = 5000)]
-        jitter_dispatch_ns: u64,
+        #[command(flatten)]
+        reruns: ranksim::commands::check::RerunFlags,
         /// Write the findings as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -243,13 +236,8 @@ fn main() -> ExitCode {
             commands::validate::validate(&mut out, &a)
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
-        Some(Command::Check { config, program, ranks, seeds, jitter_op_ns, jitter_dispatch_ns, json, trace, list }) => {
-            let options = sim_core::check::CheckOptions {
-                seeds,
-                op_jitter: sim_core::SimDuration::from_ns(jitter_op_ns),
-                dispatch_jitter: sim_core::SimDuration::from_ns(jitter_dispatch_ns),
-            };
-            let a = commands::check::CheckArgs { config, program, ranks, options, json, trace, list };
+        Some(Command::Check { config, program, ranks, reruns, json, trace, list }) => {
+            let a = commands::check::CheckArgs { config, program, ranks, options: reruns.options(), json, trace, list };
             commands::check::check(&mut out, &a)
         }
     };

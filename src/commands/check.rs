@@ -26,6 +26,32 @@ pub struct CheckArgs {
     pub list: bool,
 }
 
+/// The checker's reruns as a command line gives them (`ranksim check` and a user's
+/// collective's `check`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct RerunFlags {
+    /// Jittered reruns after the unperturbed run (seeds 1..=N).
+    #[arg(long, default_value_t = 0)]
+    seeds: u64,
+    /// Largest jitter per transfer in the jittered runs, ns.
+    #[arg(long, default_value_t = 500)]
+    jitter_op_ns: u64,
+    /// Largest jitter per dispatch start in the jittered runs, ns.
+    #[arg(long, default_value_t = 5000)]
+    jitter_dispatch_ns: u64,
+}
+
+impl RerunFlags {
+    /// The checker's options these flags ask for.
+    pub fn options(&self) -> CheckOptions {
+        CheckOptions {
+            seeds: self.seeds,
+            op_jitter: sim_core::SimDuration::from_ns(self.jitter_op_ns),
+            dispatch_jitter: sim_core::SimDuration::from_ns(self.jitter_dispatch_ns),
+        }
+    }
+}
+
 /// The most jittered reruns `--seeds` asks for.
 const MAX_SEEDS: u64 = 100_000;
 

@@ -11,8 +11,7 @@ use super::{CmdResult, JitterFlags, Status};
 use crate::Config;
 use crate::custom::{self, Collective, Measure};
 use crate::formats::{self, parse_size};
-use sim_core::check::CheckOptions;
-use sim_core::{Progress, SimDuration};
+use sim_core::Progress;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -83,15 +82,8 @@ struct CheckFlags {
     /// Ranks taking part, 2 or more (default: all).
     #[arg(short = 'g', long)]
     ranks: Option<usize>,
-    /// Jittered reruns after the unperturbed run (seeds 1..=N).
-    #[arg(long, default_value_t = 0)]
-    seeds: u64,
-    /// Largest jitter per transfer in the jittered runs, ns.
-    #[arg(long, default_value_t = 500)]
-    jitter_op_ns: u64,
-    /// Largest jitter per dispatch start in the jittered runs, ns.
-    #[arg(long, default_value_t = 5000)]
-    jitter_dispatch_ns: u64,
+    #[command(flatten)]
+    reruns: super::check::RerunFlags,
     /// Write the findings as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -236,11 +228,7 @@ fn check<C: Collective>(out: &mut dyn Write, c: &C, k: &CheckFlags) -> CmdResult
     let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(k.config.as_deref()).map_err(|e| e.to_string())?;
     let ranks = ranks(&cfg, k.ranks)?;
-    let opts = CheckOptions {
-        seeds: k.seeds,
-        op_jitter: SimDuration::from_ns(k.jitter_op_ns),
-        dispatch_jitter: SimDuration::from_ns(k.jitter_dispatch_ns),
-    };
+    let opts = k.reruns.options();
     super::check::validate_options(&opts)?;
     if k.calls == 0 || k.calls > crate::sweep::MAX_CALLS as usize {
         return Err(format!("--calls {}: must be in 1..={}", k.calls, crate::sweep::MAX_CALLS));
