@@ -206,7 +206,14 @@ fn the_guides_one_line_gate_runs_on_the_example() {
         let out = Command::new(&exe).args(args).output().expect("the my_allgather example (cargo build --examples)");
         (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
     };
-    let (c, text) = code(&["sweep", "-b", "8K", "-e", "64K", "--min-busbw", "5"]);
+    // The guide's gate, as the guide writes it, holds for the guide's collective.
+    let guide = include_str!("../../docs/your-collective.md");
+    let gate = ["sweep", "-b", "8K", "-e", "4M", "--min-busbw", "15"];
+    assert!(guide.contains(&format!("my_allgather -- {} && \\\n", gate.join(" "))), "the guide's gate changed");
+    assert!(guide.contains("my_allgather -- check --seeds 20\n"), "the guide's gate changed");
+    let (c, text) = code(&gate);
+    assert_eq!(c, Some(0), "{text}");
+    let (c, text) = code(&["check", "--seeds", "20"]);
     assert_eq!(c, Some(0), "{text}");
     let (c, text) = code(&["sweep", "-b", "8K", "-e", "64K", "--min-busbw", "1000"]);
     assert_eq!(c, Some(1), "{text}");
