@@ -125,7 +125,7 @@ pub use kernel_api::{
 };
 pub use program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
 pub use report::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
-pub use signal::{AtomicType, NotifyOp, WaitCmp};
+pub use signal::{AtomicType, Cond, NotifyOp, WaitCmp};
 pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};

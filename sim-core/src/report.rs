@@ -1,8 +1,29 @@
 //! Deadlock reports: what every blocked core and pending task was waiting for when the run
 //! could make no more progress.
 
+use crate::signal::{Cond, NotifyOp};
 use crate::time::SimTime;
 use std::fmt;
+
+/// What wrote a signal cell: a notify, or a data write (`store`, `put`, ...) whose bytes cover
+/// the cell, named as the program API spells it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CellWriteOp {
+    /// A notify.
+    Notify(NotifyOp),
+    /// A data write.
+    Data(&'static str),
+}
+
+impl fmt::Display for CellWriteOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CellWriteOp::Notify(NotifyOp::AtomicAdd) => f.write_str("notify AtomicAdd"),
+            CellWriteOp::Notify(NotifyOp::Set) => f.write_str("notify Set"),
+            CellWriteOp::Data(name) => f.write_str(name),
+        }
+    }
+}
 
 /// One write to a signal cell, kept for reports.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,8 +34,8 @@ pub struct CellWrite {
     pub block: usize,
     /// Task of the writing kernel.
     pub task: String,
-    /// `notify AtomicAdd`, `notify Set`, `store`, ...
-    pub op: String,
+    /// What wrote it.
+    pub op: CellWriteOp,
     /// The value notified (for notifies) or the value left in the cell (for stores).
     pub value: i64,
     /// When the write landed.
@@ -44,10 +65,8 @@ pub struct BlockedWait {
     pub offset: usize,
     /// The cell's value when the run stopped.
     pub current: i64,
-    /// The value the wait expects.
-    pub expected: i64,
-    /// `==`, `>=`, or `>= (unsigned, deferred)`.
-    pub cmp: String,
+    /// What the wait needs.
+    pub cond: Cond,
     /// Most recent writes to the cell, oldest first.
     pub last_writers: Vec<CellWrite>,
     /// Where the kernel called the wait (`src/kernel.rs:12:9`), when known: a thread kernel's
@@ -124,8 +143,8 @@ fn write_wait(f: &mut fmt::Formatter<'_>, what: &str, w: &BlockedWait) -> fmt::R
         w.coords,
         w.offset,
         w.current,
-        w.cmp,
-        w.expected
+        w.cond.symbol(),
+        w.cond.expected()
     )?;
     if let Some(at) = &w.location {
         writeln!(f, "      called at {at}")?;
@@ -148,19 +167,30 @@ fn write_wait(f: &mut fmt::Formatter<'_>, what: &str, w: &BlockedWait) -> fmt::R
     Ok(())
 }
 
+impl BlockedWait {
+    /// The cell's last write when it was a `Set` of a value an "at least" wait can never
+    /// accept (PyPTO's `tag=0` with `Ge(1)`): the one rule behind the report's hint and the
+    /// checker's useless-notify finding.
+    pub fn useless_set(&self) -> Option<&CellWrite> {
+        let last = self.last_writers.last()?;
+        let set = last.op == CellWriteOp::Notify(NotifyOp::Set);
+        (set && self.cond.is_at_least() && last.value < self.cond.expected()).then_some(last)
+    }
+}
+
 /// A likely cause, when the history makes one obvious.
 fn hint(w: &BlockedWait) -> Option<String> {
-    let last = w.last_writers.last()?;
-    if last.op.ends_with("Set") && w.cmp.starts_with(">=") && last.value < w.expected {
+    let (cmp, expected) = (w.cond.symbol(), w.cond.expected());
+    if let Some(last) = w.useless_set() {
         return Some(format!(
-            "the last write was Set({}), which can never satisfy {} {}; notify a value >= {} or use AtomicAdd",
-            last.value, w.cmp, w.expected, w.expected
+            "the last write was Set({}), which can never satisfy {cmp} {expected}; notify a value >= {expected} or use AtomicAdd",
+            last.value
         ));
     }
-    if w.cmp == "==" && w.current > w.expected {
+    if matches!(w.cond, Cond::Signed(crate::signal::WaitCmp::Eq, _)) && w.current > expected {
         return Some(format!(
-            "the cell went past the expected value ({} > {}); an Eq wait misses overshoot — use Ge",
-            w.current, w.expected
+            "the cell went past the expected value ({} > {expected}); an Eq wait misses overshoot — use Ge",
+            w.current
         ));
     }
     None

@@ -68,10 +68,11 @@ pub(crate) fn deferred_holds(value: i32, expected: u32) -> bool {
     value as u32 >= expected
 }
 
-/// The condition a waiter waits for: what the engine tests on every write of a waited cell
-/// and what the checker records a satisfied wait under.
+/// The condition a waiter waits for: what the engine tests on every write of a waited cell,
+/// what the checker records a satisfied wait under, and what a deadlock report says a blocked
+/// wait needs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Cond {
+pub enum Cond {
     /// `wait`: signed compare.
     Signed(WaitCmp, i32),
     /// `defer_wait`: the cell read as u32 is `>=` the value.
@@ -79,10 +80,33 @@ pub(crate) enum Cond {
 }
 
 impl Cond {
-    pub(crate) fn holds(self, v: i32) -> bool {
+    /// Whether a cell holding `v` satisfies the condition.
+    pub fn holds(self, v: i32) -> bool {
         match self {
             Cond::Signed(cmp, e) => cmp.holds(v, e),
             Cond::UnsignedGe(e) => deferred_holds(v, e),
+        }
+    }
+
+    /// The value compared with.
+    pub fn expected(self) -> i64 {
+        match self {
+            Cond::Signed(_, e) => i64::from(e),
+            Cond::UnsignedGe(e) => i64::from(e),
+        }
+    }
+
+    /// Whether the condition is "at least" (a `Ge` wait or a deferred one): a value below it
+    /// left by a `Set` can never satisfy it.
+    pub fn is_at_least(self) -> bool {
+        matches!(self, Cond::Signed(WaitCmp::Ge, _) | Cond::UnsignedGe(_))
+    }
+
+    /// The comparison as reports print it: `==`, `>=`, or `>= (unsigned, deferred)`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cond::Signed(c, _) => c.symbol(),
+            Cond::UnsignedGe(_) => ">= (unsigned, deferred)",
         }
     }
 }

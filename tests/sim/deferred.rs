@@ -147,10 +147,10 @@ fn a_never_satisfied_deferred_condition_is_reported() {
     assert_eq!(report.deferred.len(), 1);
     let dw = &report.deferred[0];
     assert_eq!(
-        (dw.task.as_str(), dw.buffer.as_str(), dw.coords.clone(), dw.current, dw.expected),
-        ("waiter", "flag", vec![1, 0], 0, 3)
+        (dw.task.as_str(), dw.buffer.as_str(), dw.coords.clone(), dw.current, dw.cond),
+        ("waiter", "flag", vec![1, 0], 0, ranksim::sim_core::Cond::UnsignedGe(3))
     );
-    assert!(dw.cmp.contains("unsigned"));
+    assert!(dw.cond.symbol().contains("unsigned"));
 }
 
 #[test]

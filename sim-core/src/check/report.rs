@@ -63,7 +63,14 @@ pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
         .map(|w| {
             format!(
                 "rank {} block {} (task `{}`) waits for `{}{:?}` {} {} but it holds {}",
-                w.chip, w.block, w.task, w.buffer, w.coords, w.cmp, w.expected, w.current
+                w.chip,
+                w.block,
+                w.task,
+                w.buffer,
+                w.coords,
+                w.cond.symbol(),
+                w.cond.expected(),
+                w.current
             )
         })
         .collect();
@@ -79,8 +86,7 @@ pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
         seed: None,
     }];
     for w in waits {
-        let Some(last) = w.last_writers.last() else { continue };
-        if last.op.ends_with("Set") && w.cmp.starts_with(">=") && last.value < w.expected {
+        if let Some(last) = w.useless_set() {
             out.push(Finding {
                 kind: FindingKind::UselessNotify,
                 time: last.time,
@@ -88,7 +94,16 @@ pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
                 message: format!(
                     "`notify Set {}` by rank {} (task `{}`) left `{}{:?}` on rank {} at a value the wait {} {} of rank {} \
                      can never accept (PyPTO: `tag=0` with Ge(1)); notify a value >= {}, or use AtomicAdd",
-                    last.value, last.chip, last.task, w.buffer, w.coords, w.chip, w.cmp, w.expected, w.chip, w.expected
+                    last.value,
+                    last.chip,
+                    last.task,
+                    w.buffer,
+                    w.coords,
+                    w.chip,
+                    w.cond.symbol(),
+                    w.cond.expected(),
+                    w.chip,
+                    w.cond.expected()
                 ),
                 sites: vec![wait_site(w)],
                 count: 1,
@@ -105,7 +120,7 @@ fn wait_site(w: &BlockedWait) -> FindingSite {
         block: w.block,
         task: w.task.clone(),
         dispatch: w.dispatch.clone(),
-        op: format!("wait {} {}", w.cmp, w.expected),
+        op: format!("wait {} {}", w.cond.symbol(), w.cond.expected()),
         target: format!("{}{:?}", w.buffer, w.coords),
         time: w.since,
         location: w.location.clone(),

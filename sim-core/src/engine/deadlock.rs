@@ -5,7 +5,6 @@ use super::sched::TaskState;
 use super::signals::{Waiter, WaiterKind};
 use crate::addr::MemKey;
 use crate::report::{BlockedWait, DeadlockReport, StuckTask};
-use crate::signal::Cond;
 
 impl Engine {
     pub(super) fn deadlock_report(&self) -> DeadlockReport {
@@ -32,10 +31,6 @@ impl Engine {
             (WaiterKind::Blocking { .. }, None) => (self.core_of(actor), String::new()),
         };
         let dispatch = self.chips[chip].active.as_ref().map_or_else(|| "?".to_string(), |a| a.name.to_string());
-        let (expected, cmp) = match w.cond {
-            Cond::Signed(c, e) => (e as i64, c.symbol().to_string()),
-            Cond::UnsignedGe(e) => (e as i64, ">= (unsigned, deferred)".to_string()),
-        };
         w.cells
             .iter()
             .filter(|c| !w.cond.holds(self.mem.cell(c)))
@@ -53,8 +48,7 @@ impl Engine {
                 coords: c.coords.to_vec(),
                 offset: c.offset,
                 current: self.mem.cell(c) as i64,
-                expected,
-                cmp: cmp.clone(),
+                cond: w.cond,
                 last_writers: self.signals.last_writers(c.mem, c.offset),
                 location: w.caller.map(|l| l.to_string()),
             })
@@ -129,6 +123,7 @@ mod tests {
     use crate::program::{Dispatch, Task};
     use crate::report::CellWrite;
     use crate::request::Request;
+    use crate::signal::Cond;
     use crate::signal::{NotifyOp, WaitCmp};
     use crate::time::SimTime;
 
@@ -182,7 +177,7 @@ mod tests {
             chip: 1,
             block: 0,
             task: "notifier".into(),
-            op: "notify AtomicAdd".into(),
+            op: crate::report::CellWriteOp::Notify(crate::signal::NotifyOp::AtomicAdd),
             value: 1,
             time: ns(14),
         };
@@ -197,8 +192,7 @@ mod tests {
             coords: vec![2],
             offset: 8,
             current: 1,
-            expected: 2,
-            cmp: "==".into(),
+            cond: crate::signal::Cond::Signed(crate::signal::WaitCmp::Eq, 2),
             last_writers: vec![writer],
             location: None,
         };
@@ -257,9 +251,10 @@ mod tests {
         let seen: Vec<_> = r
             .deferred
             .iter()
-            .map(|w| (w.chip, w.block, w.task.as_str(), w.since, w.offset, w.current, w.expected, w.cmp.as_str()))
+            .map(|w| (w.chip, w.block, w.task.as_str(), w.since, w.offset, w.current, w.cond))
             .collect();
-        assert_eq!(seen, vec![(0, 0, "a", ns(12), 4, 0, 5, ">= (unsigned, deferred)")]);
+        assert_eq!(seen, vec![(0, 0, "a", ns(12), 4, 0, Cond::UnsignedGe(5))]);
+        assert_eq!((r.deferred[0].cond.symbol(), r.deferred[0].cond.expected()), (">= (unsigned, deferred)", 5));
         let stuck: Vec<_> = r.stuck.iter().map(|s| (s.task.as_str(), s.reason.as_str())).collect();
         assert_eq!(stuck, vec![("b", "never started: it depends on `a` which never completed")]);
     }

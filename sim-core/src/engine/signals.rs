@@ -3,7 +3,7 @@
 use super::observe::TraceId;
 use crate::addr::{Caller, CellRef, Cells, MemKey, narrow};
 use crate::memory::Memory;
-use crate::report::CellWrite;
+use crate::report::{CellWrite, CellWriteOp};
 use crate::request::OpKind;
 use crate::signal::{Cond, NotifyOp, WaitCmp};
 use crate::time::SimTime;
@@ -98,12 +98,11 @@ pub(crate) enum WriteOp {
 }
 
 impl WriteOp {
-    /// The operation's name as reports print it.
-    fn name(self) -> &'static str {
+    /// The operation as reports keep it.
+    fn report(self) -> CellWriteOp {
         match self {
-            WriteOp::Data(op) => op.name(),
-            WriteOp::Notify(NotifyOp::AtomicAdd) => "notify AtomicAdd",
-            WriteOp::Notify(NotifyOp::Set) => "notify Set",
+            WriteOp::Data(op) => CellWriteOp::Data(op.name()),
+            WriteOp::Notify(op) => CellWriteOp::Notify(op),
         }
     }
 }
@@ -134,7 +133,7 @@ impl Written {
             chip: self.chip as usize,
             block: self.block as usize,
             task: names.get(self.task).to_string(),
-            op: self.op.name().to_string(),
+            op: self.op.report(),
             value: i64::from(self.value),
             time: self.time,
         }
@@ -339,7 +338,10 @@ mod tests {
         let last = &s.last_writers(mem, 8)[3];
         assert_eq!((last.chip, last.block, last.task.as_str(), last.time), (1, 0, "t", SimTime::from_ps(6)));
         let other = s.last_writers(mem, 12);
-        assert_eq!((other.len(), other[0].task.as_str(), other[0].op.as_str()), (1, "?", "notify AtomicAdd"));
+        assert_eq!(
+            (other.len(), other[0].task.as_str(), other[0].op.to_string().as_str()),
+            (1, "?", "notify AtomicAdd")
+        );
     }
 
     #[test]
@@ -361,9 +363,9 @@ mod tests {
 
     #[test]
     fn write_ops_print_their_api_names() {
-        assert_eq!(WriteOp::Data(OpKind::Put).name(), "put");
-        assert_eq!(WriteOp::Notify(NotifyOp::AtomicAdd).name(), "notify AtomicAdd");
-        assert_eq!(WriteOp::Notify(NotifyOp::Set).name(), "notify Set");
+        assert_eq!(WriteOp::Data(OpKind::Put).report().to_string(), "put");
+        assert_eq!(WriteOp::Notify(NotifyOp::AtomicAdd).report().to_string(), "notify AtomicAdd");
+        assert_eq!(WriteOp::Notify(NotifyOp::Set).report().to_string(), "notify Set");
     }
 
     fn waiter(actor: usize, mem: MemKey, offsets: &[usize], expected: i32) -> Waiter {

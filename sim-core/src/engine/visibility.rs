@@ -265,8 +265,12 @@ mod tests {
         assert!(eng.vis.inflight[0].is_empty());
         assert!(!eng.vis.notifying(0, &[sig]));
         let history = eng.signals.last_writers(MemKey::win(0, 1, 1), 32);
-        let seen: Vec<_> = history.iter().map(|w| (w.chip, w.op.as_str(), w.value, w.time)).collect();
-        assert_eq!(seen, vec![(0, "notify AtomicAdd", 1, ns(9))], "recorded when it was applied");
+        let seen: Vec<_> = history.iter().map(|w| (w.chip, w.op, w.value, w.time)).collect();
+        assert_eq!(
+            seen,
+            vec![(0, crate::report::CellWriteOp::Notify(crate::signal::NotifyOp::AtomicAdd), 1, ns(9))],
+            "recorded when it was applied"
+        );
         assert_eq!(eng.mem.read(&window(1, 0, 16)), Payload::Bytes(vec![7u8; 16]));
     }
 
