@@ -359,7 +359,8 @@ impl FabricConfig {
         }
     }
 
-    /// The ingress port of every chip (no latency of its own).
+    /// The ingress port of every chip: `port_gbps` at the fabric's efficiency, with
+    /// `port_latency_ns` of its own.
     pub(crate) fn port(&self) -> Result<LinkParams, FabricConfigError> {
         let (raw, rate) = rates("port_gbps", self.port_gbps, self.checked_efficiency()?)?;
         Ok(LinkParams { raw, rate, latency: latency("port_latency_ns", self.port_latency_ns)? })

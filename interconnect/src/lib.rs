@@ -10,8 +10,9 @@
 //! ## The model
 //!
 //! A table of resources, each serving one packet at a time at its rate and handing it on after
-//! its latency: per chip `hbm {c}` and the ingress `port {c}`, per core `mte2 {c}.{k}` and
-//! `mte3 {c}.{k}`, and the topology's directed links (`link {a}->{b}`, `up {c}`/`down {c}`,
+//! its latency: per chip `hbm {c}` and the ingress `port {c}`, per AIV core `mte2 {c}.{k}` and
+//! `mte3 {c}.{k}`, per SDMA channel `sdma {c}.{k}`, per AIC core its GM -> L1 `mte2` and its
+//! `fixpipe` (as chip-model's `ChipPaths::engines` lists them), and the topology's directed links (`link {a}->{b}`, `up {c}`/`down {c}`,
 //! `nic{k}-up {c}`/`nic{k}-down {c}`). A path lists the resources a [`sim_core::model::PathKind`]
 //! crosses; a packet holds them cut-through (see [`sim_core::model::Network`]), so flows sharing a
 //! resource interleave packet by packet and incast, shared links and HBM contention emerge.

@@ -1,6 +1,7 @@
 //! Each chip's task scheduler: dispatches run one at a time in submission order; a dispatch's
-//! tasks start when their dependencies have completed and enough AIV cores are free (all of a
-//! task's blocks start together, on the lowest-numbered free cores). A deferred task's core is
+//! tasks start when their dependencies have completed and enough cores of their kind are free
+//! (AIV cores, or AIC cores for a task built with `Task::on_cube`; all of a task's blocks start
+//! together, on the lowest-numbered free cores of that kind). A deferred task's core is
 //! released when its kernel ends; the task completes when its conditions hold.
 
 use super::event::Event;
