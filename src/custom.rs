@@ -497,6 +497,12 @@ pub fn chrome_trace(report: &RunReport, ranks: usize) -> Option<String> {
 /// `... -- check --seeds 20`, or `... -- bench -b 1M`; `-- --help` lists every flag.
 pub fn cli_main<C: Collective + Sync>(c: &C) -> std::process::ExitCode {
     use std::process::ExitCode;
+    // As `ranksim` does: end quietly when the reader of stdout goes away (`| head`).
+    // SAFETY: restoring the default SIGPIPE disposition; called from `main`, before any run.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let mut out = std::io::stdout().lock();
     match crate::commands::custom::run(c, std::env::args(), &mut out) {
         Ok(Ok(crate::commands::Status::Ok)) => ExitCode::SUCCESS,

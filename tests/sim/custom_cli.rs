@@ -222,3 +222,15 @@ fn the_guides_one_line_gate_runs_on_the_example() {
     let (c, text) = code(&["sweep", "-g", "1"]);
     assert_eq!(c, Some(2), "{text}");
 }
+
+/// Piped into `head`, a user's collective ends quietly as `ranksim` does, not with
+/// `error: Broken pipe` and exit code 2.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_example_quietly() {
+    let exe = crate::examples::example_dir().join("my_allgather");
+    let script = format!("'{}' sweep -e 64K | head -1 >/dev/null", exe.display());
+    let out = Command::new("sh").arg("-c").arg(&script).output().expect("sh runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("Broken pipe"), "{err}");
+}
