@@ -721,9 +721,9 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     for &kind in &a.collectives {
         let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None };
         let Some(modes) = &a.modes else {
+            // Where an HCCL-class series runs beside it, the builtin stops early by default.
             let has_hccl = collectives::modes(kind).len() > 1 && a.path == Path::Host;
-            let capped = has_hccl;
-            let cap = a.builtin_max_bytes.filter(|&m| capped && m < a.max_bytes);
+            let cap = a.builtin_max_bytes.filter(|&m| has_hccl && m < a.max_bytes);
             // Above kMaxSupportedRanks the HOST builtins return at once: an allreduce runs RHD.
             let beyond = collectives::max_ranks(kind, Mode::Mesh, a.path).is_some_and(|max| ranks > max);
             if !(beyond && kind == Kind::AllReduce) {
@@ -794,11 +794,12 @@ pub fn plan_combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Result<(Vec<Com
     let all = combos(a, cfg, ranks);
     for c in &all {
         let others = all.iter().filter(|o| o.kind == c.kind && o.mode != c.mode).count();
+        let s = spec(a, c, ranks);
         if a.modes.is_none()
             && others > 0
-            && let Err(why) = supports(cfg, &spec(a, c, ranks))
+            && let Err(why) = supports(cfg, &s)
         {
-            notes.push(format!("{} skipped: {why}", label(&spec(a, c, ranks))));
+            notes.push(format!("{} skipped: {why}", label(&s)));
             continue;
         }
         out.push(c.clone());
