@@ -58,6 +58,7 @@ pub mod commands;
 pub mod config;
 pub mod custom;
 pub mod formats;
+mod gemm_ar;
 pub mod host;
 pub mod measurements;
 pub mod parallel;

@@ -27,7 +27,10 @@
 //! - `get_async [peer=N]` — the same read over an SDMA engine (pto-isa `TGET_ASYNC`), timed
 //!   on a warm channel; a chip without `[chip.sdma]` cannot run it ([`Workload::needs`](crate::workload::Workload::needs));
 //! - `collective NAME [mode=M] [path=P] [core_num=N] [ranks=N] [dtype=D]` — a collective as
-//!   `ranksim sweep` runs it (`mode` is for allreduce only).
+//!   `ranksim sweep` runs it (`mode` is for allreduce only);
+//! - `gemm_ar_comm [ranks=N]` — the communication kernel of pto-isa's a2a3 GEMM + AllReduce
+//!   (24 AIV blocks storing into their peers), the size being its f16 output's bytes (a whole
+//!   number of 128 x 1536 tile rows), timed as launch plus device time.
 //!
 //! A `# unsized: LO..HI` line says the source gives no message size: each row's size is an
 //! assumption, LO..HI the sizes it may plausibly come from. `validate` then shows the model
@@ -45,6 +48,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("t1-allreduce-4p", include_str!("../configs/measurements/t1-allreduce-4p.csv")),
     ("t1-allgather-2p", include_str!("../configs/measurements/t1-allgather-2p.csv")),
     ("t1-allgather-4p", include_str!("../configs/measurements/t1-allgather-4p.csv")),
+    ("ptoisa-gemm-ar-comm", include_str!("../configs/measurements/ptoisa-gemm-ar-comm.csv")),
 ];
 
 /// What a table's value column holds.
@@ -85,6 +89,8 @@ pub enum Program {
     GetAsync,
     /// A collective as `sweep` runs it.
     Collective(Kind),
+    /// The communication kernel of pto-isa's a2a3 GEMM + AllReduce (24 AIV blocks).
+    GemmArComm,
 }
 
 /// A parsed `# workload:` line; fields not written are `None` (the runner's defaults apply).
@@ -115,6 +121,7 @@ fn keys_of(p: Program) -> &'static [&'static str] {
     match p {
         Program::Get | Program::Put => &["peer", "chunk"],
         Program::GetAsync => &["peer"],
+        Program::GemmArComm => &["ranks"],
         Program::Collective(Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
             &["mode", "path", "core_num", "ranks", "dtype", "warmup"]
         }
@@ -147,6 +154,7 @@ impl WorkloadLine {
             "get" => Program::Get,
             "put" => Program::Put,
             "get_async" => Program::GetAsync,
+            "gemm_ar_comm" => Program::GemmArComm,
             "collective" => {
                 let name = words.next().ok_or("`collective` needs a name, e.g. `collective allreduce`")?;
                 Program::Collective(name.parse()?)
@@ -154,7 +162,9 @@ impl WorkloadLine {
             other => match other.parse::<Kind>() {
                 Ok(kind) if !other.contains('=') => Program::Collective(kind),
                 _ => {
-                    return Err(format!("unknown workload `{other}`: expected get, put, get_async or collective NAME"));
+                    return Err(format!(
+                        "unknown workload `{other}`: expected get, put, get_async, gemm_ar_comm or collective NAME"
+                    ));
                 }
             },
         };
@@ -210,6 +220,7 @@ impl WorkloadLine {
             Program::Get => "get".into(),
             Program::Put => "put".into(),
             Program::GetAsync => "get_async".into(),
+            Program::GemmArComm => "gemm_ar_comm".into(),
             Program::Collective(k) => format!("collective {k}"),
         }
     }

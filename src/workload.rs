@@ -39,6 +39,12 @@ pub enum Workload {
     },
     /// A collective as `sweep` runs it; the time is the slowest rank's dispatch.
     Collective(SweepSpec),
+    /// pto-isa's a2a3 GEMM + AllReduce communication kernel on `ranks` ranks, the size being
+    /// its f16 output's bytes; the time is the slowest rank's dispatch.
+    GemmArComm {
+        /// Ranks taking part.
+        ranks: usize,
+    },
 }
 
 impl Workload {
@@ -64,6 +70,7 @@ impl Workload {
             Program::Get => Workload::Get { peer, chunk },
             Program::GetAsync => Workload::GetAsync { peer },
             Program::Put => Workload::Put { peer, chunk },
+            Program::GemmArComm => Workload::GemmArComm { ranks: line.ranks.unwrap_or(cfg.machine.ranks) },
             Program::Collective(kind) => {
                 let call = Call::new(kind, line.ranks.unwrap_or(cfg.machine.ranks))
                     .with_mode(line.mode.unwrap_or(Mode::Mesh))
@@ -81,6 +88,9 @@ impl Workload {
             Workload::Get { peer, .. } => format!("get (one core, rank 0 <- rank {peer})"),
             Workload::Put { peer, .. } => format!("put + notify (one core, rank 0 -> rank {peer})"),
             Workload::GetAsync { peer } => format!("get_async (SDMA, rank 0 <- rank {peer})"),
+            Workload::GemmArComm { ranks } => {
+                format!("gemm_ar comm kernel (24 AIV blocks: AtomicAdd reduce-scatter + all-gather) on {ranks} ranks")
+            }
             Workload::Collective(s) => {
                 format!("{} {} {} on {} ranks", s.call.kind, s.call.mode, s.call.path, s.call.ranks)
             }
@@ -140,6 +150,7 @@ impl Workload {
             &Workload::Get { peer, chunk } => p2p(cfg, true, peer, chunk, size),
             &Workload::Put { peer, chunk } => p2p(cfg, false, peer, chunk, size),
             &Workload::GetAsync { peer } => sdma_get(cfg, peer, size),
+            &Workload::GemmArComm { ranks } => crate::gemm_ar::comm_time_us(cfg, ranks, size),
         }
     }
 }

@@ -30,6 +30,11 @@ pub struct FabricConfig {
     /// byte back, ns: the response leg's start-up at the far end (absent: 0).
     #[serde(default)]
     pub read_turnaround_ns: f64,
+    /// Fraction of what SDMA traffic gets from a link or port that a core's remote stores
+    /// (MTE3 writes into a peer's memory) sustain, in (0, 1] (absent: 1, no difference): each
+    /// such packet holds the fabric `1 / core_write_efficiency` times as long.
+    #[serde(default = "one")]
+    pub core_write_efficiency: f64,
     /// When a notify may land relative to the payload its core wrote before it.
     #[serde(default)]
     pub ordering: Ordering,
@@ -341,7 +346,22 @@ fn latency(key: &str, ns: f64) -> Result<SimDuration, FabricConfigError> {
     Ok(SimDuration::from_ns_f64(ns))
 }
 
+/// The default of a fraction that changes nothing.
+fn one() -> f64 {
+    1.0
+}
+
 impl FabricConfig {
+    /// `core_write_efficiency`, checked to lie in (0, 1].
+    pub(crate) fn checked_core_write_efficiency(&self) -> Result<f64, FabricConfigError> {
+        let e = self.core_write_efficiency;
+        if !(e > 0.0 && e <= 1.0) {
+            let why = "must be in (0, 1]: the fraction of a link's payload rate a core's remote stores sustain";
+            return Err(err("core_write_efficiency", e, why));
+        }
+        Ok(e)
+    }
+
     /// `efficiency`, checked to lie in (0, 1].
     pub(crate) fn checked_efficiency(&self) -> Result<f64, FabricConfigError> {
         let e = self.efficiency;
@@ -377,6 +397,7 @@ impl FabricConfig {
         self.checked_packet_bytes()?;
         self.port()?;
         self.read_turnaround()?;
+        self.checked_core_write_efficiency()?;
         crate::Topology::new(self, ranks).map(|_| ())
     }
 }

@@ -29,6 +29,8 @@
 //! packet_bytes = 4096      # payload bytes per packet
 //! efficiency = 0.7         # (0, 1]
 //! port_gbps = 196.0        # each chip's ingress port (all incoming remote traffic)
+//! core_write_efficiency = 0.7  # optional, (0, 1], default 1: a core's remote stores get this
+//!                          # fraction of what SDMA traffic gets from links and ports
 //!
 //! [fabric.topology]
 //! kind = "full_mesh"       # one full-duplex link per chip pair

@@ -39,6 +39,12 @@ pub struct NetworkModel {
     hops: Vec<u32>,
     /// Each path's run `hops[lo..hi]`, by id.
     paths: Vec<(u32, u32)>,
+    /// Each path's hops `[a, b)` (offsets in its run) that a packet holds for its wire bytes
+    /// rather than its payload: a core's remote store's links and port, when
+    /// `core_write_efficiency` is below 1; `(0, 0)` for every other path.
+    wire: Vec<(u32, u32)>,
+    /// `1 / core_write_efficiency`, when it is below 1.
+    core_write_scale: Option<f64>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
     ids: FxHashMap<Route, PathId>,
     /// The link resources from chip `a` to chip `b`, by `(a, b)`, as a run of `link_runs`:
@@ -63,7 +69,7 @@ struct RouteIndex {
 }
 
 /// How many [`PathKind`]s there are.
-const KINDS: usize = 9;
+const KINDS: usize = 10;
 
 /// The largest dense table, in entries (16 MiB; zeroed pages cost nothing until touched).
 /// Bigger machines (the 1024-rank cluster) use the hash map alone.
@@ -98,6 +104,7 @@ fn kind_index(kind: PathKind) -> usize {
         PathKind::SdmaPut => 6,
         PathKind::SdmaRequest => 7,
         PathKind::SdmaGet => 8,
+        PathKind::OrderedNotify => 9,
     }
 }
 
@@ -144,6 +151,8 @@ impl NetworkModel {
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
         let (cores, sdma_channels, cube_cores) = (chip.cores, chip.sdma_channels, chip.cube_cores);
         let read_turnaround = cfg.read_turnaround()?;
+        let e = cfg.checked_core_write_efficiency()?;
+        let core_write_scale = (e < 1.0).then(|| 1.0 / e);
         let index = RouteIndex { ranks, slots: (cores + cube_cores).max(sdma_channels) };
         let dense = index.size().map_or_else(Vec::new, |n| vec![0; n]);
         Ok(NetworkModel {
@@ -159,6 +168,8 @@ impl NetworkModel {
             engines,
             hops,
             paths,
+            wire: Vec::new(),
+            core_write_scale,
             ids,
             link_memo: FxHashMap::default(),
             link_runs: Vec::new(),
@@ -280,12 +291,32 @@ impl NetworkModel {
                 (0, 0)
             }
         };
+        let wire = self.wire_run(route, &hops[run.0 as usize..run.1 as usize]);
         self.hops = hops;
         self.paths.push(run);
+        self.wire.push(wire);
         if !dense || id.0.checked_add(1).is_none() {
             self.ids.insert(*route, id);
         }
         id
+    }
+
+    /// The offsets `[a, b)` of `hops` (the resolved path of `route`) that hold a packet for its
+    /// wire bytes: the links and the ingress port of a core's remote store, when the fabric
+    /// gives such stores a `core_write_efficiency` below 1.
+    fn wire_run(&self, route: &Route, hops: &[u32]) -> (u32, u32) {
+        if route.kind != PathKind::RemoteWrite || self.core_write_scale.is_none() {
+            return (0, 0);
+        }
+        let fabric = |r: &u32| matches!(self.locate(*r), Some(Located::Link(_) | Located::Chip(_, 1)));
+        let a = hops.iter().position(fabric).unwrap_or(0);
+        let b = hops.iter().rposition(fabric).map_or(a, |b| b + 1);
+        (a as u32, b as u32)
+    }
+
+    /// The bytes a packet of `bytes` payload holds the fabric for on a wire hop.
+    fn wire_bytes(&self, bytes: u64) -> u64 {
+        self.core_write_scale.map_or(bytes, |k| (bytes as f64 * k).ceil() as u64)
     }
 
     /// Appends the resources of `route` to `out`, as documented on [`PathKind`]; those that do
@@ -297,7 +328,7 @@ impl NetworkModel {
         match r.kind {
             PathKind::Load => put(out, &[self.hbm(chip), self.mte2(chip, core)]),
             PathKind::Store => put(out, &[self.mte3(chip, core), self.hbm(chip)]),
-            PathKind::RemoteWrite => {
+            PathKind::RemoteWrite | PathKind::OrderedNotify => {
                 put(out, &[self.mte3(chip, core)]);
                 self.push_links(chip, peer, out);
                 put(out, &[self.port(peer), self.hbm(peer)]);
@@ -371,6 +402,8 @@ impl Network for NetworkModel {
         let Some(&(lo, hi)) = self.paths.get(path.0 as usize) else { return timing };
         let Some(ids) = self.hops.get(lo as usize..hi as usize) else { return timing };
         let Some((&first, rest)) = ids.split_first() else { return timing };
+        let (wa, wb) = self.wire.get(path.0 as usize).copied().unwrap_or((0, 0));
+        let wire = if wa < wb { self.wire_bytes(bytes) } else { bytes };
         let resources = &mut self.resources;
         // Each hop's state and calendar are read before any is booked: the loads do not
         // depend on each other, so their cache misses overlap instead of coming one per hop.
@@ -384,7 +417,7 @@ impl Network for NetworkModel {
         // The first resource, peeled off: the packet enters the path there, with no latency
         // in front of it.
         let Some(res) = resources.get_mut(first as usize) else { return timing };
-        let slot = res.book(bytes, at, at, at);
+        let slot = res.book(if wa == 0 && wb > 0 { wire } else { bytes }, at, at, at);
         timing.begin = slot.start;
         timing.cleared = timing.cleared.max(slot.end);
         timing.arrival = slot.end + res.latency;
@@ -394,10 +427,11 @@ impl Network for NetworkModel {
         // First and last byte at the next resource, and the latency in front of it.
         let mut ahead = res.latency;
         let (mut ready, mut last_in) = (slot.start + res.latency, slot.end + res.latency);
-        for &id in rest {
+        for (j, &id) in (1u32..).zip(rest) {
             // Never skips: every hop names an existing resource (see `path`).
             let Some(res) = resources.get_mut(id as usize) else { continue };
-            let slot = res.book(bytes, ready, last_in, at);
+            let held = if j >= wa && j < wb { wire } else { bytes };
+            let slot = res.book(held, ready, last_in, at);
             let cleared = slot.end.as_ps().saturating_sub(ahead.as_ps());
             timing.cleared = timing.cleared.max(SimTime::from_ps(cleared));
             timing.arrival = slot.end + res.latency;

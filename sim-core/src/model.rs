@@ -165,6 +165,10 @@ pub enum PathKind {
     RemoteRead,
     /// A notify to a peer (a 4-byte atomic): the links of the route, the peer's ingress port.
     Signal,
+    /// A notify to a peer that lands only after its core's earlier stores (release ordering):
+    /// the resources of [`PathKind::RemoteWrite`], so it queues behind them, but it is not
+    /// bulk data (a fabric's slower rate for a core's stores does not apply to it).
+    OrderedNotify,
     /// An SDMA put (`core` is the channel): this chip's HBM, the channel, the links of the
     /// route, the peer's ingress port, the peer's HBM (HBM, channel, HBM when `peer == chip`).
     SdmaPut,

@@ -21,6 +21,7 @@
 //! | chip.sdma.* | `sdma::*` (issue, descriptor, cold start, poll, channel rate, descriptors, queue depth) |
 //! | fabric.packet_bytes | `closed_form::two_flows_on_one_link_each_get_half_its_bandwidth` (notifies queue one packet each), `packets_cut_a_flow_into_interleaving_units` |
 //! | fabric.efficiency | `link_efficiency_scales_every_link` |
+//! | fabric.core_write_efficiency | `core_write_efficiency_slows_a_cores_stores_and_not_its_notify` |
 //! | fabric.port_gbps | `the_ingress_port_rate_bounds_incast` |
 //! | fabric.port_latency_ns, fabric.read_turnaround_ns | `closed_form::a_remote_read_pays_both_legs_...` |
 //! | fabric.ordering | `checker::a_relaxed_fabric_in_the_config_lets_notifies_overtake` |
@@ -297,6 +298,15 @@ fn link_efficiency_scales_every_link() {
     let half = mesh(2, Some(("\nefficiency = 1.0", "\nefficiency = 0.5")));
     // Half the byte rate: the payload and the 4-byte notify behind it take twice as long.
     assert_eq!(land_times(&half, &[Flow::new(0, 1, n as usize)]), vec![ALPHA + 2 * (n + 4) * BETA]);
+}
+
+#[test]
+fn core_write_efficiency_slows_a_cores_stores_and_not_its_notify() {
+    let n = 65_536u64;
+    let half = mesh(2, Some(("\nefficiency = 1.0", "\nefficiency = 1.0\ncore_write_efficiency = 0.5")));
+    // The put's chunks are a core's stores: they hold the link for 2n bytes; the 4-byte
+    // notify behind them is not bulk data and keeps its own time.
+    assert_eq!(land_times(&half, &[Flow::new(0, 1, n as usize)]), vec![ALPHA + (2 * n + 4) * BETA]);
 }
 
 #[test]

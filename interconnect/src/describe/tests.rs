@@ -8,6 +8,7 @@ fn a2a3_like(topology: TopologyConfig) -> FabricConfig {
         port_gbps: 196.0,
         port_latency_ns: 0.0,
         read_turnaround_ns: 0.0,
+        core_write_efficiency: 1.0,
         topology,
         ordering: Ordering::Release,
     }

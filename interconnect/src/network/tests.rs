@@ -22,6 +22,7 @@ fn cfg(topology: TopologyConfig, port_gbps: f64) -> FabricConfig {
         port_gbps,
         port_latency_ns: 0.0,
         read_turnaround_ns: 0.0,
+        core_write_efficiency: 1.0,
         topology,
         ordering: Ordering::Release,
     }
@@ -69,6 +70,46 @@ fn paths_follow_path_kind() {
     assert_eq!(path(PathKind::ReadRequest), ["link 0->1"]);
     assert_eq!(path(PathKind::RemoteRead), ["hbm 1", "link 1->0", "port 0", "mte2 0.1"]);
     assert_eq!(path(PathKind::Signal), ["link 0->1", "port 1"]);
+    assert_eq!(path(PathKind::OrderedNotify), ["mte3 0.1", "link 0->1", "port 1", "hbm 1"]);
+}
+
+#[test]
+fn a_cores_remote_store_holds_links_and_port_for_its_wire_bytes_and_nothing_else_does() {
+    // Link 10 GB/s at efficiency 1, port 40 GB/s, core writes at 0.5: a 4000-byte store holds
+    // the link 800 ns and the port 200 ns instead of 400 and 100 (the unlimited HBM behind the
+    // port spans the port's last byte). A notify on the same resources and an SDMA put keep
+    // their payload times.
+    let mut c = cfg(mesh(10.0, 0.0), 40.0);
+    c.efficiency = 1.0;
+    c.core_write_efficiency = 0.5;
+    let chip = ChipPaths { sdma_channels: 1, ..ChipPaths::unlimited(2) };
+    let mut m = NetworkModel::new(&c, 2, &chip).unwrap();
+    let busy_ns = |m: &mut NetworkModel, kind, bytes| {
+        let id = m.path(&route(kind, 0, 0, 1));
+        let mut busy = Vec::new();
+        m.send(id, bytes, SimTime::ZERO, Some(&mut busy));
+        m.reset();
+        let named: Vec<(String, u64)> =
+            busy.iter().map(|b| (m.resource_name(b.resource), (b.end - b.start).as_ps() / 1000)).collect();
+        named
+    };
+    let held = busy_ns(&mut m, PathKind::RemoteWrite, 4000);
+    let want = [("mte3 0.0", 0), ("link 0->1", 800), ("port 1", 200), ("hbm 1", 200)];
+    assert_eq!(held, want.map(|(n, t)| (n.to_string(), t)));
+    let notify = busy_ns(&mut m, PathKind::OrderedNotify, 4000);
+    assert_eq!(notify[1..3], [("link 0->1".to_string(), 400), ("port 1".to_string(), 100)]);
+    let sdma = busy_ns(&mut m, PathKind::SdmaPut, 4000);
+    assert!(sdma.contains(&("link 0->1".to_string(), 400)), "{sdma:?}");
+}
+
+#[test]
+fn a_core_write_efficiency_outside_0_to_1_is_refused_by_name() {
+    for e in [0.0, -0.5, 1.5, f64::NAN] {
+        let mut c = cfg(mesh(10.0, 0.0), 40.0);
+        c.core_write_efficiency = e;
+        let err = NetworkModel::new(&c, 2, &ChipPaths::unlimited(2)).unwrap_err().to_string();
+        assert!(err.contains("core_write_efficiency") && err.contains("(0, 1]"), "{err}");
+    }
 }
 
 #[test]
@@ -369,6 +410,7 @@ fn path_ids_follow_first_use_through_the_dense_table_and_the_map() {
         PathKind::SdmaPut,
         PathKind::SdmaRequest,
         PathKind::SdmaGet,
+        PathKind::OrderedNotify,
     ];
     let ends =
         [(0, 0, 1), (2, 2, 0), (1, 1, 1), (2, 3, 2), (3, 0, 0), (0, 4, 1), (0, 0, 7), (usize::MAX, 0, usize::MAX)];

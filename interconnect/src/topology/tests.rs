@@ -9,6 +9,7 @@ fn fabric(topology: TopologyConfig) -> FabricConfig {
         port_gbps: f64::INFINITY,
         port_latency_ns: 0.0,
         read_turnaround_ns: 0.0,
+        core_write_efficiency: 1.0,
         topology,
         ordering: Ordering::Release,
     }

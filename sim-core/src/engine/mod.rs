@@ -436,7 +436,7 @@ impl Engine {
                 let at = t + self.chip.notify_issue();
                 let kind = match (remote, self.vis.relaxed()) {
                     (false, _) => PathKind::Store,
-                    (true, false) => PathKind::RemoteWrite,
+                    (true, false) => PathKind::OrderedNotify,
                     (true, true) => PathKind::Signal,
                 };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip() };
