@@ -4,6 +4,7 @@
 // `unreachable_pub` does not apply to it.
 #![allow(unreachable_pub)]
 
+mod aiv_remote_stores;
 mod bad_input;
 mod capacities;
 mod checker;
