@@ -142,8 +142,9 @@ fn pipeline_without_chunks() {
 fn signal_that_is_not_int32() {
     let e = fails(|c, x, _, _| c.notify(x, 1, &[0, 0], 1, NotifyOp::AtomicAdd));
     has(&e, &["notify", "signal `x` is f32", "INT32"]);
+    // A GM cell may be waited on (TWAIT on a ready queue), but only an INT32 one.
     let e = fails(|c, _, g, _| c.wait(g, &[0, 0], 1, WaitCmp::Ge));
-    has(&e, &["wait", "`g` is a GM tensor"]);
+    has(&e, &["wait", "signal `g` is f32", "INT32"]);
 }
 
 #[test]

@@ -28,6 +28,7 @@ mod examples;
 mod first_hour;
 mod flows;
 mod fuzz;
+mod gm_cells;
 mod golden;
 mod guide;
 mod hccl_class;

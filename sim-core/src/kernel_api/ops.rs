@@ -669,6 +669,20 @@ impl Ops {
         offsets: &[usize],
     ) -> SimResult<CellRef> {
         self.signal_check(op, signal)?;
+        let peer = match peer {
+            // A GM cell (pto-isa's ready-queue counters) is this rank's own: a notify names
+            // the rank itself.
+            Some(p) if !signal.is_window() && p == self.rank() => None,
+            Some(p) if !signal.is_window() => {
+                let msg = format!(
+                    "`{}` is a GM tensor, so only this rank ({}) can notify it, not rank {p}; allocate it with alloc_window to signal peers",
+                    signal.name(),
+                    self.rank()
+                );
+                return self.bad(op, msg);
+            }
+            p => p,
+        };
         let mem = self.locate(op, signal, peer)?;
         let offset = match element_offset(signal, offsets) {
             Ok(o) => o,
@@ -698,14 +712,12 @@ impl Ops {
         Ok(cells)
     }
 
+    /// Signal cells are INT32, in a window (reachable by peers) or in this rank's GM (TTEST /
+    /// TWAIT on a ready-queue counter, as pto-isa's kernels poll plain GM).
     fn signal_check(&mut self, op: &'static str, signal: &Tensor) -> SimResult<()> {
-        if !signal.is_window() {
-            let msg = format!("signal `{}` is a GM tensor; signals must be INT32 window buffers", signal.name());
-            return self.bad(op, msg);
-        }
         if signal.dtype() != DType::I32 {
             let msg = format!(
-                "signal `{}` is {}; signals must be INT32 window buffers (allocate it with DType::I32)",
+                "signal `{}` is {}; signal cells must be INT32 (allocate it with DType::I32)",
                 signal.name(),
                 signal.dtype()
             );
