@@ -264,7 +264,9 @@ fn send_to_all(core: &mut Core, shape: Shape, bufs: &Buffers, id: usize) -> SimR
         let peer = (me + 1 + (id + k) % (n - 1)) % n;
         let tile = core.load(&bufs.reduced, &at, &[SUB_M, TILE.1])?;
         core.remote_store(&tile, &bufs.reduced, peer, &at, AtomicType::None)?;
-        core.pipe_barrier(Pipe::Mte3)?;
+        // The next load into the same UB buffer waits for this store to have read it out.
+        core.set_flag(Pipe::Mte3, Pipe::Mte2, 2)?;
+        core.wait_flag(Pipe::Mte3, Pipe::Mte2, 2)?;
     }
     Ok(())
 }
