@@ -160,7 +160,7 @@ impl PyWorld {
     }
 
     /// Runs `f` on the world, or raises if a run holds it (a kernel calling its own world).
-    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R>) -> PyResult<R> {
+    pub(crate) fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R>) -> PyResult<R> {
         let mut g = self.slot(py)?;
         let w: &mut World = match &mut *g {
             Slot::Owned(w) => w,
