@@ -100,6 +100,18 @@ impl Shared {
         if let Some(o) = candidates.iter().find(|o| names(o)).or(candidates.first()) {
             return Some(o.at.clone());
         }
+        // The run was not told apart (a jittered rerun can start after the previous run's
+        // end): the same block's operation of the same name on the same buffer in any run,
+        // the one whose span holds the time first.
+        let loose: Vec<&OpLine> = lines
+            .iter()
+            .filter(|(k, _)| same(k))
+            .flat_map(|(_, ops)| ops)
+            .filter(|o| s.op.starts_with(o.op) && names(o))
+            .collect();
+        if let Some(o) = loose.iter().find(|o| o.from_ps <= t && t <= o.to_ps).or(loose.first()) {
+            return Some(o.at.clone());
+        }
         if s.op.starts_with("wait")
             && let Some((_, at)) = lock(&self.waits).iter().find(|(k, _)| same(k))
         {
