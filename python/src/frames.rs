@@ -3,7 +3,10 @@
 //! user's line, not the layer's. Files under a registered prefix are skipped when looking
 //! for "the kernel line".
 
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyString;
 use std::sync::{OnceLock, RwLock};
 
 fn prefixes() -> &'static RwLock<Vec<String>> {
@@ -36,25 +39,32 @@ fn describe_frame(f: &Bound<'_, PyAny>, lineno: i64) -> PyResult<String> {
 }
 
 /// `file:line in function` of the innermost Python frame outside every registered layer
-/// (the innermost frame when all are inside one).
+/// (the innermost frame when all are inside one). Called on every wait, so it keeps to
+/// interned attribute names and borrowed strings.
 pub(crate) fn python_line(py: Python<'_>) -> String {
+    static GETFRAME: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let line = || -> PyResult<String> {
-        let innermost = py.import("sys")?.call_method1("_getframe", (0,))?;
+        let getframe = GETFRAME.get_or_try_init(py, || py.import("sys")?.getattr("_getframe").map(Bound::unbind))?;
+        let innermost = getframe.bind(py).call1((0,))?;
         let mut f = innermost.clone();
+        let mut skipped = false;
         loop {
-            let file: String = f.getattr("f_code")?.getattr("co_filename")?.extract()?;
-            if !internal(&file) {
-                break;
+            let code = f.getattr(intern!(py, "f_code"))?;
+            let file = code.getattr(intern!(py, "co_filename"))?;
+            let file = file.cast::<PyString>()?.to_cow()?;
+            if skipped || !internal(&file) {
+                let func = code.getattr(intern!(py, "co_name"))?;
+                let lineno: i64 = f.getattr(intern!(py, "f_lineno"))?.extract()?;
+                return Ok(format!("{file}:{lineno} in {}", func.cast::<PyString>()?.to_cow()?));
             }
-            let back = f.getattr("f_back")?;
+            let back = f.getattr(intern!(py, "f_back"))?;
             if back.is_none() {
-                f = innermost;
-                break;
+                f = innermost.clone();
+                skipped = true;
+            } else {
+                f = back;
             }
-            f = back;
         }
-        let lineno: i64 = f.getattr("f_lineno")?.extract()?;
-        describe_frame(&f, lineno)
     };
     line().unwrap_or_else(|_| "<unknown Python line>".into())
 }

@@ -61,12 +61,12 @@ def load(tensor, offsets, shapes, valid_shapes=None, **kwargs):
     """Loads ``shapes`` elements at ``offsets`` of a tensor or window into a tile (TLOAD)."""
     if valid_shapes is not None and [int(v) for v in valid_shapes] != [int(v) for v in shapes]:
         raise NotImplementedError("pl.load(valid_shapes=...) with a partial valid region is not modelled by ranksim.pypto; load the valid region")
-    return _core().load(tensor.t, [int(o) for o in offsets], _shape(shapes, "pl.load"))
+    return _core().load(tensor.t, offsets, shapes)
 
 
 def store(tile, offsets, output_tensor, **kwargs):
     """Stores a tile at ``offsets`` of a tensor or window (TSTORE); returns the tensor."""
-    _core().store(tile, output_tensor.t, [int(o) for o in offsets])
+    _core().store(tile, output_tensor.t, offsets)
     return output_tensor
 
 

@@ -106,14 +106,14 @@ def _window(x, what):
 
 def notify(target, peer, offsets, value, *, op):
     """Changes cell ``offsets`` of ``target`` in ``peer``'s window (TNOTIFY)."""
-    o = "set" if NotifyOp(op) == NotifyOp.Set else "add"
-    _core().notify(_window(target, "pld.system.notify"), int(peer), _ints(offsets), int(value), o)
+    t = target.t if target.__class__ is DistributedTensor else _window(target, "pld.system.notify")
+    _core().notify(t, peer, offsets, value, "set" if op == 1 else "add")
 
 
 def wait(signal, offsets, expected, *, cmp):
     """Blocks until cell ``offsets`` of this rank's ``signal`` satisfies ``cmp expected`` (TWAIT)."""
-    c = "eq" if WaitCmp(cmp) == WaitCmp.Eq else "ge"
-    _core().wait(_window(signal, "pld.system.wait"), _ints(offsets), int(expected), c)
+    t = signal.t if signal.__class__ is DistributedTensor else _window(signal, "pld.system.wait")
+    _core().wait(t, offsets, expected, "eq" if cmp == 0 else "ge")
 
 
 def defer_wait(signal, offsets, expected, *, cmp=WaitCmp.Ge):
