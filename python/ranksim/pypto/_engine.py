@@ -391,7 +391,10 @@ class Run:
         for op in self.h.ops:
             if op[0] == "collective":
                 _, kind, operands, kw, _line = op
-                _native._host_collective(w, kind, [o.t for o in operands], **kw)
+                try:
+                    _native._host_collective(w, kind, [o.t for o in operands], **kw)
+                except SimError as e:
+                    raise type(e)(f"{e} (pld.tensor.{kind} at {_line[0]}:{_line[1]})") from None
                 continue
             _, fn, args, rank, _line = op
             params = fn.param_names()

@@ -107,7 +107,7 @@ def _window(x, what):
 def notify(target, peer, offsets, value, *, op):
     """Changes cell ``offsets`` of ``target`` in ``peer``'s window (TNOTIFY)."""
     t = target.t if target.__class__ is DistributedTensor else _window(target, "pld.system.notify")
-    _core().notify(t, peer, offsets, value, "set" if op == 1 else "add")
+    _core().notify(t, _peer(peer, "pld.system.notify"), offsets, value, "set" if op == 1 else "add")
 
 
 def wait(signal, offsets, expected, *, cmp):
@@ -128,6 +128,12 @@ def fence():
     _core().fence()
 
 
+def _peer(peer, what):
+    if peer < 0:
+        raise BadArgument(f"{what}: peer {peer} is negative; a peer is a dense rank 0..nranks-1 of the window's domain (use (me - 1 + n) % n)")
+    return peer
+
+
 def _atomic(a):
     return "add" if AtomicType(a) == AtomicType.Add else "none"
 
@@ -136,7 +142,7 @@ def remote_load(target, peer, offsets, shape, valid_shape=None):
     """Loads a region of ``peer``'s copy of window ``target`` into a tile."""
     if valid_shape is not None and _ints(valid_shape) != _ints(shape):
         raise NotImplementedError("pld.tile.remote_load(valid_shape=...) with a partial valid region is not modelled by ranksim.pypto")
-    return _core().remote_load(_window(target, "pld.tile.remote_load"), int(peer), _ints(offsets), _ints(shape))
+    return _core().remote_load(_window(target, "pld.tile.remote_load"), _peer(int(peer), "pld.tile.remote_load"), _ints(offsets), _ints(shape))
 
 
 def remote_store(src, target, peer, offsets, *, atomic=AtomicType.None_):
@@ -145,7 +151,7 @@ def remote_store(src, target, peer, offsets, *, atomic=AtomicType.None_):
     t = _window(target, "pld.remote_store")
     if isinstance(src, _E.Tensor):
         src = c.load(src.t, [0] * len(src.shape), list(src.shape))
-    c.remote_store(src, t, int(peer), _ints(offsets), _atomic(atomic))
+    c.remote_store(src, t, _peer(int(peer), "pld.remote_store"), _ints(offsets), _atomic(atomic))
     return target
 
 
@@ -176,7 +182,7 @@ def put(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *, atomi
     """Copies local ``src`` into ``peer``'s window ``dst`` through UB (TPUT)."""
     d, s, sh = _region("put", dst_offsets, src_offsets, shape)
     chunks = _chunks("put", sh or list(src.shape), chunk_rows, chunk_cols, pipeline)
-    _core().put(_window(dst, "pld.tensor.put"), int(peer), src.t, dst_offsets=d, src_offsets=s, shape=sh, chunks=chunks, atomic=_atomic(atomic), pipeline=bool(pipeline))
+    _core().put(_window(dst, "pld.tensor.put"), _peer(int(peer), "pld.tensor.put"), src.t, dst_offsets=d, src_offsets=s, shape=sh, chunks=chunks, atomic=_atomic(atomic), pipeline=bool(pipeline))
     return dst
 
 
@@ -184,7 +190,7 @@ def get(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *, chunk
     """Copies ``peer``'s window ``src`` into local ``dst`` through UB (TGET)."""
     d, s, sh = _region("get", dst_offsets, src_offsets, shape)
     chunks = _chunks("get", sh or list(dst.shape), chunk_rows, chunk_cols, pipeline)
-    _core().get(dst.t, int(peer), _window(src, "pld.tensor.get"), dst_offsets=d, src_offsets=s, shape=sh, chunks=chunks, pipeline=bool(pipeline))
+    _core().get(dst.t, _peer(int(peer), "pld.tensor.get"), _window(src, "pld.tensor.get"), dst_offsets=d, src_offsets=s, shape=sh, chunks=chunks, pipeline=bool(pipeline))
     return dst
 
 
