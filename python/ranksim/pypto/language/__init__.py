@@ -42,7 +42,12 @@ _core = _E.core
 
 
 def range(*args, **kwargs):
-    """``pl.range(stop)`` / ``(start, stop[, step])``: a Python range (loops run eagerly)."""
+    """``pl.range(stop)`` / ``(start, stop[, step])``: a Python range (loops run eagerly).
+    Loop-carried values (``init_values=``) are PyPTO IR: use ordinary Python variables."""
+    if kwargs:
+        raise NotImplementedError(
+            f"pl.range({', '.join(kwargs)}=...) is not modelled by ranksim.pypto: loops run as Python loops, so carry values in ordinary variables"
+        )
     return _b.range(*(int(a) for a in args))
 
 
