@@ -19,7 +19,6 @@ A call of a compiled ``@pl.jit.host`` program runs in three steps:
 
 from __future__ import annotations
 
-import inspect
 import linecache
 import os
 import re
@@ -489,4 +488,4 @@ def timing_line(name, platform, cfg, report):
     )
 
 
-__all__ = ["SimError"]
+

@@ -8,10 +8,7 @@ of the dispatch)."""
 from __future__ import annotations
 
 import inspect
-import os
-import sys
 
-import numpy as np
 
 from .._errors import BadArgument
 from . import _engine as E

@@ -9,7 +9,6 @@ run's report is ``compiled.last_report``; ``compiled.run(...)`` returns it, and
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 
 from ... import Config

@@ -13,7 +13,6 @@ from types import SimpleNamespace as _NS
 from ... import Tile as _RTile
 from ..._errors import BadArgument
 from .. import _engine as _E
-from .. import _types as _T
 from .._jit import JITFunction, jit
 from .._types import (
     BF16,
@@ -53,13 +52,6 @@ def range(*args, **kwargs):
 
 parallel = range
 unroll = range
-
-
-def _shape(x, what):
-    s = [int(v) for v in x]
-    if not s:
-        raise BadArgument(f"{what}: give at least one dimension")
-    return s
 
 
 def load(tensor, offsets, shapes, valid_shapes=None, **kwargs):

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ... import _native
-from ..._errors import ConfigError
+
 from ..ir.distributed_compiled_program import DistributedConfig
 
 _PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
