@@ -92,6 +92,10 @@ unsafe impl Send for LentPtr {}
 
 const BUSY: &str = "the world is busy: a run or check is in progress (kernels cannot use their world)";
 
+/// The most payload bytes one buffer may keep over all its ranks (the host's memory is the
+/// limit; timing-only worlds keep none).
+const MAX_PAYLOAD_BYTES: usize = 4 << 30;
+
 /// The most jittered reruns `check` makes (the CLI's limit).
 const MAX_SEEDS: u64 = 100_000;
 
@@ -253,6 +257,25 @@ impl PyWorld {
         }
     }
 
+    /// Refuses a buffer whose payload (`copies` ranks of `shape` x `dt`) the host could not
+    /// hold: the allocation would abort the process, not fail.
+    fn room(&self, py: Python<'_>, name: &str, dt: DType, shape: &[usize], copies: usize) -> PyResult<()> {
+        if !self.with_ref(py, |w| Ok(w.has_payload()))? {
+            return Ok(());
+        }
+        let total = shape.iter().try_fold(dt.size(), |a, &d| a.checked_mul(d)).and_then(|b| b.checked_mul(copies));
+        match total {
+            Some(t) if t <= MAX_PAYLOAD_BYTES => Ok(()),
+            _ => Err(bad(
+                py,
+                format!(
+                    "`{name}` ({dt} {shape:?} on {copies} rank(s)) needs more than {} GiB of payload on the host; shrink it, or call world.set_timing_only() first (same times, no values)",
+                    MAX_PAYLOAD_BYTES >> 30
+                ),
+            )),
+        }
+    }
+
     /// `tensor`'s own `Tensor`, checked to be one.
     fn domain_ranks(&self, ranks: Option<Vec<usize>>) -> Vec<usize> {
         ranks.unwrap_or_else(|| (0..self.size).collect())
@@ -309,6 +332,7 @@ impl PyWorld {
         shape: Vec<usize>,
     ) -> PyResult<PyTensor> {
         let dt = self::dtype(py, dtype)?;
+        self.room(py, name, dt, &shape, dom.0.size())?;
         self.with(py, |w| w.alloc_window(&dom.0, name, dt, &shape)).map(PyTensor)
     }
     /// A zeroed GM tensor on every chip.
@@ -320,6 +344,7 @@ impl PyWorld {
         shape: Vec<usize>,
     ) -> PyResult<PyTensor> {
         let dt = self::dtype(py, dtype)?;
+        self.room(py, name, dt, &shape, self.size)?;
         self.with(py, |w| w.alloc_tensor(name, dt, &shape)).map(PyTensor)
     }
     /// Copies host data (a numpy array, or anything `numpy.asarray` takes) into `rank`'s copy

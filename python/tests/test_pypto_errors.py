@@ -195,6 +195,24 @@ def test_program_mistakes_name_what_to_change():
         small.compile(x, config=config())(x)
 
 
+def test_a_buffer_the_host_cannot_hold_is_refused_not_an_abort():
+    @pl.jit.host
+    def huge(x: pl.Tensor[[2, 1, S], pl.FP32]):
+        big = pld.alloc_window_buffer([1 << 40], dtype=pl.FP32)
+        for r in pl.range(pld.world_size()):
+            copy_k(x[r], pld.window(big, [1, S], dtype=pl.FP32), device=r)
+
+    x = np.ones((2, 1, S), np.float32)
+    with pytest.raises(ranksim.BadArgument, match=r"`big` \(f32 \[1099511627776\] on 2 rank\(s\)\) needs more than 4 GiB.*set_timing_only"):
+        huge.compile(x, config=config())(x)
+    world = ranksim.Config.preset("a2a3").world()
+    with pytest.raises(ranksim.BadArgument, match="needs more than 4 GiB"):
+        world.alloc_tensor("t", "f32", [1 << 62, 1 << 8])
+    timing = ranksim.Config.preset("a2a3").world()
+    timing.set_timing_only()
+    assert timing.alloc_tensor("t", "f32", [1 << 30]).nbytes == 1 << 32
+
+
 def test_the_same_program_twice_gives_the_same_bytes():
     good, _ = shift(True)
     x = np.random.default_rng(3).standard_normal((2, 1, S)).astype(np.float32)
