@@ -360,3 +360,23 @@ def test_array_like_host_tensors_are_written_in_place():
     compiled = shift_scale_host.compile(HostArray(x), y, config=config(2))
     compiled(HostArray(x), y)
     np.testing.assert_array_equal(y._a, (x - np.array([0, 1], np.float32).reshape(2, 1, 1)) * 2)
+
+
+@pl.jit.incore
+def widen(x: pl.Tensor[[1, S], pl.BF16], y: pl.Out[pl.Tensor[[1, S], pl.FP32]], z: pl.Out[pl.Tensor[[1, S], pl.FP16]]):
+    t = pl.load(x, [0, 0], [1, S])
+    pl.store(pl.cast(pl.cast(t, target_type=pl.FP32), target_type=pl.FP16), [0, 0], z)  # no bf16 -> f16 TCVT
+    return pl.store(pl.cast(pl.add(t, 0.5), target_type=pl.FP32), [0, 0], y)
+
+
+@pl.jit.host
+def widen_host(x: pl.Tensor[[2, 1, S], pl.BF16], y: pl.Out[pl.Tensor[[2, 1, S], pl.FP32]], z: pl.Out[pl.Tensor[[2, 1, S], pl.FP16]]):
+    for r in pl.range(pld.world_size()):
+        widen(x[r], y[r], z[r], device=r)
+
+
+def test_bf16_and_fp16_tensors_from_float32_host_data():
+    x = np.full((2, 1, S), 1.00390625, np.float32)  # 1 + 2**-8: not a bf16, rounds to 1.0
+    y, z = np.zeros((2, 1, S), np.float32), np.zeros((2, 1, S), np.float16)
+    run(widen_host, x, y, z)
+    assert (y == 1.5).all() and (z == 1.0).all()

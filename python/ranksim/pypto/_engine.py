@@ -170,9 +170,9 @@ class HostTensor:
 
     __slots__ = ("root", "arr", "name", "shape", "dtype", "key")
 
-    def __init__(self, root, arr, name, key):
+    def __init__(self, root, arr, name, key, dtype=None):
         self.root, self.arr, self.name, self.key = root, arr, name, key
-        self.shape, self.dtype = tuple(arr.shape), T.of_numpy(arr.dtype)
+        self.shape, self.dtype = tuple(arr.shape), dtype or T.of_numpy(arr.dtype)
 
     def __getitem__(self, idx):
         sub = self.arr[idx]
@@ -180,7 +180,7 @@ class HostTensor:
             raise BadArgument(f"host tensor `{self.name}`{_idx_text(idx)} is a scalar; pass a tensor region to a dispatch")
         if not (sub.flags.c_contiguous):
             raise BadArgument(f"host tensor `{self.name}`{_idx_text(idx)} is not contiguous; slice whole rows")
-        return HostTensor(self.root, sub, self.name, self.key + (_idx_text(idx),))
+        return HostTensor(self.root, sub, self.name, self.key + (_idx_text(idx),), self.dtype)
 
     def __repr__(self):
         return f"<host tensor `{self.name}` {list(self.shape)}>"
@@ -458,7 +458,10 @@ def host_array(obj, name):
     except TypeError:
         pass
     if hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
-        return np.asarray(obj)
+        try:
+            return np.asarray(obj)
+        except Exception as e:
+            raise BadArgument(f"argument `{name}`: numpy cannot view this {type(obj).__name__} ({e}); pass float32, float16 or integer data") from None
     raise BadArgument(f"argument `{name}`: {type(obj).__name__} is not a host tensor (pass a numpy array, a torch tensor, or anything with __array__ or the buffer protocol)")
 
 

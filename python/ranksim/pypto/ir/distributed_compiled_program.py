@@ -94,7 +94,10 @@ class DistributedCompiledProgram:
         for k, (p, ann, a) in enumerate(zip(fn._params, fn._anns, args)):
             if isinstance(ann, T.TensorAnn) or (ann is None and not isinstance(a, (int, float))):
                 arr = E.host_array(a, p.name)
-                h = E.HostTensor(a, arr, p.name, (k,))
+                # numpy has no bf16: float32 host data feeds a BF16 tensor (rounded to nearest on
+                # the way in, exact on the way out).
+                bf16 = isinstance(ann, T.TensorAnn) and ann.dtype is T.BF16 and str(arr.dtype) == "float32"
+                h = E.HostTensor(a, arr, p.name, (k,), T.BF16 if bf16 else None)
                 if h.dtype is None:
                     raise BadArgument(f"{fn.__name__}(): argument `{p.name}` has dtype {arr.dtype}; ranksim tensors are float32, float16, int32, int16 or int8")
                 if isinstance(ann, T.TensorAnn):
