@@ -226,11 +226,14 @@ impl PyWorld {
                 let mut report = (**report).clone();
                 let waits = lock(&self.shared.waits);
                 for w in report.waits.iter_mut().chain(report.deferred.iter_mut()) {
-                    if w.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
-                        w.location = waits
-                            .iter()
-                            .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (w.chip, w.block, w.task.as_str()))
-                            .map(|(_, at)| at.clone());
+                    // A Python kernel's blocked wait (or the Rust composite it called, such as
+                    // `pld.tensor.barrier`) is named by the kernel's Python line.
+                    let python = waits
+                        .iter()
+                        .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (w.chip, w.block, w.task.as_str()))
+                        .map(|(_, at)| at.clone());
+                    if python.is_some() || w.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
+                        w.location = python;
                     }
                 }
                 let python: Vec<String> = waits

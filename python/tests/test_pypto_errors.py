@@ -101,6 +101,27 @@ def test_a_kernel_that_waits_forever_is_a_deadlock_naming_its_line():
     good.compile(x, x.copy(), config=config()).run(x, x.copy())
 
 
+def test_a_rank_divergent_builtin_barrier_deadlocks_at_its_python_line():
+    def half(sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+        if pld.rank(pld.get_comm_ctx(sig)) == 0:
+            pld.tensor.barrier(sig)  # ONLY RANK 0
+
+    k = pl.jit.incore(half)
+
+    @pl.jit.host
+    def host(x: pl.Tensor[[2, 1], pl.FP32]):
+        b = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        for r in pl.range(2):
+            k(pld.window(b, [2, 1], dtype=pl.INT32), device=r)
+
+    x = np.zeros((2, 1), np.float32)
+    with pytest.raises(ranksim.DeadlockError) as e:
+        host.compile(x, config=config())(x)
+    at = line_of(half, "# ONLY RANK 0")
+    assert f"called at {at} in half" in str(e.value)
+    assert e.value.python_waits == [f"rank 0 block 0 (task `half`): {at} in half"]
+
+
 def test_a_raising_kernel_is_a_kernel_error_with_its_cause_and_line():
     def boom(y: pl.Out[pl.Tensor[[1, S], pl.FP32]], rank: pl.Scalar[pl.INT32]):
         return 1 // (rank - 1)  # BOOM on rank 1
