@@ -124,3 +124,12 @@ def test_benchmark_argument_checks(bench):
 def test_statistics_match_pythons(bench):
     _, st = bench
     assert st.device_us_mean == statistics.fmean(st.device_wall_us)
+
+
+def test_strace_to_stderr_on_request(bench, monkeypatch, capfd):
+    compiled, st = bench
+    x = np.arange(N * S, dtype=np.float32).reshape(N, 1, S)
+    monkeypatch.setenv("RANKSIM_STRACE", "1")
+    again = benchmark(compiled, [x, np.zeros_like(x)], rounds=3, warmup=2)
+    err = capfd.readouterr().err
+    assert err == again.strace == st.strace

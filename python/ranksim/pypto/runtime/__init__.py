@@ -8,6 +8,7 @@ dispatch grid, ``format_tree`` / ``format_mean_tree``, and ``strace``, the log i
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -66,7 +67,12 @@ def benchmark(compiled, args, *, rounds=100, warmup=3, platform=None, device_id=
         raise ValueError("benchmark(): persistent windows are not modelled by ranksim.pypto (every launch starts from zeroed windows)")
     reports = [compiled._execute(tuple(args), config) for _ in range(warmup + rounds)]
     compiled.last_report = reports[-1]
-    return BenchmarkStats(compiled.cfg, reports, rounds, warmup)
+    stats = BenchmarkStats(compiled.cfg, reports, rounds, warmup)
+    if os.environ.get("RANKSIM_STRACE", "") not in ("", "0"):
+        # Where PyPTO's runtime writes them, for tools that read [STRACE] from stderr.
+        sys.stderr.write(stats.strace)
+        sys.stderr.flush()
+    return stats
 
 
 __all__ = ["BenchmarkStats", "RunConfig", "TraceInvocation", "TraceSpan", "benchmark"]
