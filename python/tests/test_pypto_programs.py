@@ -380,3 +380,24 @@ def test_bf16_and_fp16_tensors_from_float32_host_data():
     y, z = np.zeros((2, 1, S), np.float32), np.zeros((2, 1, S), np.float16)
     run(widen_host, x, y, z)
     assert (y == 1.5).all() and (z == 1.0).all()
+
+
+def test_single_device_program_and_comm_less_dispatches():
+    x = np.arange(R * C, dtype=np.float32).reshape(R, C)
+    y = np.zeros_like(x)
+    # A @pl.jit function compiled on its own runs on one device (PyPTO's L2 form).
+    compiled = shift_scale_orch.compile(x, y, 0, config=RunConfig(platform="a5sim"))
+    report = compiled.run(x, y, 0)
+    np.testing.assert_array_equal(y, x * 2)
+    assert [d["chip"] for d in report.dispatches] == [0]
+
+    @pl.jit.host
+    def round_robin(x: pl.Tensor[[3, R, C], pl.FP32], y: pl.Out[pl.Tensor[[3, R, C], pl.FP32]]):
+        for r in pl.range(3):
+            shift_scale_orch(x[r], y[r], r)  # no device=: round-robin over the program's chips
+
+    x3 = np.ones((3, R, C), np.float32)
+    y3 = np.zeros_like(x3)
+    rep = run(round_robin, x3, y3, n=2)
+    assert sorted(d["chip"] for d in rep.dispatches) == [0, 0, 1]
+    np.testing.assert_array_equal(y3[:, 0, 0], [2, 0, -2])
