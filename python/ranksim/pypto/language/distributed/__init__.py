@@ -221,6 +221,8 @@ def allreduce(target, signal=None, *, op=ReduceOp.Sum, mode="mesh", core_num=1):
     kw = {"op": _op(op), "mode": str(mode)}
     if _E.host() is not None:
         kw["core_num"] = int(core_num)
+    elif int(core_num) != 1:
+        raise BadArgument(f"pld.tensor.allreduce in a kernel runs on the calling core: core_num must be 1, got {core_num} (core_num > 1 is the HOST builtin's)")
     return _collective("allreduce", [target, signal], target, **kw)
 
 
