@@ -401,3 +401,23 @@ def test_single_device_program_and_comm_less_dispatches():
     rep = run(round_robin, x3, y3, n=2)
     assert sorted(d["chip"] for d in rep.dispatches) == [0, 0, 1]
     np.testing.assert_array_equal(y3[:, 0, 0], [2, 0, -2])
+
+
+@pl.jit.incore
+def plus_one(x: pl.Tensor[[S], pl.FP32], y: pl.Out[pl.Tensor[[S], pl.FP32]]):
+    return pl.store(pl.add(pl.load(x, [0], [S]), 1.0), [0], y)
+
+
+@pl.jit.host
+def plus_one_host(x: pl.Tensor[[2 * S], pl.FP32], y: pl.Out[pl.Tensor[[2 * S], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        plus_one(x[r * S : (r + 1) * S], y[r * S : (r + 1) * S], device=r)
+
+
+def test_buffer_protocol_host_tensors_are_written_in_place():
+    import array
+
+    x = array.array("f", range(2 * S))
+    y = array.array("f", [0.0] * (2 * S))
+    plus_one_host.compile(x, y, config=config(2))(x, y)
+    assert list(y) == [v + 1 for v in range(2 * S)]
