@@ -7,7 +7,10 @@ for the GIL) and prints the host microseconds per operation: local tile math (`a
 holds the GIL), a GM `load` + `store` pair (each releases the GIL and talks to the
 scheduler), and `notify` + `wait` on the core's own cell; then two ranks playing ping-pong
 (every wait hands the turn to the other kernel's thread) and the whole 8-rank ring allreduce
-of the tests (python/tests/ring.py), per operation issued, run setup included.
+of the tests (python/tests/ring.py), per operation issued, run setup included. Last, the
+same local and memory operations written in PyPTO's language (`ranksim.pypto`: `pl.add`,
+`pl.load` + `pl.store`, `pld.system.notify` + `wait` in a `@pl.jit.incore` kernel), whose
+layer adds a Python call per operation.
 """
 
 import os
@@ -81,6 +84,47 @@ def ping_pong(rounds):
     return (time.perf_counter() - start) / (4 * rounds) * 1e6
 
 
+def pypto_per_op(n):
+    """Host us per operation of a ranksim.pypto InCore kernel on one rank, by kind."""
+    import ranksim.pypto.language as pl
+    import ranksim.pypto.language.distributed as pld
+    from ranksim.pypto.ir.distributed_compiled_program import DistributedConfig
+    from ranksim.pypto.runtime import RunConfig
+
+    spent = {}
+
+    @pl.jit.incore
+    def kernel(x: pl.Tensor[[1, 64], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+        tile = pl.load(x, [0, 0], [1, 64])
+        t0 = time.perf_counter()
+        for _ in range(n):
+            pass
+        t1 = time.perf_counter()
+        for _ in range(n):
+            tile = pl.add(tile, 1.0)
+        t2 = time.perf_counter()
+        for _ in range(n // 2):
+            pl.store(pl.load(x, [0, 0], [1, 64]), [0, 0], x)
+        t3 = time.perf_counter()
+        for i in range(n // 2):
+            pld.system.notify(sig, peer=0, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+            pld.system.wait(sig, offsets=[0, 0], expected=i + 1, cmp=pld.WaitCmp.Ge)
+        t4 = time.perf_counter()
+        spent.update(loop=t1 - t0, add=t2 - t1, load_store=t3 - t2, notify_wait=t4 - t3)
+
+    @pl.jit.host
+    def host(x: pl.Tensor[[1, 1, 64], pl.FP32]):
+        buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+        kernel(x[0], pld.window(buf, [1, 1], dtype=pl.INT32), device=0)
+
+    import numpy as np
+
+    x = np.zeros((1, 1, 64), np.float32)
+    cfg = RunConfig(platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
+    host.compile(x, config=cfg).run(x)
+    return {k: v / n * 1e6 for k, v in spent.items()}
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     loop = per_op(n, empty)
@@ -101,6 +145,11 @@ def main():
     ops = 8 * (2 + 7 * 8 + 2 + 7 * 4)
     print(f"  8-rank ring allreduce     {wall * 1e6 / ops:7.3f} us per operation ({ops} operations, {wall * 1e3:.1f} ms; "
           f"simulated {rep.device_time_us:.2f} us, {rep.stats['events']} engine events)")
+    p = pypto_per_op(n)
+    print(f"ranksim.pypto (PyPTO's language), host us per operation (the bare loop: {p['loop']:.3f} us)")
+    print(f"  pl.add (tile + scalar)    {p['add']:7.3f} us")
+    print(f"  pl.load + pl.store        {p['load_store']:7.3f} us")
+    print(f"  pld notify + wait         {p['notify_wait']:7.3f} us")
 
 
 if __name__ == "__main__":

@@ -100,6 +100,18 @@ impl Shared {
         if let Some(o) = candidates.iter().find(|o| names(o)).or(candidates.first()) {
             return Some(o.at.clone());
         }
+        // The run was not told apart (a jittered rerun can start after the previous run's
+        // end): the same block's operation of the same name on the same buffer in any run,
+        // the one whose span holds the time first.
+        let loose: Vec<&OpLine> = lines
+            .iter()
+            .filter(|(k, _)| same(k))
+            .flat_map(|(_, ops)| ops)
+            .filter(|o| s.op.starts_with(o.op) && names(o))
+            .collect();
+        if let Some(o) = loose.iter().find(|o| o.from_ps <= t && t <= o.to_ps).or(loose.first()) {
+            return Some(o.at.clone());
+        }
         if s.op.starts_with("wait")
             && let Some((_, at)) = lock(&self.waits).iter().find(|(k, _)| same(k))
         {
@@ -201,7 +213,7 @@ impl PyCore {
 
     /// Runs operation `op` (`f`) on the core with the GIL released (it may block until the
     /// scheduler answers); on a recording run, notes its Python line and clock span.
-    fn blocking<R: Send>(
+    pub(crate) fn blocking<R: Send>(
         &self,
         py: Python<'_>,
         op: &'static str,
@@ -223,7 +235,7 @@ impl PyCore {
     }
 
     /// A wait: its Python line is recorded until it returns, for a deadlock's report.
-    fn waiting<R: Send>(
+    pub(crate) fn waiting<R: Send>(
         &self,
         py: Python<'_>,
         targets: &[&PyTensor],
@@ -237,17 +249,10 @@ impl PyCore {
     }
 }
 
-/// `file:line in function` of the innermost Python frame (the kernel line calling us).
+/// `file:line in function` of the kernel line calling us (frames of a layer written on top of
+/// the bindings, such as `ranksim.pypto`, skipped).
 fn python_line(py: Python<'_>) -> String {
-    let line = || -> PyResult<String> {
-        let f = py.import("sys")?.call_method1("_getframe", (0,))?;
-        let code = f.getattr("f_code")?;
-        let file: String = code.getattr("co_filename")?.extract()?;
-        let func: String = code.getattr("co_name")?.extract()?;
-        let lineno: i64 = f.getattr("f_lineno")?.extract()?;
-        Ok(format!("{file}:{lineno} in {func}"))
-    };
-    line().unwrap_or_else(|_| "<unknown Python line>".into())
+    crate::frames::python_line(py)
 }
 
 /// Copy options from keyword arguments.
@@ -675,22 +680,6 @@ fn describe(py: Python<'_>, e: &PyErr) -> String {
     let value = e.value(py);
     let ty = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
     let text = value.str().map(|s| s.to_string()).unwrap_or_default();
-    let mut at = String::new();
-    if let Some(mut tb) = e.traceback(py).map(|t| t.into_any()) {
-        while let Ok(next) = tb.getattr("tb_next") {
-            if next.is_none() {
-                break;
-            }
-            tb = next;
-        }
-        let line = || -> PyResult<String> {
-            let code = tb.getattr("tb_frame")?.getattr("f_code")?;
-            let file: String = code.getattr("co_filename")?.extract()?;
-            let func: String = code.getattr("co_name")?.extract()?;
-            let lineno: i64 = tb.getattr("tb_lineno")?.extract()?;
-            Ok(format!(" (at {file}:{lineno} in {func})"))
-        };
-        at = line().unwrap_or_default();
-    }
+    let at = crate::frames::traceback_line(py, e);
     format!("raised {ty}: {text}{at}")
 }

@@ -1,10 +1,13 @@
 //! `ranksim._native`: the PyO3 bindings behind the `ranksim` Python package. The package
 //! (`python/ranksim/`) re-exports these classes; see `docs/python.md`.
 
+mod benchstats;
 mod collective;
 mod core;
 mod errors;
+mod frames;
 mod program;
+mod pypto;
 mod report;
 mod selftest;
 mod world;
@@ -29,6 +32,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collective::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(collective::bench, m)?)?;
     m.add_function(wrap_pyfunction!(collective::check, m)?)?;
+    m.add_class::<benchstats::PyBenchmarkStats>()?;
+    m.add_class::<benchstats::PyTraceInvocation>()?;
+    m.add_class::<benchstats::PyTraceSpan>()?;
+    m.add_function(wrap_pyfunction!(pypto::_incore_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(pypto::_host_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(frames::_skip_frames_under, m)?)?;
     m.add_function(wrap_pyfunction!(selftest::_rust_readme_program, m)?)?;
     m.add_function(wrap_pyfunction!(selftest::_rust_ping_pong, m)?)?;
     Ok(())

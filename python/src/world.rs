@@ -92,6 +92,10 @@ unsafe impl Send for LentPtr {}
 
 const BUSY: &str = "the world is busy: a run or check is in progress (kernels cannot use their world)";
 
+/// The most payload bytes one buffer may keep over all its ranks (the host's memory is the
+/// limit; timing-only worlds keep none).
+const MAX_PAYLOAD_BYTES: usize = 4 << 30;
+
 /// The most jittered reruns `check` makes (the CLI's limit).
 const MAX_SEEDS: u64 = 100_000;
 
@@ -160,7 +164,7 @@ impl PyWorld {
     }
 
     /// Runs `f` on the world, or raises if a run holds it (a kernel calling its own world).
-    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R>) -> PyResult<R> {
+    pub(crate) fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut World) -> SimResult<R>) -> PyResult<R> {
         let mut g = self.slot(py)?;
         let w: &mut World = match &mut *g {
             Slot::Owned(w) => w,
@@ -222,11 +226,14 @@ impl PyWorld {
                 let mut report = (**report).clone();
                 let waits = lock(&self.shared.waits);
                 for w in report.waits.iter_mut().chain(report.deferred.iter_mut()) {
-                    if w.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
-                        w.location = waits
-                            .iter()
-                            .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (w.chip, w.block, w.task.as_str()))
-                            .map(|(_, at)| at.clone());
+                    // A Python kernel's blocked wait (or the Rust composite it called, such as
+                    // `pld.tensor.barrier`) is named by the kernel's Python line.
+                    let python = waits
+                        .iter()
+                        .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (w.chip, w.block, w.task.as_str()))
+                        .map(|(_, at)| at.clone());
+                    if python.is_some() || w.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
+                        w.location = python;
                     }
                 }
                 let python: Vec<String> = waits
@@ -250,6 +257,25 @@ impl PyWorld {
                 err
             }
             _ => errors::sim(py, e),
+        }
+    }
+
+    /// Refuses a buffer whose payload (`copies` ranks of `shape` x `dt`) the host could not
+    /// hold: the allocation would abort the process, not fail.
+    fn room(&self, py: Python<'_>, name: &str, dt: DType, shape: &[usize], copies: usize) -> PyResult<()> {
+        if !self.with_ref(py, |w| Ok(w.has_payload()))? {
+            return Ok(());
+        }
+        let total = shape.iter().try_fold(dt.size(), |a, &d| a.checked_mul(d)).and_then(|b| b.checked_mul(copies));
+        match total {
+            Some(t) if t <= MAX_PAYLOAD_BYTES => Ok(()),
+            _ => Err(bad(
+                py,
+                format!(
+                    "`{name}` ({dt} {shape:?} on {copies} rank(s)) needs more than {} GiB of payload on the host; shrink it, or call world.set_timing_only() first (same times, no values)",
+                    MAX_PAYLOAD_BYTES >> 30
+                ),
+            )),
         }
     }
 
@@ -309,6 +335,7 @@ impl PyWorld {
         shape: Vec<usize>,
     ) -> PyResult<PyTensor> {
         let dt = self::dtype(py, dtype)?;
+        self.room(py, name, dt, &shape, dom.0.size())?;
         self.with(py, |w| w.alloc_window(&dom.0, name, dt, &shape)).map(PyTensor)
     }
     /// A zeroed GM tensor on every chip.
@@ -320,6 +347,7 @@ impl PyWorld {
         shape: Vec<usize>,
     ) -> PyResult<PyTensor> {
         let dt = self::dtype(py, dtype)?;
+        self.room(py, name, dt, &shape, self.size)?;
         self.with(py, |w| w.alloc_tensor(name, dt, &shape)).map(PyTensor)
     }
     /// Copies host data (a numpy array, or anything `numpy.asarray` takes) into `rank`'s copy

@@ -1,0 +1,494 @@
+"""The eager executor behind ``ranksim.pypto``.
+
+A call of a compiled ``@pl.jit.host`` program runs in three steps:
+
+1. **Host.** The host function runs as plain Python. ``pld.alloc_window_buffer`` and
+   ``pld.window`` record buffers and views, a call of a ``@pl.jit`` / ``@pl.jit.incore``
+   function with ``device=r`` records a dispatch, and a ``pld.tensor.<collective>`` records a
+   HOST builtin, all in program order.
+2. **Build.** Window buffers are grouped into comm domains by the ranks whose dispatches use
+   them (as PyPTO's MaterializeCommDomainScopes does) and allocated; every host tensor a
+   dispatch takes becomes a GM tensor on that rank, written from the host array. Each
+   ``@pl.jit`` orchestration function runs once per dispatch to list its InCore calls, which
+   become the dispatch's tasks (tensor arguments tagged input / output / in-out as annotated,
+   windows untagged).
+3. **Run.** ranksim runs the world; each InCore call is a Python kernel on its core's thread
+   and ``pl.*`` / ``pld.*`` operations there are the Rust ``Core``'s. Outputs (``pl.Out`` /
+   ``pl.InOut`` host arguments) are copied back into the caller's arrays in place.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+import threading
+
+import numpy as np
+
+from .. import _native
+from .._errors import BadArgument, SimError
+from . import _types as T
+
+_tls = threading.local()
+
+# Frames of this package are not the user's kernel lines: reports name the user's line.
+_native._skip_frames_under(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+
+def core():
+    """The Rust core of the InCore kernel running on this thread."""
+    c = getattr(_tls, "core", None)
+    if c is None:
+        raise BadArgument(
+            "this operation runs inside a @pl.jit.incore kernel; call the kernel from a @pl.jit function dispatched by a compiled @pl.jit.host program"
+        )
+    return c
+
+
+def host():
+    """The host orchestrator being recorded on this thread, or None."""
+    return getattr(_tls, "host", None)
+
+
+def orch():
+    """The dispatch being built on this thread, or None."""
+    return getattr(_tls, "orch", None)
+
+
+def in_kernel() -> bool:
+    return getattr(_tls, "core", None) is not None
+
+
+# ---- tensors -------------------------------------------------------------------------------
+
+
+class Tensor:
+    """``pl.Tensor``: a tensor argument of a device function (a GM tensor on one rank).
+    ``pl.Tensor[[shape], dtype]`` is an annotation."""
+
+    __slots__ = ("t", "shape", "dtype", "name")
+
+    def __class_getitem__(cls, item):
+        return T._tensor_ann("window" if cls is DistributedTensor else "tensor", item)
+
+    def __init__(self, t, dtype=None):
+        self.t = t
+        self.shape = tuple(t.shape) if t is not None else ()
+        self.dtype = dtype or (T.of_ranksim(t.dtype) if t is not None else None)
+        self.name = t.name if t is not None else ""
+
+    is_window = False
+
+    def __repr__(self):
+        return f"<pl.Tensor `{self.name}` {self.dtype!r} {list(self.shape)}>"
+
+    def __getitem__(self, idx):
+        """A view of part of the tensor: ``t[i]`` drops the first dimension, ``t[a:b]`` keeps
+        it (contiguous regions only)."""
+        offs, shape, drop = _index(self.shape, idx, repr(self))
+        v = self.t.slice(offs, shape)
+        if drop:
+            v = v.view(self.dtype.rs, [s for k, s in enumerate(shape) if k not in drop] or [1])
+        return type(self)._wrap(self, v)
+
+    @classmethod
+    def _wrap(cls, like, t):
+        return Tensor(t, like.dtype)
+
+
+class DistributedTensor(Tensor):
+    """``pld.DistributedTensor``: a view of a window buffer, the same offsets on every rank
+    of its comm domain. ``pld.DistributedTensor[[shape], dtype]`` is an annotation."""
+
+    __slots__ = ("buf", "members")
+    is_window = True
+
+    def __init__(self, buf, shape, dtype):
+        super().__init__(None, dtype)
+        self.buf, self.shape, self.name, self.members = buf, tuple(int(s) for s in shape), buf.name, None
+
+    def __repr__(self):
+        return f"<pld.DistributedTensor of `{self.buf.name}` {self.dtype!r} {list(self.shape)}>"
+
+    @classmethod
+    def _wrap(cls, like, t):
+        v = DistributedTensor(like.buf, t.shape, like.dtype)
+        v.t, v.members = t, like.members
+        return v
+
+    def _resolved(self, what):
+        if self.t is None:
+            raise BadArgument(f"{what}: window `{self.buf.name}` was never given to a dispatch, so no comm domain holds it")
+        return self.t
+
+
+def _index(shape, idx, what):
+    """offsets, extents and dropped dims of `idx` (ints and unit-step slices) on `shape`."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if len(idx) > len(shape):
+        raise BadArgument(f"{what}: {len(idx)} indices for {len(shape)} dimensions")
+    offs, ext, drop = [], [], set()
+    for k, n in enumerate(shape):
+        i = idx[k] if k < len(idx) else slice(None)
+        if isinstance(i, slice):
+            a, b, step = i.indices(n)
+            if step != 1 or b <= a:
+                raise BadArgument(f"{what}: index {i} of dimension {k} must be a non-empty unit-step slice")
+            offs.append(a)
+            ext.append(b - a)
+        else:
+            i = int(i)
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise BadArgument(f"{what}: index {idx[k]} is out of range for dimension {k} of size {n}")
+            offs.append(i)
+            ext.append(1)
+            drop.add(k)
+    return offs, ext, drop
+
+
+class WindowBuffer:
+    """``pld.alloc_window_buffer``: a zeroed allocation in the window of every rank of a comm
+    domain (``pld.window`` views it)."""
+
+    __slots__ = ("name", "nbytes", "dtype", "shape", "views", "ranks", "order", "window")
+
+    def __init__(self, name, nbytes, dtype, shape, order):
+        self.name, self.nbytes, self.dtype, self.shape, self.order = name, nbytes, dtype, shape, order
+        self.views, self.ranks, self.window = [], set(), None
+
+    def __repr__(self):
+        return f"<pld window buffer `{self.name}` {self.nbytes} bytes>"
+
+
+class HostTensor:
+    """A host array argument of a ``@pl.jit.host`` program, or a view ``x[r]`` of one."""
+
+    __slots__ = ("root", "arr", "name", "shape", "dtype", "key")
+
+    def __init__(self, root, arr, name, key, dtype=None):
+        self.root, self.arr, self.name, self.key = root, arr, name, key
+        self.shape, self.dtype = tuple(arr.shape), dtype or T.of_numpy(arr.dtype)
+
+    def __getitem__(self, idx):
+        sub = self.arr[idx]
+        if not isinstance(sub, np.ndarray) or sub.ndim == 0:
+            raise BadArgument(f"host tensor `{self.name}`{_idx_text(idx)} is a scalar; pass a tensor region to a dispatch")
+        if not (sub.flags.c_contiguous):
+            raise BadArgument(f"host tensor `{self.name}`{_idx_text(idx)} is not contiguous; slice whole rows")
+        return HostTensor(self.root, sub, self.name, self.key + (_idx_text(idx),), self.dtype)
+
+    def __repr__(self):
+        return f"<host tensor `{self.name}` {list(self.shape)}>"
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+
+def _idx_text(idx):
+    return repr(idx) if isinstance(idx, tuple) else f"[{idx!r}]"
+
+
+# ---- what the host records -----------------------------------------------------------------
+
+
+class _Host:
+    def __init__(self, program, world_size):
+        self.program, self.world_size = program, world_size
+        self.ops = []  # ("dispatch", fn, args, device, line) | ("collective", kind, operands, kw, line)
+        self.buffers = []
+        self.next_rr = 0
+        self.names = set()
+
+
+def user_line(depth=2):
+    """`file:line` of the caller's caller outside this package."""
+    f = sys._getframe(depth)
+    here = os.path.dirname(os.path.abspath(__file__))
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(here):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+
+
+_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=")
+
+
+def alloc_window_buffer(size, *, dtype=None, name=""):
+    h = host()
+    if h is None:
+        raise BadArgument("pld.alloc_window_buffer runs in a @pl.jit.host orchestrator")
+    if isinstance(size, (list, tuple)):
+        if dtype is None:
+            raise BadArgument("pld.alloc_window_buffer(shape, dtype=...): the shape form needs dtype=")
+        shape = [int(s) for s in size]
+        if not shape or any(s <= 0 for s in shape):
+            raise BadArgument(f"pld.alloc_window_buffer: shape {shape} must be non-empty with positive dims")
+        nbytes = int(np.prod(shape)) * dtype.itemsize
+        dtype.ranksim("pld.alloc_window_buffer")
+    else:
+        if dtype is not None:
+            raise BadArgument("pld.alloc_window_buffer(size_bytes): the byte form takes no dtype= (pass a shape to give one)")
+        nbytes, shape = int(size), None
+        if nbytes <= 0:
+            raise BadArgument(f"pld.alloc_window_buffer: size {nbytes} bytes must be positive")
+    if not name:
+        file, line = user_line()
+        m = _ASSIGN.match(linecache.getline(file, line))
+        name = m.group(1) if m else f"buf{len(h.buffers)}"
+    if name in h.names:
+        raise BadArgument(f"pld.alloc_window_buffer: a buffer named `{name}` already exists in this program; name buffers uniquely")
+    h.names.add(name)
+    buf = WindowBuffer(name, nbytes, dtype, shape, len(h.buffers))
+    h.buffers.append(buf)
+    return buf
+
+
+def window(buf, shape, *, dtype):
+    if not isinstance(buf, WindowBuffer):
+        raise TypeError(f"pld.window: {buf!r} is not a buffer from pld.alloc_window_buffer")
+    shape = [int(s) for s in shape]
+    dtype.ranksim("pld.window")
+    need = int(np.prod(shape)) * dtype.itemsize
+    if need > buf.nbytes:
+        raise BadArgument(f"pld.window: {dtype.name}{shape} needs {need} bytes but `{buf.name}` has {buf.nbytes}")
+    v = DistributedTensor(buf, shape, dtype)
+    buf.views.append(v)
+    return v
+
+
+def record_dispatch(fn, args, device):
+    h = host()
+    n = h.world_size
+    if device is None:
+        device = h.next_rr % n
+        h.next_rr += 1
+    if not isinstance(device, (int, np.integer)) or not 0 <= int(device) < n:
+        raise BadArgument(f"{fn.__name__}(..., device={device!r}): device must be a rank in 0..{n - 1} (DistributedConfig has {n} device ids)")
+    device = int(device)
+    for a in args:
+        if isinstance(a, DistributedTensor):
+            a.buf.ranks.add(device)
+    h.ops.append(("dispatch", fn, args, device, user_line(3)))
+
+
+def record_collective(kind, operands, kw):
+    h = host()
+    for o in operands:
+        if not isinstance(o, DistributedTensor):
+            raise BadArgument(f"pld.tensor.{kind}: {o!r} is not a window (pld.window of a pld.alloc_window_buffer)")
+    h.ops.append(("collective", kind, operands, kw, user_line(3)))
+
+
+# ---- building and running ------------------------------------------------------------------
+
+
+class _Orch:
+    """The InCore calls of one dispatch's orchestration function."""
+
+    def __init__(self, rank):
+        self.rank, self.calls = rank, []
+
+
+def _align32(n):
+    return (n + 31) // 32 * 32
+
+
+class Run:
+    """One execution of a program on a fresh ranksim world."""
+
+    def __init__(self, program, cfg, hargs, dyn):
+        self.program, self.cfg, self.hargs, self.dyn = program, cfg, hargs, dyn
+        self.world = cfg.world()
+        self.gm = {}  # (root key, shape, dtype, k) -> ranksim Tensor
+        self.gm_names = set()
+        self.bound = {}  # (rank, host key) -> ranksim Tensor
+        self.slots = {}  # (rank, root key, shape, dtype) -> [host keys]
+        self.writeback = []  # (HostTensor, rank, ranksim Tensor)
+
+    def record(self):
+        h = _Host(self.program, self.cfg.ranks)
+        _tls.host = h
+        try:
+            self.program.fn.fn(*self.hargs)
+        finally:
+            _tls.host = None
+        self.h = h
+
+    def materialize(self):
+        h = self.h
+        # A HOST collective's operands live where their dispatches put them; operands no
+        # dispatch took span the whole world.
+        for op in h.ops:
+            if op[0] == "collective":
+                ranks = set().union(*(o.buf.ranks for o in op[2]))
+                for o in op[2]:
+                    o.buf.ranks |= ranks or set(range(h.world_size))
+        groups = {}
+        for b in h.buffers:
+            if b.ranks:
+                groups.setdefault(tuple(sorted(b.ranks)), []).append(b)
+        w = self.world
+        for k, (ranks, bufs) in enumerate(sorted(groups.items(), key=lambda g: g[1][0].order)):
+            size = sum(_align32(b.nbytes) for b in bufs)
+            dom = w.allocate_domain(f"comm_d{k}", list(ranks), size)
+            for b in bufs:
+                if b.shape is not None:
+                    b.window = w.alloc_window(dom, b.name, b.dtype.rs, b.shape)
+                else:
+                    b.window = w.alloc_window(dom, b.name, "i8", [b.nbytes])
+                for v in b.views:
+                    same = b.shape is not None and v.dtype is b.dtype and list(v.shape) == list(b.shape)
+                    v.t = b.window if same else b.window.view(v.dtype.rs, list(v.shape))
+                    v.members = list(ranks)
+
+    def device_arg(self, a, rank, fname, pname):
+        if isinstance(a, HostTensor):
+            return Tensor(self.gm_tensor(a, rank, f"{fname}({pname}=...)"), a.dtype)
+        if isinstance(a, DistributedTensor):
+            a._resolved(f"{fname}({pname}=...)")
+            return a
+        if isinstance(a, Tensor):
+            return a
+        if isinstance(a, (bool, int, float, np.integer, np.floating)):
+            return a
+        raise BadArgument(f"{fname}({pname}=...): {a!r} is neither a tensor nor a scalar")
+
+    def gm_tensor(self, a, rank, what):
+        if a.dtype is None:
+            raise BadArgument(f"{what}: host array dtype {a.arr.dtype} has no ranksim type; use float32, float16, int32, int16 or int8")
+        key = (rank, a.key)
+        if key in self.bound:
+            return self.bound[key]
+        slot = (rank, a.key[0], a.shape, a.dtype.name)
+        used = self.slots.setdefault(slot, [])
+        k = len(used)
+        used.append(a.key)
+        gkey = (a.key[0], a.shape, a.dtype.name, k)
+        t = self.gm.get(gkey)
+        if t is None:
+            name = a.name if k == 0 else f"{a.name}.{k}"
+            while name in self.gm_names:
+                name += "'"
+            self.gm_names.add(name)
+            t = self.world.alloc_tensor(name, a.dtype.rs, list(a.shape))
+            self.gm[gkey] = t
+        self.world.write(t, rank, a.arr)
+        self.bound[key] = t
+        if self.program.fn.directions.get(a.name, "in") != "in":
+            self.writeback.append((a, rank, t))
+        return t
+
+    def queue(self):
+        from .. import Dispatch, Task
+
+        w = self.world
+        for op in self.h.ops:
+            if op[0] == "collective":
+                _, kind, operands, kw, _line = op
+                try:
+                    _native._host_collective(w, kind, [o.t for o in operands], **kw)
+                except SimError as e:
+                    raise type(e)(f"{e} (pld.tensor.{kind} at {_line[0]}:{_line[1]})") from None
+                continue
+            _, fn, args, rank, _line = op
+            params = fn.param_names()
+            dargs = [self.device_arg(a, rank, fn.__name__, params[i] if i < len(params) else f"#{i}") for i, a in enumerate(args)]
+            if fn.level == "incore":
+                calls = [(fn, dargs)]
+            else:
+                o = _Orch(rank)
+                _tls.orch = o
+                try:
+                    fn.check_args(dargs, {})
+                    fn.fn(*dargs)
+                finally:
+                    _tls.orch = None
+                calls = o.calls
+            d = Dispatch(fn.__name__)
+            for kfn, kargs in calls:
+                task = Task(kfn.__name__, 1, _kernel(kfn, kargs))
+                for ann, a in zip(kfn.anns(len(kargs)), kargs):
+                    if not isinstance(a, Tensor) or a.t is None:
+                        continue
+                    if a.is_window:
+                        task.no_dep(a.t)
+                    elif ann is None or ann.direction == "in":
+                        task.input(a.t)
+                    elif ann.direction == "out":
+                        task.output_existing(a.t)
+                    else:
+                        task.inout(a.t)
+                d.add(task)
+            w.dispatch(rank, d)
+
+    def write_back(self):
+        for a, rank, t in self.writeback:
+            np.copyto(a.arr, self.world.read(t, rank), casting="unsafe")
+
+
+def _kernel(fn, args):
+    body = fn.fn
+
+    def kernel(c):
+        _tls.core = c
+        try:
+            body(*args)
+        finally:
+            _tls.core = None
+
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+# ---- host arrays in and out ----------------------------------------------------------------
+
+
+def host_array(obj, name):
+    """A writable numpy view of `obj` sharing its memory when it can (numpy arrays, the
+    buffer protocol, `__array__` objects such as CPU torch tensors)."""
+    if isinstance(obj, np.ndarray):
+        return obj
+    try:
+        return np.asarray(memoryview(obj))
+    except TypeError:
+        pass
+    if hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
+        try:
+            return np.asarray(obj)
+        except Exception as e:
+            raise BadArgument(f"argument `{name}`: numpy cannot view this {type(obj).__name__} ({e}); pass float32, float16 or integer data") from None
+    raise BadArgument(f"argument `{name}`: {type(obj).__name__} is not a host tensor (pass a numpy array, a torch tensor, or anything with __array__ or the buffer protocol)")
+
+
+def copy_back(obj, arr):
+    """Makes sure `obj` holds `arr`'s values (for objects whose `__array__` copies)."""
+    if isinstance(obj, np.ndarray):
+        return
+    try:
+        if np.shares_memory(np.asarray(obj), arr):
+            return
+    except Exception:
+        pass
+    try:
+        obj[...] = arr
+    except Exception as e:
+        raise BadArgument(
+            f"cannot write the result back into a {type(obj).__name__}: it neither shares memory with numpy nor accepts obj[...] = array ({e})"
+        ) from None
+
+
+def timing_line(name, platform, cfg, report):
+    per = report.device_time_per_call_us
+    ranks = cfg.ranks
+    return (
+        f"[ranksim] {name} on {platform} ({cfg.name}, {ranks} ranks): device time {report.device_time_us:.3f} us, "
+        f"{len(report.dispatches)} dispatch(es), {len(per)} call(s)"
+    )
+
+
+

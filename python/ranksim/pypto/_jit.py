@@ -1,0 +1,127 @@
+"""``pl.jit``: the three call levels of a PyPTO program, run eagerly on ranksim.
+
+``@pl.jit.host`` is the host orchestrator (compiled with ``.compile(..., config=RunConfig(...))``
+and then called), ``@pl.jit`` a per-device orchestration function dispatched with ``device=r``,
+``@pl.jit.incore`` an InCore kernel called from a ``@pl.jit`` function (each call is one task
+of the dispatch)."""
+
+from __future__ import annotations
+
+import inspect
+
+
+from .._errors import BadArgument
+from . import _engine as E
+from . import _types as T
+
+_LEVELS = {"host": "@pl.jit.host", "orch": "@pl.jit", "incore": "@pl.jit.incore"}
+
+
+class JITFunction:
+    """A function under one of the ``pl.jit`` decorators."""
+
+    def __init__(self, fn, level):
+        self.fn, self.level = fn, level
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        sig = inspect.signature(fn)
+        self._params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        ann = getattr(fn, "__annotations__", {}) or {}
+        self._anns = [ann.get(p.name) for p in self._params]
+        self.directions = {
+            p.name: a.direction for p, a in zip(self._params, self._anns) if isinstance(a, T.TensorAnn)
+        }
+
+    def __repr__(self):
+        return f"<{_LEVELS[self.level]} {self.__name__}>"
+
+    def param_names(self):
+        return [p.name for p in self._params]
+
+    def anns(self, n):
+        return (self._anns + [None] * n)[:n]
+
+    def check_args(self, args, dyn):
+        """Checks tensor arguments against the annotations (shape, dtype, window or not)."""
+        if len(args) != len(self._params):
+            raise BadArgument(f"{self.__name__}() takes {len(self._params)} argument(s) ({', '.join(self.param_names())}), got {len(args)}")
+        for p, ann, a in zip(self._params, self._anns, args):
+            what = f"{self.__name__}(): argument `{p.name}`"
+            if isinstance(ann, T.TensorAnn):
+                if not isinstance(a, (E.Tensor, E.HostTensor)):
+                    raise BadArgument(f"{what} is annotated {ann!r} but got {type(a).__name__} {a!r}")
+                if ann.kind == "window" and not getattr(a, "is_window", False):
+                    raise BadArgument(f"{what} is annotated {ann!r}: pass a pld.window view, not a plain tensor")
+                if a.dtype is None:
+                    raise BadArgument(f"{what}: host dtype {a.arr.dtype} has no ranksim type; use float32, float16, int32, int16 or int8")
+                ann.check(what, a.shape, a.dtype, dyn)
+            elif isinstance(ann, T.ScalarAnn):
+                if isinstance(a, (E.Tensor, E.HostTensor)):
+                    raise BadArgument(f"{what} is annotated {ann!r} but got the tensor {a!r}")
+
+    def _outs(self, args):
+        outs = [a for ann, a in zip(self._anns, args) if isinstance(ann, T.TensorAnn) and ann.direction != "in"]
+        return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
+
+    def __call__(self, *args, device=None, **kwargs):
+        if kwargs:
+            args = self._bind(args, kwargs)
+        if E.in_kernel():
+            return self.fn(*args)
+        o = E.orch()
+        if o is not None:
+            if self.level == "incore":
+                self.check_args(list(args), {})
+                o.calls.append((self, list(args)))
+                return self._outs(args)
+            return self.fn(*args)
+        if E.host() is not None:
+            if self.level == "host":
+                return self.fn(*args)
+            self.check_args(list(args), {})
+            E.record_dispatch(self, list(args), device)
+            return self._outs(args)
+        raise BadArgument(
+            f"{self.__name__}: ranksim runs PyPTO programs compiled from a @pl.jit.host function: "
+            f"call `prog.compile(*args, config=RunConfig(platform=..., distributed_config=DistributedConfig(device_ids=[...])))` "
+            f"and then the compiled program"
+        )
+
+    def _bind(self, args, kwargs):
+        sig = inspect.Signature(self._params)
+        try:
+            b = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise BadArgument(f"{self.__name__}(): {e}") from None
+        return tuple(b.args)
+
+    def compile(self, *args, config=None, **kwargs):
+        """A program to call (``compiled(*args, config=...)``). ranksim compiles nothing: the
+        arguments are checked against the annotations and the config is kept."""
+        from .ir.distributed_compiled_program import DistributedCompiledProgram
+
+        return DistributedCompiledProgram(self, args, config)
+
+
+class _Jit:
+    """``pl.jit`` (per-device orchestration) with ``.host`` and ``.incore``."""
+
+    def __call__(self, fn=None, **options):
+        if fn is None:
+            return lambda f: JITFunction(f, "orch")
+        return JITFunction(fn, "orch")
+
+    def host(self, fn=None, **options):
+        if fn is None:
+            return lambda f: JITFunction(f, "host")
+        return JITFunction(fn, "host")
+
+    def incore(self, fn=None, **options):
+        if fn is None:
+            return lambda f: JITFunction(f, "incore")
+        return JITFunction(fn, "incore")
+
+
+jit = _Jit()

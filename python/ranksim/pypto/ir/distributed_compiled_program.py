@@ -1,0 +1,169 @@
+"""``DistributedConfig`` and the compiled program of a ``@pl.jit.host`` function.
+
+Calling the compiled program runs it on a fresh ranksim world of the platform's preset with
+one rank per device id, copies ``pl.Out`` / ``pl.InOut`` results back into the caller's
+arrays and prints one line of ranksim's timing (``RANKSIM_QUIET=1`` silences it). The last
+run's report is ``compiled.last_report``; ``compiled.run(...)`` returns it, and
+``compiled.check(...)`` runs the program under ranksim's protocol checker."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ... import Config
+from ..._errors import BadArgument, ConfigError
+from .. import _engine as E
+from .. import _types as T
+
+_PRESETS = {"a2a3": "a2a3", "a2a3sim": "a2a3", "a5": "a5", "a5sim": "a5"}
+
+
+@dataclass
+class DistributedConfig:
+    """Which devices run the program (``len(device_ids)`` ranks; rank r is ``device_ids[r]``)."""
+
+    device_ids: list = field(default_factory=lambda: [0])
+    num_sub_workers: int = 0
+    runtime: str = "tensormap_and_ringbuffer"
+    aicpu_thread_num: int = 0
+
+    def __post_init__(self):
+        ids = list(self.device_ids)
+        if not ids:
+            raise ValueError("DistributedConfig.device_ids must not be empty")
+        if any(not isinstance(d, int) or isinstance(d, bool) or d < 0 for d in ids):
+            raise ValueError(f"DistributedConfig.device_ids must be non-negative ints, got {ids}")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"DistributedConfig.device_ids must be distinct, got {ids}")
+        if not isinstance(self.num_sub_workers, int) or self.num_sub_workers < 0:
+            raise ValueError(f"DistributedConfig.num_sub_workers must be >= 0, got {self.num_sub_workers}")
+        if self.aicpu_thread_num == 1 or self.aicpu_thread_num < 0:
+            raise ValueError(f"DistributedConfig.aicpu_thread_num must be 0 or >= 2, got {self.aicpu_thread_num}")
+        self.device_ids = ids
+
+
+def machine(config, dist):
+    """The ranksim Config a RunConfig names, with one rank per device id."""
+    if config is None:
+        raise BadArgument("compile(..., config=RunConfig(platform=..., distributed_config=DistributedConfig(device_ids=[...]))) is required")
+    base = getattr(config, "ranksim_config", None)
+    if base is None:
+        preset = _PRESETS.get(config.platform)
+        if preset is None:
+            raise ConfigError(f"platform {config.platform!r}: expected one of a2a3, a2a3sim, a5, a5sim")
+        base = Config.preset(preset)
+    n = len(dist.device_ids)
+    return base if base.ranks == n else base.with_ranks(n)
+
+
+class DistributedCompiledProgram:
+    """A ``@pl.jit.host`` program bound to a platform and its devices."""
+
+    def __init__(self, fn, args, config):
+        if fn.level != "host":
+            # A single-device @pl.jit / @pl.jit.incore program: a host that dispatches it on rank 0.
+            fn = _single_device(fn)
+        self.fn = fn
+        self.config = config
+        dist = getattr(config, "distributed_config", None) or DistributedConfig()
+        self.distributed_config = dist
+        self.platform = getattr(config, "platform", "a2a3sim")
+        self.cfg = machine(config, dist)
+        self.last_report = None
+        self._prepare(args)
+
+    @property
+    def output_dir(self):
+        """ranksim builds no artifacts: a program runs eagerly each call."""
+        return f"<ranksim: {self.fn.__name__} runs eagerly, nothing compiled>"
+
+    @property
+    def world_size(self):
+        return len(self.distributed_config.device_ids)
+
+    def __repr__(self):
+        return f"<ranksim.pypto compiled {self.fn.__name__} on {self.platform}: {self.world_size} ranks>"
+
+    def _prepare(self, args):
+        """Host arrays of `args`, checked against the host function's annotations."""
+        fn = self.fn
+        if len(args) != len(fn._params):
+            raise BadArgument(f"{fn.__name__}() takes {len(fn._params)} argument(s) ({', '.join(fn.param_names())}), got {len(args)}")
+        dyn, hargs = {}, []
+        for k, (p, ann, a) in enumerate(zip(fn._params, fn._anns, args)):
+            if isinstance(ann, T.TensorAnn) or (ann is None and not isinstance(a, (int, float))):
+                arr = E.host_array(a, p.name)
+                # numpy has no bf16: float32 host data feeds a BF16 tensor (rounded to nearest on
+                # the way in, exact on the way out).
+                bf16 = isinstance(ann, T.TensorAnn) and ann.dtype is T.BF16 and str(arr.dtype) == "float32"
+                h = E.HostTensor(a, arr, p.name, (k,), T.BF16 if bf16 else None)
+                if h.dtype is None:
+                    raise BadArgument(f"{fn.__name__}(): argument `{p.name}` has dtype {arr.dtype}; ranksim tensors are float32, float16, int32, int16 or int8")
+                if isinstance(ann, T.TensorAnn):
+                    ann.check(f"{fn.__name__}(): argument `{p.name}`", arr.shape, h.dtype, dyn)
+                    if ann.direction != "in" and not arr.flags.writeable:
+                        raise BadArgument(f"{fn.__name__}(): argument `{p.name}` is an output but its array is read-only")
+                hargs.append(h)
+            else:
+                hargs.append(a)
+        return hargs, dyn
+
+    def _execute(self, args, config=None, *, check=None, trace=False, check_races=False):
+        cfg = self.cfg
+        if config is not None and getattr(config, "platform", None) not in (None, self.platform):
+            dist = getattr(config, "distributed_config", None) or self.distributed_config
+            cfg = machine(config, dist)
+        hargs, dyn = self._prepare(args)
+        run = E.Run(self, cfg, hargs, dyn)
+        run.record()
+        run.materialize()
+        run.queue()
+        if check is not None:
+            return run.world.check(seeds=check)
+        run.world.trace = trace
+        run.world.check_races = check_races
+        report = run.world.run()
+        run.write_back()
+        for h in hargs:
+            if isinstance(h, E.HostTensor):
+                E.copy_back(h.root, h.arr)
+        return report
+
+    def __call__(self, *args, config=None, **kwargs):
+        report = self._execute(args, config)
+        self.last_report = report
+        if os.environ.get("RANKSIM_QUIET", "") in ("", "0"):
+            print(E.timing_line(self.fn.__name__, self.platform, self.cfg, report), flush=True)
+        return None
+
+    def run(self, *args, config=None, trace=False, check_races=False):
+        """Runs the program once and returns ranksim's RunReport (outputs written back);
+        `trace=True` keeps a timeline (`report.write_trace(path)`), `check_races=True` runs the
+        checker along."""
+        report = self._execute(args, config, trace=trace, check_races=check_races)
+        self.last_report = report
+        return report
+
+    def check(self, *args, seeds=0, config=None):
+        """Runs the program under ranksim's protocol checker (unperturbed, then once per seed
+        with jitter) and returns the CheckReport; findings name the kernels' Python lines."""
+        return self._execute(args, config, check=seeds)
+
+
+def _single_device(fn):
+    """A host function dispatching `fn` once on rank 0 with the same arguments."""
+    from .._jit import JITFunction
+
+    def host(*args):
+        fn(*args, device=0)
+
+    host.__name__ = fn.__name__
+    host.__annotations__ = dict(getattr(fn.fn, "__annotations__", {}))
+    import inspect
+
+    host.__signature__ = inspect.signature(fn.fn)
+    return JITFunction(host, "host")
+
+
+__all__ = ["DistributedCompiledProgram", "DistributedConfig"]
