@@ -106,7 +106,10 @@ pub(crate) struct CopySpec {
 pub(crate) struct SdmaSpec {
     /// The transfer's number on its core (the handle's id).
     pub(crate) id: u64,
+    /// The first channel; descriptor `k` runs on `(channel + k % queues) % channels`.
     pub(crate) channel: usize,
+    /// How many consecutive channels the descriptors are striped over (at least 1).
+    pub(crate) queues: usize,
     /// Per descriptor: (source place, destination place).
     pub(crate) descs: Vec<(Place, Place)>,
     /// A get: each descriptor first sends a request to the source's chip.

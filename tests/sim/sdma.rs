@@ -468,3 +468,108 @@ fn inline_reduce_is_for_puts_of_supported_dtypes() {
     let e = w.run().unwrap_err().to_string();
     assert!(e.contains("get_async") && e.contains("only available on put_async"), "{e}");
 }
+
+// ---- pto-isa's session options: block size, queues (striping), waiting the latest ----------
+
+/// The links-only mesh of `ranks` with unlimited links (1 us latency) and `[chip.sdma]` =
+/// `table`: the channels are the only rate.
+fn free_links(ranks: usize, table: &str) -> World {
+    let topo = "kind = \"full_mesh\"\nlink_gbps = inf\nlink_latency_ns = 1000.0\n";
+    let toml = format!("{}\n[chip.sdma]\n{table}", links_only(ranks, 4096, topo));
+    Config::from_toml(&toml, "sdma").unwrap().world().unwrap()
+}
+
+#[test]
+fn block_bytes_cuts_one_transfer_into_descriptors_of_that_size() {
+    // 64 KiB with 16 KiB blocks on a chip whose limit is 1 MiB: four descriptors in a row.
+    let cols = 16_384;
+    let n = 4 * cols as u64;
+    let t = times(world(2, 20.0), 1, cols, move |core, data, log| {
+        let h = core.put_async(data, 1, data, &row(cols).block_bytes(16_384))?;
+        core.wait_async(h)?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    assert_eq!(t, vec![ISSUE + COLD + 4 * DESC + ALPHA + n * BETA + POLL]);
+}
+
+#[test]
+fn queues_stripe_the_descriptors_over_channels_that_run_in_parallel() {
+    // 1 GB/s channels (1000 ps per byte) behind unlimited links, free issue and poll; 64 KiB
+    // in four 16 KiB descriptors. On one queue they run one after another; on four, each
+    // channel runs one (all four cold at once).
+    let (cols, d) = (16_384usize, 16_384u64);
+    for (queues, expect) in [(1, COLD + 4 * (DESC + d * 1000) + ALPHA), (4, COLD + DESC + d * 1000 + ALPHA)] {
+        let w = free_links(2, &sdma(1.0, 1 << 20, 8, (0, 0)));
+        let t = times(w, 1, cols, move |core, data, log| {
+            let h = core.put_async(data, 1, data, &row(cols).block_bytes(d).queues(queues))?;
+            assert_eq!((h.channel(), h.queues()), (0, queues));
+            core.wait_async(h)?;
+            log.push(core.now().as_ps());
+            Ok(())
+        });
+        assert_eq!(t, vec![expect], "{queues} queue(s)");
+    }
+}
+
+#[test]
+fn a_block_with_queues_starts_at_its_own_group_of_channels() {
+    // pto-isa picks channel group block_idx: with 2 queues, block 1 uses channels 2 and 3.
+    let t = times(world(2, 20.0), 2, 1024, move |core, data, log| {
+        let h = core.put_async(data, 1, data, &row(1024).queues(2))?;
+        log.push(h.channel() as u64);
+        core.wait_async(h)
+    });
+    assert_eq!(t, vec![0, 2]);
+}
+
+#[test]
+fn waiting_the_latest_transfer_through_closes_every_earlier_one() {
+    // Three puts to ranks 1, 2, 3 on channels 0, 1, 2 (own links, each finishing at
+    // j * ISSUE + C); waiting the third "through" waits each in order, one poll apiece, and
+    // the block may end without waiting the first two itself.
+    let cols = 1024;
+    let c = COLD + DESC + ALPHA + 4 * cols as u64 * BETA;
+    let t = times(world(4, 20.0), 1, cols, move |core, data, log| {
+        let mut last = None;
+        for p in 1..=3 {
+            last = Some(core.put_async(data, p, data, &row(cols).channel(p - 1))?);
+        }
+        core.wait_async_through(last.expect("three posts"))?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    assert_eq!(t, vec![ISSUE + c + 3 * POLL]);
+}
+
+#[test]
+fn bad_block_sizes_and_queue_counts_say_what_is_allowed() {
+    let bad = |opts: SdmaOpts| {
+        run_err(world(2, 20.0), 1, move |core, data| {
+            let h = core.put_async(data, 1, data, &opts)?;
+            core.wait_async(h)
+        })
+    };
+    let e = bad(row(1024).queues(0));
+    assert!(e.contains("queues(0)") && e.contains("1..=4 channels (chip.sdma.channels)"), "{e}");
+    let e = bad(row(1024).queues(5));
+    assert!(e.contains("queues(5)"), "{e}");
+    for b in [0, 2, 2 << 20] {
+        let e = bad(row(1024).block_bytes(b));
+        assert!(e.contains(&format!("block_bytes({b})")) && e.contains("4..=1048576 bytes"), "{e}");
+    }
+    // Striping spreads the queue-depth limit: 8 descriptors of 512 B fit 4 queues of depth 2.
+    let w = machine(2, &sdma(20.0, 1 << 20, 2, (ISSUE / NS, POLL / NS)));
+    let t = times(w, 1, 1024, move |core, data, log| {
+        let h = core.put_async(data, 1, data, &row(1024).block_bytes(512).queues(4))?;
+        core.wait_async(h)?;
+        log.push(1);
+        Ok(())
+    });
+    assert_eq!(t, vec![1]);
+    let e = run_err(machine(2, &sdma(20.0, 1 << 20, 2, (ISSUE / NS, POLL / NS))), 1, |core, data| {
+        let h = core.put_async(data, 1, data, &row(1024).block_bytes(512).queues(2))?;
+        core.wait_async(h)
+    });
+    assert!(e.contains("needs 8 descriptors") && e.contains("4 on each of its 2 channel(s)"), "{e}");
+}

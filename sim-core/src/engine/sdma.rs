@@ -1,7 +1,8 @@
 //! SDMA copy engines: per-chip channels that move GM to GM (local or a peer's) without UB.
 //!
-//! A transfer (`put_async` / `get_async`) is a list of descriptors queued on one channel; the
-//! channel runs them one after another. A descriptor starts when the channel is free and the
+//! A transfer (`put_async` / `get_async`) is a list of descriptors queued on one channel, or
+//! striped over several consecutive ones (`SdmaOpts::queues`, descriptor `k` on the
+//! `k % queues`-th); each channel runs its descriptors one after another. A descriptor starts when the channel is free and the
 //! transfer has been posted (the request's resume time); it costs `descriptor` (plus
 //! `cold_start` for the channel's first descriptor of the run) before its first byte moves,
 //! then it is a flow of packets: a put's along `PathKind::SdmaPut` (HBM, channel, links, peer
@@ -123,23 +124,30 @@ impl Engine {
             self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
             return;
         }
-        let ch = me * p.channels + spec.channel;
         let n = spec.descs.len();
-        let held = self.sdma.channels[ch].held;
-        if held + n > p.queue_depth {
-            let msg = format!(
-                "SDMA channel {} of rank {me} holds {held} descriptors and this transfer adds {n}, more than its queue \
-                 depth {} (chip.sdma.queue_depth); wait_async earlier transfers first, spread them over channels \
-                 (SdmaOpts::channel), or raise chip.sdma.queue_depth",
-                spec.channel, p.queue_depth
-            );
-            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
-            return;
+        let queues = spec.queues.clamp(1, p.channels);
+        // Descriptor k runs on the (k % queues)-th of the transfer's consecutive channels.
+        let ch_of = |k: usize| me * p.channels + (spec.channel + k % queues) % p.channels;
+        for q in 0..queues.min(n) {
+            let (ch, adds) = (ch_of(q), (n - q).div_ceil(queues));
+            let held = self.sdma.channels[ch].held;
+            if held + adds > p.queue_depth {
+                let msg = format!(
+                    "SDMA channel {} of rank {me} holds {held} descriptors and this transfer adds {adds}, more than its \
+                     queue depth {} (chip.sdma.queue_depth); wait_async earlier transfers first, spread them over \
+                     channels (SdmaOpts::channel / queues), or raise chip.sdma.queue_depth",
+                    ch - me * p.channels,
+                    p.queue_depth
+                );
+                self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
+                return;
+            }
         }
         let t = key.time;
         let clock = self.obs.sdma_posted(actor, &spec, t, resume);
         self.sdma.transfers.insert((actor, spec.id), Transfer { left: n, waiting: false, clock });
-        for (src, dst) in spec.descs {
+        for (k, (src, dst)) in spec.descs.into_iter().enumerate() {
+            let ch = ch_of(k);
             let d = Desc {
                 actor,
                 id: spec.id,
@@ -154,9 +162,11 @@ impl Engine {
             };
             let i = self.sdma.put(d);
             self.sdma.channels[ch].queue.push_back(i);
+            self.sdma.channels[ch].held += 1;
         }
-        self.sdma.channels[ch].held += n;
-        self.sdma_kick(key, ch);
+        for q in 0..queues.min(n) {
+            self.sdma_kick(key, ch_of(q));
+        }
     }
 
     /// Starts channel `ch`'s next descriptor if the channel is free.

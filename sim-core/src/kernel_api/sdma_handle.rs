@@ -13,6 +13,8 @@ pub struct SdmaOpts {
     pub(super) region: Option<(Vec<usize>, Vec<usize>, Vec<usize>)>,
     pub(super) channel: Option<usize>,
     pub(super) atomic: AtomicType,
+    pub(super) block_bytes: Option<u64>,
+    pub(super) queues: Option<usize>,
 }
 
 impl SdmaOpts {
@@ -28,9 +30,26 @@ impl SdmaOpts {
         self
     }
 
-    /// Use SDMA channel `channel` instead of `block_idx % channels`.
+    /// Use SDMA channel `channel` instead of `(block_idx * queues) % channels` (the first of
+    /// the transfer's channels, when it has several queues).
     pub fn channel(mut self, channel: usize) -> SdmaOpts {
         self.channel = Some(channel);
+        self
+    }
+
+    /// Cut the transfer into descriptors of at most `bytes` (pto-isa's per-session
+    /// `block_bytes`, one SQE each) instead of `chip.sdma.max_descriptor_bytes`; at least one
+    /// element, at most that chip limit.
+    pub fn block_bytes(mut self, bytes: u64) -> SdmaOpts {
+        self.block_bytes = Some(bytes);
+        self
+    }
+
+    /// Stripe the descriptors over `queues` channels, descriptor `k` on the `k % queues`-th
+    /// (pto-isa's `queue_num`: one post spread over several queues, which run in parallel);
+    /// the channels are consecutive from the first, wrapping at `chip.sdma.channels`.
+    pub fn queues(mut self, queues: usize) -> SdmaOpts {
+        self.queues = Some(queues);
         self
     }
 
@@ -65,14 +84,20 @@ pub struct SdmaHandle {
     pub(super) owner: Arc<()>,
     pub(super) op: &'static str,
     pub(super) channel: usize,
+    pub(super) queues: usize,
     pub(super) bytes: usize,
     pub(super) caller: &'static Location<'static>,
 }
 
 impl SdmaHandle {
-    /// The channel the transfer runs on.
+    /// The channel the transfer runs on (the first, when it is striped over several).
     pub fn channel(&self) -> usize {
         self.channel
+    }
+
+    /// How many channels its descriptors are striped over.
+    pub fn queues(&self) -> usize {
+        self.queues
     }
 
     /// Bytes the transfer moves.
@@ -81,12 +106,15 @@ impl SdmaHandle {
     }
 
     pub(super) fn name(&self) -> String {
+        let on = match self.queues {
+            1 => format!("channel {}", self.channel),
+            q => format!("{q} channels from {}", self.channel),
+        };
         format!(
-            "handle #{} ({} of {} bytes on channel {}, issued at {}:{})",
+            "handle #{} ({} of {} bytes on {on}, issued at {}:{})",
             self.id,
             self.op,
             self.bytes,
-            self.channel,
             self.caller.file(),
             self.caller.line()
         )

@@ -54,6 +54,22 @@ impl Ops {
         self.call(Request::SdmaWait { id: handle.id }).await.map(|_| ())
     }
 
+    /// Waits for `handle` and for every transfer this block posted before it and has not
+    /// waited, and closes them all: pto-isa's wait on a session's latest event, whose
+    /// completion covers the session's earlier posts. Costs one completion poll per transfer
+    /// it closes, in the order they were posted.
+    pub async fn wait_async_through(&mut self, handle: SdmaHandle) -> SimResult<()> {
+        self.live("wait_async_through")?;
+        self.sdma_owned("wait_async_through", &handle)?;
+        let ids: Vec<u64> = self.sdma.open.range(..=handle.id).copied().collect();
+        for id in ids {
+            self.sdma.open.remove(&id);
+            self.sdma.names.retain(|(i, _)| *i != id);
+            self.call(Request::SdmaWait { id }).await?;
+        }
+        Ok(())
+    }
+
     fn sdma_owned(&mut self, op: &'static str, h: &SdmaHandle) -> SimResult<()> {
         if !Arc::ptr_eq(&h.owner, &self.sdma.owner) {
             let msg = format!(
@@ -83,7 +99,15 @@ impl Ops {
                        channel_gbps, issue_ns, descriptor_ns, max_descriptor_bytes, queue_depth, poll_ns, cold_start_ns)";
             return self.bad(op, msg.into());
         };
-        let channel = o.channel.unwrap_or(self.block % p.channels);
+        let queues = o.queues.unwrap_or(1);
+        if queues == 0 || queues > p.channels {
+            let msg = format!(
+                "queues({queues}): a transfer is striped over 1..={} channels (chip.sdma.channels)",
+                p.channels
+            );
+            return self.bad(op, msg);
+        }
+        let channel = o.channel.unwrap_or((self.block * queues) % p.channels);
         if channel >= p.channels {
             let msg = format!(
                 "channel {channel} is out of range: the chip has {} SDMA channels (chip.sdma.channels), valid 0..={}",
@@ -98,12 +122,23 @@ impl Ops {
         let atomic = self.atomic_dtype(op, o.atomic, dst.0)?;
         let dst_loc = self.locate(op, dst.0, dst.1)?;
         let src_loc = self.locate(op, src.0, src.1)?;
-        // Descriptors of at most max_descriptor_bytes: whole rows when a row fits, else parts
-        // of one row (at least one element each).
-        let shape = o.region.as_ref().map_or_else(|| dst.0.shape().to_vec(), |r| r.2.clone());
         let es = dst.0.dtype().size() as u64;
+        let max = match o.block_bytes {
+            None => p.max_descriptor_bytes,
+            Some(b) if b >= es && b <= p.max_descriptor_bytes => b,
+            Some(b) => {
+                let msg = format!(
+                    "block_bytes({b}): a descriptor holds {es}..={} bytes (one {} element up to chip.sdma.max_descriptor_bytes)",
+                    p.max_descriptor_bytes,
+                    dst.0.dtype()
+                );
+                return self.bad(op, msg);
+            }
+        };
+        // Descriptors of at most `max` bytes: whole rows when a row fits, else parts of one
+        // row (at least one element each).
+        let shape = o.region.as_ref().map_or_else(|| dst.0.shape().to_vec(), |r| r.2.clone());
         let cols = shape.last().copied().unwrap_or(1) as u64;
-        let max = p.max_descriptor_bytes;
         let (cr, cc) =
             if cols * es <= max { ((max / (cols * es).max(1)) as usize, 0) } else { (1, (max / es).max(1) as usize) };
         let mut copy = CopyOpts::new().chunks(cr, cc);
@@ -114,12 +149,13 @@ impl Ops {
             Ok(c) => c,
             Err(msg) => return self.bad(op, msg),
         };
-        if descs.len() > p.queue_depth {
+        let per_channel = descs.len().div_ceil(queues);
+        if per_channel > p.queue_depth {
             let msg = format!(
-                "the transfer needs {} descriptors of at most {} bytes (chip.sdma.max_descriptor_bytes) but a channel \
-                 holds {} (chip.sdma.queue_depth); split it or raise chip.sdma.queue_depth",
+                "the transfer needs {} descriptors of at most {max} bytes ({per_channel} on each of its {queues} channel(s)) \
+                 but a channel holds {} (chip.sdma.queue_depth); split it, stripe it over more queues or raise \
+                 chip.sdma.queue_depth",
                 descs.len(),
-                max,
                 p.queue_depth
             );
             return self.bad(op, msg);
@@ -127,10 +163,11 @@ impl Ops {
         let bytes: usize = descs.iter().map(|d| d.0.region.bytes()).sum();
         let id = self.sdma.next;
         self.sdma.next += 1;
-        let handle = SdmaHandle { id, owner: self.sdma.owner.clone(), op, channel, bytes, caller };
+        let handle = SdmaHandle { id, owner: self.sdma.owner.clone(), op, channel, queues, bytes, caller };
         self.sdma.open.insert(id);
         self.sdma.names.push((id, handle.name()));
-        let spec = SdmaSpec { id, channel, descs, get: src.1.is_some(), atomic, op: kind, caller: Some(caller) };
+        let spec =
+            SdmaSpec { id, channel, queues, descs, get: src.1.is_some(), atomic, op: kind, caller: Some(caller) };
         let at = self.clock;
         self.clock += p.issue;
         self.link.post(at, self.clock, Request::Sdma(spec));
@@ -174,5 +211,11 @@ impl Core {
     /// Blocks until the transfer has completed; see [`Ops::wait_async`].
     pub fn wait_async(&mut self, handle: SdmaHandle) -> SimResult<()> {
         super::super::wait_ready(self.ops.wait_async(handle))
+    }
+
+    /// Blocks until the transfer and every earlier one of this block have completed, and
+    /// closes them all; see [`Ops::wait_async_through`].
+    pub fn wait_async_through(&mut self, handle: SdmaHandle) -> SimResult<()> {
+        super::super::wait_ready(self.ops.wait_async_through(handle))
     }
 }
