@@ -34,6 +34,10 @@ pub struct ChipConfig {
     /// Absent: the same as `wait_poll_ns`, which is one scalar GM load too.
     #[serde(default)]
     pub scalar_gm_ns: Option<f64>,
+    /// Cost of one cache clean-and-invalidate of a GM line by the scalar unit (pto-isa's
+    /// `dcci`, which a ready-queue producer runs after writing a slot), in ns. Absent: 0.
+    #[serde(default)]
+    pub dcci_ns: f64,
     /// Device-side gap between consecutive dispatches on one chip, in ns.
     pub dispatch_launch_ns: f64,
     /// Time from placing a task on a core to its kernel starting, in ns.

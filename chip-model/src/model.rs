@@ -46,6 +46,7 @@ pub struct ChipModel {
     notify_issue: SimDuration,
     wait_poll: SimDuration,
     scalar_gm: SimDuration,
+    dcci: SimDuration,
     dispatch_launch: SimDuration,
     task_start: SimDuration,
     bf16_atomic_add: bool,
@@ -111,6 +112,7 @@ impl ChipModel {
             notify_issue: ns("notify_issue_ns", c.notify_issue_ns)?,
             wait_poll: ns("wait_poll_ns", c.wait_poll_ns)?,
             scalar_gm: ns("scalar_gm_ns", c.scalar_gm_ns.unwrap_or(c.wait_poll_ns))?,
+            dcci: ns("dcci_ns", c.dcci_ns)?,
             dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
             task_start: ns("task_start_ns", c.task_start_ns)?,
             bf16_atomic_add: c.bf16_atomic_add,
@@ -323,6 +325,10 @@ impl ChipTiming for ChipModel {
         self.scalar_gm
     }
 
+    fn dcci(&self) -> SimDuration {
+        self.dcci
+    }
+
     fn dispatch_launch(&self) -> SimDuration {
         self.dispatch_launch
     }
@@ -359,6 +365,7 @@ mod tests {
             notify_issue_ns: 10.0,
             wait_poll_ns: 20.0,
             scalar_gm_ns: None,
+            dcci_ns: 0.0,
             dispatch_launch_ns: 0.0,
             task_start_ns: 0.0,
             dma: DmaConfig {

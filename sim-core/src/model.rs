@@ -47,6 +47,10 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn wait_poll(&self) -> SimDuration;
     /// Time of one scalar read or write of a GM element by the scalar unit.
     fn scalar_gm_access(&self) -> SimDuration;
+    /// Time of one cache clean-and-invalidate (`dcci`) by the scalar unit (none by default).
+    fn dcci(&self) -> SimDuration {
+        SimDuration::ZERO
+    }
     /// Device-side gap between two dispatches on one chip (launch of the next kernel).
     fn dispatch_launch(&self) -> SimDuration;
     /// Time from a task being placed on a core to its kernel starting (task pickup).

@@ -13,6 +13,7 @@
 //! | chip.bf16_atomic_add | `primitives::bf16_atomic_add_works_on_a2a3`, `bf16_atomic_add_is_refused_where_the_chip_lacks_it` |
 //! | chip.notify_issue_ns | `notify_issue_advances_the_issuing_core` |
 //! | chip.wait_poll_ns | `wait_poll_is_paid_at_once_and_after_a_wake`, `pipes::a_polling_loop_...` (test_signal) |
+//! | chip.dcci_ns | `dcci_costs_its_configured_time_on_the_core` |
 //! | chip.scalar_gm_ns | `pipes::scalar_reads_and_writes_cost_one_scalar_access_and_see_program_order` |
 //! | chip.dispatch_launch_ns, chip.task_start_ns | `timing::dispatches_on_a_chip_run_one_after_another` |
 //! | chip.dma.*.gbps, issue_ns (flat) | `flat_dma_pays_its_issue_cost_then_the_bytes` |
@@ -152,6 +153,24 @@ fn hbm_rate_times_efficiency_bounds_a_local_load() {
         // 4096 B through HBM at 20 GB/s x efficiency.
         assert_eq!(t, vec![want], "efficiency {eff}");
     }
+}
+
+#[test]
+fn dcci_costs_its_configured_time_on_the_core() {
+    let at = |edits: &[(&str, &str)]| {
+        let w = machine(1, edits);
+        let (log, _) = on_rank0(w, 1, |core, _, log| {
+            for _ in 0..3 {
+                core.dcci()?;
+            }
+            log.push(core.now().as_ps());
+            Ok(())
+        });
+        log[0]
+    };
+    // Absent: free. 35 ns: three of them take 105 ns.
+    assert_eq!(at(&[]), 0);
+    assert_eq!(at(&[("task_start_ns = 0.0", "task_start_ns = 0.0\ndcci_ns = 35.0")]), 3 * 35_000);
 }
 
 #[test]

@@ -368,6 +368,11 @@ impl Core {
         self.ops.caller = Some(Location::caller());
         self.ops.write_scalar(dst, offsets, value)
     }
+
+    /// Cleans and invalidates a cache line (`dcci`); see [`Ops::dcci`].
+    pub fn dcci(&mut self) -> SimResult<()> {
+        self.ops.dcci()
+    }
 }
 
 /// Drives a future of a thread-linked core, which is always ready at once.

@@ -58,4 +58,14 @@ impl Ops {
         self.link.post(at, self.clock, Request::ScalarWrite { dst: place, data, caller });
         Ok(())
     }
+
+    /// Cleans and invalidates the scalar unit's cache line (pto-isa's `dcci`, run after a
+    /// ready-queue slot is written so the consumer sees it): costs `chip.dcci_ns` on the
+    /// core. The model keeps no cache, so scalar GM accesses always see memory; the cost is
+    /// what a kernel ported from pto-isa pays for it.
+    pub fn dcci(&mut self) -> SimResult<()> {
+        self.live("dcci")?;
+        self.clock += self.chip().dcci();
+        Ok(())
+    }
 }
