@@ -5,8 +5,9 @@
 //! (clap flags, progress bars, `-j` parallelism, the printed tables), and [`main_for`], which
 //! gives a collective of yours the `sweep`, `bench` and `check` commands of `ranksim`.
 //!
-//! The library part exists for two users: an example binary that measures its own collective
-//! (`examples/my_allgather.rs` calls [`main_for`]), and the integration tests, which call the
+//! The library part exists for two users: the example binaries (`examples/my_allgather.rs`
+//! measures its own collective through [`main_for`], the tutorial examples run a program
+//! through [`example_main`]), and the integration tests, which call the
 //! commands as functions writing to a `Write`. Measuring itself (the `Collective` trait,
 //! `point`, `sweep`, `bench`, `check`, the busbw bound) is the library's
 //! [`ranksim::measure`]; this crate decides what to run, from flags, and prints it.
@@ -69,6 +70,52 @@ pub fn main_for<C: Collective + Sync>(c: &C) -> std::process::ExitCode {
         Err(e) => {
             let _ = e.print();
             ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+        }
+    }
+}
+
+/// Entry point of the cargo examples: runs program `name` on the default preset with the rank
+/// count given as the first argument (default 2, as PyPTO's `-d 0,1`), prints `OK` when it
+/// matches its golden, and the report when it fails.
+pub fn example_main(name: &str) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let ranks = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
+        None => 2,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            eprintln!("usage: cargo run --example {name} [RANKS]");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(p) = programs::find(name) else {
+        eprintln!("no built-in program `{name}`");
+        return ExitCode::from(2);
+    };
+    let cfg = Config::default_preset();
+    if ranks < p.min_ranks || ranks > cfg.machine.ranks {
+        eprintln!("{name} needs {}..={} ranks, got {ranks}", p.min_ranks, cfg.machine.ranks);
+        return ExitCode::from(2);
+    }
+    let mut world = match cfg.world() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    match (p.run)(&mut world, ranks) {
+        Ok(out) if out.ok => {
+            println!("{name}: {} (simulated {})", out.detail, out.report.end);
+            println!("OK");
+            ExitCode::SUCCESS
+        }
+        Ok(out) => {
+            println!("{name}: FAIL: {}", out.detail);
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            println!("{name}: {e}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -81,8 +81,7 @@ fn gb(v: f64) -> String {
 
 /// The bus-bandwidth bound of `cfg` for the first `ranks` ranks running `kind` (see [`Bound`]).
 pub fn busbw_bound(cfg: &Config, ranks: usize, kind: Option<Kind>) -> Result<Bound, Error> {
-    let topo =
-        interconnect::Topology::new(&cfg.fabric, cfg.machine.ranks).map_err(|e| Error::Topology(e.to_string()))?;
+    let topo = interconnect::Topology::new(&cfg.fabric, cfg.machine.ranks)?;
     let ranks = ranks.min(cfg.machine.ranks);
     let mut first: Vec<usize> = (1..ranks).filter_map(|b| topo.route(0, b).first().copied()).collect();
     first.sort_unstable();

@@ -62,8 +62,8 @@ pub enum Error {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The fabric's topology does not build (for [`busbw_bound`]).
-    #[error("{0}")]
-    Topology(String),
+    #[error(transparent)]
+    Topology(#[from] interconnect::FabricConfigError),
     /// [`Measure::ranks`] is 0 or more than the machine has.
     #[error("{ranks} ranks: the machine has {machine}; use 1..={machine}")]
     Ranks {
