@@ -241,6 +241,7 @@ impl Measure {
 }
 
 /// A finished run and its comparison with the golden (nothing wrong when it kept no payload).
+#[derive(Clone, Debug)]
 pub struct Run {
     /// What the run left behind: times, records, warnings, the trace when asked.
     pub report: RunReport,

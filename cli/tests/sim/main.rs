@@ -31,6 +31,7 @@ mod golden;
 mod guide;
 mod hccl_class;
 mod limits;
+mod measure_api;
 mod outputs;
 mod pipes;
 mod presets;
