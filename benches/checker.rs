@@ -4,18 +4,18 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ranksim::Config;
 use ranksim::collectives::{Call, Kind, Mode, Path};
-use ranksim::sweep::{SweepSpec, queue_calls};
+use ranksim::measure::{self, Builtin};
 use std::time::Duration;
 
-fn spec(mode: Mode, path: Path) -> SweepSpec {
-    SweepSpec::new(Call::new(Kind::AllReduce, 8).with_mode(mode).with_path(path))
+fn spec(mode: Mode, path: Path) -> Call {
+    Call::new(Kind::AllReduce, 8).with_mode(mode).with_path(path)
 }
 
 /// One 1 MiB allreduce on a fresh a2a3 world; returns the findings (none expected).
-fn allreduce(s: &SweepSpec, check: bool) -> usize {
+fn allreduce(s: &Call, check: bool) -> usize {
     let mut w = Config::default_preset().world().expect("the default preset builds");
     w.options_mut().check = check;
-    queue_calls(&mut w, s, 1 << 20, 1).expect("a valid allreduce");
+    measure::queue(&mut w, &Builtin(s), s.ranks, 1 << 20, 1).expect("a valid allreduce");
     w.run().expect("the allreduce completes").findings.len()
 }
 

@@ -18,8 +18,8 @@ mod user_kernels;
 use collectives::{Call, Kind, Mode, Path};
 use criterion::{Criterion, Throughput};
 use ranksim::Config;
+use ranksim::measure::{self, Builtin, Measure};
 use ranksim::sim_core::KernelExec;
-use ranksim::sweep::{SweepSpec, run_calls};
 use std::time::{Duration, Instant};
 use user_kernels::{FULL, USER_WORKLOADS, UserWorkload};
 
@@ -111,16 +111,16 @@ fn scale() -> u64 {
     std::env::var("RANKSIM_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1)
 }
 
-fn setup(w: &Workload) -> (Config, SweepSpec) {
+fn setup(w: &Workload) -> (Config, Call) {
     let cfg = Config::preset(w.preset).and_then(|c| c.with_ranks(w.ranks)).expect("preset scales");
     let call = Call::new(w.kind, w.ranks).with_mode(w.mode).with_path(w.path).with_core_num(w.core_num);
-    let spec = SweepSpec::new(call).with_timing_only(true);
-    (cfg, spec)
+    (cfg, call)
 }
 
-/// One run: (events, packets).
-fn run(cfg: &Config, spec: &SweepSpec, bytes: u64) -> (u64, u64) {
-    let r = run_calls(cfg, spec, bytes, 1, false).expect("workload runs").expect("non-empty size");
+/// One timing-only run of one call: (events, packets).
+fn run(cfg: &Config, call: &Call, bytes: u64) -> (u64, u64) {
+    let m = Measure { timing_only: true, ..Measure::new(call.ranks) };
+    let r = measure::run(cfg, &Builtin(call), &m, bytes, 1).expect("workload runs").report;
     (r.stats.events, r.stats.packets)
 }
 

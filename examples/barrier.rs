@@ -1,5 +1,5 @@
 //! The `barrier` tutorial program: `cargo run --example barrier [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("barrier")
+    ranksim_cli::example_main("barrier")
 }

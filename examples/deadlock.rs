@@ -1,5 +1,5 @@
 //! The `deadlock` tutorial program: `cargo run --example deadlock [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("deadlock")
+    ranksim_cli::example_main("deadlock")
 }

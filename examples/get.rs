@@ -1,5 +1,5 @@
 //! The `get` tutorial program: `cargo run --example get [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("get")
+    ranksim_cli::example_main("get")
 }

@@ -1,5 +1,5 @@
 //! The `hello_rank` tutorial program: `cargo run --example hello_rank [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("hello_rank")
+    ranksim_cli::example_main("hello_rank")
 }

@@ -1,11 +1,12 @@
 //! A collective you write yourself, measured like the built-in ones: a direct allgather
 //! (every rank stores its row into every peer's window, then signals it) implementing
-//! `ranksim::custom::Collective`, then swept, benchmarked, checked and traced.
+//! `ranksim::measure::Collective`, then swept, benchmarked, checked and traced; `ranksim_cli::main_for`
+//! gives it `ranksim`'s `sweep`, `bench` and `check` commands.
 //! The guide `docs/your-collective.md` explains each part.
 //!
 //! `cargo run --release --example my_allgather [TRACE.json]`
 
-use ranksim::custom::{self, Collective, Measure, Wrong};
+use ranksim::measure::{self, Collective, Measure, Wrong};
 use ranksim::prelude::*;
 use std::cell::Cell;
 
@@ -118,7 +119,7 @@ fn main() -> std::process::ExitCode {
     // collective, with their flags, outputs and exit codes.
     let command = std::env::args().nth(1).unwrap_or_default();
     if ["sweep", "bench", "check", "--help", "-h"].contains(&command.as_str()) {
-        return custom::cli_main(&ag);
+        return ranksim_cli::main_for(&ag);
     }
     // guide:cli end
     match tour(&ag) {
@@ -137,37 +138,38 @@ fn tour(ag: &MyAllGather) -> Result<bool, Box<dyn std::error::Error>> {
     let cfg = ranksim::Config::default_preset();
     let m = Measure::new(8);
 
-    // One size: nccl-tests' row (`false`: no trace).
-    let p = custom::point(&cfg, ag, &m, 1 << 20, false)?.ok_or("no element")?;
+    // One size (in bytes, as everywhere): nccl-tests' row.
+    let p = measure::point(&cfg, ag, &m, 1 << 20)?.ok_or("no element")?;
     println!("1 MiB: {:.2} us, busbw {:.2} GB/s, {:?} wrong", p.row.time_us, p.row.busbw_gbps, p.row.nwrong);
 
     // A sweep, printed as the nccl-tests table; `failed` is true on a wrong element or a
     // FAILED row (a run that deadlocked, with its reason).
     let (b, e, f) = (8 << 10, 1 << 20, 4.0);
     let sizes = ranksim::formats::sweep_sizes(b, e, f)?;
-    let (rows, failed) = custom::sweep(&mut std::io::stdout(), &cfg, ag, &m, &sizes)?;
+    let (rows, failed) = measure::sweep(&mut std::io::stdout(), &cfg, ag, &m, &sizes)?;
     // The rows as `sweep -J` writes them, and as the `--plot` SVG.
-    let json = custom::sweep_json(&cfg, ag, &m, (b, e, f), &rows);
+    let json = measure::sweep_json(&cfg, ag, &m, (b, e, f), &rows);
     let points = rows.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect();
     let svg = ranksim::formats::plot_svg("my_allgather", &[ranksim::formats::Series { label: ag.name(), points }]);
     println!("JSON {} bytes, SVG {} bytes", json.len(), svg.len());
 
     // PyPTO's BenchmarkStats over 5 rounds after 1 warmup call.
-    let stats = custom::bench(&cfg, ag, &Measure { iters: 5, warmup: 1, ..m.clone() }, 64 << 10)?;
+    let stats = measure::bench(&cfg, ag, &Measure { iters: 5, warmup: 1, ..m.clone() }, 64 << 10)?;
     println!("{stats}");
 
     // The protocol checker on 8 ranks at 64 KiB, 2 calls in a row, unperturbed and with 2
     // jittered seeds; each finding prints with both operations' source lines.
-    let report = custom::check(&cfg, ag, 8, 64 << 10, 2, &CheckOptions { seeds: 2, ..CheckOptions::default() })?;
+    let report =
+        measure::check(&cfg, ag, &m, 64 << 10, 2, &CheckOptions { seeds: 2, ..CheckOptions::default() })?.report;
     println!("checker: {} run(s), {} finding(s)", report.runs, report.findings.len());
     for f in &report.findings {
         println!("{f}");
     }
 
-    // One traced call of 4096 elements per rank (`false`: with payload; `true`: traced): its
+    // One traced call of 128 KiB (4096 elements per rank on 8 ranks), with payload: its
     // device time and its Perfetto trace.
-    let run = custom::run(&cfg, ag, &m, 4096, 1, false, true)?;
-    let trace = custom::chrome_trace(&run.report, 8).ok_or("not traced")?;
+    let run = measure::run(&cfg, ag, &Measure { trace: true, ..m.clone() }, 128 << 10, 1)?;
+    let trace = measure::chrome_trace(&run.report, 8).ok_or("not traced")?;
     println!("traced call: device time {}, trace {} bytes", run.report.device_time(), trace.len());
     // guide:measure end
     if let Some(path) = std::env::args().nth(1) {

@@ -1,5 +1,5 @@
 //! The `programming_model` tutorial program: `cargo run --example programming_model [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("programming_model")
+    ranksim_cli::example_main("programming_model")
 }

@@ -1,5 +1,5 @@
 //! The `put` tutorial program: `cargo run --example put [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("put")
+    ranksim_cli::example_main("put")
 }

@@ -1,5 +1,5 @@
 //! The `remote_load` tutorial program: `cargo run --example remote_load [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("remote_load")
+    ranksim_cli::example_main("remote_load")
 }

@@ -1,5 +1,5 @@
 //! The `remote_store` tutorial program: `cargo run --example remote_store [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("remote_store")
+    ranksim_cli::example_main("remote_store")
 }

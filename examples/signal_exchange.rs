@@ -1,5 +1,5 @@
 //! The `signal_exchange` tutorial program: `cargo run --example signal_exchange [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("signal_exchange")
+    ranksim_cli::example_main("signal_exchange")
 }

@@ -1,5 +1,5 @@
 //! The `window_buffer` tutorial program: `cargo run --example window_buffer [RANKS]`.
 
 fn main() -> std::process::ExitCode {
-    ranksim::programs::example_main("window_buffer")
+    ranksim_cli::example_main("window_buffer")
 }

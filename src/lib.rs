@@ -31,42 +31,31 @@
 //!   names; [`programs`] the tutorial programs; the README's "Writing a program" a first one.
 //! - **Built-in collectives.** [`collectives`] holds PyPTO's builtin kernels and the
 //!   HCCL-class algorithms, written on the public program API only.
-//! - **Your collective.** [`custom::Collective`] describes a collective you write (buffers,
-//!   inputs, golden, bytes, busbw factor); [`custom`] sweeps, benchmarks, checks and traces
-//!   it exactly as the built-in ones are ([`sweep::Builtin`] is their implementation). The
-//!   guide is `docs/your-collective.md`, with `examples/my_allgather.rs`.
-//! - **Measuring.** [`sweep`] runs one size (nccl-tests' row) and knows the machine's
-//!   bus-bandwidth bound; [`RunReport::device_time`](sim_core::RunReport::device_time) is a
-//!   run's device time.
+//! - **Measuring.** [`measure`] measures any collective the way nccl-tests and PyPTO's
+//!   `benchmark()` do, and checks it: [`measure::Collective`] describes one you write
+//!   (buffers, inputs, golden, bytes, busbw factor), [`measure::Builtin`] is the built-in ones
+//!   as such; [`measure::point`] is one size (nccl-tests' row), [`measure::sweep`] many,
+//!   [`measure::bench()`] PyPTO's `BenchmarkStats`, [`measure::check`] the protocol checker
+//!   ([`CheckReport`](sim_core::check::CheckReport)) and [`measure::busbw_bound`] the machine's
+//!   bus-bandwidth bound. Sizes are in bytes, options a [`measure::Measure`], errors
+//!   [`measure::Error`]. The guide is `docs/your-collective.md`, with
+//!   `examples/my_allgather.rs`. [`RunReport::device_time`](sim_core::RunReport::device_time)
+//!   is a run's device time.
 //! - **Output formats.** [`formats`] writes them all: the nccl-tests table, JSON and SVG of a
 //!   sweep, PyPTO's `[STRACE]` spans and the `BenchmarkStats` folded from them, and a traced
 //!   run's Chrome trace (Perfetto).
-//! - **Checking.** [`checker`] runs programs under the protocol checker
-//!   ([`CheckReport`](sim_core::check::CheckReport)).
-//! - **Calibrating.** [`measurements`] holds measured tables, [`workload`] the programs that
-//!   reproduce them, [`calibrate`] fits link rates to them.
-//! - **The CLI.** [`commands`] implements each `ranksim` subcommand as library code.
 //!
 //! The crates: `sim-core` (time, scheduler, program API), `chip-model` (a chip's timing),
-//! `interconnect` (the fabric), `collectives` (collectives on the public API). This facade
+//! `interconnect` (the fabric), `collectives` (collectives on the public API). This library
 //! adds configs and presets ([`Config`]), the tutorial programs ([`programs`]), measuring
-//! ([`custom`], [`sweep`]), the output formats ([`formats`]) and the CLI ([`commands`]).
+//! ([`measure`]) and the output formats ([`formats`]). The `ranksim` command line (sweep,
+//! bench, check, calibrate, validate, topo, run) is the `ranksim-cli` crate (`cli/`), which
+//! also gives a collective of yours that command line (`ranksim_cli::main_for`).
 
-pub mod calibrate;
-pub mod checker;
-pub mod commands;
 pub mod config;
-pub mod custom;
 pub mod formats;
-mod gemm_ar;
-pub mod host;
-pub mod measurements;
-pub mod parallel;
+pub mod measure;
 pub mod programs;
-pub mod progress;
-pub mod run_stats;
-pub mod sweep;
-pub mod workload;
 
 pub use chip_model;
 pub use collectives;

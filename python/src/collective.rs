@@ -1,4 +1,4 @@
-//! Your collective from Python, measured like `ranksim::custom::Collective`: a Python object
+//! Your collective from Python, measured like `ranksim::measure::Collective`: a Python object
 //! with `name`, `dtype`, `bus_factor`, `setup`, `stage`, `call`, `wrong` (and optionally
 //! `count`, `bytes`, `redop`, `root`) driven through `custom::point`, `sweep`, `bench` and
 //! `check`, which build and run the worlds themselves.
@@ -10,8 +10,7 @@ use crate::report::PyCheckReport;
 use crate::world::{PyConfig, PyWorld, panic_text};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use ranksim::custom::{self, Collective, Measure, Wrong};
-use ranksim::sweep::{MAX_CALLS, MAX_SIZE_PAYLOAD};
+use ranksim::measure::{self as custom, Collective, MAX_CALLS, MAX_SIZE_PAYLOAD, Measure, Wrong};
 use sim_core::check::CheckOptions;
 use sim_core::{DType, Domain, SimError, SimResult, World};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -195,10 +194,13 @@ fn measure(
 }
 
 /// Runs `f` with the GIL released, a panic caught, an error string raised as `SimError`.
-fn released<R: Send>(py: Python<'_>, f: impl FnOnce() -> Result<R, String> + Send) -> PyResult<R> {
+fn released<R: Send, E: std::fmt::Display + Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<R, E> + Send,
+) -> PyResult<R> {
     match py.detach(move || catch_unwind(AssertUnwindSafe(f))) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(msg)) => Err(errors::raise(py, "SimError", msg)),
+        Ok(Err(msg)) => Err(errors::raise(py, "SimError", msg.to_string())),
         Err(p) => {
             Err(errors::raise(py, "SimError", format!("internal error: the engine panicked: {}", panic_text(&p))))
         }
@@ -227,7 +229,7 @@ pub(crate) fn point<'py>(
     let c = self::collective(py, collective)?;
     let m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
     let cfg = &config.0;
-    let p = released(py, || custom::point(cfg, &c, &m, size_bytes, false))?;
+    let p = released(py, || custom::point(cfg, &c, &m, size_bytes))?;
     p.map(|p| row_dict(py, &p.row)).transpose()
 }
 
@@ -310,6 +312,6 @@ pub(crate) fn check(
     let opts = CheckOptions { seeds, ..CheckOptions::default() };
     crate::world::check_options(py, &opts)?;
     c.shared.record.store(true, Ordering::Relaxed);
-    let r = released(py, || custom::check(cfg, &c, m.ranks, size_bytes, calls, &opts))?;
+    let r = released(py, || custom::check(cfg, &c, &m, size_bytes, calls, &opts).map(|r| r.report))?;
     PyCheckReport::new(py, &r, &|seed, s| c.shared.line_of(seed, s))
 }

@@ -122,11 +122,11 @@ impl PyRunReport {
     }
     /// The Chrome trace-event JSON of a traced run (for ui.perfetto.dev), or None.
     fn chrome_trace(&self) -> Option<String> {
-        ranksim::custom::chrome_trace(&self.inner, self.ranks)
+        ranksim::measure::chrome_trace(&self.inner, self.ranks)
     }
     /// Writes the Chrome trace-event JSON of a traced run to `path` (raises if not traced).
     fn write_trace(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        let Some(json) = ranksim::custom::chrome_trace(&self.inner, self.ranks) else {
+        let Some(json) = ranksim::measure::chrome_trace(&self.inner, self.ranks) else {
             return Err(crate::errors::bad(py, "this run was not traced: set `world.trace = True` before `run()`"));
         };
         std::fs::write(&path, json)

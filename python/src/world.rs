@@ -111,7 +111,7 @@ pub(crate) fn check_options(py: Python<'_>, o: &CheckOptions) -> PyResult<()> {
 
 /// A jitter of at most 1 s.
 fn jitter_ok(py: Python<'_>, d: SimDuration, name: &str) -> PyResult<()> {
-    if d.as_ps() > ranksim::sweep::MAX_JITTER_PS {
+    if d.as_ps() > ranksim::measure::MAX_JITTER_PS {
         return Err(bad(py, format!("{name}={}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000)));
     }
     Ok(())

@@ -152,10 +152,11 @@ impl Ops {
         let per_channel = descs.len().div_ceil(queues);
         if per_channel > p.queue_depth {
             let msg = format!(
-                "the transfer needs {} descriptors of at most {max} bytes ({per_channel} on each of its {queues} channel(s)) \
-                 but a channel holds {} (chip.sdma.queue_depth); split it, stripe it over more queues or raise \
-                 chip.sdma.queue_depth",
+                "the transfer needs {} descriptors of at most {max} bytes ({}) ({per_channel} on each of its {queues} \
+                 channel(s)) but a channel holds {} (chip.sdma.queue_depth); split it, stripe it over more queues or \
+                 raise chip.sdma.queue_depth",
                 descs.len(),
+                if o.block_bytes.is_some() { "SdmaOpts::block_bytes" } else { "chip.sdma.max_descriptor_bytes" },
                 p.queue_depth
             );
             return self.bad(op, msg);

@@ -1,0 +1,937 @@
+//! `ranksim sweep`: an nccl-tests style bandwidth sweep of one or more collectives (and, for
+//! allreduce, algorithms) over message sizes, with JSON, SVG, \[STRACE\] and Chrome trace
+//! outputs and CI gates on wrong elements and average bus bandwidth.
+//!
+//! Without `--mode` the sweep is the main job: PyPTO's builtin kernel next to the best
+//! HCCL-class algorithm the machine supports, each series with a note on what it models and
+//! the machine's bus-bandwidth bound.
+
+use super::{CmdResult, JitterFlags, Status, parse_op};
+use crate::Config;
+use crate::formats::nccl_type;
+use crate::formats::parse_size;
+use crate::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
+use crate::progress::RowsBar;
+use crate::sweep::{SweepSpec, failed_row, mode_note, run_point_watched, supports};
+use collectives::{Call, Kind, Mode, Path};
+use ranksim::measure::{Point, busbw_bound};
+use sim_core::Progress;
+use sim_core::{DType, Jitter, ReduceOp};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Everything `sweep` is told. `None` means "not given": the default applies, and a flag that
+/// was given but does not apply to a series draws a warning.
+#[derive(Clone, Debug)]
+pub struct SweepArgs {
+    /// Machine config (TOML) or preset name; `None`: the embedded a2a3.
+    pub config: Option<PathBuf>,
+    /// Collectives to sweep, in order.
+    pub collectives: Vec<Kind>,
+    /// Algorithms; `None`: PyPTO's builtin and the best HCCL-class algorithm the machine runs.
+    pub modes: Option<Vec<Mode>>,
+    /// HOST builtins or the InCore lowering.
+    pub path: Path,
+    /// Smallest size in bytes (`-b`).
+    pub min_bytes: u64,
+    /// Largest size in bytes (`-e`).
+    pub max_bytes: u64,
+    /// Without `--mode`: the largest size of the builtin's series, when `-e` was not given.
+    pub builtin_max_bytes: Option<u64>,
+    /// Size multiplier between steps (`-f`).
+    pub factor: f64,
+    /// Element type (`-d`).
+    pub dtype: DType,
+    /// Reduction (default sum).
+    pub op: Option<ReduceOp>,
+    /// Root of broadcast (default 0).
+    pub root: Option<usize>,
+    /// Timed calls per size (`-n`).
+    pub iters: u32,
+    /// Untimed calls before them (`-w`).
+    pub warmup: u32,
+    /// Ranks taking part (`-g`); `None`: every rank.
+    pub ranks: Option<usize>,
+    /// AIV blocks per rank of the multi-block algorithms (default 1; the default HCCL-class
+    /// series uses every AIV core).
+    pub core_num: Option<usize>,
+    /// Where to write the JSON (`-J`).
+    pub json: Option<PathBuf>,
+    /// Where to write the SVG plot.
+    pub plot: Option<PathBuf>,
+    /// Where to write the `[STRACE]` lines.
+    pub strace: Option<PathBuf>,
+    /// Where to write the Chrome trace of one run.
+    pub trace: Option<PathBuf>,
+    /// Fail when a series' average busbw is below this, GB/s.
+    pub min_busbw: Option<f64>,
+    /// Seeded timing jitter (`None`: deterministic, unperturbed runs).
+    pub jitter: Option<Jitter>,
+    /// Timing-only: no payload, no check.
+    pub no_data: bool,
+    /// Sizes run at once on host threads (`None`: every host thread, fewer when payload runs
+    /// would not fit in memory). Results do not depend on it.
+    pub jobs: Option<usize>,
+    /// Print the engine's work (events, packets) and the host time it took.
+    pub stats: bool,
+}
+
+impl SweepArgs {
+    /// The arguments of `ranksim sweep` with no option: the main job on `config`.
+    pub fn new(config: Option<PathBuf>) -> SweepArgs {
+        use clap::{Args, FromArgMatches};
+        let cmd = SweepFlags::augment_args(clap::Command::new("sweep"));
+        let flags = cmd.try_get_matches_from(["sweep"]).and_then(|m| SweepFlags::from_arg_matches(&m));
+        SweepArgs { config, ..SweepArgs::from(flags.expect("sweep's defaults parse")) }
+    }
+}
+
+impl From<SweepFlags> for SweepArgs {
+    fn from(s: SweepFlags) -> SweepArgs {
+        let mut collectives: Vec<Kind> = Vec::new();
+        for k in s.collective.into_iter().flatten() {
+            if !collectives.contains(&k) {
+                collectives.push(k);
+            }
+        }
+        SweepArgs {
+            collectives,
+            modes: s.mode,
+            path: s.path,
+            dtype: s.dtype,
+            op: s.op,
+            root: s.root,
+            core_num: s.core_num,
+            ..SweepArgs::from(s.series)
+        }
+    }
+}
+
+impl From<SeriesFlags> for SweepArgs {
+    /// The arguments of a sweep of one collective: the built-in defaults for what the flags
+    /// do not say (a user's collective has its own dtype, op and blocks).
+    fn from(s: SeriesFlags) -> SweepArgs {
+        SweepArgs {
+            config: s.config,
+            collectives: vec![Kind::AllReduce],
+            modes: None,
+            path: Path::Host,
+            min_bytes: s.min_bytes,
+            max_bytes: s.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
+            builtin_max_bytes: if s.max_bytes.is_none() { Some(DEFAULT_BUILTIN_MAX_BYTES) } else { None },
+            factor: s.factor,
+            dtype: DType::F32,
+            op: None,
+            root: None,
+            iters: s.iters,
+            warmup: s.warmup,
+            ranks: s.ranks,
+            core_num: None,
+            json: s.json,
+            plot: s.plot,
+            strace: s.strace,
+            trace: s.trace,
+            min_busbw: s.min_busbw,
+            jitter: s.jitter.jitter(),
+            no_data: s.no_data || s.check == Some(0),
+            jobs: s.jobs.map(usize::from),
+            stats: s.stats,
+        }
+    }
+}
+
+/// Parses `--collective`: `all`, or one collective's name.
+fn parse_kinds(s: &str) -> Result<Vec<Kind>, String> {
+    if s == "all" { Ok(Kind::ALL.to_vec()) } else { s.parse::<Kind>().map(|k| vec![k]) }
+}
+
+/// `ranksim sweep`'s flags as the command line gives them; `SweepArgs::from` turns them into
+/// the arguments (and gives [`SweepArgs::new`] its defaults, so they are written once).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SweepFlags {
+    /// Collective(s), comma separated: allreduce, allgather, reduce_scatter, broadcast,
+    /// all_to_all, all_to_all_v, barrier, or `all` (every one).
+    #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
+    collective: Vec<Vec<Kind>>,
+    /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
+    /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
+    /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
+    /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
+    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1), and rhd
+    /// (recursive halving-doubling, the vendor library's algorithm between servers: 2 log2(NR)
+    /// steps with one partner each, for any rank count). Give aiv-mesh and sdma-mesh many
+    /// cores, e.g. --core-num 48. Default: mesh (the builtin, one block) and the HCCL-class
+    /// modes the machine runs (aiv-mesh; sdma-mesh with -w 1) on every AIV core; above 16
+    /// ranks, where PyPTO's builtins return at once (kMaxSupportedRanks), rhd on one block.
+    /// allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast take mesh (PyPTO's builtin) and sdma-mesh (the
+    /// vendor library's copy-engine mesh); a mode a collective lacks is named and skipped.
+    #[arg(long, value_delimiter = ',')]
+    mode: Option<Vec<Mode>>,
+    /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
+    #[arg(long, default_value = "host")]
+    path: Path,
+    /// Element type: f32, f16, bf16, i32, i16, i8.
+    #[arg(short = 'd', long = "datatype", default_value = "f32")]
+    dtype: DType,
+    /// Reduction: sum, max, min, prod (default sum). nccl-tests' `avg` is refused (use sum:
+    /// avg = sum / ranks, same time).
+    #[arg(short = 'o', long = "op", value_parser = parse_op)]
+    op: Option<ReduceOp>,
+    /// Root rank of broadcast (default 0).
+    #[arg(short = 'r', long = "root")]
+    root: Option<usize>,
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce and
+    /// the sdma-mesh allgather (default 1; the default HCCL-class series: every AIV core). A
+    /// warning names the series it does not apply to.
+    #[arg(long)]
+    core_num: Option<usize>,
+    #[command(flatten)]
+    series: SeriesFlags,
+}
+
+/// The flags of a sweep that any collective takes, a built-in one or yours
+/// ([`crate::main_for`]): machine, sizes, calls, ranks, outputs, gates.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SeriesFlags {
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Smallest size in bytes (K/M/G suffixes).
+    #[arg(short = 'b', long = "minbytes", default_value = "1K", value_parser = parse_size)]
+    min_bytes: u64,
+    /// Largest size in bytes (K/M/G suffixes). Default 16M; without --mode, the builtin's series
+    /// stops at 4M (its busbw is flat from 32K and its time grows linearly) unless -e is given.
+    #[arg(short = 'e', long = "maxbytes", value_parser = parse_size)]
+    max_bytes: Option<u64>,
+    /// Size multiplier between steps.
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2.0, allow_hyphen_values = true)]
+    factor: f64,
+    /// Timed calls per size, 1..=10000; the time is their mean. Calls are not identical: the first pays
+    /// one-time costs (the copy engines' cold start, and later calls start while the previous
+    /// one drains), so -n 2 can differ from -n 1 even without --seed; -w leaves calls out.
+    #[arg(short = 'n', long = "iters", default_value_t = 1)]
+    iters: u32,
+    /// Untimed calls before the timed ones, 0..=10000.
+    #[arg(short = 'w', long = "warmup_iters", default_value_t = 0)]
+    warmup: u32,
+    /// Ranks taking part, 2 or more (default: every rank of the machine). Not nccl-tests' `-g`
+    /// (GPUs per process, with many processes): ranksim runs every rank in one process, so
+    /// `-g 1` is refused; leave it out.
+    #[arg(short = 'g', long)]
+    ranks: Option<usize>,
+    /// nccl-tests' `-c`: 1 checks every element (the default), 0 does not (as --no-data:
+    /// timing-only, same times).
+    #[arg(short = 'c', long = "check", value_parser = clap::value_parser!(u8).range(0..=1))]
+    check: Option<u8>,
+    /// Write the results as JSON (nccl-tests' `-J`).
+    #[arg(short = 'J', long)]
+    json: Option<PathBuf>,
+    /// Write an SVG plot of time and busbw against size.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Write [STRACE] v=1 lines (one pid per rank, one inv per dispatch) of every run.
+    #[arg(long)]
+    strace: Option<PathBuf>,
+    /// Write a Chrome trace (Perfetto) of one run: the first size of the first series (the
+    /// output's last lines name it).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Exit 1 when a series' average bus bandwidth (GB/s, finite, >= 0) is below this.
+    #[arg(long, allow_hyphen_values = true)]
+    min_busbw: Option<f64>,
+    #[command(flatten)]
+    jitter: JitterFlags,
+    /// Timing-only: store no payload bytes (same times, no validation, far less memory).
+    #[arg(long)]
+    no_data: bool,
+    /// Sizes simulated at once on host threads (default: every host thread, fewer when payload
+    /// runs would not fit in free memory). The results are the same for any value.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
+    /// Print the engine's work (events, packets) and the host time it took.
+    #[arg(long)]
+    stats: bool,
+}
+
+/// The default largest size (`-e`): 16 MiB, where the HCCL-class algorithms are within a few
+/// percent of their plateau and the builtin's one-block time (linear in size) still simulates
+/// in seconds.
+const DEFAULT_MAX_BYTES: u64 = 16 << 20;
+
+/// The default main job's largest size for PyPTO's builtin (4 MiB): its busbw is flat from
+/// 32 KiB on and its one-block time grows linearly, so larger sizes would only cost seconds.
+const DEFAULT_BUILTIN_MAX_BYTES: u64 = 4 << 20;
+
+/// One series of the sweep: a collective, an algorithm, its blocks, its warmup and, in the
+/// default main job, a smaller largest size.
+#[derive(Clone, Debug)]
+pub struct Combo {
+    /// The collective.
+    pub kind: Kind,
+    /// Its algorithm.
+    pub mode: Mode,
+    /// AIV blocks per rank.
+    pub core_num: usize,
+    /// Untimed calls before the timed ones.
+    pub warmup: u32,
+    /// Sizes above this are left out of this series (`None`: the sweep's `-e`).
+    pub max_bytes: Option<u64>,
+}
+
+/// The legend / JSON label of a series: `allreduce sdma-mesh core_num 48 -w 1`.
+fn label(spec: &SweepSpec) -> String {
+    let mut s = ranksim::measure::series_name(spec.call.kind, spec.call.mode);
+    if spec.call.path == Path::InCore {
+        s.push_str(" incore");
+    }
+    s.push_str(&format!(" core_num {}", spec.call.blocks()));
+    if spec.warmup > 0 {
+        s.push_str(&format!(" -w {}", spec.warmup));
+    }
+    s
+}
+
+/// How far a series' numbers are from measurements: the nearest shipped table that measured
+/// the same collective and algorithm, and the model's error against it on this machine.
+fn trust_line(cfg: &Config, spec: &SweepSpec) -> String {
+    let what = label_of(spec.call.kind, spec.call.mode);
+    match super::validate::nearest_table(cfg, spec.call.kind, spec.call.mode, spec.call.ranks) {
+        Some(t) => format!(
+            "the nearest measured table is {} ({}); the model is off it by {}; caveats: docs/references/measurements.md",
+            t.name,
+            t.workload,
+            t.error_summary()
+        ),
+        None => format!(
+            "no measured table covers {what}: these numbers are the model's alone (`ranksim validate` lists the tables)"
+        ),
+    }
+}
+
+/// `allreduce aiv-mesh`, or the collective alone when it has one algorithm.
+fn label_of(kind: Kind, mode: Mode) -> String {
+    ranksim::measure::series_name(kind, mode)
+}
+
+/// Runs the sweep, printing the table to `out` and a progress bar to stderr when stdout and stderr are terminals.
+pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
+    let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
+    let ranks = checked_ranks(a, &cfg)?;
+    let all_sizes = checked_sizes(a)?;
+    let (combos, skipped) = plan_combos(a, &cfg, ranks)?;
+    for combo in &combos {
+        let spec = spec(a, combo, ranks);
+        spec.validate("-e", a.max_bytes, cfg.machine.ranks)?;
+        if !all_sizes.iter().any(|&s| has_elements(&spec, s)) {
+            return Err(format!(
+                "{}: no size from -b {} to -e {} gives an element per rank on {ranks} ranks ({}-byte {}); raise -e",
+                label(&spec),
+                a.min_bytes,
+                a.max_bytes,
+                a.dtype.size(),
+                a.dtype
+            ));
+        }
+    }
+    let mut run = SweepRun::new(combos.len() > 1, &cfg);
+    for w in skipped.into_iter().chain(flag_warnings(a, &combos, ranks)) {
+        run.warn(out, w)?;
+    }
+    for combo in &combos {
+        let spec = spec(a, combo, ranks);
+        let lbl = label(&spec);
+        let bound = busbw_bound(&cfg, ranks, Some(spec.call.kind)).map_err(|e| e.to_string())?;
+        let mut notes = vec![format!("{lbl}: {}", mode_note(&spec))];
+        let reports_bound = spec.call.kind != Kind::Barrier;
+        if reports_bound {
+            notes.push(format!("bound: {}", bound.line()));
+        }
+        // A barrier moves no payload: every size would be the same size-0 row.
+        let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
+        let sizes: &[u64] = if spec.call.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
+        if spec.call.kind == Kind::Barrier && all_sizes.len() > 1 {
+            notes.push("barrier moves no payload: one row, not one per size".to_string());
+        }
+        if let Some(m) = combo.max_bytes {
+            notes.push(format!(
+                "{lbl}: up to {} in the default run (one block: its time grows linearly with the size); \
+                 give -e for larger sizes",
+                formats::size_label(m)
+            ));
+        }
+        let todo = distinct_sizes(&spec, sizes);
+        let plan = SeriesPlan {
+            config: sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes)),
+            label: lbl,
+            notes,
+            threads: threads_for(a, &spec, &todo)?,
+            sizes: todo,
+            bound: reports_bound.then_some(bound.gbps).filter(|b| b.is_finite()),
+            trust: Some(trust_line(&cfg, &spec)),
+        };
+        let measure =
+            |size: u64, trace: bool, progress: Option<&Progress>| run_point_watched(&cfg, &spec, size, trace, progress);
+        run.series(out, a, plan, &measure, &|size, why| failed_row(&spec, size, why))?;
+    }
+    run.finish(out, a, ranks)
+}
+
+/// The ranks taking part: `-g`, or every rank of the machine; one rank is refused (it has no
+/// peer, and nccl-tests' `-g 1` means something else).
+fn checked_ranks(a: &SweepArgs, cfg: &Config) -> Result<usize, String> {
+    let ranks = a.ranks.unwrap_or(cfg.machine.ranks);
+    let n = cfg.machine.ranks;
+    if n == 1 {
+        return Err(format!(
+            "machine `{}` has one rank (machine.ranks = 1): a collective needs at least 2",
+            cfg.machine.name
+        ));
+    }
+    if ranks == 1 {
+        return Err(one_rank_error(&cfg.machine.name, n));
+    }
+    if ranks == 0 || ranks > n {
+        return Err(format!("--ranks {ranks}: machine `{}` has {n} ranks; use 2..={n}", cfg.machine.name));
+    }
+    Ok(ranks)
+}
+
+/// The error of `-g 1`: what `-g` means here and what to type instead.
+pub fn one_rank_error(machine: &str, n: usize) -> String {
+    format!(
+        "-g 1: one rank has no peer, so a collective moves nothing (busbw 0). Here -g / --ranks is the number \
+         of ranks taking part: nccl-tests' `-g 1` means one GPU per process with many processes, but ranksim \
+         simulates every rank in one process. Leave -g out to use all {n} ranks of `{machine}`, or give 2..={n}"
+    )
+}
+
+/// The `-b -e -f` sizes, and `--min-busbw` checked as a value.
+fn checked_sizes(a: &SweepArgs) -> Result<Vec<u64>, String> {
+    let sizes = formats::sweep_sizes(a.min_bytes, a.max_bytes, a.factor)
+        .map_err(|e| format!("-b {} -e {} -f {}: {e}", a.min_bytes, a.max_bytes, a.factor))?;
+    if let Some(min) = a.min_busbw
+        && !(min.is_finite() && min >= 0.0)
+    {
+        return Err(format!("--min-busbw {min}: must be a finite number of GB/s, 0 or more"));
+    }
+    Ok(sizes)
+}
+
+/// What one series of a sweep prints and runs.
+pub struct SeriesPlan {
+    /// The legend / JSON label.
+    pub label: String,
+    /// What the preamble line and the JSON say was run.
+    pub config: SweepConfig,
+    /// `# ` lines between the preamble and the header (what it models, the bound, caps).
+    pub notes: Vec<String>,
+    /// The sizes to run, in order.
+    pub sizes: Vec<u64>,
+    /// Sizes run at once on host threads.
+    pub threads: usize,
+    /// The busbw bound its summary compares with (`None`: no bound applies).
+    pub bound: Option<f64>,
+    /// How far such numbers are from measurements: a line after the footer (`None`: none).
+    pub trust: Option<String>,
+}
+
+/// Measures one size of a series: `(size, traced, progress)`; `Ok(None)` when the size gives
+/// no element.
+pub type MeasureFn<'a> = dyn Fn(u64, bool, Option<&Progress>) -> Result<Option<Point>, String> + Sync + 'a;
+
+/// The FAILED row of a size whose run gave no measurement, and why (`None`: no row at all).
+pub type FailedRowFn<'a> = dyn Fn(u64, String) -> Option<ResultRow> + 'a;
+
+/// Everything a sweep gathers over its series: rows, plot series, summaries, STRACE, engine
+/// work, warnings already printed, whether anything failed.
+pub struct SweepRun {
+    multi: bool,
+    rows: Vec<ResultRow>,
+    series: Vec<Series>,
+    summaries: Vec<SeriesSummary>,
+    strace: formats::StraceLog,
+    tally: crate::run_stats::Tally,
+    started: std::time::Instant,
+    traced: Option<(String, u64)>,
+    warned: Vec<String>,
+    failed: bool,
+}
+
+impl SweepRun {
+    /// A sweep of one series, or of several (`multi`: rows carry their series, a summary
+    /// closes the output), on the machine of `cfg`.
+    pub fn new(multi: bool, cfg: &Config) -> SweepRun {
+        SweepRun {
+            multi,
+            rows: Vec::new(),
+            series: Vec::new(),
+            summaries: Vec::new(),
+            strace: formats::StraceLog::new(&cfg.host),
+            tally: crate::run_stats::Tally::default(),
+            started: std::time::Instant::now(),
+            traced: None,
+            warned: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// Prints `# warning: w` once per sweep.
+    pub fn warn(&mut self, out: &mut dyn Write, w: String) -> Result<(), String> {
+        if !self.warned.contains(&w) {
+            writeln!(out, "# warning: {w}").map_err(io)?;
+            self.warned.push(w);
+        }
+        Ok(())
+    }
+
+    /// Runs one series: its preamble, notes and header, a row per size (FAILED rows for sizes
+    /// that gave no measurement, with the first wrong elements of a wrong row), the footer,
+    /// and the lines that say why it failed.
+    pub fn series(
+        &mut self,
+        out: &mut dyn Write,
+        a: &SweepArgs,
+        plan: SeriesPlan,
+        measure: &MeasureFn<'_>,
+        failed_row: &FailedRowFn<'_>,
+    ) -> Result<(), String> {
+        writeln!(out, "{}", formats::preamble(env!("CARGO_PKG_VERSION"), &plan.config)).map_err(io)?;
+        for n in &plan.notes {
+            writeln!(out, "# {n}").map_err(io)?;
+        }
+        writeln!(out, "{}", formats::header()).map_err(io)?;
+        let trace_first = a.trace.is_some() && self.traced.is_none();
+        let bar = RowsBar::on_terminal(&plan.label, plan.sizes.len());
+        let work = |k: usize, &size: &u64| measure(size, trace_first && k == 0, Some(bar.counter()));
+        let mut rows: Vec<ResultRow> = Vec::new();
+        let mut take = |k: usize, result: Result<Option<Point>, String>| -> Result<(), String> {
+            bar.row_done();
+            bar.suspend(|| self.take_row(out, a, &plan, &mut rows, failed_row, plan.sizes[k], result))
+        };
+        crate::parallel::in_order(&plan.sizes, plan.threads, work, &mut take)?;
+        drop(bar);
+        self.close_series(out, a, plan, rows)
+    }
+
+    /// Prints and keeps the row of one size.
+    #[allow(clippy::too_many_arguments)]
+    fn take_row(
+        &mut self,
+        out: &mut dyn Write,
+        a: &SweepArgs,
+        plan: &SeriesPlan,
+        rows: &mut Vec<ResultRow>,
+        failed_row: &FailedRowFn<'_>,
+        size: u64,
+        result: Result<Option<Point>, String>,
+    ) -> Result<(), String> {
+        let series = self.multi.then(|| plan.label.clone());
+        let point = match result {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(()),
+            // This size cannot run (a tile that does not fit UB, a deadlock, ...): its row says
+            // why, the details follow as notes, and the sweep goes on.
+            Err(e) => {
+                let mut lines = e.lines();
+                let Some(row) = failed_row(size, lines.next().unwrap_or("failed").to_string()) else { return Ok(()) };
+                writeln!(out, "{}", formats::row(&row)).map_err(io)?;
+                for l in lines.filter(|l| !l.trim().is_empty()) {
+                    writeln!(out, "#   {}", l.trim_end()).map_err(io)?;
+                }
+                rows.push(ResultRow { series, ..row });
+                return Ok(());
+            }
+        };
+        self.tally.add(&point.report);
+        if self.traced.is_none()
+            && let (Some(path), Some(trace)) = (&a.trace, &point.report.trace)
+        {
+            let json = crate::formats::to_chrome_json(trace, plan.config.ranks);
+            std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            self.traced = Some((plan.label.clone(), point.row.size));
+        }
+        if a.strace.is_some() {
+            self.strace.add_run(&point.report);
+        }
+        for w in &point.report.warnings {
+            self.warn(out, w.clone())?;
+        }
+        writeln!(out, "{}", formats::row(&point.row)).map_err(io)?;
+        for m in &point.row.first_wrong {
+            writeln!(out, "#   wrong: {m}").map_err(io)?;
+        }
+        rows.push(ResultRow { series, ..point.row });
+        Ok(())
+    }
+
+    /// The footer of a series and the lines that say why it failed; its summary and plot line.
+    fn close_series(
+        &mut self,
+        out: &mut dyn Write,
+        a: &SweepArgs,
+        plan: SeriesPlan,
+        rows: Vec<ResultRow>,
+    ) -> Result<(), String> {
+        let lbl = plan.label;
+        let measured: Vec<&ResultRow> = rows.iter().filter(|r| r.failed.is_none()).collect();
+        let avg = formats::average_busbw(&measured.iter().map(|r| r.busbw_gbps).collect::<Vec<_>>());
+        let verdict = formats::Verdict::of(&rows);
+        writeln!(out, "{}", formats::footer(avg, verdict)).map_err(io)?;
+        self.failed |= verdict.is_failed();
+        if let Some(min) = a.min_busbw
+            && avg < min
+        {
+            writeln!(out, "# FAILED: {lbl}: average bus bandwidth {avg:.2} GB/s is below --min-busbw {min}")
+                .map_err(io)?;
+            self.failed = true;
+        }
+        if verdict.wrong > 0 {
+            writeln!(out, "# FAILED: {} wrong element(s)", verdict.wrong).map_err(io)?;
+        }
+        if let Some(t) = &plan.trust {
+            writeln!(out, "# measured: {t}").map_err(io)?;
+        }
+        if verdict.failed > 0 {
+            writeln!(out, "# FAILED: {} size(s) have no measurement (the FAILED rows say why)", verdict.failed)
+                .map_err(io)?;
+        }
+        self.series.push(Series {
+            label: lbl.clone(),
+            points: measured.iter().map(|r| (r.size as f64, r.time_us, r.busbw_gbps)).collect(),
+        });
+        let peak = measured.iter().map(|r| r.busbw_gbps).fold(0.0, f64::max);
+        self.summaries.push(SeriesSummary {
+            label: lbl,
+            config: plan.config,
+            average_bus_bandwidth: avg,
+            peak_bus_bandwidth: peak,
+            bound_gbps: plan.bound,
+        });
+        self.rows.extend(rows);
+        Ok(())
+    }
+
+    /// The summary of several series, the output files, the trace line and `--stats`; the
+    /// sweep's status.
+    pub fn finish(self, out: &mut dyn Write, a: &SweepArgs, ranks: usize) -> CmdResult {
+        if self.multi {
+            summary(out, &self.summaries, &self.rows).map_err(io)?;
+        }
+        if let Some(path) = &a.trace {
+            match &self.traced {
+                Some((series, size)) => writeln!(
+                    out,
+                    "# trace: {series} at {size} B (the first size that ran; one run per sweep) written to {}",
+                    path.display()
+                ),
+                None => writeln!(out, "# warning: no trace written: the first size of the sweep did not run"),
+            }
+            .map_err(io)?;
+        }
+        write_outputs(a, &self.machine_title(ranks), self.rows, self.summaries, &self.series, &self.strace.text())?;
+        if a.stats {
+            writeln!(out, "{}", self.tally.line(self.started.elapsed())).map_err(io)?;
+        }
+        Ok(if self.failed { Status::Failed } else { Status::Ok })
+    }
+
+    fn machine_title(&self, ranks: usize) -> String {
+        let machine = self.summaries.first().map_or("?", |s| s.config.machine.as_str());
+        format!("ranksim sweep on {machine} ({ranks} ranks)")
+    }
+}
+
+fn io(e: std::io::Error) -> String {
+    e.to_string()
+}
+
+/// The sizes of a series that give rows: a size whose element count is the previous one's
+/// would repeat its row.
+fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
+    let mut last = None;
+    let mut out = Vec::new();
+    for &size in sizes {
+        let count = formats::count_for(spec.call.kind, size, spec.call.dtype.size() as u64, spec.call.ranks);
+        if last != Some(count) || spec.call.kind == Kind::Barrier {
+            out.push(size);
+        }
+        last = Some(count);
+    }
+    out
+}
+
+/// Host threads for a series' sizes: `--jobs`, or every host thread, fewer when payload runs
+/// of its largest size would not fit in the host's free memory together (none fitting is an
+/// error that names --no-data).
+fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, String> {
+    let wanted = a.jobs.unwrap_or_else(crate::host::threads);
+    if spec.timing_only {
+        return Ok(wanted);
+    }
+    let per_run = sizes.iter().map(|&s| crate::sweep::payload_bytes(spec, s)).max().unwrap_or(0);
+    crate::host::runs_that_fit(per_run, crate::host::available_memory(), wanted)
+}
+
+/// Whether a size gives at least one element per rank (a barrier always runs).
+fn has_elements(spec: &SweepSpec, size: u64) -> bool {
+    spec.call.kind == Kind::Barrier
+        || formats::count_for(spec.call.kind, size, spec.call.dtype.size() as u64, spec.call.ranks) > 0
+}
+
+/// The closing comparison of several series: each one's best busbw against its bound (one
+/// bound in the heading when every series has the same), or FAILED for a series with no
+/// measured size.
+fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRow]) -> std::io::Result<()> {
+    let bounds: Vec<f64> = s.iter().filter_map(|x| x.bound_gbps).collect();
+    let one = bounds.windows(2).all(|w| w[0] == w[1]);
+    match bounds.first() {
+        Some(b) if one => writeln!(out, "# summary: peak busbw per series (bound {:.2} GB/s)", b + 0.0)?,
+        _ => writeln!(out, "# summary: peak busbw per series, each against its collective's bound")?,
+    }
+    for x in s {
+        let mine = || rows.iter().filter(|r| r.series.as_deref() == Some(x.label.as_str()));
+        if mine().all(|r| r.failed.is_some()) {
+            writeln!(out, "#   {:<44} FAILED: no size was measured (the FAILED rows say why)", x.label)?;
+            continue;
+        }
+        if x.config.collective == "barrier" {
+            writeln!(out, "#   {:<44} moves no payload: its row gives its time", x.label)?;
+            continue;
+        }
+        let pct = match x.bound_gbps {
+            Some(b) if b > 0.0 && one => format!(" = {:.1}% of the bound", 100.0 * x.peak_bus_bandwidth / b),
+            Some(b) if b > 0.0 => format!(" = {:.1}% of its bound {b:.2} GB/s", 100.0 * x.peak_bus_bandwidth / b),
+            _ => String::new(),
+        };
+        writeln!(out, "#   {:<44} {:>9.2} GB/s{pct}", x.label, x.peak_bus_bandwidth)?;
+    }
+    Ok(())
+}
+
+/// The series to run. With `--mode`, every (collective, mode) pair that applies; without it,
+/// PyPTO's builtin and, for allreduce and allgather, the HCCL-class algorithms `cfg` supports
+/// (`aiv-mesh`; `sdma-mesh` when the chip has copy engines and the op is a sum), on every AIV
+/// core and with one warmup call when they use copy engines. When the ranks span several
+/// servers an allreduce's HCCL-class series is `rhd` (the vendor library's algorithm between
+/// servers; the full-mesh ones are single-server), on one block; above kMaxSupportedRanks,
+/// where the builtin does nothing, `rhd` runs alone.
+pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
+    let core_num = a.core_num.unwrap_or(1);
+    // The ranks span several servers: NICs join them.
+    let servers = busbw_bound(cfg, ranks, None).is_ok_and(|b| b.cut.is_some());
+    let mut out = Vec::new();
+    for &kind in &a.collectives {
+        let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None };
+        let Some(modes) = &a.modes else {
+            // Where an HCCL-class series runs beside it, the builtin stops early by default.
+            let has_hccl = collectives::modes(kind).len() > 1 && a.path == Path::Host;
+            let cap = a.builtin_max_bytes.filter(|&m| has_hccl && m < a.max_bytes);
+            // Above kMaxSupportedRanks the HOST builtins return at once: an allreduce runs RHD.
+            let beyond = collectives::max_ranks(kind, Mode::Mesh, a.path).is_some_and(|max| ranks > max);
+            if !(beyond && kind == Kind::AllReduce) {
+                out.push(Combo { max_bytes: cap, ..builtin.clone() });
+            }
+            if has_hccl {
+                let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
+                // RHD is the vendor library's algorithm between servers and at the scale where
+                // the others stop; its full-mesh modes are single-server ones.
+                let candidates: &[Mode] = match kind {
+                    Kind::AllReduce if beyond || servers => &[Mode::Rhd],
+                    Kind::AllReduce => &[Mode::AivMesh, Mode::SdmaMesh],
+                    _ if servers => &[],
+                    _ => &[Mode::SdmaMesh],
+                };
+                for &mode in candidates {
+                    let warmup = if mode == Mode::SdmaMesh { a.warmup.max(1) } else { a.warmup };
+                    // RHD talks to one partner at a time: one block already fills that link.
+                    let core_num = if mode == Mode::Rhd { a.core_num.unwrap_or(1) } else { all };
+                    let c = Combo { kind, mode, core_num, warmup, max_bytes: None };
+                    if supports(cfg, &spec(a, &c, ranks)).is_ok() {
+                        out.push(c);
+                    }
+                }
+            }
+            continue;
+        };
+        // Modes that do not apply to `kind` are left out (`plan_combos` says so); a collective
+        // none of them applies to runs no series.
+        let modes = modes.iter().copied().filter(|&m| mode_applies(kind, m));
+        out.extend(modes.map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None }));
+    }
+    out
+}
+
+/// The algorithms (`--mode`) a collective has: every mode for allreduce, the builtin and the
+/// SDMA mesh for allgather, the builtin (`mesh`) for the others.
+pub fn modes_of(kind: Kind) -> Vec<Mode> {
+    Mode::ALL.iter().copied().filter(|&m| mode_applies(kind, m)).collect()
+}
+
+fn mode_applies(kind: Kind, mode: Mode) -> bool {
+    collectives::modes(kind).contains(&mode)
+}
+
+/// The series [`combos`] picks, with what it leaves out said: a `--mode` that does not apply
+/// to a collective (a collective none applies to is skipped), and, in the default run, a
+/// series whose collective refuses the dtype on this machine while another series of the
+/// same collective runs. Nothing left to run is an error that says why.
+pub fn plan_combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Result<(Vec<Combo>, Vec<String>), String> {
+    let mut notes = Vec::new();
+    let names = |ms: &[Mode]| ms.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(",");
+    if let Some(modes) = &a.modes {
+        for &kind in &a.collectives {
+            let (fits, not): (Vec<Mode>, Vec<Mode>) = modes.iter().partition(|&&m| mode_applies(kind, m));
+            let has = names(&modes_of(kind));
+            if fits.is_empty() {
+                notes.push(format!(
+                    "{kind} skipped: --mode {} does not apply to it ({kind} runs --mode {has}; mesh is PyPTO's builtin)",
+                    names(&not)
+                ));
+            } else if !not.is_empty() {
+                notes.push(format!("--mode {} does not apply to {kind} (it runs --mode {has}): not run", names(&not)));
+            }
+        }
+    }
+    let mut out: Vec<Combo> = Vec::new();
+    let all = combos(a, cfg, ranks);
+    for c in &all {
+        let others = all.iter().filter(|o| o.kind == c.kind && o.mode != c.mode).count();
+        let s = spec(a, c, ranks);
+        if a.modes.is_none()
+            && others > 0
+            && let Err(why) = supports(cfg, &s)
+        {
+            notes.push(format!("{} skipped: {why}", label(&s)));
+            continue;
+        }
+        out.push(c.clone());
+    }
+    if out.is_empty() {
+        let why = if notes.is_empty() { "no collective given".to_string() } else { notes.join("; ") };
+        return Err(format!("nothing to sweep: {why}"));
+    }
+    Ok((out, notes))
+}
+
+/// Warnings for flags that were given but shape no row of some series.
+fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Vec<String> {
+    let mut w = Vec::new();
+    for c in combos {
+        let s = spec(a, c, ranks);
+        let lbl = format!("{} {} ({})", c.kind, c.mode, a.path);
+        if let Some(n) = a.core_num
+            && n != 1
+            && s.call.blocks() == 1
+        {
+            w.push(format!("--core-num {n} does not apply to {lbl}: it runs on one block"));
+        }
+        if a.root.is_some() && c.kind != Kind::Broadcast {
+            w.push(format!("--root does not apply to {}: only broadcast has a root", c.kind));
+        }
+        if a.op.is_some() && !s.call.reduces() {
+            w.push(format!("-o does not apply to {}: it does not reduce", c.kind));
+        }
+        if a.modes.is_some() && c.mode == Mode::SdmaMesh && c.warmup == 0 {
+            w.push(format!(
+                "{lbl}: the first call pays the copy engines' cold start (chip.sdma.cold_start_ns); add -w 1 to leave it out"
+            ));
+        }
+    }
+    w.dedup();
+    w
+}
+
+/// The spec of one series.
+fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
+    let call = Call::new(c.kind, ranks)
+        .with_mode(c.mode)
+        .with_path(a.path)
+        .with_dtype(a.dtype)
+        .with_op(a.op.unwrap_or(ReduceOp::Sum))
+        .with_root(a.root.unwrap_or(0))
+        .with_core_num(c.core_num);
+    SweepSpec::new(call).with_iters(a.iters).with_warmup(c.warmup).with_jitter(a.jitter).with_timing_only(a.no_data)
+}
+
+fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {
+    SweepConfig {
+        machine: cfg.machine.name.clone(),
+        ranks: s.call.ranks,
+        collective: s.call.kind.to_string(),
+        mode: if matches!(s.call.kind, Kind::AllReduce | Kind::AllGather) || s.call.mode != Mode::Mesh {
+            s.call.mode.to_string()
+        } else {
+            "-".into()
+        },
+        path: s.call.path.to_string(),
+        core_num: s.call.blocks(),
+        dtype: nccl_type(s.call.dtype).to_string(),
+        redop: if s.call.reduces() { s.call.op.to_string() } else { "none".into() },
+        root: if s.call.kind == Kind::Broadcast { i64::try_from(s.call.root).unwrap_or(i64::MAX) } else { -1 },
+        min_bytes: a.min_bytes,
+        max_bytes,
+        step_factor: a.factor,
+        warmup: s.warmup,
+        iters: s.iters,
+        seed: a.jitter.map_or(0, |j| j.seed),
+        jitter_op_ns: a.jitter.map(|j| j.op.as_ps() / 1000),
+        jitter_dispatch_ns: a.jitter.map(|j| j.dispatch.as_ps() / 1000),
+        timing_only: a.no_data,
+    }
+}
+
+fn write_outputs(
+    a: &SweepArgs,
+    title: &str,
+    rows: Vec<ResultRow>,
+    summaries: Vec<SeriesSummary>,
+    series: &[Series],
+    strace: &str,
+) -> Result<(), String> {
+    let write = |path: &PathBuf, text: &str| {
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    if let Some(p) = &a.json {
+        let Some(first) = summaries.first() else { return Err("nothing to sweep".into()) };
+        let mut sc = first.config.clone();
+        let join = |f: fn(&SweepConfig) -> String| {
+            let mut v: Vec<String> = Vec::new();
+            for s in &summaries {
+                let x = f(&s.config);
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+            }
+            v.join(",")
+        };
+        sc.collective = join(|c| c.collective.clone());
+        sc.mode = join(|c| c.mode.clone());
+        write(p, &formats::to_json_string(&SweepJson::new(sc, rows, summaries)))?;
+    }
+    if let Some(p) = &a.plot {
+        write(p, &formats::plot_svg(title, series))?;
+    }
+    if let Some(p) = &a.strace {
+        write(p, strace)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_takes_the_command_lines_defaults() {
+        let a = SweepArgs::new(Some("ring8".into()));
+        assert_eq!(a.config, Some(PathBuf::from("ring8")));
+        assert_eq!(a.collectives, [Kind::AllReduce]);
+        assert!(a.modes.is_none() && a.path == Path::Host && a.dtype == DType::F32);
+        assert_eq!((a.min_bytes, a.max_bytes, a.builtin_max_bytes), (1 << 10, 16 << 20, Some(4 << 20)));
+        assert_eq!((a.factor, a.iters, a.warmup), (2.0, 1, 0));
+        assert!(a.op.is_none() && a.root.is_none() && a.ranks.is_none() && a.core_num.is_none());
+        assert!(a.json.is_none() && a.plot.is_none() && a.strace.is_none() && a.trace.is_none());
+        assert!(a.min_busbw.is_none() && a.jitter.is_none() && a.jobs.is_none());
+        assert!(!a.no_data && !a.stats);
+    }
+}

@@ -1,0 +1,292 @@
+//! The `ranksim` command line: the clap declarations of the commands and their flags, and
+//! the turning of those flags into each command's arguments (`bench` loads its config here to
+//! default the rank count; `sweep --help` gets the default machine's support matrix). It also
+//! restores the default SIGPIPE and maps the outcome to the exit code (0 ok, 1 failed, 2
+//! error). The commands themselves live in `ranksim_cli::commands`.
+
+use clap::{Parser, Subcommand};
+use collectives::{Call, Kind, Mode, Path};
+use ranksim::collectives;
+use ranksim::formats::parse_size;
+use ranksim::sim_core::{DType, ReduceOp};
+use ranksim_cli::commands::sweep::{SweepArgs, SweepFlags};
+use ranksim_cli::commands::{self, JitterFlags, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
+use ranksim_cli::measurements::{Program, WorkloadLine};
+use ranksim_cli::sweep::SweepSpec;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// ranksim: a cycle-approximate multi-chip simulator for PyPTO L3 collectives.
+///
+/// Every command takes `--config FILE` (a machine TOML, see configs/) or a preset name (a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node); without it the embedded
+/// a2a3 preset (8 x Ascend 910B, HCCS full mesh) is used.
+#[derive(Parser)]
+#[command(version, about, long_about, args_override_self = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bandwidth sweep over message sizes, printed like nccl-tests (size, count, type, redop,
+    /// root, time, algbw, busbw, #wrong) with an average-busbw footer per series. Without
+    /// --mode: PyPTO's builtin kernel next to the best HCCL-class algorithm the machine runs,
+    /// each with a note on what it models and the machine's busbw bound. Exits 1 when an
+    /// element is wrong, a series' average busbw is below --min-busbw, or a size has no
+    /// measurement: a row marked FAILED (in the table and as `failed` in the JSON) says why —
+    /// its run failed (a dtype the path does not support, a tile that overflows UB, ...) or was
+    /// cut short by a builtin's early return (more than 16 ranks, a ring whose count is not a
+    /// multiple of the ranks) — and the sweep goes on with the other sizes. Sizes that round to
+    /// the element count of the previous one are not repeated.
+    Sweep(Box<SweepFlags>),
+    /// PyPTO's benchmark(): run WARMUP + ROUNDS calls of a collective, build BenchmarkStats
+    /// from the [STRACE] spans of every dispatch with PyPTO's L3 rule, and print its line, a
+    /// per-rank table and the mean span tree.
+    Bench(Box<BenchCli>),
+    /// Print the machine a config describes: chips, cores, memory paths, its links by class
+    /// (count, rates, latency; every link with --links), ports; with --route A B, the path
+    /// from rank A to rank B.
+    Topo {
+        /// Machine config (TOML) or preset name (a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Show the route from rank A to rank B.
+        #[arg(long, num_args = 2, value_names = ["A", "B"])]
+        route: Option<Vec<usize>>,
+        /// List every link and port (a 4096-rank full mesh has 16.7 M links).
+        #[arg(long)]
+        links: bool,
+    },
+    /// Fit one link class's latency and bandwidth to one or more measured tables at once (CSV:
+    /// `size,time_us` or `size,busbw_gbps` rows) by least squares with the simulator in the
+    /// loop; print the per-point and per-table error of the re-simulation (a WARNING above 10%
+    /// rms) and a config snippet. Refuses tables that cannot determine both (one size, a
+    /// barrier, time that does not grow with size).
+    Calibrate(Box<CalibrateCli>),
+    /// Compare the simulator with measured tables (configs/measurements/, embedded): per point
+    /// the measured and simulated value and the error, per table the rms and worst error.
+    /// Exits 1 when any point's error exceeds --tolerance; tables the simulator cannot run yet
+    /// are listed as "not run" with what they need.
+    Validate {
+        /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Run only this table: a shipped table's name (e.g. t3-tget) or a CSV file; repeatable.
+        #[arg(long)]
+        table: Vec<String>,
+        /// Largest |error| in percent a point may have before the exit code is 1.
+        #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
+        tolerance: f64,
+        /// Write the results as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Run programs under the protocol checker (data races, stale reads, signal misuse,
+    /// deadlocks), unperturbed and with seeded jitter; exit 1 when anything is found.
+    /// `check --list` names the programs: tutorials, collectives, and the `broken-*` zoo.
+    Check {
+        /// Machine config (TOML) or preset name.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Program to check (default: every program that is not `broken-*`).
+        #[arg(long)]
+        program: Option<String>,
+        /// Ranks taking part (default: as many as the machine and the program allow).
+        #[arg(long)]
+        ranks: Option<usize>,
+        #[command(flatten)]
+        reruns: ranksim_cli::commands::check::RerunFlags,
+        /// Write the findings as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write the unperturbed run's Perfetto trace, findings as instant events (with --program).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// List the programs and exit.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Run the built-in tutorial programs and check their goldens (`run --list` names them).
+    Run {
+        /// Program to run (default: every correct program).
+        program: Option<String>,
+        /// Machine config (TOML).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Ranks taking part (default: all).
+        #[arg(long)]
+        ranks: Option<usize>,
+        /// List the programs and exit.
+        #[arg(long)]
+        list: bool,
+        /// Print the engine's work (events, packets) and the host time it took.
+        #[arg(long)]
+        stats: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct CalibrateCli {
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// CSV of measured points (`size,time_us` or `size,busbw_gbps`, K/M/G suffixes, # comments);
+    /// repeat to fit several tables at once.
+    #[arg(long, required = true)]
+    table: Vec<PathBuf>,
+    /// What the table at the same position measured, e.g. `get`, `put peer=8`, `allreduce` or
+    /// `collective allreduce mode=two-shot core_num=48 ranks=2`; without it a table's own
+    /// `# workload:` line is used (`-` says so for a table before one that needs a --workload).
+    #[arg(long)]
+    workload: Vec<String>,
+    /// Which links to fit: node (the flat topology's links) or levelK (NICs of level K).
+    #[arg(long, default_value = "node")]
+    link: String,
+    /// Allreduce algorithm of a --workload collective that does not say (default mesh).
+    #[arg(long)]
+    mode: Option<Mode>,
+    /// host or incore, for a --workload collective that does not say (default host).
+    #[arg(long)]
+    path: Option<Path>,
+    /// AIV blocks per rank, for a --workload allreduce that does not say (default 1).
+    #[arg(long)]
+    core_num: Option<usize>,
+    /// Ranks taking part, for a --workload collective that does not say (default: all).
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// Element type, for a --workload collective that does not say (default f32).
+    #[arg(short = 'd', long = "datatype")]
+    dtype: Option<DType>,
+}
+
+#[derive(clap::Args)]
+struct BenchCli {
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Collective: allreduce, allgather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier.
+    #[arg(long, default_value = "allreduce")]
+    collective: Kind,
+    /// Allreduce algorithm: mesh, ring, two-shot, aiv-mesh, sdma-mesh (see `sweep --help`).
+    #[arg(long, default_value = "mesh")]
+    mode: Mode,
+    /// host or incore.
+    #[arg(long, default_value = "host")]
+    path: Path,
+    /// Message size in bytes (K/M/G suffixes), nccl-tests convention.
+    #[arg(short = 'b', long, default_value = "256K", value_parser = parse_size)]
+    size: u64,
+    /// Element type.
+    #[arg(short = 'd', long = "datatype", default_value = "f32")]
+    dtype: DType,
+    /// Reduction: sum, max, min, prod.
+    #[arg(short = 'o', long = "op", default_value = "sum", value_parser = parse_op)]
+    op: ReduceOp,
+    /// Root rank of broadcast.
+    #[arg(short = 'r', long = "root", default_value_t = 0)]
+    root: usize,
+    /// Measured rounds.
+    #[arg(short = 'n', long = "rounds", default_value_t = 20)]
+    rounds: u32,
+    /// Warmup rounds (dropped).
+    #[arg(short = 'w', long = "warmup", default_value_t = 3)]
+    warmup: u32,
+    /// Ranks taking part (default: all); `-g` as in nccl-tests.
+    #[arg(short = 'g', long)]
+    ranks: Option<usize>,
+    /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
+    #[arg(long, default_value_t = 1)]
+    core_num: usize,
+    /// Write the run's [STRACE] lines (PyPTO's parser rebuilds the same stats from them).
+    #[arg(long)]
+    strace: Option<PathBuf>,
+    #[command(flatten)]
+    jitter: JitterFlags,
+    /// Timing-only: store no payload bytes.
+    #[arg(long)]
+    no_data: bool,
+    /// Print the engine's work (events, packets) and the host time it took.
+    #[arg(long)]
+    stats: bool,
+}
+
+fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`).
+    ranksim_cli::restore_sigpipe();
+    let cli = parse_cli();
+    let mut out = std::io::stdout().lock();
+    let result = match cli.command {
+        None => commands::run::run(&mut out, None, None, None, false),
+        Some(Command::Run { program, config, ranks, list, stats }) => {
+            commands::run::run_with_stats(&mut out, program.as_deref(), config.as_deref(), ranks, list, stats)
+        }
+        Some(Command::Sweep(s)) => commands::sweep::sweep(&mut out, &SweepArgs::from(*s)),
+        Some(Command::Topo { config, route, links }) => {
+            let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
+            commands::topo::topo(&mut out, config.as_deref(), route, links)
+        }
+        Some(Command::Calibrate(c)) => calibrate_args(*c).and_then(|a| commands::calibrate::calibrate(&mut out, &a)),
+        Some(Command::Validate { config, table, tolerance, json }) => {
+            let a = commands::validate::ValidateArgs { config, tables: table, tolerance_pct: tolerance, json };
+            commands::validate::validate(&mut out, &a)
+        }
+        Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut out, &a)),
+        Some(Command::Check { config, program, ranks, reruns, json, trace, list }) => {
+            let a = commands::check::CheckArgs { config, program, ranks, options: reruns.options(), json, trace, list };
+            commands::check::check(&mut out, &a)
+        }
+    };
+    ranksim_cli::exit_code(result)
+}
+
+/// Parses the command line; `sweep --help` ends with the dtype x path support matrix of the
+/// default machine (worked out by asking the collectives, so it cannot drift).
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = Cli::command();
+    let asks_help = std::env::args().any(|a| a == "--help" || a == "-h" || a == "help");
+    if asks_help {
+        let matrix = ranksim_cli::sweep::support_matrix(&ranksim::Config::default_preset());
+        cmd = cmd.mut_subcommand("sweep", |s| s.after_long_help(matrix.clone()).after_help(matrix));
+    }
+    let matches = cmd.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
+    let cfg = ranksim::Config::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
+    let jitter = b.jitter.jitter();
+    let call = Call::new(b.collective, b.ranks.unwrap_or(cfg.machine.ranks))
+        .with_mode(b.mode)
+        .with_path(b.path)
+        .with_dtype(b.dtype)
+        .with_op(b.op)
+        .with_root(b.root)
+        .with_core_num(b.core_num);
+    let spec =
+        SweepSpec::new(call).with_iters(b.rounds).with_warmup(b.warmup).with_jitter(jitter).with_timing_only(b.no_data);
+    Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace, stats: b.stats })
+}
+
+fn calibrate_args(c: CalibrateCli) -> Result<CalibrateArgs, String> {
+    let workloads = c
+        .workload
+        .iter()
+        .map(|w| {
+            if w == "-" {
+                return Ok(None);
+            }
+            let mut line = WorkloadLine::parse(w).map_err(|e| format!("--workload `{w}`: {e}"))?;
+            if let Program::Collective(kind) = line.program {
+                line.mode = line.mode.or(c.mode.filter(|_| kind == Kind::AllReduce));
+                line.core_num = line.core_num.or(c.core_num.filter(|_| kind == Kind::AllReduce));
+                line.path = line.path.or(c.path);
+                line.ranks = line.ranks.or(c.ranks);
+                line.dtype = line.dtype.or(c.dtype);
+            }
+            Ok(Some(line))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(CalibrateArgs { config: c.config, tables: c.table, workloads, link: c.link })
+}

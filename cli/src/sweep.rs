@@ -1,0 +1,278 @@
+//! One series of a built-in `sweep` (or `bench`, or a `# workload:` line): [`SweepSpec`], a
+//! [`collectives::Call`] and how its runs repeat and perturb it, the CLI's value ranges
+//! ([`SweepSpec::validate`], [`validate_measure`]), whether a machine runs it ([`supports`],
+//! the `--help` matrix), and the note on what each mode models. Measuring goes through the
+//! library's [`ranksim::measure`] with [`Builtin`], as a user's collective does.
+
+use crate::Config;
+use crate::formats::{self, ResultRow};
+use collectives::{Call, Kind, Mode, Path};
+use ranksim::measure::{
+    self, Builtin, Collective, MAX_CALLS, MAX_JITTER_PS, MAX_SIZE_PAYLOAD, MAX_SIZE_TIMING, Measure, Point, series_name,
+};
+use sim_core::{DType, Jitter, Progress, RunReport, World};
+
+/// What a sweep (or `bench`, or a `# workload:` line) runs: one collective call, the
+/// workload [`collectives::Call`] describes, and how the run repeats and perturbs it. The
+/// run-level knobs stay here rather than in `Call`: they describe a measurement of the call,
+/// not the collective, and the collectives crate never reads them.
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    /// The collective call.
+    pub call: Call,
+    /// Measured calls per size.
+    pub iters: u32,
+    /// Calls before the measured ones.
+    pub warmup: u32,
+    /// Seeded perturbation of the run, if any.
+    pub jitter: Option<Jitter>,
+    /// Skip payload bytes (no validation).
+    pub timing_only: bool,
+}
+
+impl SweepSpec {
+    /// The library's options for measuring this spec: its ranks, calls, jitter and payload.
+    pub fn measure(&self) -> Measure {
+        Measure {
+            iters: self.iters,
+            warmup: self.warmup,
+            jitter: self.jitter,
+            timing_only: self.timing_only,
+            ..Measure::new(self.call.ranks)
+        }
+    }
+
+    /// One measured call of `call` with payload: no warmup, no jitter.
+    pub fn new(call: Call) -> SweepSpec {
+        SweepSpec { call, iters: 1, warmup: 0, jitter: None, timing_only: false }
+    }
+
+    /// With `iters` measured calls.
+    pub fn with_iters(self, iters: u32) -> SweepSpec {
+        SweepSpec { iters, ..self }
+    }
+
+    /// With `warmup` calls before the measured ones.
+    pub fn with_warmup(self, warmup: u32) -> SweepSpec {
+        SweepSpec { warmup, ..self }
+    }
+
+    /// With `jitter`.
+    pub fn with_jitter(self, jitter: Option<Jitter>) -> SweepSpec {
+        SweepSpec { jitter, ..self }
+    }
+
+    /// Timing-only (no payload) or not.
+    pub fn with_timing_only(self, timing_only: bool) -> SweepSpec {
+        SweepSpec { timing_only, ..self }
+    }
+
+    /// Checks the values a user gave (not just their types): calls, root, jitter and the
+    /// largest size, naming the argument, its value and the allowed range.
+    pub fn validate(&self, size_flag: &str, max_size: u64, machine_ranks: usize) -> Result<(), String> {
+        if self.call.ranks == 0 || self.call.ranks > machine_ranks {
+            return Err(format!(
+                "--ranks {}: the machine has {machine_ranks} ranks; use 1..={machine_ranks}",
+                self.call.ranks
+            ));
+        }
+        if self.call.root >= self.call.ranks {
+            return Err(format!(
+                "--root {}: out of range for {} ranks; use 0..={}",
+                self.call.root,
+                self.call.ranks,
+                self.call.ranks - 1
+            ));
+        }
+        validate_measure(&self.measure(), size_flag, max_size)
+    }
+}
+
+/// Checks the values of a measurement (calls, warmup, jitter, the largest size), naming the
+/// flag, its value and the allowed range: the rules every collective's sweep and bench keep.
+pub fn validate_measure(m: &Measure, size_flag: &str, max_size: u64) -> Result<(), String> {
+    if m.iters == 0 || m.iters > MAX_CALLS {
+        return Err(format!("-n {}: timed calls must be in 1..={MAX_CALLS}", m.iters));
+    }
+    if m.warmup > MAX_CALLS {
+        return Err(format!("-w {}: warmup calls must be in 0..={MAX_CALLS}", m.warmup));
+    }
+    if let Some(j) = m.jitter {
+        for (flag, d) in [("--jitter-op-ns", j.op), ("--jitter-dispatch-ns", j.dispatch)] {
+            if d.as_ps() > MAX_JITTER_PS {
+                return Err(format!("{flag} {}: jitter must be in 0..=1000000000 ns (1 s)", d.as_ps() / 1000));
+            }
+        }
+    }
+    let limit = if m.timing_only { MAX_SIZE_TIMING } else { MAX_SIZE_PAYLOAD };
+    if max_size > limit {
+        let hint = if m.timing_only { "" } else { "; add --no-data (timing-only) for sizes up to 16G" };
+        return Err(format!(
+            "{size_flag} {max_size}: a size is at most {} bytes ({}){hint}",
+            limit,
+            formats::size_label(limit)
+        ));
+    }
+    Ok(())
+}
+
+/// Runs one size of `spec` through [`measure::point`]; `None` when the size gives no element
+/// per rank.
+pub fn run_point(cfg: &Config, spec: &SweepSpec, size: u64, trace: bool) -> Result<Option<Point>, String> {
+    run_point_watched(cfg, spec, size, trace, None)
+}
+
+/// [`run_point`], publishing the runs' progress to `progress`.
+pub fn run_point_watched(
+    cfg: &Config,
+    spec: &SweepSpec,
+    size: u64,
+    trace: bool,
+    progress: Option<&Progress>,
+) -> Result<Option<Point>, String> {
+    let m = Measure { trace, progress: progress.cloned(), ..spec.measure() };
+    measure::point(cfg, &Builtin(&spec.call), &m, size).map_err(|e| e.to_string())
+}
+
+/// The row of `size` that could not be measured, with its reason (`None` when the size gives
+/// no element per rank: no row at all).
+pub fn failed_row(spec: &SweepSpec, size: u64, why: String) -> Option<ResultRow> {
+    measure::failed_row(&Builtin(&spec.call), &spec.measure(), size, why)
+}
+
+/// Runs `calls` calls of the collective at `size` bytes (timing-only when the spec says so)
+/// through [`measure::run`] and returns the run; `None` when the size gives no element per
+/// rank.
+pub fn run_calls(
+    cfg: &Config,
+    spec: &SweepSpec,
+    size: u64,
+    calls: usize,
+    trace: bool,
+) -> Result<Option<RunReport>, String> {
+    let m = Measure { trace, ..spec.measure() };
+    match measure::run(cfg, &Builtin(&spec.call), &m, size, calls.max(1)) {
+        Ok(r) => Ok(Some(r.report)),
+        Err(measure::Error::NoElement { .. }) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Sets up and queues `calls` calls of the collective at `size` bytes on `w` without running
+/// them (for the checker), through [`measure::queue`]; `false` when the size gives no element
+/// per rank.
+pub fn queue_calls(w: &mut World, spec: &SweepSpec, size: u64, calls: usize) -> sim_core::SimResult<bool> {
+    let c = Builtin(&spec.call);
+    if c.count(size, spec.call.ranks) == 0 && !c.runs_without_data() {
+        return Ok(false);
+    }
+    measure::queue(w, &c, spec.call.ranks, size, calls)?;
+    Ok(true)
+}
+
+/// Bytes of simulated memory a payload run of `spec` at `size` holds: every rank's window
+/// buffers, as [`Call::alloc`] lays them out (signals are negligible). For the up-front memory
+/// check of a sweep.
+pub fn payload_bytes(spec: &SweepSpec, size: u64) -> u64 {
+    let (n, es) = (spec.call.ranks as u64, spec.call.dtype.size() as u64);
+    let count = formats::count_for(spec.call.kind, size, es, spec.call.ranks);
+    let per_rank = spec.call.data_elems(count);
+    per_rank.saturating_mul(es).saturating_mul(n)
+}
+
+/// Whether the collective of `spec` runs on `cfg` at all: one call is queued (not run) on a
+/// fresh world with the collective's own validation; the error says what it needs.
+pub fn supports(cfg: &Config, spec: &SweepSpec) -> Result<(), String> {
+    let mut w = cfg.world().map_err(|e| e.to_string())?;
+    w.set_timing_only().map_err(|e| e.to_string())?;
+    let size = (spec.call.dtype.size() * spec.call.ranks.max(1) * 64) as u64;
+    queue_calls(&mut w, spec, size, 1).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// One line on what a series models: PyPTO's builtin as written, or the vendor library's
+/// algorithm, and on how many blocks.
+pub fn mode_note(spec: &SweepSpec) -> String {
+    let cn = spec.call.blocks();
+    let on = |what: &str| format!("{what}, on {cn} block(s) per rank");
+    match (spec.call.kind, spec.call.mode, spec.call.path) {
+        (kind, mode, Path::InCore) if mode != Mode::Rhd => {
+            format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)")
+        }
+        (Kind::AllReduce, Mode::Mesh, _) => {
+            on("PyPTO's builtin mesh allreduce as written: every rank pulls each peer's whole buffer and reduces it, \
+             step by step (each load, add and store waits for the previous one)")
+        }
+        (Kind::AllReduce, Mode::Ring, _) => {
+            on("PyPTO's builtin ring allreduce as written: reduce-scatter then allgather around the ring")
+        }
+        (Kind::AllReduce, Mode::TwoShot, _) => on("a direct reduce-scatter + allgather in small UB tiles"),
+        (Kind::AllReduce, Mode::AivMesh, _) => {
+            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large \
+             double-buffered UB tiles, pipes overlapping)")
+        }
+        (Kind::AllReduce, Mode::Rhd, _) => {
+            on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
+             between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
+        }
+        (Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast, Mode::SdmaMesh, _) => {
+            let how = match spec.call.kind {
+                Kind::ReduceScatter => "inline-reduce SDMA puts to every peer at once",
+                Kind::Broadcast => "the root scatters a slice to each rank, which puts it to every peer",
+                _ => "SDMA puts to every peer at once",
+            };
+            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
+            on(&format!(
+                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} on a full mesh ({how}, \
+                 one channel per block){warm}",
+                spec.call.kind
+            ))
+        }
+        (_, Mode::SdmaMesh, _) => {
+            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
+            on(&format!(
+                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} path{warm}",
+                spec.call.kind
+            ))
+        }
+        (Kind::AllToAll, _, _) => {
+            on("PyPTO's builtin all_to_all kernel as written; it pushes one count-element block to every rank, as the \
+             builtin allgather does, so at the same size their times are the same")
+        }
+        (kind, _, _) => on(&format!("PyPTO's builtin {kind} kernel as written")),
+    }
+}
+
+/// The element types each collective and algorithm accepts on `cfg`, per path, as a text
+/// table (`y` runs, `-` is refused), worked out by asking the collectives' own validation.
+pub fn support_matrix(cfg: &Config) -> String {
+    let rows: Vec<(Kind, Mode)> =
+        Kind::ALL.iter().flat_map(|&k| collectives::modes(k).iter().map(move |&m| (k, m))).collect();
+    let names: Vec<String> = DType::ALL.iter().map(|d| d.to_string()).collect();
+    let head = names.iter().map(|n| format!("{n:>5}")).collect::<Vec<_>>().join("");
+    let mut out = format!(
+        "Element types (-d) each collective and --mode accepts on `{}` (y: runs, -: refused; sum op):\n  {:<26}{head}   |{head}\n  {:<26}{:^w$}   |{:^w$}\n",
+        cfg.machine.name,
+        "",
+        "",
+        "--path host",
+        "--path incore",
+        w = head.len()
+    );
+    for (kind, mode) in rows {
+        let name = series_name(kind, mode);
+        let mut line = format!("  {name:<26}");
+        for path in [Path::Host, Path::InCore] {
+            if path == Path::InCore {
+                line.push_str("   |");
+            }
+            for dtype in DType::ALL {
+                let call = Call::new(kind, cfg.machine.ranks).with_mode(mode).with_path(path).with_dtype(dtype);
+                let spec = SweepSpec::new(call).with_timing_only(true);
+                line.push_str(if supports(cfg, &spec).is_ok() { "    y" } else { "    -" });
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

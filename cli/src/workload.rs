@@ -1,0 +1,252 @@
+//! The simulated programs that reproduce measurements: a one-core get or put between two ranks,
+//! or a collective as `sweep` runs it, each timed on a timing-only run (times never depend on
+//! payload). `calibrate` fits links with them in the loop; `validate` compares them to tables.
+
+use crate::Config;
+use crate::formats;
+use crate::measurements::{Program, Unit, WorkloadLine};
+use crate::sweep::{SweepSpec, run_calls};
+use collectives::{Call, Kind, Mode, Path};
+use ranksim::measure::{Measure, time_per_call};
+use sim_core::{CopyOpts, DType, Dispatch, NotifyOp, SdmaOpts, WaitCmp};
+
+/// Bytes per staged chunk of a get / put when the workload does not say (64 KiB through UB).
+pub const DEFAULT_CHUNK: u64 = 64 * 1024;
+
+/// A runnable benchmark.
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// Rank 0 gets `size` bytes from rank `peer` with one core, staged through UB in `chunk`-byte
+    /// chunks (pto-isa's TGET bandwidth test); the time is rank 0's dispatch.
+    Get {
+        /// The rank read from.
+        peer: usize,
+        /// Bytes per staged chunk.
+        chunk: u64,
+    },
+    /// Rank 0 puts `size` bytes to rank `peer` in `chunk`-byte chunks and notifies; `peer`
+    /// waits; the time is the slower dispatch.
+    Put {
+        /// The rank written to.
+        peer: usize,
+        /// Bytes per staged chunk.
+        chunk: u64,
+    },
+    /// Rank 0 gets `size` bytes from rank `peer` with an SDMA engine and waits for it (pto-isa's
+    /// TGET_ASYNC test); the time is the second of two calls, once the channel is warm.
+    GetAsync {
+        /// The rank read from.
+        peer: usize,
+    },
+    /// A collective as `sweep` runs it; the time is the slowest rank's dispatch.
+    Collective(SweepSpec),
+    /// pto-isa's a2a3 GEMM + AllReduce communication kernel on `ranks` ranks, the size being
+    /// its f16 output's bytes; the time is the slowest rank's dispatch.
+    GemmArComm {
+        /// Ranks taking part.
+        ranks: usize,
+    },
+}
+
+impl Workload {
+    /// What the machine `cfg` lacks to run `line`, or `None` when it can.
+    pub fn needs(line: &WorkloadLine, cfg: &Config) -> Option<&'static str> {
+        match line.program {
+            Program::GetAsync if cfg.chip.sdma.is_none() => {
+                Some("an SDMA copy engine (pto-isa TGET_ASYNC): add a [chip.sdma] table to the machine config")
+            }
+            _ => None,
+        }
+    }
+
+    /// The runnable form of `line` on `cfg`; `peer` is the get / put peer when the line gives
+    /// none. A line the machine cannot run is an error saying what it needs.
+    pub fn resolve(line: &WorkloadLine, cfg: &Config, peer: usize) -> Result<Workload, String> {
+        if let Some(needs) = Workload::needs(line, cfg) {
+            return Err(format!("`{line}` cannot run: needs {needs}"));
+        }
+        let chunk = line.chunk.unwrap_or(DEFAULT_CHUNK);
+        let peer = line.peer.unwrap_or(peer);
+        Ok(match line.program {
+            Program::Get => Workload::Get { peer, chunk },
+            Program::GetAsync => Workload::GetAsync { peer },
+            Program::Put => Workload::Put { peer, chunk },
+            Program::GemmArComm => Workload::GemmArComm { ranks: line.ranks.unwrap_or(cfg.machine.ranks) },
+            Program::Collective(kind) => {
+                let call = Call::new(kind, line.ranks.unwrap_or(cfg.machine.ranks))
+                    .with_mode(line.mode.unwrap_or(Mode::Mesh))
+                    .with_path(line.path.unwrap_or(Path::Host))
+                    .with_dtype(line.dtype.unwrap_or(DType::F32))
+                    .with_core_num(line.core_num.unwrap_or(1));
+                Workload::Collective(SweepSpec::new(call).with_warmup(line.warmup.unwrap_or(0)).with_timing_only(true))
+            }
+        })
+    }
+
+    /// A one-line description for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Workload::Get { peer, .. } => format!("get (one core, rank 0 <- rank {peer})"),
+            Workload::Put { peer, .. } => format!("put + notify (one core, rank 0 -> rank {peer})"),
+            Workload::GetAsync { peer } => format!("get_async (SDMA, rank 0 <- rank {peer})"),
+            Workload::GemmArComm { ranks } => {
+                format!("gemm_ar comm kernel (24 AIV blocks: AtomicAdd reduce-scatter + all-gather) on {ranks} ranks")
+            }
+            Workload::Collective(s) => {
+                format!("{} {} {} on {} ranks", s.call.kind, s.call.mode, s.call.path, s.call.ranks)
+            }
+        }
+    }
+
+    /// The collective, if this is one.
+    pub fn kind(&self) -> Option<Kind> {
+        match self {
+            Workload::Collective(s) => Some(s.call.kind),
+            _ => None,
+        }
+    }
+
+    /// The nccl-tests bus-bandwidth factor, or an error when the workload has no bus bandwidth
+    /// (a point-to-point transfer, a barrier).
+    fn bus_factor(&self) -> Result<f64, String> {
+        let f = match self {
+            Workload::Collective(s) => formats::bus_factor(s.call.kind, s.call.ranks),
+            _ => 0.0,
+        };
+        if f > 0.0 {
+            Ok(f)
+        } else {
+            Err(format!("{} has no bus bandwidth; give its table as `size,time_us`", self.describe()))
+        }
+    }
+
+    /// The time (us) a table value of `unit` at `size` bytes stands for.
+    pub fn time_from(&self, unit: Unit, size: u64, value: f64) -> Result<f64, String> {
+        match unit {
+            Unit::TimeUs => Ok(value),
+            Unit::BusbwGbps => Ok(size as f64 * self.bus_factor()? / (value * 1e3)),
+        }
+    }
+
+    /// The table value of `unit` that a time of `time_us` at `size` bytes gives.
+    pub fn value_from(&self, unit: Unit, size: u64, time_us: f64) -> Result<f64, String> {
+        match unit {
+            Unit::TimeUs => Ok(time_us),
+            Unit::BusbwGbps => Ok(size as f64 * self.bus_factor()? / (time_us * 1e3)),
+        }
+    }
+
+    /// Simulated time (us) of one call at `size` bytes on the machine `cfg`.
+    pub fn time_us(&self, cfg: &Config, size: u64) -> Result<f64, String> {
+        match self {
+            Workload::Collective(spec) => {
+                let calls = spec.warmup as usize + 1;
+                let r = run_calls(cfg, spec, size, calls, false)?
+                    .ok_or_else(|| format!("size {size} gives no element per rank"))?;
+                if let Some(w) = r.warnings.first() {
+                    return Err(format!("size {size}: the run was cut short, so it has no time: {w}"));
+                }
+                Ok(time_per_call(&r, &Measure { iters: 1, ..spec.measure() }))
+            }
+            &Workload::Get { peer, chunk } => p2p(cfg, true, peer, chunk, size),
+            &Workload::Put { peer, chunk } => p2p(cfg, false, peer, chunk, size),
+            &Workload::GetAsync { peer } => sdma_get(cfg, peer, size),
+            &Workload::GemmArComm { ranks } => crate::gemm_ar::comm_time_us(cfg, ranks, size),
+        }
+    }
+}
+
+/// A two-rank domain of ranks 0 and `peer` on a timing-only world of `cfg`, with an `[1, n]`
+/// f32 window holding `size` bytes.
+fn pair(cfg: &Config, peer: usize, size: u64) -> Result<(sim_core::World, sim_core::Domain, sim_core::Tensor), String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let mut w = cfg.world().map_err(|e| e.to_string())?;
+    if peer == 0 || peer >= w.size() {
+        return Err(format!("a point-to-point workload needs ranks 0 and {peer}; the machine has {}", w.size()));
+    }
+    w.set_timing_only().map_err(e)?;
+    let dom = w.create_domain("p2p", &[0, peer], sim_core::DomainOptions::default()).map_err(e)?;
+    let n = (size / 4).max(1) as usize;
+    let buf = w.alloc_window(&dom, "buf", DType::F32, &[1, n]).map_err(e)?;
+    Ok((w, dom, buf))
+}
+
+/// Rank 0 gets `size` bytes of rank `peer`'s window with an SDMA engine, twice; the time (us)
+/// of the second call, on a warm channel (the first pays the channel's cold start).
+fn sdma_get(cfg: &Config, peer: usize, size: u64) -> Result<f64, String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let (mut w, dom, buf) = pair(cfg, peer, size)?;
+    let local = w.alloc_tensor("local", DType::F32, buf.shape()).map_err(e)?;
+    for _ in 0..2 {
+        let (l, b) = (local.clone(), buf.clone());
+        let k = Dispatch::kernel("tget_async", 1, move |c| {
+            let h = c.get_async(&l, 1, &b, &SdmaOpts::new())?;
+            c.wait_async(h)
+        });
+        w.dispatch(0, k.in_domain(&dom)).map_err(e)?;
+    }
+    let r = w.run().map_err(e)?;
+    r.dispatches
+        .last()
+        .map(|d| d.device_wall().as_us_f64())
+        .ok_or_else(|| "the get_async run dispatched nothing".into())
+}
+
+/// One point-to-point transfer of `size` bytes between ranks 0 and `peer`.
+fn p2p(cfg: &Config, get: bool, peer: usize, chunk: u64, size: u64) -> Result<f64, String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let (mut w, dom, buf) = pair(cfg, peer, size)?;
+    let n = buf.numel();
+    let local = w.alloc_tensor("local", DType::F32, &[1, n]).map_err(e)?;
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[2, 1]).map_err(e)?;
+    let opts = CopyOpts::new().chunks(1, n.min((chunk / 4).max(1) as usize));
+    // Inside the kernels, peers are ranks of the two-rank domain: `1` is world rank `peer`.
+    if get {
+        w.dispatch(0, Dispatch::kernel("tget", 1, move |c| c.get(&local, 1, &buf, &opts)).in_domain(&dom))
+            .map_err(e)?;
+    } else {
+        let (b, s) = (buf.clone(), sig.clone());
+        w.dispatch(
+            0,
+            Dispatch::kernel("tput", 1, move |c| {
+                c.put(&b, 1, &local, &opts)?;
+                c.notify(&s, 1, &[0, 0], 1, NotifyOp::AtomicAdd)
+            })
+            .in_domain(&dom),
+        )
+        .map_err(e)?;
+        w.dispatch(
+            peer,
+            Dispatch::kernel("tput_wait", 1, move |c| c.wait(&sig, &[0, 0], 1, WaitCmp::Ge)).in_domain(&dom),
+        )
+        .map_err(e)?;
+    }
+    let r = w.run().map_err(e)?;
+    Ok(r.dispatches.iter().map(|d| d.device_wall().as_us_f64()).fold(0.0, f64::max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busbw_and_time_convert_both_ways() {
+        let cfg = Config::default_preset();
+        let line = WorkloadLine::parse("collective allreduce ranks=4").unwrap();
+        let w = Workload::resolve(&line, &cfg, 1).unwrap();
+        // 4 ranks: busbw = algbw * 1.5; 1 MB in 100 us is 10 GB/s algbw, 15 GB/s busbw.
+        let t = w.time_from(Unit::BusbwGbps, 1_000_000, 15.0).unwrap();
+        assert!((t - 100.0).abs() < 1e-9, "{t}");
+        let bw = w.value_from(Unit::BusbwGbps, 1_000_000, 100.0).unwrap();
+        assert!((bw - 15.0).abs() < 1e-9, "{bw}");
+        let get = Workload::resolve(&WorkloadLine::parse("get").unwrap(), &cfg, 1).unwrap();
+        assert!(get.time_from(Unit::BusbwGbps, 4096, 1.0).unwrap_err().contains("has no bus bandwidth"));
+        assert!(get.value_from(Unit::BusbwGbps, 4096, 1.0).unwrap_err().contains("has no bus bandwidth"));
+        let line = WorkloadLine::parse("get_async").unwrap();
+        assert!(Workload::resolve(&line, &cfg, 1).is_ok());
+        let mut bare = cfg.clone();
+        bare.chip.sdma = None;
+        let e = Workload::resolve(&line, &bare, 1).unwrap_err();
+        assert!(e.contains("needs an SDMA copy engine") && e.contains("[chip.sdma]"), "{e}");
+    }
+}

@@ -1,0 +1,596 @@
+//! Measuring a collective, yours or a built-in one: the [`Collective`] trait says what a
+//! collective is to the measuring machinery (its buffers, inputs, golden, the bytes it moves
+//! and its bus-bandwidth factor), and the functions here measure any implementation the way
+//! `ranksim sweep`, `bench` and `check` measure the built-in ones, which go through the same
+//! path ([`Builtin`] implements [`Collective`] for a [`collectives::Call`]).
+//!
+//! Every function takes the message size in **bytes** (nccl-tests' convention: the
+//! collective's [`Collective::count`] turns it into elements per rank) and a [`Measure`], the
+//! one options struct (ranks, calls, jitter, timing-only, trace, progress); errors are
+//! [`Error`]s.
+//!
+//! - [`point`]: one size, nccl-tests' row (time, algbw, busbw, #wrong);
+//! - [`sweep`]: sizes, printed as the nccl-tests table, rows returned (for JSON / SVG);
+//! - [`bench()`]: PyPTO's `BenchmarkStats` of warmup + rounds calls;
+//! - [`check`]: the protocol checker, unperturbed and with seeded jitter, through
+//!   [`check_runs`], the checker's one loop (`ranksim check` uses it for every program);
+//! - [`run`]: one run of `calls` calls, its [`RunReport`] (with
+//!   [`RunReport::device_time`], and with a trace when [`Measure::trace`] asks, which
+//!   [`chrome_trace`] turns into Perfetto / chrome://tracing JSON);
+//! - [`busbw_bound`]: the machine's bus-bandwidth bound for a number of ranks ([`Bound`]).
+//!
+//! The guide `docs/your-collective.md` walks through a complete implementation
+//! (`examples/my_allgather.rs`); `ranksim_cli::main_for` (the `ranksim-cli` crate) gives it
+//! `ranksim`'s command line.
+
+mod bound;
+mod builtin;
+
+pub use bound::{Bound, Cut, busbw_bound, cut_busbw};
+pub use builtin::{Builtin, series_name};
+
+use crate::formats::benchmark_stats::BenchmarkStats;
+use crate::formats::{self, Mismatch, ResultRow, StraceLog, SweepConfig, SweepJson};
+use crate::{Config, ConfigError};
+use sim_core::check::deadlock_findings;
+use sim_core::{
+    DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
+    check::{CheckOptions, CheckReport},
+    trace::Trace,
+};
+use std::io::Write;
+
+/// The most timed calls ([`Measure::iters`]) and, separately, warmup calls per size: a bound
+/// that keeps a sweep finite and its sums far from any overflow.
+pub const MAX_CALLS: u32 = 10_000;
+
+/// The largest message size with payload (1 GiB: every rank holds its buffers in memory).
+pub const MAX_SIZE_PAYLOAD: u64 = 1 << 30;
+
+/// The largest message size of a timing-only run: 16 GiB.
+pub const MAX_SIZE_TIMING: u64 = 1 << 34;
+
+/// The largest jitter (per transfer or per dispatch start): 1 s, as any configured cost.
+pub const MAX_JITTER_PS: u64 = 1_000_000_000_000;
+
+/// Why a measurement gave no result. A run that fails (a deadlock, a kernel error) is
+/// [`Error::Sim`]; [`sweep`] turns it into a FAILED row and goes on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The machine's config does not build a world.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The fabric's topology does not build (for [`busbw_bound`]).
+    #[error(transparent)]
+    Topology(#[from] interconnect::FabricConfigError),
+    /// [`Measure::ranks`] is 0 or more than the machine has.
+    #[error("{ranks} ranks: the machine has {machine}; use 1..={machine}")]
+    Ranks {
+        /// The ranks asked for.
+        ranks: usize,
+        /// The machine's ranks.
+        machine: usize,
+    },
+    /// The size gives no element per rank, and the collective needs some.
+    #[error("{size_bytes} bytes give no element per rank; use a larger size")]
+    NoElement {
+        /// The size asked for, in bytes.
+        size_bytes: u64,
+    },
+    /// A run the simulator warned about (a builtin that returned at once) was cut short, so
+    /// the checker checked nothing.
+    #[error("{name}: the run was cut short, so nothing was checked: {}", warnings.join("; "))]
+    CutShort {
+        /// The program or collective.
+        name: String,
+        /// The simulator's warnings.
+        warnings: Vec<String>,
+    },
+    /// A checked program failed with an error that is not a finding (a kernel error).
+    #[error("{name}: {source}")]
+    Checked {
+        /// The program or collective.
+        name: String,
+        /// The run's error.
+        source: SimError,
+    },
+    /// A run failed: a deadlock, a kernel error, a refused call.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// Writing the table failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// A collective as the measuring machinery sees it. `setup` allocates its window buffers on
+/// the domain of the ranks taking part, `stage` writes every rank's input, `call` queues one
+/// call on every rank (a dispatch per rank, as PyPTO's host API does), and `wrong` compares
+/// every rank's result with the golden after one call ([`Wrong::compare`] per element: the
+/// count, and the first wrong elements for the report). The size conventions follow
+/// nccl-tests: `count` elements per rank for a requested size, `bytes` for the table's size
+/// column, and `busbw = algbw * bus_factor`.
+pub trait Collective {
+    /// What `setup` allocates and the other methods use.
+    type Buffers;
+    /// The name in tables, legends and JSON.
+    fn name(&self) -> String;
+    /// The element type (the table's `type` column).
+    fn dtype(&self) -> DType;
+    /// The bus-bandwidth factor for `ranks` ranks (allreduce `2(n-1)/n`, allgather `(n-1)/n`).
+    fn bus_factor(&self, ranks: usize) -> f64;
+    /// Elements per rank for a requested size of `size_bytes` (default: size / element size).
+    fn count(&self, size_bytes: u64, _ranks: usize) -> usize {
+        usize::try_from(size_bytes / self.dtype().size() as u64).unwrap_or(usize::MAX)
+    }
+    /// The size column in bytes for `count` elements per rank (default: count x element size).
+    fn bytes(&self, count: usize, _ranks: usize) -> u64 {
+        (count as u64).saturating_mul(self.dtype().size() as u64)
+    }
+    /// The `redop` column (default `none`).
+    fn redop(&self) -> String {
+        "none".to_string()
+    }
+    /// The `root` column (default -1: no root).
+    fn root(&self) -> i64 {
+        -1
+    }
+    /// Whether a call with no element still runs (a barrier); default: such sizes are skipped.
+    fn runs_without_data(&self) -> bool {
+        false
+    }
+    /// Allocates the buffers of `count` elements per rank on `dom`.
+    fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Self::Buffers>;
+    /// Writes every rank's input (only on runs that keep payload bytes).
+    fn stage(&self, w: &mut World, b: &Self::Buffers, count: usize) -> SimResult<()>;
+    /// Queues one call on every rank.
+    fn call(&self, w: &mut World, b: &Self::Buffers) -> SimResult<()>;
+    /// The elements, over every rank, that differ from the golden after one call: build it
+    /// with [`Wrong::compare`] (or return `Ok(n.into())` with a bare count).
+    fn wrong(&self, w: &World, b: &Self::Buffers, count: usize) -> SimResult<Wrong>;
+}
+
+/// A comparison of a collective's results with their golden: how many elements differ and the
+/// first few of them (rank, index, got, expected), which the table prints under a wrong row
+/// and the JSON keeps as `first_wrong`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Wrong {
+    count: u64,
+    first: Vec<Mismatch>,
+}
+
+impl Wrong {
+    /// No element compared yet.
+    pub fn new() -> Wrong {
+        Wrong::default()
+    }
+
+    /// Compares element `index` of rank `rank`'s result, `got`, with its golden `expected`
+    /// (as numbers: `-0.0 == 0.0`, a NaN is never equal); counts and keeps it when they
+    /// differ. Returns whether they were equal.
+    pub fn compare(&mut self, rank: usize, index: usize, got: f64, expected: f64) -> bool {
+        let equal = got == expected;
+        if !equal {
+            self.record(rank, index as u64, got, expected);
+        }
+        equal
+    }
+
+    /// Counts one wrong element, keeping it if it is among the first [`Mismatch::KEPT`].
+    pub fn record(&mut self, rank: usize, index: u64, got: f64, expected: f64) {
+        self.count += 1;
+        if self.first.len() < Mismatch::KEPT {
+            self.first.push(Mismatch { rank, index, got, expected });
+        }
+    }
+
+    /// Counts `n` wrong elements with no detail (elements missing from a short buffer).
+    pub fn add_count(&mut self, n: u64) {
+        self.count = self.count.saturating_add(n);
+    }
+
+    /// How many elements differ.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The first wrong elements, in the order they were found.
+    pub fn first(&self) -> &[Mismatch] {
+        &self.first
+    }
+}
+
+impl From<u64> for Wrong {
+    /// A bare count, with no element named.
+    fn from(count: u64) -> Wrong {
+        Wrong { count, first: Vec::new() }
+    }
+}
+
+/// How to measure: ranks, calls, jitter, payload, trace. The one options struct of every
+/// measuring function (each says which fields it reads).
+#[derive(Clone, Debug)]
+pub struct Measure {
+    /// Ranks taking part: the first `ranks` chips.
+    pub ranks: usize,
+    /// Timed calls per size (their mean is the time).
+    pub iters: u32,
+    /// Calls before the timed ones.
+    pub warmup: u32,
+    /// Seeded timing jitter (`None`: unperturbed).
+    pub jitter: Option<Jitter>,
+    /// Keep no payload bytes: same times, no check.
+    pub timing_only: bool,
+    /// Record the timeline of the run a result is read from ([`RunReport::trace`]; for
+    /// [`check_runs`], the unperturbed run's, findings as marks).
+    pub trace: bool,
+    /// Where the runs publish how far they have got (a sweep's progress bar); `None`: nowhere.
+    pub progress: Option<Progress>,
+}
+
+impl Measure {
+    /// One timed call on `ranks` ranks, no warmup, no jitter, checked, not traced.
+    pub fn new(ranks: usize) -> Measure {
+        Measure { ranks, iters: 1, warmup: 0, jitter: None, timing_only: false, trace: false, progress: None }
+    }
+
+    /// Warmup plus timed calls (at least one): the calls of a timed run.
+    pub fn calls(&self) -> usize {
+        (self.iters as usize).saturating_add(self.warmup as usize).max(1)
+    }
+}
+
+/// A finished run and its comparison with the golden (nothing wrong when it kept no payload).
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// What the run left behind: times, records, warnings, the trace when asked.
+    pub report: RunReport,
+    /// The elements that differ from the golden.
+    pub wrong: Wrong,
+}
+
+/// Elements per rank of `c` at `size_bytes` on `ranks` ranks; `None` when that is none and `c`
+/// needs some.
+fn elements<C: Collective>(c: &C, ranks: usize, size_bytes: u64) -> Option<usize> {
+    let count = c.count(size_bytes, ranks);
+    (count > 0 || c.runs_without_data()).then_some(count)
+}
+
+/// A fresh world of `cfg` set up as `m` says (ranks checked; timing-only, trace, jitter,
+/// progress).
+fn world(cfg: &Config, m: &Measure) -> Result<World, Error> {
+    let mut w = cfg.world()?;
+    if m.ranks == 0 || m.ranks > w.size() {
+        return Err(Error::Ranks { ranks: m.ranks, machine: w.size() });
+    }
+    if m.timing_only {
+        w.set_timing_only()?;
+    }
+    w.options_mut().trace = m.trace;
+    w.options_mut().jitter = m.jitter;
+    w.options_mut().progress = m.progress.clone();
+    Ok(w)
+}
+
+/// Runs `calls` calls of `c` at `size_bytes` on a fresh world of `cfg` with `m.ranks` ranks
+/// (timing-only when `m.timing_only`, traced when `m.trace`, with `m.jitter`), and compares the
+/// result with the golden when the run kept payload. [`Error::NoElement`] when the size gives
+/// no element per rank and `c` needs some.
+pub fn run<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64, calls: usize) -> Result<Run, Error> {
+    let count = elements(c, m.ranks, size_bytes).ok_or(Error::NoElement { size_bytes })?;
+    let mut w = world(cfg, m)?;
+    let b = queue_elements(&mut w, c, m.ranks, count, calls)?;
+    let report = w.run()?;
+    let wrong = if w.has_payload() { c.wrong(&w, &b, count)? } else { Wrong::new() };
+    Ok(Run { report, wrong })
+}
+
+/// Sets `c` up at `size_bytes` on the first `ranks` chips of `w` (domain `comm_d0`), stages
+/// its inputs when `w` keeps payload, and queues `calls` calls, without running them: then
+/// [`World::run`] runs them, or [`World::check`] checks them. An error when the size gives no
+/// element per rank and `c` needs some.
+pub fn queue<C: Collective>(
+    w: &mut World,
+    c: &C,
+    ranks: usize,
+    size_bytes: u64,
+    calls: usize,
+) -> SimResult<C::Buffers> {
+    let count =
+        elements(c, ranks, size_bytes).ok_or_else(|| SimError::invalid(Error::NoElement { size_bytes }.to_string()))?;
+    queue_elements(w, c, ranks, count, calls)
+}
+
+/// [`queue`] of `count` elements per rank.
+fn queue_elements<C: Collective>(
+    w: &mut World,
+    c: &C,
+    ranks: usize,
+    count: usize,
+    calls: usize,
+) -> SimResult<C::Buffers> {
+    let members: Vec<usize> = (0..ranks).collect();
+    let dom = w.create_domain("comm_d0", &members, DomainOptions::default())?;
+    let b = c.setup(w, &dom, count)?;
+    if w.has_payload() {
+        c.stage(w, &b, count)?;
+    }
+    for _ in 0..calls {
+        c.call(w, &b)?;
+    }
+    Ok(b)
+}
+
+/// One measured size: the row and the run its time was read from.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// nccl-tests' row of the size.
+    pub row: ResultRow,
+    /// The run the time was read from (all calls).
+    pub report: RunReport,
+}
+
+/// Measures `c` at `size_bytes` as `sweep` does: the elements are checked on a one-call run
+/// (unless `m.timing_only`), the time is the mean over the `m.iters` timed calls of the
+/// slowest rank's device wall (a timing-only run of `m.warmup` + `m.iters` calls when there is
+/// more than one call; traced when `m.trace`). `None` when the size gives no element and the
+/// collective needs some.
+pub fn point<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -> Result<Option<Point>, Error> {
+    let n = m.ranks;
+    let Some(count) = elements(c, n, size_bytes) else {
+        return Ok(None);
+    };
+    let calls = m.calls();
+    let check_run = if m.timing_only {
+        None
+    } else {
+        Some(run(cfg, c, &Measure { trace: m.trace && calls == 1, ..m.clone() }, size_bytes, 1)?)
+    };
+    let timed = match (&check_run, calls) {
+        (Some(r), 1) => r.report.clone(),
+        _ => run(cfg, c, &Measure { timing_only: true, ..m.clone() }, size_bytes, calls)?.report,
+    };
+    let bytes = c.bytes(count, n);
+    let type_name = formats::nccl_type(c.dtype());
+    // A builtin that returned at once (more than 16 ranks, a ring whose count is not a
+    // multiple of the ranks, a root out of range) warned: its time is not the collective's.
+    let mut warnings: Vec<&String> = check_run.iter().flat_map(|r| &r.report.warnings).collect();
+    warnings.extend(timed.warnings.iter().filter(|w| !warnings.contains(w)).collect::<Vec<_>>());
+    if !warnings.is_empty() {
+        let why = format!("cut short: {}", warnings.iter().map(|w| w.as_str()).collect::<Vec<_>>().join("; "));
+        let row = ResultRow::failed(bytes, count as u64, type_name, &c.redop(), c.root(), why);
+        return Ok(Some(Point { row, report: timed }));
+    }
+    let time_us = time_per_call(&timed, m);
+    let algbw = formats::algbw_gbps(bytes, time_us);
+    let wrong = check_run.map(|r| r.wrong);
+    let row = ResultRow {
+        size: bytes,
+        count: count as u64,
+        type_name: type_name.to_string(),
+        redop: c.redop(),
+        root: c.root(),
+        time_us,
+        algbw_gbps: algbw,
+        busbw_gbps: algbw * c.bus_factor(n),
+        nwrong: wrong.as_ref().map(Wrong::count),
+        series: None,
+        failed: None,
+        first_wrong: wrong.map(|w| w.first).unwrap_or_default(),
+    };
+    Ok(Some(Point { row, report: timed }))
+}
+
+/// Mean over the timed calls (after `m.warmup`; `m.calls()` in all) of the slowest rank's
+/// device wall, in microseconds, over the first `m.ranks` chips of a run's report.
+pub fn time_per_call(r: &RunReport, m: &Measure) -> f64 {
+    let calls = m.calls();
+    let mut per_call = vec![sim_core::SimDuration::ZERO; calls];
+    for chip in 0..m.ranks {
+        for d in r.of_chip(chip) {
+            if d.index < calls {
+                per_call[d.index] = per_call[d.index].max(d.device_wall());
+            }
+        }
+    }
+    let measured = &per_call[(m.warmup as usize).min(calls - 1)..];
+    measured.iter().map(|d| d.as_us_f64()).sum::<f64>() / measured.len() as f64
+}
+
+/// Sweeps `c` over `sizes` (bytes), printing the nccl-tests table (header, a row per size, the
+/// average-busbw footer) to `out`; returns the rows and whether the sweep failed: an element
+/// was wrong, or a size's run failed (a deadlock, a kernel error: a FAILED row with its reason,
+/// and the sweep goes on).
+pub fn sweep<C: Collective>(
+    out: &mut dyn Write,
+    cfg: &Config,
+    c: &C,
+    m: &Measure,
+    sizes: &[u64],
+) -> Result<(Vec<ResultRow>, bool), Error> {
+    writeln!(
+        out,
+        "# ranksim sweep: collective {} ranks {} machine {} warmup iters: {} iters: {} validation: {}",
+        c.name(),
+        m.ranks,
+        cfg.machine.name,
+        m.warmup,
+        m.iters,
+        if m.timing_only { "off (timing-only)" } else { "on" }
+    )?;
+    writeln!(out, "{}", formats::header())?;
+    let mut rows = Vec::new();
+    for &size in sizes {
+        let p = match point(cfg, c, m, size) {
+            Ok(Some(p)) => p,
+            Ok(None) => continue,
+            // A run that fails (a deadlock, a kernel error) is a FAILED row; the sweep goes on.
+            Err(e) => {
+                let e = e.to_string();
+                let mut lines = e.lines();
+                let Some(row) = failed_row(c, m, size, lines.next().unwrap_or("failed").to_string()) else {
+                    continue;
+                };
+                writeln!(out, "{}", formats::row(&row))?;
+                for l in lines.filter(|l| !l.trim().is_empty()) {
+                    writeln!(out, "#   {}", l.trim_end())?;
+                }
+                rows.push(row);
+                continue;
+            }
+        };
+        for w in &p.report.warnings {
+            writeln!(out, "# warning: {w}")?;
+        }
+        writeln!(out, "{}", formats::row(&p.row))?;
+        for x in &p.row.first_wrong {
+            writeln!(out, "#   wrong: {x}")?;
+        }
+        rows.push(p.row);
+    }
+    let measured: Vec<f64> = rows.iter().filter(|r| r.failed.is_none()).map(|r| r.busbw_gbps).collect();
+    let verdict = formats::Verdict::of(&rows);
+    writeln!(out, "{}", formats::footer(formats::average_busbw(&measured), verdict))?;
+    Ok((rows, verdict.is_failed()))
+}
+
+/// The row of `size_bytes` on `m.ranks` ranks whose run gave no measurement, and why (`None`
+/// when the size gives no element and `c` needs some).
+pub fn failed_row<C: Collective>(c: &C, m: &Measure, size_bytes: u64, why: String) -> Option<ResultRow> {
+    let count = elements(c, m.ranks, size_bytes)?;
+    let type_name = formats::nccl_type(c.dtype());
+    Some(ResultRow::failed(c.bytes(count, m.ranks), count as u64, type_name, &c.redop(), c.root(), why))
+}
+
+/// What a sweep of `c` with `m` over `sizes` (`-b`, `-e`, `-f`, in bytes) ran, as its preamble
+/// and JSON say it (`mode` and `path` `-`, `core_num` 0: a collective of yours picks its own
+/// blocks).
+pub fn sweep_config<C: Collective>(cfg: &Config, c: &C, m: &Measure, sizes: (u64, u64, f64)) -> SweepConfig {
+    SweepConfig {
+        machine: cfg.machine.name.clone(),
+        ranks: m.ranks,
+        collective: c.name(),
+        mode: "-".into(),
+        path: "-".into(),
+        core_num: 0,
+        dtype: formats::nccl_type(c.dtype()).to_string(),
+        redop: c.redop(),
+        root: c.root(),
+        min_bytes: sizes.0,
+        max_bytes: sizes.1,
+        step_factor: sizes.2,
+        warmup: m.warmup,
+        iters: m.iters,
+        seed: m.jitter.map_or(0, |j| j.seed),
+        jitter_op_ns: m.jitter.map(|j| j.op.as_ps() / 1000),
+        jitter_dispatch_ns: m.jitter.map(|j| j.dispatch.as_ps() / 1000),
+        timing_only: m.timing_only,
+    }
+}
+
+/// The rows of [`sweep`] as the JSON `sweep -J` writes (nccl-tests' fields, `first_wrong` on a
+/// wrong row, `failed` on a row with no measurement), `sizes` being the sweep's `-b -e -f`.
+pub fn sweep_json<C: Collective>(
+    cfg: &Config,
+    c: &C,
+    m: &Measure,
+    sizes: (u64, u64, f64),
+    rows: &[ResultRow],
+) -> String {
+    formats::to_json_string(&SweepJson::new(sweep_config(cfg, c, m, sizes), rows.to_vec(), Vec::new()))
+}
+
+/// PyPTO's `benchmark()` of `c` at `size_bytes`: `m.warmup + m.iters` calls (one timed call at
+/// least) on one run, their `[STRACE]` spans folded with PyPTO's L3 rule.
+pub fn bench<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -> Result<BenchmarkStats, Error> {
+    let (rounds, warmup) = (m.iters.max(1) as usize, m.warmup as usize);
+    let r = run(cfg, c, m, size_bytes, rounds + warmup)?;
+    let mut log = StraceLog::new(&cfg.host);
+    log.add_run(&r.report);
+    Ok(BenchmarkStats::from_l3(log.invocations().to_vec(), rounds, warmup).with_names(log.names().clone()))
+}
+
+/// What the checker found over a program's runs.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The findings of every run, merged with the seed that shows them.
+    pub report: CheckReport,
+    /// The unperturbed run's timeline, findings as marks, when [`Measure::trace`] asked for it
+    /// and that run completed.
+    pub timeline: Option<Trace>,
+}
+
+/// Runs `calls` calls of `c` at `size_bytes` on `m.ranks` ranks under the protocol checker,
+/// through [`check_runs`]: unperturbed, then once per seed `1..=opts.seeds` with jitter, each
+/// on a fresh world; deadlocks are findings, and a run cut short (a builtin that returned at
+/// once) is an error, never a clean report. With `m.trace`, also the unperturbed run's
+/// timeline.
+pub fn check<C: Collective>(
+    cfg: &Config,
+    c: &C,
+    m: &Measure,
+    size_bytes: u64,
+    calls: usize,
+    opts: &CheckOptions,
+) -> Result<Checked, Error> {
+    let count = elements(c, m.ranks, size_bytes).ok_or(Error::NoElement { size_bytes })?;
+    let machine = cfg.machine.ranks;
+    if m.ranks == 0 || m.ranks > machine {
+        return Err(Error::Ranks { ranks: m.ranks, machine });
+    }
+    let run = |w: &mut World| {
+        queue_elements(w, c, m.ranks, count, calls)?;
+        w.run()
+    };
+    check_runs(cfg, &c.name(), m, opts, &run)
+}
+
+/// The checker's loop, written once, for any program `run` sets up and runs on a fresh world
+/// of `cfg` (`ranksim check` runs every tutorial, collective and broken protocol through it):
+/// the unperturbed run, then one per seed `1..=opts.seeds` with seeded jitter; findings merged
+/// with the seed that shows them, deadlocks as findings. Of `m`, only `trace` is read: then
+/// the unperturbed run's timeline is kept too (findings as marks). A kernel error is
+/// [`Error::Checked`] naming `name`; a run the simulator warned about checked nothing and is
+/// [`Error::CutShort`].
+///
+/// Unlike [`World::check`], which reruns one world's queued dispatches from the state its host
+/// set up, each run here starts from a fresh world, so `run` may be a whole program that sets
+/// itself up, runs and reads results back.
+pub fn check_runs(
+    cfg: &Config,
+    name: &str,
+    m: &Measure,
+    opts: &CheckOptions,
+    run: &dyn Fn(&mut World) -> SimResult<RunReport>,
+) -> Result<Checked, Error> {
+    let (mut report, mut timeline) = (CheckReport::default(), None);
+    for i in 0..=opts.seeds {
+        let mut w = cfg.world()?;
+        w.options_mut().check = true;
+        w.options_mut().trace = m.trace && i == 0;
+        w.options_mut().jitter =
+            (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+        let outcome = run(&mut w);
+        let mut found = w.last_findings().to_vec();
+        match outcome {
+            // A builtin that returned at once checked nothing: say so, never "clean".
+            Ok(r) if !r.warnings.is_empty() => {
+                return Err(Error::CutShort { name: name.to_string(), warnings: r.warnings });
+            }
+            Ok(r) => timeline = timeline.or(r.trace),
+            Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
+            Err(source) => return Err(Error::Checked { name: name.to_string(), source }),
+        }
+        report.runs += 1;
+        report.merge(found, (i > 0).then_some(i));
+    }
+    Ok(Checked { report, timeline })
+}
+
+/// The Chrome trace-event JSON (Perfetto, chrome://tracing) of a traced run — a run with
+/// [`Measure::trace`] on, e.g. through [`run`] — or `None` when it was not traced: one process
+/// per rank (of `ranks`), a thread per core, operation slices, write->notify and notify->wait
+/// flows, link busy counters.
+pub fn chrome_trace(report: &RunReport, ranks: usize) -> Option<String> {
+    report.trace.as_ref().map(|t| formats::to_chrome_json(t, ranks))
+}
