@@ -54,6 +54,14 @@ pub struct HostConfig {
     pub bind_us: f64,
     /// Host time after the device ends (completion drain, cleanup), in us.
     pub finalize_us: f64,
+    /// Host launch of one host-launched HCCL-class op (`HcclSend`, a collective expanded on
+    /// the host / AICPU), in us: back-to-back ops start no closer than this (absent: 0).
+    #[serde(default)]
+    pub hccl_launch_us: f64,
+    /// An HCCL-class op's setup (op expansion, task dispatch) before its device work starts,
+    /// in us, in series with it (absent: 0).
+    #[serde(default)]
+    pub hccl_setup_us: f64,
 }
 
 /// The `[machine]` table.
@@ -176,7 +184,13 @@ impl Config {
             return Err(invalid(format!("machine.ranks = {ranks}: a machine has 1..={MAX_RANKS} ranks (chips)")));
         }
         ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
-        for (key, v) in [("host.bind_us", self.host.bind_us), ("host.finalize_us", self.host.finalize_us)] {
+        let host = [
+            ("host.bind_us", self.host.bind_us),
+            ("host.finalize_us", self.host.finalize_us),
+            ("host.hccl_launch_us", self.host.hccl_launch_us),
+            ("host.hccl_setup_us", self.host.hccl_setup_us),
+        ];
+        for (key, v) in host {
             if !(v.is_finite() && (0.0..=MAX_HOST_US).contains(&v)) {
                 return Err(invalid(format!("{key} = {v}: must be a number of microseconds from 0 to 1e6 (1 s)")));
             }

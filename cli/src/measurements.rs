@@ -7,6 +7,7 @@
 //! # source: where the numbers come from (may repeat)
 //! # workload: get peer=1 chunk=64K
 //! # unsized: 1M..1G       (only when the source gives no message size; see below)
+//! # uncertainty: 3%       (only when the values themselves are approximate, e.g. read off a plot)
 //! size,time_us
 //! 4096,0.7256        # a trailing comment is allowed
 //! 16K,2.9996
@@ -35,6 +36,8 @@
 //! A `# unsized: LO..HI` line says the source gives no message size: each row's size is an
 //! assumption, LO..HI the sizes it may plausibly come from. `validate` then shows the model
 //! over that range and leaves the table out of its exit code (a guessed size must not gate).
+//! A `# uncertainty: N%` line says how far the values themselves may be off; `validate` gates
+//! that table at its tolerance plus N.
 
 use collectives::{Kind, Mode, Path};
 use sim_core::DType;
@@ -49,6 +52,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("t1-allgather-2p", include_str!("../../configs/measurements/t1-allgather-2p.csv")),
     ("t1-allgather-4p", include_str!("../../configs/measurements/t1-allgather-4p.csv")),
     ("ptoisa-gemm-ar-comm", include_str!("../../configs/measurements/ptoisa-gemm-ar-comm.csv")),
+    ("hccl-sendrecv-2p", include_str!("../../configs/measurements/hccl-sendrecv-2p.csv")),
+    ("hccl-send-op-1g", include_str!("../../configs/measurements/hccl-send-op-1g.csv")),
+    ("hccl-sdma-read-1g", include_str!("../../configs/measurements/hccl-sdma-read-1g.csv")),
+    ("sdma-onchip-copy-1g", include_str!("../../configs/measurements/sdma-onchip-copy-1g.csv")),
 ];
 
 /// What a table's value column holds.
@@ -91,6 +98,10 @@ pub enum Program {
     Collective(Kind),
     /// The communication kernel of pto-isa's a2a3 GEMM + AllReduce (24 AIV blocks).
     GemmArComm,
+    /// An on-chip SDMA copy (HBM -> HBM).
+    SdmaCopy,
+    /// An HCCL-class HcclSend / HcclRecv pair.
+    HcclSendRecv,
 }
 
 /// A parsed `# workload:` line; fields not written are `None` (the runner's defaults apply).
@@ -108,6 +119,8 @@ pub struct WorkloadLine {
     pub path: Option<Path>,
     /// AIV blocks per rank.
     pub core_num: Option<usize>,
+    /// SDMA channels a get_async / sdma_copy stripes over.
+    pub queues: Option<usize>,
     /// Ranks taking part.
     pub ranks: Option<usize>,
     /// Element type.
@@ -120,7 +133,9 @@ pub struct WorkloadLine {
 fn keys_of(p: Program) -> &'static [&'static str] {
     match p {
         Program::Get | Program::Put => &["peer", "chunk"],
-        Program::GetAsync => &["peer"],
+        Program::GetAsync => &["peer", "queues"],
+        Program::SdmaCopy => &["queues"],
+        Program::HcclSendRecv => &["peer"],
         Program::GemmArComm => &["ranks"],
         Program::Collective(Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
             &["mode", "path", "core_num", "ranks", "dtype", "warmup"]
@@ -139,6 +154,7 @@ impl WorkloadLine {
             mode: None,
             path: None,
             core_num: None,
+            queues: None,
             ranks: None,
             dtype: None,
             warmup: None,
@@ -155,6 +171,8 @@ impl WorkloadLine {
             "put" => Program::Put,
             "get_async" => Program::GetAsync,
             "gemm_ar_comm" => Program::GemmArComm,
+            "sdma_copy" => Program::SdmaCopy,
+            "hccl_sendrecv" => Program::HcclSendRecv,
             "collective" => {
                 let name = words.next().ok_or("`collective` needs a name, e.g. `collective allreduce`")?;
                 Program::Collective(name.parse()?)
@@ -163,7 +181,7 @@ impl WorkloadLine {
                 Ok(kind) if !other.contains('=') => Program::Collective(kind),
                 _ => {
                     return Err(format!(
-                        "unknown workload `{other}`: expected get, put, get_async, gemm_ar_comm or collective NAME"
+                        "unknown workload `{other}`: expected get, put, get_async, sdma_copy, hccl_sendrecv, gemm_ar_comm or collective NAME"
                     ));
                 }
             },
@@ -202,6 +220,7 @@ impl WorkloadLine {
             "mode" => self.mode.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
             "path" => self.path.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
             "core_num" => self.core_num.replace(count(value)?).is_some(),
+            "queues" => self.queues.replace(count(value)?).is_some(),
             "ranks" => self.ranks.replace(count(value)?).is_some(),
             "warmup" => {
                 let n = value.parse::<u32>().map_err(|_| bad("expected a whole number of calls"))?;
@@ -221,6 +240,8 @@ impl WorkloadLine {
             Program::Put => "put".into(),
             Program::GetAsync => "get_async".into(),
             Program::GemmArComm => "gemm_ar_comm".into(),
+            Program::SdmaCopy => "sdma_copy".into(),
+            Program::HcclSendRecv => "hccl_sendrecv".into(),
             Program::Collective(k) => format!("collective {k}"),
         }
     }
@@ -244,6 +265,9 @@ impl fmt::Display for WorkloadLine {
         }
         if let Some(v) = self.core_num {
             write!(f, " core_num={v}")?;
+        }
+        if let Some(v) = self.queues {
+            write!(f, " queues={v}")?;
         }
         if let Some(v) = self.ranks {
             write!(f, " ranks={v}")?;
@@ -285,6 +309,9 @@ pub struct Table {
     /// `# unsized: LO..HI`: the source gives no size; the rows' sizes are assumed, and the
     /// measurement may come from any size in `LO..=HI` bytes.
     pub size_unknown: Option<(u64, u64)>,
+    /// `# uncertainty: N%`: how far each value may be off by how it was obtained (read off a
+    /// plot, say); `validate` widens its tolerance by it for this table.
+    pub uncertainty_pct: f64,
 }
 
 impl Table {
@@ -314,6 +341,7 @@ pub fn parse(name: &str, text: &str) -> Result<Table, String> {
         unit: Unit::TimeUs,
         rows: Vec::new(),
         size_unknown: None,
+        uncertainty_pct: 0.0,
     };
     let mut seen_header = false;
     for (i, raw) in text.lines().enumerate() {
@@ -372,6 +400,13 @@ fn comment_line(t: &mut Table, comment: &str) -> Result<(), String> {
             return Err(bad());
         }
         t.size_unknown = Some((lo, hi));
+    } else if let Some(u) = comment.strip_prefix("uncertainty:") {
+        let bad = || format!("`# uncertainty: {}`: write a percentage from 0 to 100, e.g. `3%`", u.trim());
+        let pct: f64 = u.trim().strip_suffix('%').ok_or_else(bad)?.trim().parse().map_err(|_| bad())?;
+        if !(0.0..=100.0).contains(&pct) {
+            return Err(bad());
+        }
+        t.uncertainty_pct = pct;
     }
     Ok(())
 }
@@ -412,6 +447,17 @@ pub fn shipped(name: &str) -> Result<Table, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_uncertainty_line_gives_the_percentage_and_refuses_anything_else() {
+        let t = parse("t", "# uncertainty: 3%\nsize,time_us\n1K,55\n").unwrap();
+        assert_eq!(t.uncertainty_pct, 3.0);
+        assert_eq!(parse("t", "size,time_us\n1K,55\n").unwrap().uncertainty_pct, 0.0);
+        for bad in ["# uncertainty: 3", "# uncertainty: -1%", "# uncertainty: 101%", "# uncertainty: x%"] {
+            let e = parse("t", &format!("{bad}\nsize,time_us\n1K,55\n")).unwrap_err();
+            assert!(e.contains("write a percentage from 0 to 100"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn an_unsized_line_gives_the_plausible_sizes() {

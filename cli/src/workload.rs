@@ -37,6 +37,24 @@ pub enum Workload {
     GetAsync {
         /// The rank read from.
         peer: usize,
+        /// SDMA channels the descriptors are striped over (`SdmaOpts::queues`).
+        queues: usize,
+    },
+    /// Rank 0 copies `size` bytes from GM into its own window with an SDMA put striped over
+    /// `queues` channels (an on-chip HBM -> HBM copy); the second of two calls, warm.
+    SdmaCopy {
+        /// SDMA channels the descriptors are striped over.
+        queues: usize,
+    },
+    /// An HCCL-class `HcclSend` (rank 0) / `HcclRecv` (rank `peer`) pair: the sender stages
+    /// the data into its CCL window with an on-chip SDMA copy and signals; the receiver pulls
+    /// it over the fabric with SDMA reads and acknowledges; every SDMA transfer is striped over
+    /// all channels. The time per op of a back-to-back loop: `host.hccl_setup_us` plus the
+    /// slower dispatch of the second of two calls (warm channels), but no less than
+    /// `host.hccl_launch_us` (the host launches the next op while this one runs).
+    HcclSendRecv {
+        /// The receiving rank.
+        peer: usize,
     },
     /// A collective as `sweep` runs it; the time is the slowest rank's dispatch.
     Collective(SweepSpec),
@@ -52,7 +70,7 @@ impl Workload {
     /// What the machine `cfg` lacks to run `line`, or `None` when it can.
     pub fn needs(line: &WorkloadLine, cfg: &Config) -> Option<&'static str> {
         match line.program {
-            Program::GetAsync if cfg.chip.sdma.is_none() => {
+            Program::GetAsync | Program::SdmaCopy | Program::HcclSendRecv if cfg.chip.sdma.is_none() => {
                 Some("an SDMA copy engine (pto-isa TGET_ASYNC): add a [chip.sdma] table to the machine config")
             }
             _ => None,
@@ -69,7 +87,9 @@ impl Workload {
         let peer = line.peer.unwrap_or(peer);
         Ok(match line.program {
             Program::Get => Workload::Get { peer, chunk },
-            Program::GetAsync => Workload::GetAsync { peer },
+            Program::GetAsync => Workload::GetAsync { peer, queues: line.queues.unwrap_or(1) },
+            Program::SdmaCopy => Workload::SdmaCopy { queues: line.queues.unwrap_or(channels(cfg)) },
+            Program::HcclSendRecv => Workload::HcclSendRecv { peer },
             Program::Put => Workload::Put { peer, chunk },
             Program::GemmArComm => Workload::GemmArComm { ranks: line.ranks.unwrap_or(cfg.machine.ranks) },
             Program::Collective(kind) => {
@@ -88,7 +108,12 @@ impl Workload {
         match self {
             Workload::Get { peer, .. } => format!("get (one core, rank 0 <- rank {peer})"),
             Workload::Put { peer, .. } => format!("put + notify (one core, rank 0 -> rank {peer})"),
-            Workload::GetAsync { peer } => format!("get_async (SDMA, rank 0 <- rank {peer})"),
+            Workload::GetAsync { peer, queues: 1 } => format!("get_async (SDMA, rank 0 <- rank {peer})"),
+            Workload::GetAsync { peer, queues } => {
+                format!("get_async (SDMA on {queues} channels, rank 0 <- rank {peer})")
+            }
+            Workload::SdmaCopy { queues } => format!("on-chip SDMA copy (rank 0, {queues} channels)"),
+            Workload::HcclSendRecv { peer } => format!("HcclSend / HcclRecv (rank 0 -> rank {peer}, SDMA)"),
             Workload::GemmArComm { ranks } => {
                 format!("gemm_ar comm kernel (24 AIV blocks: AtomicAdd reduce-scatter + all-gather) on {ranks} ranks")
             }
@@ -150,7 +175,9 @@ impl Workload {
             }
             &Workload::Get { peer, chunk } => p2p(cfg, true, peer, chunk, size),
             &Workload::Put { peer, chunk } => p2p(cfg, false, peer, chunk, size),
-            &Workload::GetAsync { peer } => sdma_get(cfg, peer, size),
+            &Workload::GetAsync { peer, queues } => sdma_get(cfg, peer, queues, size),
+            &Workload::SdmaCopy { queues } => sdma_copy(cfg, queues, size),
+            &Workload::HcclSendRecv { peer } => sendrecv(cfg, peer, size),
             &Workload::GemmArComm { ranks } => crate::gemm_ar::comm_time_us(cfg, ranks, size),
         }
     }
@@ -171,25 +198,86 @@ fn pair(cfg: &Config, peer: usize, size: u64) -> Result<(sim_core::World, sim_co
     Ok((w, dom, buf))
 }
 
-/// Rank 0 gets `size` bytes of rank `peer`'s window with an SDMA engine, twice; the time (us)
-/// of the second call, on a warm channel (the first pays the channel's cold start).
-fn sdma_get(cfg: &Config, peer: usize, size: u64) -> Result<f64, String> {
+/// The chip's SDMA channels (1 without an SDMA table; such workloads are refused earlier).
+fn channels(cfg: &Config) -> usize {
+    cfg.chip.sdma.as_ref().map_or(1, |s| s.channels)
+}
+
+/// Rank 0 gets `size` bytes of rank `peer`'s window with an SDMA engine on `queues` channels,
+/// twice; the time (us) of the second call, on warm channels (the first pays the cold start).
+fn sdma_get(cfg: &Config, peer: usize, queues: usize, size: u64) -> Result<f64, String> {
     let e = |e: sim_core::SimError| e.to_string();
     let (mut w, dom, buf) = pair(cfg, peer, size)?;
     let local = w.alloc_tensor("local", DType::F32, buf.shape()).map_err(e)?;
     for _ in 0..2 {
         let (l, b) = (local.clone(), buf.clone());
         let k = Dispatch::kernel("tget_async", 1, move |c| {
-            let h = c.get_async(&l, 1, &b, &SdmaOpts::new())?;
+            let h = c.get_async(&l, 1, &b, &SdmaOpts::new().queues(queues))?;
             c.wait_async(h)
         });
         w.dispatch(0, k.in_domain(&dom)).map_err(e)?;
     }
-    let r = w.run().map_err(e)?;
-    r.dispatches
-        .last()
-        .map(|d| d.device_wall().as_us_f64())
-        .ok_or_else(|| "the get_async run dispatched nothing".into())
+    second_call(w.run().map_err(e)?, 1)
+}
+
+/// Rank 0 copies `size` bytes of GM into its own window with an SDMA put striped over
+/// `queues` channels, twice; the time (us) of the second call.
+fn sdma_copy(cfg: &Config, queues: usize, size: u64) -> Result<f64, String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let mut w = cfg.world().map_err(|e| e.to_string())?;
+    w.set_timing_only().map_err(e)?;
+    let dom = w.create_domain("copy", &[0], sim_core::DomainOptions::default()).map_err(e)?;
+    let n = (size / 4).max(1) as usize;
+    let win = w.alloc_window(&dom, "ccl", DType::F32, &[1, n]).map_err(e)?;
+    let user = w.alloc_tensor("user", DType::F32, &[1, n]).map_err(e)?;
+    for _ in 0..2 {
+        let (d, s) = (win.clone(), user.clone());
+        let k = Dispatch::kernel("sdma_copy", 1, move |c| {
+            let h = c.put_async(&d, 0, &s, &SdmaOpts::new().queues(queues))?;
+            c.wait_async(h)
+        });
+        w.dispatch(0, k.in_domain(&dom)).map_err(e)?;
+    }
+    second_call(w.run().map_err(e)?, 1)
+}
+
+/// HcclSend on rank 0 and HcclRecv on rank `peer` of `size` bytes, twice (see
+/// [`Workload::HcclSendRecv`]); the time of one op in a back-to-back loop, in us.
+fn sendrecv(cfg: &Config, peer: usize, size: u64) -> Result<f64, String> {
+    let e = |e: sim_core::SimError| e.to_string();
+    let (mut w, dom, ccl) = pair(cfg, peer, size)?;
+    let user = w.alloc_tensor("user", DType::F32, ccl.shape()).map_err(e)?;
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[2, 1]).map_err(e)?;
+    let q = channels(cfg);
+    for call in 1..=2 {
+        let (c0, u0, s0) = (ccl.clone(), user.clone(), sig.clone());
+        let send = Dispatch::kernel("hcom_send", 1, move |c| {
+            let h = c.put_async(&c0, 0, &u0, &SdmaOpts::new().queues(q))?;
+            c.wait_async(h)?;
+            c.notify(&s0, 1, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+            c.wait(&s0, &[1, 0], call, WaitCmp::Ge)
+        });
+        let (c1, u1, s1) = (ccl.clone(), user.clone(), sig.clone());
+        let recv = Dispatch::kernel("hcom_receive", 1, move |c| {
+            c.wait(&s1, &[0, 0], call, WaitCmp::Ge)?;
+            let h = c.get_async(&u1, 0, &c1, &SdmaOpts::new().queues(q))?;
+            c.wait_async(h)?;
+            c.notify(&s1, 0, &[1, 0], 1, NotifyOp::AtomicAdd)
+        });
+        w.dispatch(0, send.in_domain(&dom)).map_err(e)?;
+        w.dispatch(peer, recv.in_domain(&dom)).map_err(e)?;
+    }
+    let device = second_call(w.run().map_err(e)?, 2)?;
+    Ok(cfg.host.hccl_launch_us.max(cfg.host.hccl_setup_us + device))
+}
+
+/// The slowest of the last `per_call` dispatches (one call's), in us.
+fn second_call(r: sim_core::RunReport, per_call: usize) -> Result<f64, String> {
+    let n = r.dispatches.len();
+    if n < 2 * per_call {
+        return Err(format!("the run dispatched {n} kernel(s), not the {} of two calls", 2 * per_call));
+    }
+    Ok(r.dispatches[n - per_call..].iter().map(|d| d.device_wall().as_us_f64()).fold(0.0, f64::max))
 }
 
 /// One point-to-point transfer of `size` bytes between ranks 0 and `peer`.

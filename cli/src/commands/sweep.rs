@@ -346,6 +346,9 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         if reports_bound {
             notes.push(format!("bound: {}", bound.line()));
         }
+        if let Some(n) = hccl_costs_note(&cfg, &spec) {
+            notes.push(format!("{lbl}: {n}"));
+        }
         // A barrier moves no payload: every size would be the same size-0 row.
         let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
         let sizes: &[u64] = if spec.call.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
@@ -917,6 +920,20 @@ fn write_outputs(
     Ok(())
 }
 
+/// For an HCCL-class series on a machine that gives HCCL's own op costs: that the times are
+/// device time only, and what a host-launched op adds (small sizes are otherwise optimistic).
+fn hccl_costs_note(cfg: &Config, spec: &SweepSpec) -> Option<String> {
+    let h = &cfg.host;
+    let hccl = matches!(spec.call.mode, Mode::AivMesh | Mode::SdmaMesh | Mode::Rhd) && spec.call.path == Path::Host;
+    (hccl && (h.hccl_launch_us > 0.0 || h.hccl_setup_us > 0.0)).then(|| {
+        format!(
+            "device time only: a host-launched HCCL op also pays about {} us of setup before it (host.hccl_setup_us) \
+             and runs at most once per {} us (host.hccl_launch_us), fitted to 2-rank HcclSend/HcclRecv \
+             (ranksim validate --table hccl-sendrecv-2p)",
+            h.hccl_setup_us, h.hccl_launch_us
+        )
+    })
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,6 +60,8 @@ pub struct TableResult {
     /// For a table whose source gives no message size: the model over the plausible sizes.
     /// Such a table's points are shown at their assumed size but never gate.
     pub size_unknown: Option<SizeRange>,
+    /// The table's `# uncertainty:` (0 when exact): its points gate at the tolerance plus this.
+    pub uncertainty_pct: f64,
 }
 
 impl TableResult {
@@ -195,6 +197,7 @@ fn run_table_with(cfg: &Config, t: &Table, range: bool) -> Result<TableResult, S
         rms_error_pct: None,
         worst_error_pct: None,
         size_unknown: None,
+        uncertainty_pct: t.uncertainty_pct,
     };
     if res.not_run.is_some() {
         return Ok(res);
@@ -272,7 +275,7 @@ fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<Validat
         worst_error_pct: w.map(|(_, p)| p.error_pct),
         worst_table: w.map(|(t, _)| t.name.clone()),
         worst_size: w.map(|(_, p)| p.size),
-        points_outside: errors.iter().filter(|e| e.abs() > tolerance_pct).count(),
+        points_outside: all.iter().filter(|(t, p)| p.error_pct.abs() > tolerance_pct + t.uncertainty_pct).count(),
         points_run: errors.len(),
         tables: results,
     })
@@ -331,13 +334,17 @@ fn print_table(out: &mut dyn Write, t: &TableResult, tolerance: f64) -> std::io:
     if let Some(needs) = &t.not_run {
         return writeln!(out, "not run: needs {needs}");
     }
+    if t.uncertainty_pct > 0.0 {
+        let (u, gate) = (t.uncertainty_pct, tolerance + t.uncertainty_pct);
+        writeln!(out, "# the values are approximate (+-{u}% by the source's reading): gated at {gate}%")?;
+    }
     let u = if t.unit == "time_us" { "us" } else { "GB/s" };
     let (m, s) = (format!("measured({u})"), format!("model({u})"));
     writeln!(out, "{:>12} {m:>16} {s:>16} {:>10}", "size(B)", "error(%)")?;
     for p in &t.points {
         let flag = match &t.size_unknown {
             Some(_) => "  (assumed size)",
-            None if p.error_pct.abs() > tolerance => "  over",
+            None if p.error_pct.abs() > tolerance + t.uncertainty_pct => "  over",
             None => "",
         };
         writeln!(out, "{:>12} {:>16.4} {:>16.4} {:>+10.2}{flag}", p.size, p.measured, p.model, p.error_pct)?;

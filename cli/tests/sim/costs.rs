@@ -27,6 +27,7 @@
 //! | fabric.port_latency_ns, fabric.read_turnaround_ns | `closed_form::a_remote_read_pays_both_legs_...` |
 //! | fabric.ordering | `checker::a_relaxed_fabric_in_the_config_lets_notifies_overtake` |
 //! | fabric.topology (link_gbps, link_latency_ns, per kind) | `closed_form::*` |
+//! | host.hccl_launch_us, host.hccl_setup_us | `an_hccl_op_costs_its_setup_and_no_less_than_its_launch` |
 //! | host.bind_us, host.finalize_us | `host_costs_widen_the_strace_host_wall` |
 
 use crate::common::{all, simple_toml};
@@ -353,6 +354,34 @@ fn packets_cut_a_flow_into_interleaving_units() {
         // Both payloads end after 2n bytes on the link; the notifies follow in issue order.
         assert_eq!(t, vec![ALPHA + (2 * n + 4) * BETA, ALPHA + (2 * n + 8) * BETA], "packet {packet}");
     }
+}
+
+/// The time of one `hccl_sendrecv` op of `size` bytes on a 2-rank links-only mesh with SDMA,
+/// with `[host]` edited by `edits`.
+fn sendrecv_us(size: u64, launch_us: f64, setup_us: f64) -> f64 {
+    use ranksim_cli::{measurements::WorkloadLine, workload::Workload};
+    let topo = "kind = \"full_mesh\"\nlink_gbps = 10.0\nlink_latency_ns = 1000.0\n";
+    let sdma = "channels = 4\nchannel_gbps = 20.0\nissue_ns = 0.0\ndescriptor_ns = 500.0\nmax_descriptor_bytes = 1048576\n\
+                queue_depth = 8\npoll_ns = 0.0\ncold_start_ns = 0.0\n";
+    let host = format!("finalize_us = 2.0\nhccl_launch_us = {launch_us:?}\nhccl_setup_us = {setup_us:?}");
+    let toml = format!("{}\n[chip.sdma]\n{sdma}", links_only(2, 4096, topo)).replacen("finalize_us = 2.0", &host, 1);
+    let cfg = Config::from_toml(&toml, "hccl").unwrap();
+    let w = Workload::resolve(&WorkloadLine::parse("hccl_sendrecv peer=1").unwrap(), &cfg, 1).unwrap();
+    w.time_us(&cfg, size).unwrap()
+}
+
+#[test]
+fn an_hccl_op_costs_its_setup_and_no_less_than_its_launch() {
+    // Device time alone: the staging copy and the pull of 64 KiB (each a 0.5 us descriptor,
+    // the pull 6.5536 us on the 10 GB/s link after 1 us of latency each way) and two notifies.
+    let device = sendrecv_us(65_536, 0.0, 0.0);
+    assert!(device > 6.5536 + 2.0 && device < 20.0, "{device}");
+    // The setup is in series with the device work.
+    assert!((sendrecv_us(65_536, 0.0, 30.0) - (device + 30.0)).abs() < 1e-9);
+    // A launch longer than setup + device bounds the op from below (the host launches one op
+    // after another); a shorter one changes nothing.
+    assert_eq!(sendrecv_us(65_536, 100.0, 30.0), 100.0);
+    assert!((sendrecv_us(65_536, 1.0, 30.0) - (device + 30.0)).abs() < 1e-9);
 }
 
 #[test]
