@@ -67,8 +67,8 @@ fn the_guide_example_runs_and_prints_what_the_guide_says() {
     assert!(out.status.success(), "{text}");
     assert!(text.trim_end().ends_with("OK"), "{text}");
     let guide = include_str!("../../../docs/your-collective.md");
-    assert!(text.contains("1 MiB: 41.55 us, busbw 22.08 GB/s, Some(0) wrong"), "{text}");
-    assert!(guide.contains("takes 41.55 us (busbw 22.08 GB/s)"));
+    assert!(text.contains("1 MiB: 41.56 us, busbw 22.08 GB/s, Some(0) wrong"), "{text}");
+    assert!(guide.contains("takes 41.56 us (busbw 22.08 GB/s)"));
     assert!(text.contains("# ranksim sweep: collective my_allgather ranks 8 machine a2a3"), "{text}");
     assert_eq!(text.lines().filter(|l| l.contains("float    none")).count(), 4, "{text}");
     assert!(text.contains("BenchmarkStats(rounds=5, warmup=1): device_wall_us min="), "{text}");

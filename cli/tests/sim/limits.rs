@@ -59,6 +59,8 @@ fn huge_host_costs_are_refused_by_key() {
     for (old, new, key) in [
         ("bind_us = 4.04 ", "bind_us = 1e13 ", "host.bind_us = 10000000000000"),
         ("finalize_us = 4.04 ", "finalize_us = 1e14 ", "host.finalize_us = "),
+        ("hccl_launch_us = 55.0 ", "hccl_launch_us = -1.0 ", "host.hccl_launch_us = -1"),
+        ("hccl_setup_us = 30.0 ", "hccl_setup_us = 1e9 ", "host.hccl_setup_us = 1000000000"),
     ] {
         let e = config_err(&a2a3_with(old, new));
         assert!(e.contains(key) && e.contains("1e6"), "{e}");
@@ -68,7 +70,7 @@ fn huge_host_costs_are_refused_by_key() {
 /// `hbm_efficiency = 1e-30` is blamed on itself, not on `hbm_gbps`.
 #[test]
 fn a_tiny_hbm_efficiency_names_the_efficiency() {
-    let e = config_err(&a2a3_with("hbm_efficiency = 0.6 ", "hbm_efficiency = 1e-30 "));
+    let e = config_err(&a2a3_with("hbm_efficiency = 0.84 ", "hbm_efficiency = 1e-30 "));
     assert!(e.contains("chip.hbm_efficiency = 0.000000000000000000000000000001"), "{e}");
     assert!(!e.contains("chip.hbm_gbps ="), "{e}");
 }

@@ -213,12 +213,12 @@ fn the_main_job_shows_the_builtin_next_to_the_hccl_class_modes_and_the_bound() {
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("     1048576")).collect();
     assert_eq!(rows.len(), 3, "{text}");
     assert!(rows[0].contains("4574.51    0.23    0.40       0"), "{text}");
-    assert!(rows[1].contains("52.77   19.87   34.77       0"), "{text}");
-    assert!(rows[2].contains("38.68   27.11   47.44       0"), "{text}");
+    assert!(rows[1].contains("52.76   19.87   34.78       0"), "{text}");
+    assert!(rows[2].contains("38.67   27.12   47.45       0"), "{text}");
     assert!(text.contains("# summary: peak busbw per series (bound 137.20 GB/s)"), "{text}");
     let last = text.lines().last().unwrap_or_default();
     assert!(last.starts_with("#   allreduce sdma-mesh core_num 48 -w 1 "), "{text}");
-    assert!(last.ends_with(" 47.44 GB/s = 34.6% of the bound"), "{text}");
+    assert!(last.ends_with(" 47.45 GB/s = 34.6% of the bound"), "{text}");
 }
 
 #[test]
