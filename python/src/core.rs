@@ -517,8 +517,10 @@ impl PyCore {
         self.waiting(py, &[], |c| c.defer_wait(&conds))
     }
     /// Starts an SDMA copy of local `src` into `peer`'s window `dst` (TPUT_ASYNC); returns a
-    /// handle at once. Wait it with `wait_async` before notifying the peer.
-    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none"))]
+    /// handle at once. Wait it with `wait_async` before notifying the peer. `block_bytes`
+    /// sizes its descriptors and `queues` stripes them over that many channels (pto-isa's
+    /// session options).
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none", block_bytes = None, queues = None))]
     #[allow(clippy::too_many_arguments)]
     fn put_async(
         &self,
@@ -531,12 +533,14 @@ impl PyCore {
         shape: Option<Vec<usize>>,
         channel: Option<usize>,
         atomic: &str,
+        block_bytes: Option<u64>,
+        queues: Option<usize>,
     ) -> PyResult<PySdmaHandle> {
-        let o = sdma_opts(py, dst_offsets, src_offsets, shape, channel, atomic)?;
+        let o = sdma_opts(py, (dst_offsets, src_offsets, shape), channel, atomic, (block_bytes, queues))?;
         self.blocking(py, "put_async", &[dst, src], |c| c.put_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
     }
     /// Starts an SDMA copy of `peer`'s window `src` into local `dst` (TGET_ASYNC).
-    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none"))]
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none", block_bytes = None, queues = None))]
     #[allow(clippy::too_many_arguments)]
     fn get_async(
         &self,
@@ -549,8 +553,10 @@ impl PyCore {
         shape: Option<Vec<usize>>,
         channel: Option<usize>,
         atomic: &str,
+        block_bytes: Option<u64>,
+        queues: Option<usize>,
     ) -> PyResult<PySdmaHandle> {
-        let o = sdma_opts(py, dst_offsets, src_offsets, shape, channel, atomic)?;
+        let o = sdma_opts(py, (dst_offsets, src_offsets, shape), channel, atomic, (block_bytes, queues))?;
         self.blocking(py, "get_async", &[dst, src], |c| c.get_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
     }
     /// Whether the SDMA transfer has completed (one poll).
@@ -567,6 +573,18 @@ impl PyCore {
             return Err(bad(py, "wait_async: this SDMA handle was already waited"));
         };
         self.blocking(py, "wait_async", &[], move |c| c.wait_async(h))
+    }
+    /// Blocks until the transfer and every earlier one of this block have completed, and
+    /// closes them all (pto-isa's wait on a session's latest event); consumes the handle.
+    fn wait_async_through(&self, py: Python<'_>, handle: &PySdmaHandle) -> PyResult<()> {
+        let Some(h) = lock(&handle.0).take() else {
+            return Err(bad(py, "wait_async_through: this SDMA handle was already waited"));
+        };
+        self.blocking(py, "wait_async_through", &[], move |c| c.wait_async_through(h))
+    }
+    /// Cleans and invalidates a cache line (pto-isa's `dcci`): costs `chip.dcci_ns`.
+    fn dcci(&self, py: Python<'_>) -> PyResult<()> {
+        self.blocking(py, "dcci", &[], |c| c.dcci())
     }
     fn __repr__(&self) -> String {
         format!("<ranksim core: rank {} block {} task `{}`>", self.key.0, self.key.1, self.key.3)
@@ -590,6 +608,11 @@ impl PySdmaHandle {
     fn channel(&self) -> Option<usize> {
         lock(&self.0).as_ref().map(|h| h.channel())
     }
+    /// How many channels its descriptors are striped over, or None once waited.
+    #[getter]
+    fn queues(&self) -> Option<usize> {
+        lock(&self.0).as_ref().map(|h| h.queues())
+    }
     /// Bytes the transfer moves, or None once waited.
     #[getter]
     fn bytes(&self) -> Option<usize> {
@@ -597,17 +620,25 @@ impl PySdmaHandle {
     }
 }
 
-/// SDMA options from keyword arguments.
+/// The region keywords of an SDMA copy: destination offsets, source offsets, shape.
+type Region = (Option<Vec<usize>>, Option<Vec<usize>>, Option<Vec<usize>>);
+
+/// SDMA options from keyword arguments (`session`: block_bytes and queues).
 fn sdma_opts(
     py: Python<'_>,
-    dst_offsets: Option<Vec<usize>>,
-    src_offsets: Option<Vec<usize>>,
-    shape: Option<Vec<usize>>,
+    region: Region,
     channel: Option<usize>,
     atomic_: &str,
+    session: (Option<u64>, Option<usize>),
 ) -> PyResult<SdmaOpts> {
     let mut o = SdmaOpts::new().atomic(atomic(py, atomic_)?);
-    match (dst_offsets, src_offsets, shape) {
+    if let Some(b) = session.0 {
+        o = o.block_bytes(b);
+    }
+    if let Some(q) = session.1 {
+        o = o.queues(q);
+    }
+    match region {
         (Some(d), Some(s), Some(sh)) => o = o.region(&d, &s, &sh),
         (None, None, None) => {}
         _ => return Err(bad(py, "dst_offsets, src_offsets and shape go together (PyPTO requires all three)")),

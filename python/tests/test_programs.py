@@ -291,6 +291,41 @@ def test_sdma_put_async_and_defer_wait():
         assert (world.read(dst, r) == 2.0 - r).all()
 
 
+def test_sdma_session_options_dcci_and_waiting_through():
+    # pto-isa's session options from Python: 4 descriptors of 256 B striped over 2 channels,
+    # an earlier transfer closed by waiting the later one through, and dcci's cost.
+    world = ranksim.Config.preset("a2a3").with_ranks(2).world()
+    dom = world.create_domain("d")
+    src = world.alloc_window(dom, "src", "f32", [4, 64])
+    dst = world.alloc_window(dom, "dst", "f32", [4, 64])
+    for r in range(2):
+        world.write(src, r, np.full((4, 64), r + 1.0, dtype=np.float32))
+    seen = {}
+
+    def k(core):
+        me = core.rank()
+        first = core.put_async(dst, 1 - me, src, block_bytes=256, queues=2)
+        second = core.put_async(dst, 1 - me, src, queues=2)
+        seen[me] = (first.queues, second.channel)
+        core.wait_async_through(second)
+        t = core.now()
+        core.dcci()
+        seen[me] += (core.now() - t,)
+
+    world.dispatch_all(dom, ranksim.Dispatch.kernel("sdma", 1, k))
+    world.run()
+    assert seen == {0: (2, 0, 50_000), 1: (2, 0, 50_000)}
+    for r in range(2):
+        assert (world.read(dst, r) == 2.0 - r).all()
+    # A queue count the chip cannot give fails the run, saying what is allowed.
+    bad = ranksim.Config.preset("a2a3").with_ranks(2).world()
+    dom = bad.create_domain("d")
+    win = bad.alloc_window(dom, "win", "f32", [4, 64])
+    bad.dispatch_all(dom, ranksim.Dispatch.kernel("sdma", 1, lambda c: c.put_async(win, 1 - c.rank(), win, queues=0)))
+    with pytest.raises(ranksim.BadArgument, match=r"queues\(0\): a transfer is striped over 1..=48 channels"):
+        bad.run()
+
+
 def test_defer_wait_never_true_is_a_deadlock():
     world = ranksim.Config.preset("a2a3").with_ranks(2).world()
     dom = world.create_domain("d")
