@@ -214,6 +214,16 @@ pub fn mode_note(spec: &SweepSpec) -> String {
             on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
              between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
         }
+        (Kind::ReduceScatter, Mode::AivMesh, _) => {
+            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \
+             reduce-scatter (each block pulls its large UB tiles of this rank's row from every peer and adds them, \
+             pipes overlapping)")
+        }
+        (Kind::AllToAll, Mode::AivMesh, _) => {
+            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \
+             all_to_all (each block pulls its large UB tiles of this rank's row from every rank's input, pipes \
+             overlapping)")
+        }
         (Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast, Mode::SdmaMesh, _) => {
             let how = match spec.call.kind {
                 Kind::ReduceScatter => "inline-reduce SDMA puts to every peer at once",

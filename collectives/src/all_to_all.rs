@@ -76,6 +76,52 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.epilogue(ops, me, n, 1)
 }
 
+/// HCCL-class: the vendor library's AIV all_to_all on a full mesh: after a ready barrier
+/// (every input written), each block pulls its tiles (a third of UB each, dealt
+/// block-cyclically) of row `me` of every rank's input, this rank first and then the peers in
+/// a block-dependent order, into row `src` of its own target, the next pull in flight while
+/// the current one is stored; then a done barrier (no input is reused before every pull of
+/// it has ended) and its epilogue.
+pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    use crate::allreduce::aiv_mesh::{tile_elems, tiles};
+    let (me, n) = ranks(ops, &a.target, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    ops.overlap_pipes();
+    let tv = rows_view(ops, &a.target, n, WHAT)?;
+    let iv = rows_view(ops, &a.input, n, WHAT)?;
+    let r = tv.shape()[1];
+    let tile = tile_elems(ops.chip().ub_bytes(), a.target.dtype().size());
+    lanes.barrier(ops, me, n, 1).await?;
+    let pulls: Vec<(usize, usize, usize)> = std::iter::once(me)
+        .chain(peer_order(me, n, b))
+        .flat_map(|src| tiles(0, r, b, active, tile).map(move |(base, w)| (src, base, w)))
+        .collect();
+    let pull = |ops: &mut Ops, &(src, base, w): &(usize, usize, usize)| {
+        if src == me {
+            ops.load_async(&iv, &[me, base], &[1, w])
+        } else {
+            ops.remote_load_async(&iv, src, &[me, base], &[1, w])
+        }
+    };
+    let mut next = match pulls.first() {
+        Some(p) => Some(pull(ops, p)?),
+        None => None,
+    };
+    for (i, &(src, base, _)) in pulls.iter().enumerate() {
+        let Some(cur) = next.take() else { break };
+        if let Some(p) = pulls.get(i + 1) {
+            next = Some(pull(ops, p)?);
+        }
+        let t = ops.wait_load(cur).await?;
+        ops.store(&t, &tv, &[src, base])?;
+    }
+    lanes.barrier(ops, me, n, 2).await?;
+    lanes.epilogue(ops, me, n, 2)
+}
+
 /// all_to_all_v: `max_recv = target rows / NR`; per destination, `Set` its `recv_counts[me]`
 /// to `min(send_counts[dest], max_recv)` (no floor at 0) and push the full `max_recv x R`
 /// block (rows beyond the count still cross the wire); then one credit barrier. The HOST

@@ -84,9 +84,8 @@ impl Call {
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
-            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast => {
-                self.mode == Mode::SdmaMesh
-            }
+            Kind::ReduceScatter | Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
+            Kind::AllGather | Kind::AllToAllV | Kind::Broadcast => self.mode == Mode::SdmaMesh,
             _ => false,
         };
         if multi { self.core_num } else { 1 }

@@ -155,7 +155,23 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             let want = signal_shape(kind, Mode::SdmaMesh, spec.path, n, spec.core_num);
             check::signal(what, signal, &want)
         }
-        other => fail(what, format!("{kind} runs as mesh (PyPTO's builtin) or sdma-mesh (HCCL-class), not {other}")),
+        Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll) => {
+            let aiv = world.chip().aiv_cores();
+            if spec.core_num == 0 || spec.core_num > aiv {
+                return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
+            }
+            check::signal(what, signal, &signal_shape(kind, Mode::AivMesh, spec.path, n, spec.core_num))
+        }
+        other => {
+            let modes: Vec<String> = crate::modes(kind).iter().map(|m| m.to_string()).collect();
+            fail(
+                what,
+                format!(
+                    "{kind} runs as {} (mesh: PyPTO's builtin; the others HCCL-class), not {other}",
+                    modes.join(", ")
+                ),
+            )
+        }
     }
 }
 
@@ -314,6 +330,8 @@ pub fn reduce_scatter_with(
     if how.mode == Mode::SdmaMesh {
         let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
         check::dtype(&what, data, &addable)?;
+    } else if how.mode == Mode::AivMesh {
+        check::dtype(&what, data, &FP)?;
     } else {
         check::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
     }
@@ -327,6 +345,7 @@ pub fn reduce_scatter_with(
     let args = rs::Args { data: data.clone(), sig: signal.clone(), op };
     let task = match (how.mode, path) {
         (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, rs::sdma_mesh),
+        (Mode::AivMesh, _) => task!(&name, how.core_num, args, rs::aiv_mesh),
         (_, Path::Host) => task!(&name, 1, args, rs::host),
         (_, Path::InCore) => task!(&name, 1, args, rs::incore),
     };
@@ -370,6 +389,7 @@ pub fn all_to_all_with(
     let args = a2a::Args { input: input.clone(), target: target.clone(), sig: signal.clone() };
     let task = match (how.mode, path) {
         (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, a2a::sdma_mesh),
+        (Mode::AivMesh, _) => task!(&name, how.core_num, args, a2a::aiv_mesh),
         (_, Path::Host) => task!(&name, 1, args, a2a::host),
         (_, Path::InCore) => task!(&name, 1, args, a2a::incore),
     };

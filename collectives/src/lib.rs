@@ -13,7 +13,8 @@
 //!   with measured hardware tables.
 //! - **aiv-mesh** allreduce ([`Mode::AivMesh`]): HCCL-class, the vendor library's AIV
 //!   full-mesh allreduce — the same two phases with large double-buffered UB tiles over many
-//!   cores and overlapping pipes, which reaches the links' bandwidth.
+//!   cores and overlapping pipes, which reaches the links' bandwidth; reduce_scatter and
+//!   all_to_all have the same AIV form (every block pulls its tiles from every peer).
 //! - **sdma-mesh** allreduce ([`Mode::SdmaMesh`]): HCCL-class, the vendor library's copy-engine
 //!   allreduce — inline-reduce SDMA puts into each slice's owner, then SDMA puts of the reduced
 //!   slices; the cores only post and wait.

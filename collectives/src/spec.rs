@@ -272,7 +272,10 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
             Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast,
             Mode::SdmaMesh,
             _,
-        ) if core_num > 1 => {
+        )
+        | (Kind::ReduceScatter | Kind::AllToAll, Mode::AivMesh, _)
+            if core_num > 1 =>
+        {
             vec![nranks, core_num]
         }
         (Kind::AllReduce, _, Path::Host) | (Kind::Barrier, _, Path::Host) => vec![nranks],
@@ -281,15 +284,15 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
 }
 
 /// The algorithms (`--mode`) a collective runs: every mode for allreduce; PyPTO's builtin
-/// (`mesh`) and the HCCL-class copy-engine mesh (`sdma-mesh`) for allgather, reduce_scatter
-/// and all_to_all; the builtin alone for the others. The host API, the sweep and the checker
+/// (`mesh`) and the HCCL-class copy-engine mesh (`sdma-mesh`) for allgather, reduce_scatter,
+/// all_to_all, all_to_all_v and broadcast, and the HCCL-class AIV mesh (`aiv-mesh`) for
+/// reduce_scatter and all_to_all; the builtin alone for the others. The host API, the sweep and the checker
 /// all ask this.
 pub fn modes(kind: Kind) -> &'static [Mode] {
     match kind {
         Kind::AllReduce => &Mode::ALL,
-        Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast => {
-            &[Mode::Mesh, Mode::SdmaMesh]
-        }
+        Kind::ReduceScatter | Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
+        Kind::AllGather | Kind::AllToAllV | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh],
         _ => &[Mode::Mesh],
     }
 }
@@ -327,6 +330,8 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::Rhd) => format!("hccl.allreduce_rhd__{op}__{dt}"),
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
         (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),
+        (Kind::ReduceScatter, Mode::AivMesh) => format!("hccl.reduce_scatter_aiv_mesh__{op}__{dt}"),
+        (Kind::AllToAll, Mode::AivMesh) => format!("hccl.all_to_all_aiv_mesh__{dt}"),
         (Kind::AllToAll, Mode::SdmaMesh) => format!("hccl.all_to_all_sdma_mesh__{dt}"),
         (Kind::AllToAllV, Mode::SdmaMesh) => format!("hccl.all_to_all_v_sdma_mesh__{dt}"),
         (Kind::Broadcast, Mode::SdmaMesh) => format!("hccl.broadcast_sdma_mesh__root{root}__{dt}"),

@@ -164,7 +164,9 @@ pub struct SweepFlags {
     /// modes the machine runs (aiv-mesh; sdma-mesh with -w 1) on every AIV core; above 16
     /// ranks, where PyPTO's builtins return at once (kMaxSupportedRanks), rhd on one block.
     /// allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast take mesh (PyPTO's builtin) and sdma-mesh (the
-    /// vendor library's copy-engine mesh); a mode a collective lacks is named and skipped.
+    /// vendor library's copy-engine mesh), reduce_scatter and all_to_all also aiv-mesh (its AIV
+    /// kernels: every block pulls large UB tiles from every peer); a mode a collective lacks is
+    /// named and skipped.
     #[arg(long, value_delimiter = ',')]
     mode: Option<Vec<Mode>>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
@@ -712,8 +714,9 @@ fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRow]) -> std:
 }
 
 /// The series to run. With `--mode`, every (collective, mode) pair that applies; without it,
-/// PyPTO's builtin and, for allreduce and allgather, the HCCL-class algorithms `cfg` supports
-/// (`aiv-mesh`; `sdma-mesh` when the chip has copy engines and the op is a sum), on every AIV
+/// PyPTO's builtin and the HCCL-class algorithms `cfg` supports for the collective (`aiv-mesh`
+/// for allreduce, reduce_scatter and all_to_all; `sdma-mesh` when the chip has copy engines
+/// and the op is a sum), on every AIV
 /// core and with one warmup call when they use copy engines. When the ranks span several
 /// servers an allreduce's HCCL-class series is `rhd` (the vendor library's algorithm between
 /// servers; the full-mesh ones are single-server), on one block; above kMaxSupportedRanks,
@@ -740,7 +743,7 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                 // the others stop; its full-mesh modes are single-server ones.
                 let candidates: &[Mode] = match kind {
                     Kind::AllReduce if beyond || servers => &[Mode::Rhd],
-                    Kind::AllReduce => &[Mode::AivMesh, Mode::SdmaMesh],
+                    Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll => &[Mode::AivMesh, Mode::SdmaMesh],
                     _ if servers => &[],
                     _ => &[Mode::SdmaMesh],
                 };

@@ -90,7 +90,10 @@ fn allgather_modes_are_the_builtin_or_sdma_mesh() {
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[8, 1]).unwrap();
     let how = ranksim::collectives::AllGather { mode: Mode::TwoShot, path: Path::Host, core_num: 1 };
     let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
-    assert!(e.contains("mesh (PyPTO's builtin) or sdma-mesh (HCCL-class), not two-shot"), "{e}");
+    assert!(
+        e.contains("allgather runs as mesh, sdma-mesh (mesh: PyPTO's builtin; the others HCCL-class), not two-shot"),
+        "{e}"
+    );
     let how = ranksim::collectives::AllGather { mode: Mode::SdmaMesh, path: Path::Host, core_num: 4 };
     let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
     assert!(e.contains("[8, 4]"), "{e}");
@@ -231,4 +234,38 @@ fn sdma_mesh_broadcast_moves_a_slice_per_link() {
     let c = ranksim_cli::checker::catalogue().into_iter().find(|c| c.name == "broadcast-sdma-mesh-host").unwrap();
     let r = ranksim_cli::checker::check(&cfg, &c, 8, &CheckOptions { seeds: 1, ..CheckOptions::default() }).unwrap();
     assert!(r.is_clean(), "{r:?}");
+}
+
+#[test]
+fn aiv_mesh_reduce_scatter_and_all_to_all_are_right_and_near_the_link_bound() {
+    // Every element checked at 4 MiB on 48 blocks (and on 5, where tiles and blocks do not
+    // divide evenly); at 64 MiB timing-only the busbw stays under 7 links x 19.6 GB/s and
+    // reaches most of it, as the AIV allreduce does.
+    let cfg = Config::default_preset();
+    let bound = 7.0 * 28.0 * 0.7;
+    for kind in [Kind::ReduceScatter, Kind::AllToAll] {
+        let call = |core_num| Call::new(kind, 8).with_mode(Mode::AivMesh).with_core_num(core_num);
+        for core_num in [48, 5] {
+            let p = run_point(&cfg, &SweepSpec::new(call(core_num)), 4 << 20, false).unwrap().unwrap();
+            assert_eq!(p.row.nwrong, Some(0), "{kind} on {core_num} blocks");
+        }
+        let timing = SweepSpec::new(call(48)).with_timing_only(true);
+        let busbw = run_point(&cfg, &timing, 64 << 20, false).unwrap().unwrap().row.busbw_gbps;
+        assert!(busbw <= bound && busbw >= 0.75 * bound, "{kind}: {busbw} GB/s against {bound}");
+    }
+}
+
+#[test]
+fn aiv_mesh_is_refused_where_hccl_has_no_such_kernel_and_names_the_modes() {
+    let mut w = Config::default_preset().world().unwrap();
+    let dom = w.world_domain("comm_d0").unwrap();
+    let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, 8]).unwrap();
+    let target = w.alloc_window(&dom, "target", DType::F32, &[8, 8]).unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[8, 4]).unwrap();
+    let how = ranksim::collectives::AllGather { mode: Mode::AivMesh, path: Path::Host, core_num: 4 };
+    let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
+    assert!(e.contains("allgather runs as mesh, sdma-mesh") && e.contains("not aiv-mesh"), "{e}");
+    let zero = ranksim::collectives::AllGather { core_num: 0, ..how };
+    let e = ranksim::collectives::reduce_scatter_with(&mut w, &target, &sig, ReduceOp::Sum, zero).unwrap_err();
+    assert!(e.to_string().contains("core_num 0 must be in 1..=48"), "{e}");
 }

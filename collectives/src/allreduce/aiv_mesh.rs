@@ -22,12 +22,18 @@ const WHAT: &str = "allreduce aiv-mesh";
 const UB_TILES: usize = 3;
 
 /// Elements per tile: a third of UB, in whole 32-byte blocks.
-fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
+pub(crate) fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
     ((ub_bytes / UB_TILES) & !31).max(32) / esize
 }
 
 /// This block's tiles of `[lo, hi)`: `(start, len)`.
-fn tiles(lo: usize, hi: usize, block: usize, blocks: usize, tile: usize) -> impl Iterator<Item = (usize, usize)> {
+pub(crate) fn tiles(
+    lo: usize,
+    hi: usize,
+    block: usize,
+    blocks: usize,
+    tile: usize,
+) -> impl Iterator<Item = (usize, usize)> {
     (lo + block * tile..hi).step_by(blocks * tile).map(move |s| (s, tile.min(hi - s)))
 }
 
