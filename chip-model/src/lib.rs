@@ -17,4 +17,4 @@ pub use config::{
     ChipConfig, CubeConfig, DmaConfig, DmaPathConfig, ElemsPerCycle, FractalConfig, SdmaConfig, VectorConfig,
 };
 pub use model::{ChipConfigError, ChipModel};
-pub use paths::{ChipPaths, Engine};
+pub use paths::{ChipPaths, Engine, EngineKind};

@@ -33,10 +33,45 @@ pub struct ChipPaths {
     pub l0c_to_gm: Option<Bandwidth>,
 }
 
-/// One engine of a chip: its resource name (`mte2`, `mte3`, `sdma`, `fixpipe`), its index
-/// among the chip's cores (or SDMA channels) and its rate.
+/// The kinds of engine a chip has, in [`EngineKind::ORDER`], the one order a chip's engine
+/// resources are numbered in (the fabric model indexes them through
+/// [`ChipPaths::engine_offset`], never by a formula of its own).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// An AIV core's MTE2 (GM -> UB).
+    Mte2,
+    /// An AIV core's MTE3 (UB -> GM).
+    Mte3,
+    /// An SDMA channel.
+    Sdma,
+    /// An AIC core's MTE2 (GM -> L1).
+    L1Load,
+    /// An AIC core's FIXPIPE (L0C -> GM).
+    Fixpipe,
+}
+
+impl EngineKind {
+    /// The order of a chip's engine resources (after its HBM and ingress port).
+    pub const ORDER: [EngineKind; 5] =
+        [EngineKind::Mte2, EngineKind::Mte3, EngineKind::Sdma, EngineKind::L1Load, EngineKind::Fixpipe];
+
+    /// The name a resource of this kind carries, before `{chip}.{index}`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Mte2 | EngineKind::L1Load => "mte2",
+            EngineKind::Mte3 => "mte3",
+            EngineKind::Sdma => "sdma",
+            EngineKind::Fixpipe => "fixpipe",
+        }
+    }
+}
+
+/// One engine of a chip: its kind, resource name (`mte2`, `mte3`, `sdma`, `fixpipe`), its
+/// index among the chip's cores (or SDMA channels) and its rate.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Engine {
+    /// What it is.
+    pub kind: EngineKind,
     /// The name a resource of this engine carries, before `{chip}.{index}`.
     pub name: &'static str,
     /// The core (AIV `0..cores`, AIC `cores..`) or SDMA channel it belongs to.
@@ -63,20 +98,37 @@ impl ChipPaths {
 
     /// How many engines [`ChipPaths::engines`] lists (saturating).
     pub fn engine_count(&self) -> usize {
-        self.cores.saturating_add(self.cube_cores).saturating_mul(2).saturating_add(self.sdma_channels)
+        EngineKind::ORDER.iter().fold(0usize, |n, &k| n.saturating_add(self.group(k).0.len()))
     }
 
-    /// The chip's engines in the order its resources are numbered (after its HBM): every AIV
-    /// core's MTE2, every AIV core's MTE3, every SDMA channel, every AIC core's MTE2 (GM -> L1),
-    /// every AIC core's FIXPIPE (L0C -> GM).
+    /// The indices (cores, or SDMA channels) engines of `kind` have, and their rate.
+    fn group(&self, kind: EngineKind) -> (std::ops::Range<usize>, Option<Bandwidth>) {
+        let (aiv, aic) = (0..self.cores, self.cores..self.cores.saturating_add(self.cube_cores));
+        match kind {
+            EngineKind::Mte2 => (aiv, self.mte2),
+            EngineKind::Mte3 => (aiv, self.mte3),
+            EngineKind::Sdma => (0..self.sdma_channels, self.sdma),
+            EngineKind::L1Load => (aic, self.gm_to_l1),
+            EngineKind::Fixpipe => (aic, self.l0c_to_gm),
+        }
+    }
+
+    /// The chip's engines in the order its resources are numbered (after its HBM and port):
+    /// [`EngineKind::ORDER`], each kind's engines by index.
     pub fn engines(&self) -> impl Iterator<Item = Engine> + '_ {
-        let (aiv, aic) = (0..self.cores, self.cores..self.cores + self.cube_cores);
-        let each = |name, range: std::ops::Range<usize>, rate| range.map(move |index| Engine { name, index, rate });
-        each("mte2", aiv.clone(), self.mte2)
-            .chain(each("mte3", aiv, self.mte3))
-            .chain(each("sdma", 0..self.sdma_channels, self.sdma))
-            .chain(each("mte2", aic.clone(), self.gm_to_l1))
-            .chain(each("fixpipe", aic, self.l0c_to_gm))
+        EngineKind::ORDER.into_iter().flat_map(move |kind| {
+            let (range, rate) = self.group(kind);
+            range.map(move |index| Engine { kind, name: kind.name(), index, rate })
+        })
+    }
+
+    /// Where engine `index` (a core, or an SDMA channel) of `kind` sits in
+    /// [`ChipPaths::engines`], if the chip has it.
+    pub fn engine_offset(&self, kind: EngineKind, index: usize) -> Option<usize> {
+        let before =
+            EngineKind::ORDER.iter().take_while(|&&k| k != kind).map(|&k| self.group(k).0.len()).sum::<usize>();
+        let range = self.group(kind).0;
+        range.contains(&index).then(|| before + (index - range.start))
     }
 }
 
@@ -127,5 +179,17 @@ mod tests {
             ]
         );
         assert_eq!(p.engine_count(), got.len());
+    }
+
+    #[test]
+    fn every_engine_offset_is_its_place_in_the_list_and_missing_ones_have_none() {
+        let p = ChipPaths { sdma_channels: 3, cube_cores: 2, ..ChipPaths::unlimited(4) };
+        for (at, e) in p.engines().enumerate() {
+            assert_eq!(p.engine_offset(e.kind, e.index), Some(at), "{e:?}");
+        }
+        assert_eq!(p.engine_offset(EngineKind::Mte2, 4), None, "core 4 is an AIC core: no AIV MTE2");
+        assert_eq!(p.engine_offset(EngineKind::Fixpipe, 1), None, "AIV core 1 has no FIXPIPE");
+        assert_eq!(p.engine_offset(EngineKind::Sdma, 3), None);
+        assert_eq!(p.engine_offset(EngineKind::L1Load, 5), Some(4 + 4 + 3 + 1));
     }
 }

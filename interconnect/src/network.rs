@@ -5,6 +5,7 @@
 use crate::config::{FabricConfig, FabricConfigError, err};
 use crate::topology::Topology;
 pub use chip_model::ChipPaths;
+use chip_model::EngineKind;
 use resource::Resource;
 use rustc_hash::FxHashMap;
 use sim_core::{
@@ -15,18 +16,17 @@ use sim_core::{
 mod resource;
 
 /// The machine's data paths, implementing [`Network`]. Resources are numbered chip by chip
-/// (`hbm c`, `port c`, `mte2 c.0..`, `mte3 c.0..`, `sdma c.0..`, then for the AIC cores
-/// `a..a+n` after the `a` AIV cores `mte2 c.a..` (GM -> L1) and `fixpipe c.a..` (L0C -> GM)),
-/// then the topology's links in its order.
+/// (`hbm c`, `port c`, then the chip's engines as [`ChipPaths::engines`] lists them, indexed
+/// through [`ChipPaths::engine_offset`]: the one layout, written once in chip-model), then the
+/// topology's links in its order.
 #[derive(Debug)]
 pub struct NetworkModel {
     packet_bytes: u64,
     read_turnaround: SimDuration,
     relaxed: bool,
     ranks: usize,
-    cores: usize,
-    sdma_channels: usize,
-    cube_cores: usize,
+    /// The chip's engines: how many of each, and where each sits in a chip's block.
+    chip: ChipPaths,
     topology: Topology,
     /// The booking state of each resource (hot: `send` walks it per packet).
     resources: Vec<Resource>,
@@ -149,20 +149,17 @@ impl NetworkModel {
         let engines = chip.engines().map(|e| (e.name, e.index)).collect();
         let (hops, paths, ids) = (Vec::new(), Vec::new(), FxHashMap::default());
         let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
-        let (cores, sdma_channels, cube_cores) = (chip.cores, chip.sdma_channels, chip.cube_cores);
         let read_turnaround = cfg.read_turnaround()?;
         let e = cfg.checked_core_write_efficiency()?;
         let core_write_scale = (e < 1.0).then(|| 1.0 / e);
-        let index = RouteIndex { ranks, slots: (cores + cube_cores).max(sdma_channels) };
+        let index = RouteIndex { ranks, slots: (chip.cores + chip.cube_cores).max(chip.sdma_channels) };
         let dense = index.size().map_or_else(Vec::new, |n| vec![0; n]);
         Ok(NetworkModel {
             packet_bytes,
             read_turnaround,
             relaxed,
             ranks,
-            cores,
-            sdma_channels,
-            cube_cores,
+            chip: *chip,
             topology,
             resources,
             engines,
@@ -205,7 +202,7 @@ impl NetworkModel {
 
     /// Resources per chip: HBM, port, then the engines in `ChipPaths::engines` order.
     fn per_chip(&self) -> usize {
-        2 + 2 * self.cores + self.sdma_channels + 2 * self.cube_cores
+        2 + self.chip.engine_count()
     }
 
     /// Index of chip-side resource `offset` of `chip`, if both exist.
@@ -221,27 +218,28 @@ impl NetworkModel {
         self.chip_res(chip, 1)
     }
 
-    /// The chip-local offset of AIC core `core`'s first engine (`core >= cores`), if it exists.
-    fn cube_res(&self, chip: usize, core: usize, second: bool) -> Option<u32> {
-        let k = core.checked_sub(self.cores).filter(|&k| k < self.cube_cores)?;
-        let base = 2 + 2 * self.cores + self.sdma_channels;
-        self.chip_res(chip, base + if second { self.cube_cores } else { 0 } + k)
+    /// Engine `index` of `kind` on `chip`, if both exist: the offset chip-model gives, after
+    /// the chip's HBM and port.
+    fn engine(&self, chip: usize, kind: EngineKind, index: usize) -> Option<u32> {
+        self.chip_res(chip, 2 + self.chip.engine_offset(kind, index)?)
     }
 
     /// The core's GM-side input engine: MTE2 of an AIV core (GM -> UB) or of an AIC core
     /// (GM -> L1).
     fn mte2(&self, chip: usize, core: usize) -> Option<u32> {
-        if core < self.cores { self.chip_res(chip, 2 + core) } else { self.cube_res(chip, core, false) }
+        let kind = if core < self.chip.cores { EngineKind::Mte2 } else { EngineKind::L1Load };
+        self.engine(chip, kind, core)
     }
 
     /// The core's GM-side output engine: MTE3 of an AIV core (UB -> GM) or the FIXPIPE of an
     /// AIC core (L0C -> GM).
     fn mte3(&self, chip: usize, core: usize) -> Option<u32> {
-        if core < self.cores { self.chip_res(chip, 2 + self.cores + core) } else { self.cube_res(chip, core, true) }
+        let kind = if core < self.chip.cores { EngineKind::Mte3 } else { EngineKind::Fixpipe };
+        self.engine(chip, kind, core)
     }
 
     fn sdma(&self, chip: usize, channel: usize) -> Option<u32> {
-        (channel < self.sdma_channels).then(|| self.chip_res(chip, 2 + 2 * self.cores + channel)).flatten()
+        self.engine(chip, EngineKind::Sdma, channel)
     }
 
     /// Appends the link resources from chip `a` to chip `b` to `out` (none for an unknown
