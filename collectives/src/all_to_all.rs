@@ -83,7 +83,7 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// the current one is stored; then a done barrier (no input is reused before every pull of
 /// it has ended) and its epilogue.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    use crate::allreduce::aiv_mesh::{tile_elems, tiles};
+    use crate::allreduce::aiv_mesh::{pipelined, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.target, WHAT)?;
     let b = ops.block_idx();
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
@@ -106,18 +106,9 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
             ops.remote_load_async(&iv, src, &[me, base], &[1, w])
         }
     };
-    let mut next = match pulls.first() {
-        Some(p) => Some(pull(ops, p)?),
-        None => None,
-    };
-    for (i, &(src, base, _)) in pulls.iter().enumerate() {
-        let Some(cur) = next.take() else { break };
-        if let Some(p) = pulls.get(i + 1) {
-            next = Some(pull(ops, p)?);
-        }
-        let t = ops.wait_load(cur).await?;
-        ops.store(&t, &tv, &[src, base])?;
-    }
+    let store =
+        |ops: &mut Ops, &(src, base, _): &(usize, usize, usize), t: &sim_core::Tile| ops.store(t, &tv, &[src, base]);
+    pipelined(ops, &pulls, pull, store).await?;
     lanes.barrier(ops, me, n, 2).await?;
     lanes.epilogue(ops, me, n, 2)
 }

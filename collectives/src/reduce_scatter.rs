@@ -83,7 +83,7 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// the sum into row `me`. Ready barrier first (every rank's data is written), then a done
 /// barrier and its epilogue.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    use crate::allreduce::aiv_mesh::{tile_elems, tiles};
+    use crate::allreduce::aiv_mesh::{reduce_tile, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.data, WHAT)?;
     let b = ops.block_idx();
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
@@ -95,22 +95,8 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let tile = tile_elems(ops.chip().ub_bytes(), a.data.dtype().size());
     lanes.barrier(ops, me, n, 1).await?;
     let order = peer_order(me, n, b);
-    for (base, w) in tiles(0, r, b, active, tile) {
-        let own = ops.load_async(&data, &[me, base], &[1, w])?;
-        let mut next = match order.first() {
-            Some(&p) => Some(ops.remote_load_async(&data, p, &[me, base], &[1, w])?),
-            None => None,
-        };
-        let mut acc = ops.wait_load(own).await?;
-        for i in 0..order.len() {
-            let Some(cur) = next.take() else { break };
-            if let Some(&p) = order.get(i + 1) {
-                next = Some(ops.remote_load_async(&data, p, &[me, base], &[1, w])?);
-            }
-            let t = ops.wait_load(cur).await?;
-            acc = ops.reduce(a.op, &acc, &t)?;
-        }
-        ops.store(&acc, &data, &[me, base])?;
+    for tile in tiles(0, r, b, active, tile) {
+        reduce_tile(ops, a.op, &data, me, &order, tile).await?;
     }
     lanes.barrier(ops, me, n, 2).await?;
     lanes.epilogue(ops, me, n, 2)

@@ -14,7 +14,7 @@
 
 use super::{Args, Block, slice};
 use crate::lanes::peer_order;
-use sim_core::{Ops, SimResult, Tensor, TileLoad};
+use sim_core::{Ops, ReduceOp, SimResult, Tensor, Tile, TileLoad};
 
 const WHAT: &str = "allreduce aiv-mesh";
 
@@ -48,7 +48,7 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.barrier(ops, me, n, 1).await?;
     let (lo, hi) = slice(me, numel, n);
     for (base, w) in tiles(lo, hi, b, active, tile) {
-        reduce_tile(ops, a, &flat, &peer_order(me, n, b), base, w).await?;
+        reduce_tile(ops, a.op, &flat, 0, &peer_order(me, n, b), (base, w)).await?;
     }
     lanes.barrier(ops, me, n, 2).await?;
     let mut pulls = Vec::new();
@@ -61,43 +61,64 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.epilogue(ops, me, n, 3)
 }
 
-/// Reduces tile `[base, base + w)` of every peer into the local one, the next peer's tile in
-/// flight while the current one is added.
-async fn reduce_tile(ops: &mut Ops, a: &Args, flat: &Tensor, peers: &[usize], base: usize, w: usize) -> SimResult<()> {
-    let own = ops.load_async(flat, &[0, base], &[1, w])?;
+/// Reduces tile `(base, w)` of row `row` of `t` on every peer into the local one and stores
+/// the sum there, the next peer's tile in flight while the current one is added (the AIV
+/// reduce-scatter step, shared with reduce_scatter's aiv-mesh).
+pub(crate) async fn reduce_tile(
+    ops: &mut Ops,
+    op: ReduceOp,
+    t: &Tensor,
+    row: usize,
+    peers: &[usize],
+    (base, w): (usize, usize),
+) -> SimResult<()> {
+    let at = [row, base];
+    let own = ops.load_async(t, &at, &[1, w])?;
     let mut next = match peers.first() {
-        Some(&p) => Some(ops.remote_load_async(flat, p, &[0, base], &[1, w])?),
+        Some(&p) => Some(ops.remote_load_async(t, p, &at, &[1, w])?),
         None => None,
     };
     let mut acc = ops.wait_load(own).await?;
     for i in 0..peers.len() {
         let Some(cur) = next.take() else { break };
         if let Some(&p) = peers.get(i + 1) {
-            next = Some(ops.remote_load_async(flat, p, &[0, base], &[1, w])?);
+            next = Some(ops.remote_load_async(t, p, &at, &[1, w])?);
         }
-        let t = ops.wait_load(cur).await?;
-        acc = ops.reduce(a.op, &acc, &t)?;
+        let tile = ops.wait_load(cur).await?;
+        acc = ops.reduce(op, &acc, &tile)?;
     }
-    ops.store(&acc, flat, &[0, base])
+    ops.store(&acc, t, &at)
 }
 
 /// Copies each `(owner, base, w)` tile of the owners' windows into the local one, the next
 /// tile in flight while the current one is stored.
 async fn gather(ops: &mut Ops, flat: &Tensor, pulls: &[(usize, usize, usize)]) -> SimResult<()> {
-    let pull = |ops: &mut Ops, &(owner, base, w): &(usize, usize, usize)| -> SimResult<TileLoad> {
+    let pull = |ops: &mut Ops, &(owner, base, w): &(usize, usize, usize)| {
         ops.remote_load_async(flat, owner, &[0, base], &[1, w])
     };
-    let mut next = match pulls.first() {
+    let store = |ops: &mut Ops, &(_, base, _): &(usize, usize, usize), t: &Tile| ops.store(t, flat, &[0, base]);
+    pipelined(ops, pulls, pull, store).await
+}
+
+/// For each item: a load `pull` starts, and the previous item's tile is `store`d while it is in
+/// flight (one load ahead), in order. The pull / store pipeline of the AIV kernels.
+pub(crate) async fn pipelined<T>(
+    ops: &mut Ops,
+    items: &[T],
+    pull: impl Fn(&mut Ops, &T) -> SimResult<TileLoad>,
+    store: impl Fn(&mut Ops, &T, &Tile) -> SimResult<()>,
+) -> SimResult<()> {
+    let mut next = match items.first() {
         Some(p) => Some(pull(ops, p)?),
         None => None,
     };
-    for (i, &(_, base, _)) in pulls.iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         let Some(cur) = next.take() else { break };
-        if let Some(p) = pulls.get(i + 1) {
+        if let Some(p) = items.get(i + 1) {
             next = Some(pull(ops, p)?);
         }
         let t = ops.wait_load(cur).await?;
-        ops.store(&t, flat, &[0, base])?;
+        store(ops, item, &t)?;
     }
     Ok(())
 }
