@@ -16,6 +16,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("a3-supernode", include_str!("../configs/a3-supernode.toml")),
     ("a5", include_str!("../configs/a5.toml")),
     ("cluster1024", include_str!("../configs/cluster1024.toml")),
+    ("cm384", include_str!("../configs/cm384.toml")),
     ("ring8", include_str!("../configs/ring8.toml")),
     ("torus4x4", include_str!("../configs/torus4x4.toml")),
     ("two-node", include_str!("../configs/two-node.toml")),
@@ -240,7 +241,7 @@ mod tests {
 
     #[test]
     fn an_unknown_config_name_suggests_the_nearest_preset() {
-        let presets = "a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node";
+        let presets = "a2a3, a3-supernode, a5, cluster1024, cm384, ring8, torus4x4, two-node";
         assert_eq!(
             err("a2a4"),
             format!("unknown config 'a2a4': no such file or preset; did you mean 'a2a3'? (presets: {presets})")

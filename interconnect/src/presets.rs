@@ -57,7 +57,7 @@ fn shape(table: &toml::Table, prefix: &str) -> Vec<String> {
 fn every_preset_parses_and_builds() {
     let all = presets();
     let names: Vec<&str> = all.keys().map(String::as_str).collect();
-    assert_eq!(names, ["a2a3", "a3-supernode", "a5", "cluster1024", "ring8", "torus4x4", "two-node"]);
+    assert_eq!(names, ["a2a3", "a3-supernode", "a5", "cluster1024", "cm384", "ring8", "torus4x4", "two-node"]);
     for (stem, text) in &all {
         let p: Preset = toml::from_str(text).unwrap_or_else(|e| panic!("{stem}: {e}"));
         assert_eq!(&p.machine.name, stem);
@@ -102,7 +102,7 @@ fn verbatim_chip_copies_match_a2a3() {
             copies += 1;
         }
     }
-    assert_eq!(copies, 5);
+    assert_eq!(copies, 6);
 }
 
 #[test]
@@ -123,6 +123,15 @@ fn preset_routes_have_the_sourced_latencies() {
     assert_eq!(
         line("a3-supernode", 0, 15),
         "0 -> mte3 0.0 -> nic1-up 0 -> nic1-down 15 -> port 15 -> hbm 15 (latency 500.000 ns, bottleneck 137.200 GB/s at nic1-up 0)"
+    );
+    // CloudMatrix384: the package's SIO pair, and one UB plane of "< 1 us" across the supernode.
+    assert_eq!(
+        line("cm384", 766, 767),
+        "766 -> mte3 766.0 -> link 766->767 -> port 767 -> hbm 767 (latency 200.000 ns, bottleneck 156.800 GB/s at link 766->767)"
+    );
+    assert_eq!(
+        line("cm384", 0, 767),
+        "0 -> mte3 0.0 -> nic1-up 0 -> nic1-down 767 -> port 767 -> hbm 767 (latency 1000.000 ns, bottleneck 137.200 GB/s at nic1-up 0)"
     );
     assert_eq!(
         line("a5", 3, 0),
