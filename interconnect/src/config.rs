@@ -37,7 +37,7 @@ pub struct FabricConfig {
     pub core_write_efficiency: f64,
     /// When a notify may land relative to the payload its core wrote before it.
     #[serde(default)]
-    pub ordering: Ordering,
+    pub ordering: NotifyOrdering,
     /// How the chips are joined.
     pub topology: TopologyConfig,
 }
@@ -45,7 +45,7 @@ pub struct FabricConfig {
 /// `[fabric] ordering`: whether a notify can overtake the writes its core issued before it.
 #[derive(Copy, Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum Ordering {
+pub enum NotifyOrdering {
     /// A notify lands only after every earlier write of its core has landed, as the fences
     /// PyPTO's `InsertCommFence` pass puts in compiled kernels guarantee (the default).
     #[default]

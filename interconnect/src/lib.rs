@@ -84,7 +84,7 @@ mod topology;
 
 pub use config::{
     FabricConfig, FabricConfigError, FullMeshConfig, HierarchicalConfig, LevelConfig, LinkClass, LinkParams,
-    NoSuchLinks, NodeConfig, Ordering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
+    NoSuchLinks, NodeConfig, NotifyOrdering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
 };
 pub use describe::{describe, describe_summary, route, route_line};
 pub use network::{ChipPaths, NetworkModel, build_network};

@@ -148,7 +148,7 @@ impl NetworkModel {
         resources.extend(topology.links().iter().map(|l| Resource::new(l.params.rate, l.params.latency)));
         let engines = chip.engines().map(|e| (e.name, e.index)).collect();
         let (hops, paths, ids) = (Vec::new(), Vec::new(), FxHashMap::default());
-        let relaxed = cfg.ordering == crate::config::Ordering::Relaxed;
+        let relaxed = cfg.ordering == crate::config::NotifyOrdering::Relaxed;
         let read_turnaround = cfg.read_turnaround()?;
         let e = cfg.checked_core_write_efficiency()?;
         let core_write_scale = (e < 1.0).then(|| 1.0 / e);

@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, Ordering, TopologyConfig};
+use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, NotifyOrdering, TopologyConfig};
 
 fn a2a3_like(topology: TopologyConfig) -> FabricConfig {
     FabricConfig {
@@ -10,7 +10,7 @@ fn a2a3_like(topology: TopologyConfig) -> FabricConfig {
         read_turnaround_ns: 0.0,
         core_write_efficiency: 1.0,
         topology,
-        ordering: Ordering::Release,
+        ordering: NotifyOrdering::Release,
     }
 }
 

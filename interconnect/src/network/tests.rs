@@ -2,7 +2,7 @@
 //! otherwise, so every expected value is a whole number of nanoseconds.
 
 use super::*;
-use crate::config::{FullMeshConfig, Ordering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig};
+use crate::config::{FullMeshConfig, NotifyOrdering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig};
 use proptest::prelude::*;
 
 const NS: u64 = 1_000;
@@ -24,7 +24,7 @@ fn cfg(topology: TopologyConfig, port_gbps: f64) -> FabricConfig {
         read_turnaround_ns: 0.0,
         core_write_efficiency: 1.0,
         topology,
-        ordering: Ordering::Release,
+        ordering: NotifyOrdering::Release,
     }
 }
 

@@ -1,5 +1,7 @@
 use super::*;
-use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, Ordering, RingConfig, SwitchConfig, TorusConfig};
+use crate::config::{
+    FullMeshConfig, HierarchicalConfig, LevelConfig, NotifyOrdering, RingConfig, SwitchConfig, TorusConfig,
+};
 use proptest::prelude::*;
 
 fn fabric(topology: TopologyConfig) -> FabricConfig {
@@ -11,7 +13,7 @@ fn fabric(topology: TopologyConfig) -> FabricConfig {
         read_turnaround_ns: 0.0,
         core_write_efficiency: 1.0,
         topology,
-        ordering: Ordering::Release,
+        ordering: NotifyOrdering::Release,
     }
 }
 
