@@ -5,6 +5,7 @@
 //! a block that ends with a transfer it never waited fails.
 
 use super::Ops;
+use crate::dtype::DType;
 use crate::error::SimResult;
 use crate::kernel_api::Core;
 use crate::kernel_api::copy::{CopyOpts, chunk_places};
@@ -70,6 +71,35 @@ impl Ops {
         Ok(())
     }
 
+    /// The channels a transfer is striped over (`SdmaOpts::queues`, default 1), checked
+    /// against the chip's `channels`.
+    fn queue_count(&mut self, op: &'static str, o: &SdmaOpts, channels: usize) -> SimResult<usize> {
+        match o.queues.unwrap_or(1) {
+            q if (1..=channels).contains(&q) => Ok(q),
+            q => {
+                let msg =
+                    format!("queues({q}): a transfer is striped over 1..={channels} channels (chip.sdma.channels)");
+                self.bad(op, msg)
+            }
+        }
+    }
+
+    /// The most bytes one descriptor holds (`SdmaOpts::block_bytes`, default the chip's
+    /// `limit`), checked to hold one `dtype` element and not to pass the limit.
+    fn descriptor_bytes(&mut self, op: &'static str, o: &SdmaOpts, limit: u64, dtype: DType) -> SimResult<u64> {
+        let es = dtype.size() as u64;
+        match o.block_bytes {
+            None => Ok(limit),
+            Some(b) if (es..=limit).contains(&b) => Ok(b),
+            Some(b) => {
+                let msg = format!(
+                    "block_bytes({b}): a descriptor holds {es}..={limit} bytes (one {dtype} element up to chip.sdma.max_descriptor_bytes)"
+                );
+                self.bad(op, msg)
+            }
+        }
+    }
+
     fn sdma_owned(&mut self, op: &'static str, h: &SdmaHandle) -> SimResult<()> {
         if !Arc::ptr_eq(&h.owner, &self.sdma.owner) {
             let msg = format!(
@@ -99,14 +129,7 @@ impl Ops {
                        channel_gbps, issue_ns, descriptor_ns, max_descriptor_bytes, queue_depth, poll_ns, cold_start_ns)";
             return self.bad(op, msg.into());
         };
-        let queues = o.queues.unwrap_or(1);
-        if queues == 0 || queues > p.channels {
-            let msg = format!(
-                "queues({queues}): a transfer is striped over 1..={} channels (chip.sdma.channels)",
-                p.channels
-            );
-            return self.bad(op, msg);
-        }
+        let queues = self.queue_count(op, o, p.channels)?;
         let channel = o.channel.unwrap_or((self.block * queues) % p.channels);
         if channel >= p.channels {
             let msg = format!(
@@ -123,18 +146,7 @@ impl Ops {
         let dst_loc = self.locate(op, dst.0, dst.1)?;
         let src_loc = self.locate(op, src.0, src.1)?;
         let es = dst.0.dtype().size() as u64;
-        let max = match o.block_bytes {
-            None => p.max_descriptor_bytes,
-            Some(b) if b >= es && b <= p.max_descriptor_bytes => b,
-            Some(b) => {
-                let msg = format!(
-                    "block_bytes({b}): a descriptor holds {es}..={} bytes (one {} element up to chip.sdma.max_descriptor_bytes)",
-                    p.max_descriptor_bytes,
-                    dst.0.dtype()
-                );
-                return self.bad(op, msg);
-            }
-        };
+        let max = self.descriptor_bytes(op, o, p.max_descriptor_bytes, dst.0.dtype())?;
         // Descriptors of at most `max` bytes: whole rows when a row fits, else parts of one
         // row (at least one element each).
         let shape = o.region.as_ref().map_or_else(|| dst.0.shape().to_vec(), |r| r.2.clone());
