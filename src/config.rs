@@ -15,6 +15,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("a2a3", include_str!("../configs/a2a3.toml")),
     ("a3-supernode", include_str!("../configs/a3-supernode.toml")),
     ("a5", include_str!("../configs/a5.toml")),
+    ("atlas950-superpod", include_str!("../configs/atlas950-superpod.toml")),
     ("cluster1024", include_str!("../configs/cluster1024.toml")),
     ("cm384", include_str!("../configs/cm384.toml")),
     ("ring8", include_str!("../configs/ring8.toml")),
@@ -22,8 +23,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("two-node", include_str!("../configs/two-node.toml")),
 ];
 
-/// The most ranks a machine may have (a full mesh of 1024 chips already has a million links).
-pub const MAX_RANKS: usize = 1024;
+/// The most ranks a machine may have: an Atlas 950 SuperPoD's 8192. The fabric bounds its links
+/// on its own (a full mesh stops at 4096 chips, 16 M links), so larger machines are joined
+/// hierarchically or through switches.
+pub const MAX_RANKS: usize = 8192;
 
 /// The largest `[host]` cost in us (1 s), the same per-operation bound as `[chip]`'s
 /// (`chip_model::limits`), so a `[STRACE]` host timeline never overflows.
@@ -241,7 +244,7 @@ mod tests {
 
     #[test]
     fn an_unknown_config_name_suggests_the_nearest_preset() {
-        let presets = "a2a3, a3-supernode, a5, cluster1024, cm384, ring8, torus4x4, two-node";
+        let presets = "a2a3, a3-supernode, a5, atlas950-superpod, cluster1024, cm384, ring8, torus4x4, two-node";
         assert_eq!(
             err("a2a4"),
             format!("unknown config 'a2a4': no such file or preset; did you mean 'a2a3'? (presets: {presets})")

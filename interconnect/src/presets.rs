@@ -57,7 +57,10 @@ fn shape(table: &toml::Table, prefix: &str) -> Vec<String> {
 fn every_preset_parses_and_builds() {
     let all = presets();
     let names: Vec<&str> = all.keys().map(String::as_str).collect();
-    assert_eq!(names, ["a2a3", "a3-supernode", "a5", "cluster1024", "cm384", "ring8", "torus4x4", "two-node"]);
+    assert_eq!(
+        names,
+        ["a2a3", "a3-supernode", "a5", "atlas950-superpod", "cluster1024", "cm384", "ring8", "torus4x4", "two-node"]
+    );
     for (stem, text) in &all {
         let p: Preset = toml::from_str(text).unwrap_or_else(|e| panic!("{stem}: {e}"));
         assert_eq!(&p.machine.name, stem);
