@@ -24,7 +24,7 @@ pub const PRESETS: &[(&str, &str)] = &[
 ];
 
 /// The most ranks a machine may have: an Atlas 950 SuperPoD's 8192. The fabric bounds its links
-/// on its own (a full mesh stops at 4096 chips, 16 M links), so larger machines are joined
+/// on its own (16 M: a full mesh stops at 4096 chips), so larger machines are joined
 /// hierarchically or through switches.
 pub const MAX_RANKS: usize = 8192;
 
