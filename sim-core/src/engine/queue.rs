@@ -4,16 +4,15 @@
 //! Keys are unique, so any correct priority queue pops the same sequence. A small queue (a
 //! ring's few packets in flight) is a 4-ary heap: half the levels of a binary one, and a
 //! node's four children share a cache line or two. A large one (a many-block kernel posting
-//! remote stores keeps thousands of packets in flight) costs a dozen key comparisons a pop
-//! that way, so past [`SPREAD`] items the queue exploits that simulated time only moves
-//! forward, as a radix heap does: an item later than the reference time `last` waits
-//! unordered in the bucket of the highest bit in which its time differs from `last`; only
-//! items at or before `last` stay in the heap. When the heap runs empty, the lowest non-empty
-//! bucket's earliest time becomes `last` and its items move into the heap or into lower
-//! buckets; an item moves at most once per bit of its time, in practice once or twice. Below
-//! [`GATHER`] bucketed items, they all go back to the heap. An actor's requests arrive in key
-//! order (its clock never goes back and its `seq` grows), so they wait in the actor's own
-//! FIFO and only its head sits in the queue.
+//! remote stores keeps thousands of packets in flight) past [`SPREAD`] items exploits that
+//! simulated time only moves forward, as a radix heap does: an item later than the reference
+//! time `last` waits unordered in the bucket of the highest bit in which its time differs
+//! from `last`, and only the items at or before `last` are in the heap. When the heap runs
+//! empty, the lowest non-empty bucket moves into it whole and its latest time becomes `last`;
+//! so an item far in the future costs no heap work until its time comes near, and moves
+//! once. Below [`GATHER`] bucketed items they all go back to the heap. An actor's requests
+//! arrive in key order (its clock never goes back and its `seq` grows), so they wait in the
+//! actor's own FIFO and only its head sits in the queue.
 
 use super::event::{Entry, Key, Pending};
 use std::collections::VecDeque;
@@ -227,24 +226,22 @@ impl Radix {
         self.far = 0;
     }
 
-    /// Makes the earliest time in the lowest non-empty bucket the new `last`: its items at
-    /// that time go to the near heap, the others to lower buckets (they share the bits above
-    /// the bucket's with the new `last`, and the other buckets' items keep their bucket).
+    /// Moves the lowest non-empty bucket into the near heap and makes its latest time the new
+    /// `last`. The other buckets' items keep their bucket: the new `last` shares every bit
+    /// above that bucket's with the old one, so their times still first differ from it in
+    /// the same bit, and are later.
     fn refill(&mut self) {
         if self.far < GATHER {
             return self.gather();
         }
         let b = self.full.trailing_zeros() as usize;
-        let mut items = std::mem::take(&mut self.buckets[b]);
         self.full &= !(1 << b);
+        let items = &mut self.buckets[b];
         self.far -= items.len();
-        self.last = items.iter().map(|i| i.key.time.as_ps()).min().unwrap_or(self.last);
-        for e in items.drain(..) {
-            self.push(e);
-        }
+        self.last = items.iter().map(|i| i.key.time.as_ps()).max().unwrap_or(self.last);
         // The emptied vector keeps its capacity for the bucket's next items.
-        if self.buckets[b].is_empty() {
-            self.buckets[b] = items;
+        for e in items.drain(..) {
+            self.near.push(e);
         }
     }
 }
