@@ -17,7 +17,7 @@ pub(crate) struct Memory {
     gm: Vec<Vec<Vec<u8>>>,
     win: Vec<Vec<Vec<u8>>>,
     /// Signal cells in timing-only mode.
-    cells: Cells,
+    cells: CellPages<i32>,
 }
 
 impl Default for Memory {
@@ -29,7 +29,7 @@ impl Default for Memory {
 impl Memory {
     /// Empty memory; `payload = false` stores no payload bytes.
     pub(crate) fn new(payload: bool) -> Memory {
-        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: Cells::default() }
+        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: CellPages::default() }
     }
 
     /// Whether payload bytes are stored.
@@ -146,7 +146,7 @@ impl Memory {
     /// The INT32 at byte `offset` of `mem`.
     pub(crate) fn cell_at(&self, mem: MemKey, offset: usize) -> i32 {
         if !self.payload {
-            return self.cells.get(mem, offset);
+            return self.cells.get(mem, offset).copied().unwrap_or(0);
         }
         let b = &self.bytes(mem)[offset..offset + 4];
         i32::from_le_bytes([b[0], b[1], b[2], b[3]])
@@ -177,58 +177,66 @@ impl Memory {
     }
 }
 
-/// Cells a page of [`Cells`] holds (a 512-byte stretch of one memory).
+/// Cells a page of [`CellPages`] holds (a 512-byte stretch of one memory).
 const PAGE: usize = 128;
 
-/// The signal cells of a timing-only run, kept sparsely by page: the map finds the page of a
-/// cell's 512-byte stretch, and the cells of one signal tensor (a 1024-rank all_to_all's
-/// flags, one per peer) sit side by side in it. A map with an entry per cell grows to a
-/// million entries there, and nearly every notify and test missed the cache on it; the page
-/// map stays a thousand times smaller. A cell not at a multiple of 4 bytes (which no INT32
-/// tensor has) is kept alone, so overlapping cells stay apart exactly as before.
-#[derive(Debug, Clone, Default)]
-struct Cells {
-    /// The page of each `(memory, offset / (4 * PAGE))` that holds a cell, into `pages`.
+/// A value per signal cell, kept sparsely by page: the map finds the page of a cell's
+/// 512-byte stretch, and the cells of one signal tensor (a 1024-rank all_to_all's flags, one
+/// per peer) sit side by side in it. A map with an entry per cell grows to a million entries
+/// there, and nearly every notify and test missed the cache on it; the page map stays a
+/// thousand times smaller. A cell not at a multiple of 4 bytes (which no INT32 tensor has)
+/// is kept alone, so overlapping cells stay apart exactly as with a map per cell.
+#[derive(Debug, Clone)]
+pub(crate) struct CellPages<T> {
+    /// The page of each `(memory, offset / (4 * PAGE))` that holds a cell: its values are
+    /// `values[page * PAGE..][..PAGE]`.
     index: FxHashMap<(MemKey, usize), u32>,
-    pages: Vec<[i32; PAGE]>,
-    /// Pages of freed windows, reused before `pages` grows.
+    values: Vec<T>,
+    /// Pages of forgotten windows, reused before `values` grows.
     free: Vec<u32>,
     /// Cells at offsets that are not a multiple of 4.
-    odd: FxHashMap<(MemKey, usize), i32>,
+    odd: FxHashMap<(MemKey, usize), T>,
 }
 
-impl Cells {
-    /// The cell at `offset` of `mem` (0 if never written).
-    fn get(&self, mem: MemKey, offset: usize) -> i32 {
+impl<T> Default for CellPages<T> {
+    fn default() -> CellPages<T> {
+        CellPages { index: FxHashMap::default(), values: Vec::new(), free: Vec::new(), odd: FxHashMap::default() }
+    }
+}
+
+impl<T: Default> CellPages<T> {
+    /// The value of the cell at `offset` of `mem`, if its page (or itself, when odd) exists:
+    /// a cell never written may read as the default.
+    pub(crate) fn get(&self, mem: MemKey, offset: usize) -> Option<&T> {
         if !offset.is_multiple_of(4) {
-            return self.odd.get(&(mem, offset)).copied().unwrap_or(0);
+            return self.odd.get(&(mem, offset));
         }
-        let (page, slot) = Cells::place(offset);
-        self.index.get(&(mem, page)).map_or(0, |&i| self.pages[i as usize][slot])
+        let (page, slot) = CellPages::<T>::place(offset);
+        self.index.get(&(mem, page)).map(|&i| &self.values[i as usize * PAGE + slot])
     }
 
-    /// The cell at `offset` of `mem`, created as 0 if new.
-    fn entry(&mut self, mem: MemKey, offset: usize) -> &mut i32 {
+    /// The value of the cell at `offset` of `mem`, made the default if new.
+    pub(crate) fn entry(&mut self, mem: MemKey, offset: usize) -> &mut T {
         if !offset.is_multiple_of(4) {
-            return self.odd.entry((mem, offset)).or_insert(0);
+            return self.odd.entry((mem, offset)).or_default();
         }
-        let (page, slot) = Cells::place(offset);
-        let (pages, free) = (&mut self.pages, &mut self.free);
+        let (page, slot) = CellPages::<T>::place(offset);
+        let (values, free) = (&mut self.values, &mut self.free);
         let i = *self.index.entry((mem, page)).or_insert_with(|| match free.pop() {
             Some(i) => {
-                pages[i as usize] = [0; PAGE];
+                values[i as usize * PAGE..][..PAGE].iter_mut().for_each(|v| *v = T::default());
                 i
             }
             None => {
-                pages.push([0; PAGE]);
-                (pages.len() - 1) as u32
+                values.resize_with(values.len() + PAGE, T::default);
+                (values.len() / PAGE - 1) as u32
             }
         });
-        &mut self.pages[i as usize][slot]
+        &mut self.values[i as usize * PAGE + slot]
     }
 
     /// Drops every cell of the windows of `domain`.
-    fn forget_domain(&mut self, domain: usize) {
+    pub(crate) fn forget_domain(&mut self, domain: usize) {
         let of_domain = |k: &MemKey| matches!(k, MemKey::Win { domain: d, .. } if *d as usize == domain);
         let free = &mut self.free;
         self.index.retain(|(k, _), i| {
