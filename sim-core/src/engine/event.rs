@@ -225,6 +225,26 @@ impl Slots {
         }
     }
 
+    /// Asks the processor to bring the event in `slot` into the cache, ahead of its use: the
+    /// event loop names the next event's slot while it applies the current one. In a large
+    /// run (a 1024-rank all_to_all keeps hundreds of thousands of events pending) the slot
+    /// was written long ago, and reading it missed the cache on most events.
+    #[inline]
+    pub(crate) fn prefetch(&self, slot: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(ev) = self.events.get(slot as usize) {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let p = (ev as *const Option<Event>).cast::<i8>();
+            // SAFETY: a prefetch is only a hint: it cannot fault, changes no memory and
+            // makes nothing visible to the program, for any address; SSE, which it needs, is
+            // part of every x86_64 processor. An event spans two cache lines.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            }
+        }
+    }
+
     /// Whether the event in `slot` releases an actor ([`Event::Reply`]).
     pub(crate) fn is_reply(&self, slot: u32) -> bool {
         matches!(self.events.get(slot as usize), Some(Some(Event::Reply { .. })))

@@ -90,6 +90,16 @@ impl EventQueue {
         }
     }
 
+    /// The slot of the event that would pop next, if it is kept in one.
+    pub(super) fn next_slot(&self) -> Option<u32> {
+        let top = self.front.or_else(|| self.heap.first().copied())?;
+        match top.held {
+            Held::Entry(Pending::Slot(slot)) => Some(slot),
+            Held::Entry(Pending::FlowStep(_)) => None,
+            Held::Lane(lane) => self.lanes[lane as usize].front().map(|&(_, slot)| slot),
+        }
+    }
+
     /// Whether no event is pending.
     pub(super) fn is_empty(&self) -> bool {
         self.front.is_none() && self.heap.is_empty()
