@@ -211,6 +211,9 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
+    /// Slots whose events a processor's caches hold (about 2 MiB of events).
+    const CACHED: usize = 1 << 14;
+
     /// Stores `ev`; returns its slot.
     pub(crate) fn put(&mut self, ev: Event) -> u32 {
         match self.free.pop() {
@@ -223,6 +226,13 @@ impl Slots {
                 (self.events.len() - 1) as u32
             }
         }
+    }
+
+    /// Whether the store has grown past what the caches hold (a run with more than
+    /// [`Slots::CACHED`] events pending at once): only then does [`Slots::prefetch`] pay.
+    #[inline]
+    pub(crate) fn outgrows_caches(&self) -> bool {
+        self.events.len() > Slots::CACHED
     }
 
     /// Asks the processor to bring the event in `slot` into the cache, ahead of its use: the

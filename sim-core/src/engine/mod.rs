@@ -316,7 +316,9 @@ impl Engine {
             if self.stats.events.is_multiple_of(Progress::EVERY) {
                 self.publish_progress();
             }
-            if let Some(next) = self.queue.next_slot() {
+            if self.slots.outgrows_caches()
+                && let Some(next) = self.queue.next_slot()
+            {
                 self.slots.prefetch(next);
             }
             match what {
