@@ -290,12 +290,20 @@ impl NetworkModel {
     /// in its (chip, core, kind) row, allocated now if it is the row's first route.
     #[inline]
     fn dense_slot(&mut self, route: &Route) -> Option<usize> {
+        if !self.rows.is_empty() {
+            return self.row_slot(route);
+        }
+        let (row, peer) = self.index.of(route)?;
+        let at = row * self.index.ranks + peer;
+        (at < self.dense.len()).then_some(at)
+    }
+
+    /// [`NetworkModel::dense_slot`] on a large machine: in the route's row, made now if it is
+    /// the row's first route. Out of line, so that a small machine's lookup stays short.
+    #[inline(never)]
+    fn row_slot(&mut self, route: &Route) -> Option<usize> {
         let (row, peer) = self.index.of(route)?;
         let ranks = self.index.ranks;
-        if self.rows.is_empty() {
-            let at = row * ranks + peer;
-            return (at < self.dense.len()).then_some(at);
-        }
         let base = match self.rows.get(row)?.checked_sub(1) {
             Some(base) => base as usize,
             None => self.new_row(row)?,
