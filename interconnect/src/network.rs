@@ -55,10 +55,10 @@ pub struct NetworkModel {
     /// (see [`RouteIndex`]); otherwise the rows of `rows`, one after another.
     dense: Vec<u32>,
     /// On a machine too large for a flat table (the 1024-rank cluster), `1 +` the row of
-    /// `dense` that holds the routes of each (chip, core, kind), allocated at the first such
-    /// route (0: none yet); empty on a small machine. A core talks to few peers' kinds, so
-    /// the rows in use are few, and a lookup is two loads where the hash map's probe missed
-    /// the cache.
+    /// `dense` that holds the routes of each (chip, core, kind) to [`ROW`] peers, allocated at
+    /// the first such route (0: none yet); empty on a small machine. A core talks to few
+    /// kinds, so the rows in use are few, and a lookup is two loads where the hash map's probe
+    /// missed the cache.
     rows: Vec<u32>,
     index: RouteIndex,
 }
@@ -89,6 +89,11 @@ const ROWS_MAX: usize = 1 << 24;
 /// past it go to the hash map.
 const ROW_ENTRIES_MAX: usize = 1 << 24;
 
+/// Peers a row of a large machine's table covers: a core that talks to a few peers (a
+/// recursive halving-doubling step's one partner) makes a few rows of 256 bytes, not one of
+/// 4 KiB per (chip, core, kind).
+const ROW: usize = 64;
+
 impl RouteIndex {
     /// Entries a dense table needs, if within [`DENSE_MAX`].
     fn size(&self) -> Option<usize> {
@@ -98,6 +103,12 @@ impl RouteIndex {
     /// The (chip, core, kind) rows of the table, if within [`ROWS_MAX`].
     fn rows(&self) -> Option<usize> {
         self.ranks.checked_mul(self.slots)?.checked_mul(KINDS).filter(|&n| n <= ROWS_MAX)
+    }
+
+    /// The rows of a large machine's table: [`ROW`] peers of each (chip, core, kind), if
+    /// within [`ROWS_MAX`].
+    fn row_blocks(&self) -> Option<usize> {
+        self.rows()?.checked_mul(self.ranks.div_ceil(ROW)).filter(|&n| n <= ROWS_MAX)
     }
 
     /// The row and the column (the peer) of `r`, if its chip, core and peer exist: its dense
@@ -176,7 +187,7 @@ impl NetworkModel {
         let index = RouteIndex { ranks, slots: (cores + cube_cores).max(sdma_channels) };
         let (dense, rows) = match (index.size(), index.rows()) {
             (Some(n), _) => (vec![0; n], Vec::new()),
-            (None, rows) => (Vec::new(), rows.map_or_else(Vec::new, |n| vec![0; n])),
+            (None, _) => (Vec::new(), index.row_blocks().map_or_else(Vec::new, |n| vec![0; n])),
         };
         Ok(NetworkModel {
             packet_bytes,
@@ -303,12 +314,12 @@ impl NetworkModel {
     #[inline(never)]
     fn row_slot(&mut self, route: &Route) -> Option<usize> {
         let (row, peer) = self.index.of(route)?;
-        let ranks = self.index.ranks;
+        let row = row * self.index.ranks.div_ceil(ROW) + peer / ROW;
         let base = match self.rows.get(row)?.checked_sub(1) {
             Some(base) => base as usize,
             None => self.new_row(row)?,
         };
-        Some(base * ranks + peer)
+        Some(base * ROW + peer % ROW)
     }
 
     /// Appends a zeroed row to `dense` for row `row` of a large machine's table and returns
@@ -316,13 +327,13 @@ impl NetworkModel {
     #[cold]
     #[inline(never)]
     fn new_row(&mut self, row: usize) -> Option<usize> {
-        let (len, ranks) = (self.dense.len(), self.index.ranks);
-        if len + ranks > ROW_ENTRIES_MAX {
+        let len = self.dense.len();
+        if len + ROW > ROW_ENTRIES_MAX {
             return None;
         }
-        let base = len / ranks;
+        let base = len / ROW;
         self.rows[row] = u32::try_from(base + 1).ok()?;
-        self.dense.resize(len + ranks, 0);
+        self.dense.resize(len + ROW, 0);
         Some(base)
     }
 

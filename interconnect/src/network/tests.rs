@@ -426,7 +426,7 @@ fn path_ids_follow_first_use(in_rows: bool) {
     assert!(!dense.dense.is_empty(), "a 3-chip machine has a dense table");
     sparse.dense.clear();
     if in_rows {
-        dense.rows = vec![0; dense.index.rows().expect("a small machine has few rows")];
+        dense.rows = vec![0; dense.index.row_blocks().expect("a small machine has few rows")];
         dense.dense.clear();
     }
     let mut first: Vec<Route> = Vec::new();
@@ -457,11 +457,14 @@ fn a_machine_too_large_for_the_flat_table_keeps_it_in_rows() {
     assert_eq!(RouteIndex { ranks: 1 << 20, slots: 50 }.rows(), None);
     let mut m = model(ring(), 700, ChipPaths::unlimited(1));
     assert!(m.dense.is_empty(), "700 x 1 x 10 x 700 entries is past the flat table's limit");
-    assert_eq!(m.rows.len(), 700 * KINDS);
+    assert_eq!(m.rows.len(), 700 * KINDS * 700usize.div_ceil(ROW));
     // A route's first lookup makes its row; its id stays put across the row's later growth.
     let a = m.path(&route(PathKind::Store, 5, 0, 9));
     let b = m.path(&route(PathKind::Store, 5, 0, 10));
     let c = m.path(&route(PathKind::Load, 6, 0, 0));
-    assert_eq!((m.dense.len(), m.path(&route(PathKind::Store, 5, 0, 9))), (2 * 700, a));
+    assert_eq!((m.dense.len(), m.path(&route(PathKind::Store, 5, 0, 9))), (2 * ROW, a));
+    // A peer in another block of the row's peers makes a row of its own.
+    let d = m.path(&route(PathKind::Store, 5, 0, 9 + ROW));
+    assert_eq!((d, m.dense.len()), (PathId(3), 3 * ROW));
     assert_eq!((a, b, c), (PathId(0), PathId(1), PathId(2)));
 }
