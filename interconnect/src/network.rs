@@ -52,8 +52,14 @@ pub struct NetworkModel {
     link_memo: FxHashMap<(usize, usize), (usize, usize)>,
     link_runs: Vec<u32>,
     /// `1 + id` by dense route index (0: not resolved yet), when the machine is small enough
-    /// (see [`RouteIndex`]); empty otherwise.
+    /// (see [`RouteIndex`]); otherwise the rows of `rows`, one after another.
     dense: Vec<u32>,
+    /// On a machine too large for a flat table (the 1024-rank cluster), `1 +` the row of
+    /// `dense` that holds the routes of each (chip, core, kind) to [`ROW`] peers, allocated at
+    /// the first such route (0: none yet); empty on a small machine. A core talks to few
+    /// kinds, so the rows in use are few, and a lookup is two loads where the hash map's probe
+    /// missed the cache.
+    rows: Vec<u32>,
     index: RouteIndex,
 }
 
@@ -72,22 +78,47 @@ struct RouteIndex {
 const KINDS: usize = 10;
 
 /// The largest dense table, in entries (16 MiB; zeroed pages cost nothing until touched).
-/// Bigger machines (the 1024-rank cluster) use the hash map alone.
+/// Bigger machines (the 1024-rank cluster) use rows per (chip, core, kind).
 const DENSE_MAX: usize = 1 << 22;
+
+/// The most (chip, core, kind) rows a large machine's table indexes (64 MiB of row numbers,
+/// zeroed pages that cost nothing until touched); beyond, the hash map alone.
+const ROWS_MAX: usize = 1 << 24;
+
+/// The most entries the rows of a large machine's table hold in all (64 MiB); routes of rows
+/// past it go to the hash map.
+const ROW_ENTRIES_MAX: usize = 1 << 24;
+
+/// Peers a row of a large machine's table covers: a core that talks to a few peers (a
+/// recursive halving-doubling step's one partner) makes a few rows of 256 bytes, not one of
+/// 4 KiB per (chip, core, kind).
+const ROW: usize = 64;
 
 impl RouteIndex {
     /// Entries a dense table needs, if within [`DENSE_MAX`].
     fn size(&self) -> Option<usize> {
-        self.ranks.checked_mul(self.slots)?.checked_mul(KINDS)?.checked_mul(self.ranks).filter(|&n| n <= DENSE_MAX)
+        self.rows()?.checked_mul(self.ranks).filter(|&n| n <= DENSE_MAX)
     }
 
-    /// The dense index of `r`, if its chip, core and peer exist.
+    /// The (chip, core, kind) rows of the table, if within [`ROWS_MAX`].
+    fn rows(&self) -> Option<usize> {
+        self.ranks.checked_mul(self.slots)?.checked_mul(KINDS).filter(|&n| n <= ROWS_MAX)
+    }
+
+    /// The rows of a large machine's table: [`ROW`] peers of each (chip, core, kind), if
+    /// within [`ROWS_MAX`].
+    fn row_blocks(&self) -> Option<usize> {
+        self.rows()?.checked_mul(self.ranks.div_ceil(ROW)).filter(|&n| n <= ROWS_MAX)
+    }
+
+    /// The row and the column (the peer) of `r`, if its chip, core and peer exist: its dense
+    /// index is `row * ranks + peer`.
     #[inline]
-    fn of(&self, r: &Route) -> Option<usize> {
+    fn of(&self, r: &Route) -> Option<(usize, usize)> {
         if r.chip >= self.ranks || r.core >= self.slots || r.peer >= self.ranks {
             return None;
         }
-        Some(((r.chip * self.slots + r.core) * KINDS + kind_index(r.kind)) * self.ranks + r.peer)
+        Some(((r.chip * self.slots + r.core) * KINDS + kind_index(r.kind), r.peer))
     }
 }
 
@@ -153,7 +184,10 @@ impl NetworkModel {
         let e = cfg.checked_core_write_efficiency()?;
         let core_write_scale = (e < 1.0).then(|| 1.0 / e);
         let index = RouteIndex { ranks, slots: (chip.cores + chip.cube_cores).max(chip.sdma_channels) };
-        let dense = index.size().map_or_else(Vec::new, |n| vec![0; n]);
+        let (dense, rows) = match (index.size(), index.rows()) {
+            (Some(n), _) => (vec![0; n], Vec::new()),
+            (None, _) => (Vec::new(), index.row_blocks().map_or_else(Vec::new, |n| vec![0; n])),
+        };
         Ok(NetworkModel {
             packet_bytes,
             read_turnaround,
@@ -171,6 +205,7 @@ impl NetworkModel {
             link_memo: FxHashMap::default(),
             link_runs: Vec::new(),
             dense,
+            rows,
             index,
         })
     }
@@ -258,6 +293,46 @@ impl NetworkModel {
             }
         };
         out.extend_from_slice(&self.link_runs[lo..hi]);
+    }
+
+    /// Where `route`'s entry is in `dense`, if the table has one for it: in the flat table, or
+    /// in its (chip, core, kind) row, allocated now if it is the row's first route.
+    #[inline]
+    fn dense_slot(&mut self, route: &Route) -> Option<usize> {
+        if !self.rows.is_empty() {
+            return self.row_slot(route);
+        }
+        let (row, peer) = self.index.of(route)?;
+        let at = row * self.index.ranks + peer;
+        (at < self.dense.len()).then_some(at)
+    }
+
+    /// [`NetworkModel::dense_slot`] on a large machine: in the route's row, made now if it is
+    /// the row's first route. Out of line, so that a small machine's lookup stays short.
+    #[inline(never)]
+    fn row_slot(&mut self, route: &Route) -> Option<usize> {
+        let (row, peer) = self.index.of(route)?;
+        let row = row * self.index.ranks.div_ceil(ROW) + peer / ROW;
+        let base = match self.rows.get(row)?.checked_sub(1) {
+            Some(base) => base as usize,
+            None => self.new_row(row)?,
+        };
+        Some(base * ROW + peer % ROW)
+    }
+
+    /// Appends a zeroed row to `dense` for row `row` of a large machine's table and returns
+    /// its number, unless the rows have reached [`ROW_ENTRIES_MAX`] entries.
+    #[cold]
+    #[inline(never)]
+    fn new_row(&mut self, row: usize) -> Option<usize> {
+        let len = self.dense.len();
+        if len + ROW > ROW_ENTRIES_MAX {
+            return None;
+        }
+        let base = len / ROW;
+        self.rows[row] = u32::try_from(base + 1).ok()?;
+        self.dense.resize(len + ROW, 0);
+        Some(base)
     }
 
     /// Resolves `route`, the first time it is asked for, into the next id (ids follow first
@@ -365,7 +440,7 @@ impl NetworkModel {
 impl Network for NetworkModel {
     #[inline]
     fn path(&mut self, route: &Route) -> PathId {
-        let Some(slot) = self.index.of(route).filter(|&i| i < self.dense.len()) else {
+        let Some(slot) = self.dense_slot(route) else {
             return match self.ids.get(route) {
                 Some(&id) => id,
                 None => self.new_path(route, false),

@@ -17,7 +17,7 @@ pub(crate) struct Memory {
     gm: Vec<Vec<Vec<u8>>>,
     win: Vec<Vec<Vec<u8>>>,
     /// Signal cells in timing-only mode.
-    cells: FxHashMap<(MemKey, usize), i32>,
+    cells: CellPages<i32>,
 }
 
 impl Default for Memory {
@@ -29,7 +29,7 @@ impl Default for Memory {
 impl Memory {
     /// Empty memory; `payload = false` stores no payload bytes.
     pub(crate) fn new(payload: bool) -> Memory {
-        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: FxHashMap::default() }
+        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: CellPages::default() }
     }
 
     /// Whether payload bytes are stored.
@@ -60,13 +60,13 @@ impl Memory {
     /// Drops the bytes of every window of `domain` (released and past its run fence).
     pub(crate) fn free_window(&mut self, domain: usize) {
         self.win[domain].iter_mut().for_each(|w| *w = Vec::new());
-        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d as usize == domain));
+        self.cells.forget_domain(domain);
     }
 
     /// Zeroes every window of `domain`.
     pub(crate) fn zero_window(&mut self, domain: usize) {
         self.win[domain].iter_mut().for_each(|w| w.fill(0));
-        self.cells.retain(|(k, _), _| !matches!(k, MemKey::Win { domain: d, .. } if *d as usize == domain));
+        self.cells.forget_domain(domain);
     }
 
     /// Appends `len` bytes at `off` of memory `k` to `out` (zeros in timing-only mode).
@@ -146,7 +146,7 @@ impl Memory {
     /// The INT32 at byte `offset` of `mem`.
     pub(crate) fn cell_at(&self, mem: MemKey, offset: usize) -> i32 {
         if !self.payload {
-            return self.cells.get(&(mem, offset)).copied().unwrap_or(0);
+            return self.cells.get(mem, offset).copied().unwrap_or(0);
         }
         let b = &self.bytes(mem)[offset..offset + 4];
         i32::from_le_bytes([b[0], b[1], b[2], b[3]])
@@ -156,7 +156,7 @@ impl Memory {
     /// timing-only mode (a notify reads and writes its cell).
     pub(crate) fn update_cell(&mut self, c: &CellRef, f: impl FnOnce(i32) -> i32) -> (i32, i32) {
         if !self.payload {
-            let v = self.cells.entry((c.mem, c.offset)).or_insert(0);
+            let v = self.cells.entry(c.mem, c.offset);
             let old = *v;
             *v = f(old);
             return (old, *v);
@@ -170,10 +170,89 @@ impl Memory {
     /// Overwrites a signal cell.
     pub(crate) fn set_cell(&mut self, c: &CellRef, v: i32) {
         if !self.payload {
-            self.cells.insert((c.mem, c.offset), v);
+            *self.cells.entry(c.mem, c.offset) = v;
             return;
         }
         self.bytes_mut(c.mem)[c.offset..c.offset + 4].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Cells a page of [`CellPages`] holds (a 512-byte stretch of one memory).
+const PAGE: usize = 128;
+
+/// A value per signal cell, kept sparsely by page: the map finds the page of a cell's
+/// 512-byte stretch, and the cells of one signal tensor (a 1024-rank all_to_all's flags, one
+/// per peer) sit side by side in it. A map with an entry per cell grows to a million entries
+/// there, and nearly every notify and test missed the cache on it; the page map stays a
+/// thousand times smaller. A cell not at a multiple of 4 bytes (which no INT32 tensor has)
+/// is kept alone, so overlapping cells stay apart exactly as with a map per cell.
+#[derive(Debug, Clone)]
+pub(crate) struct CellPages<T> {
+    /// The page of each `(memory, offset / (4 * PAGE))` that holds a cell: its values are
+    /// `values[page * PAGE..][..PAGE]`.
+    index: FxHashMap<(MemKey, usize), u32>,
+    values: Vec<T>,
+    /// Pages of forgotten windows, reused before `values` grows.
+    free: Vec<u32>,
+    /// Cells at offsets that are not a multiple of 4.
+    odd: FxHashMap<(MemKey, usize), T>,
+}
+
+impl<T> Default for CellPages<T> {
+    fn default() -> CellPages<T> {
+        CellPages { index: FxHashMap::default(), values: Vec::new(), free: Vec::new(), odd: FxHashMap::default() }
+    }
+}
+
+impl<T: Default> CellPages<T> {
+    /// The value of the cell at `offset` of `mem`, if its page (or itself, when odd) exists:
+    /// a cell never written may read as the default.
+    pub(crate) fn get(&self, mem: MemKey, offset: usize) -> Option<&T> {
+        if !offset.is_multiple_of(4) {
+            return self.odd.get(&(mem, offset));
+        }
+        let (page, slot) = CellPages::<T>::place(offset);
+        self.index.get(&(mem, page)).map(|&i| &self.values[i as usize * PAGE + slot])
+    }
+
+    /// The value of the cell at `offset` of `mem`, made the default if new.
+    pub(crate) fn entry(&mut self, mem: MemKey, offset: usize) -> &mut T {
+        if !offset.is_multiple_of(4) {
+            return self.odd.entry((mem, offset)).or_default();
+        }
+        let (page, slot) = CellPages::<T>::place(offset);
+        let (values, free) = (&mut self.values, &mut self.free);
+        let i = *self.index.entry((mem, page)).or_insert_with(|| match free.pop() {
+            Some(i) => {
+                values[i as usize * PAGE..][..PAGE].iter_mut().for_each(|v| *v = T::default());
+                i
+            }
+            None => {
+                values.resize_with(values.len() + PAGE, T::default);
+                (values.len() / PAGE - 1) as u32
+            }
+        });
+        &mut self.values[i as usize * PAGE + slot]
+    }
+
+    /// Drops every cell of the windows of `domain`.
+    pub(crate) fn forget_domain(&mut self, domain: usize) {
+        let of_domain = |k: &MemKey| matches!(k, MemKey::Win { domain: d, .. } if *d as usize == domain);
+        let free = &mut self.free;
+        self.index.retain(|(k, _), i| {
+            let keep = !of_domain(k);
+            if !keep {
+                free.push(*i);
+            }
+            keep
+        });
+        self.odd.retain(|(k, _), _| !of_domain(k));
+    }
+
+    /// The page number and the slot in it of the cell at `offset` (a multiple of 4).
+    fn place(offset: usize) -> (usize, usize) {
+        let cell = offset / 4;
+        (cell / PAGE, cell % PAGE)
     }
 }
 
@@ -199,5 +278,32 @@ mod tests {
             assert_eq!(m.update_cell(&c, |v| v * 2), (3, 6));
             assert_eq!((m.cell(&c), m.cell_at(c.mem, 4)), (6, 0));
         }
+    }
+
+    /// Timing-only cells: neighbours on one page, far offsets, overlapping unaligned cells
+    /// and other windows stay apart; a freed domain's cells read 0 again, and their pages are
+    /// reused without carrying old values.
+    #[test]
+    fn timing_only_cells_are_kept_apart_and_forgotten_with_their_domain() {
+        let mut m = Memory::new(false);
+        let (a, b) = (m.add_domain(2), m.add_domain(1));
+        let cell = |mem, offset| CellRef { mem, offset, buffer: Arc::from("sig"), coords: Coords::default() };
+        let (wa, wa1, wb) = (MemKey::win(a, 0, 0), MemKey::win(a, 1, 1), MemKey::win(b, 0, 0));
+        let offsets = [0, 4, 508, 512, 1 << 20, 2, 6];
+        for (i, &off) in offsets.iter().enumerate() {
+            m.set_cell(&cell(wa, off), i as i32 + 1);
+            m.update_cell(&cell(wb, off), |v| v - (i as i32 + 1));
+        }
+        for (i, &off) in offsets.iter().enumerate() {
+            assert_eq!(
+                (m.cell_at(wa, off), m.cell_at(wb, off), m.cell_at(wa1, off)),
+                (i as i32 + 1, -(i as i32 + 1), 0)
+            );
+        }
+        assert_eq!(m.cell_at(wa, 8), 0);
+        m.free_window(a);
+        assert!(offsets.iter().all(|&off| m.cell_at(wa, off) == 0));
+        m.set_cell(&cell(wa1, 12), 9);
+        assert_eq!((m.cell_at(wa1, 12), m.cell_at(wa1, 8), m.cell_at(wb, 4)), (9, 0, -2));
     }
 }

@@ -396,9 +396,15 @@ fn every_resource_is_named_and_placed_by_its_index() {
 
 /// Path ids follow first use whether a route is found in the dense table (chip, core and peer
 /// in range) or in the hash map (out of range), and a repeated route gets its first id back,
-/// in any order. A model with the dense table dropped gives the same ids and the same paths.
+/// in any order. A model with the dense table dropped gives the same ids and the same paths,
+/// and so does one whose table is kept in rows per (chip, core, kind), as a large machine's.
 #[test]
 fn path_ids_follow_first_use_through_the_dense_table_and_the_map() {
+    path_ids_follow_first_use(false);
+    path_ids_follow_first_use(true);
+}
+
+fn path_ids_follow_first_use(in_rows: bool) {
     let chip = ChipPaths { sdma_channels: 3, cube_cores: 1, ..ChipPaths::unlimited(2) };
     let kinds = [
         PathKind::Load,
@@ -419,6 +425,10 @@ fn path_ids_follow_first_use_through_the_dense_table_and_the_map() {
     let mut sparse = model(mesh(10.0, 0.0), 3, chip);
     assert!(!dense.dense.is_empty(), "a 3-chip machine has a dense table");
     sparse.dense.clear();
+    if in_rows {
+        dense.rows = vec![0; dense.index.row_blocks().expect("a small machine has few rows")];
+        dense.dense.clear();
+    }
     let mut first: Vec<Route> = Vec::new();
     for round in 0..3 {
         for i in 0..routes.len() {
@@ -440,10 +450,21 @@ fn path_ids_follow_first_use_through_the_dense_table_and_the_map() {
 }
 
 #[test]
-fn a_machine_too_large_for_the_dense_table_uses_the_map_alone() {
+fn a_machine_too_large_for_the_flat_table_keeps_it_in_rows() {
     let index = RouteIndex { ranks: 1024, slots: 50 };
-    assert_eq!(index.size(), None);
+    assert_eq!((index.size(), index.rows()), (None, Some(1024 * 50 * KINDS)));
     assert_eq!(RouteIndex { ranks: 8, slots: 25 }.size(), Some(8 * 25 * KINDS * 8));
-    let m = model(ring(), 700, ChipPaths::unlimited(1));
-    assert!(m.dense.is_empty(), "700 x 1 x 9 x 700 entries is past the limit");
+    assert_eq!(RouteIndex { ranks: 1 << 20, slots: 50 }.rows(), None);
+    let mut m = model(ring(), 700, ChipPaths::unlimited(1));
+    assert!(m.dense.is_empty(), "700 x 1 x 10 x 700 entries is past the flat table's limit");
+    assert_eq!(m.rows.len(), 700 * KINDS * 700usize.div_ceil(ROW));
+    // A route's first lookup makes its row; its id stays put across the row's later growth.
+    let a = m.path(&route(PathKind::Store, 5, 0, 9));
+    let b = m.path(&route(PathKind::Store, 5, 0, 10));
+    let c = m.path(&route(PathKind::Load, 6, 0, 0));
+    assert_eq!((m.dense.len(), m.path(&route(PathKind::Store, 5, 0, 9))), (2 * ROW, a));
+    // A peer in another block of the row's peers makes a row of its own.
+    let d = m.path(&route(PathKind::Store, 5, 0, 9 + ROW));
+    assert_eq!((d, m.dense.len()), (PathId(3), 3 * ROW));
+    assert_eq!((a, b, c), (PathId(0), PathId(1), PathId(2)));
 }

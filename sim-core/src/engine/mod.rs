@@ -316,6 +316,11 @@ impl Engine {
             if self.stats.events.is_multiple_of(Progress::EVERY) {
                 self.publish_progress();
             }
+            if self.slots.outgrows_caches()
+                && let Some(next) = self.queue.next_slot()
+            {
+                self.slots.prefetch(next);
+            }
             match what {
                 Pending::Slot(slot) => {
                     let ev = self.slots.take(slot);

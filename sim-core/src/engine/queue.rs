@@ -90,6 +90,16 @@ impl EventQueue {
         }
     }
 
+    /// The slot of the event that would pop next, if it is kept in one.
+    pub(super) fn next_slot(&self) -> Option<u32> {
+        let top = self.front.or_else(|| self.heap.first().copied())?;
+        match top.held {
+            Held::Entry(Pending::Slot(slot)) => Some(slot),
+            Held::Entry(Pending::FlowStep(_)) => None,
+            Held::Lane(lane) => self.lanes[lane as usize].front().map(|&(_, slot)| slot),
+        }
+    }
+
     /// Whether no event is pending.
     pub(super) fn is_empty(&self) -> bool {
         self.front.is_none() && self.heap.is_empty()
@@ -206,6 +216,44 @@ mod tests {
                 q.push(entry(r, i));
                 reference.push(Reverse(entry(r, i)));
             }
+            assert_eq!(q.peek_key(), reference.peek().map(|Reverse(e)| e.key));
+        }
+        while let Some(Reverse(want)) = reference.pop() {
+            assert_eq!(q.pop().map(|e| e.key), Some(want.key));
+        }
+        assert!(q.is_empty() && q.pop().is_none());
+    }
+
+    /// As a simulation runs: events are pushed at the time of the last pop plus delays of
+    /// every magnitude (nothing, picoseconds, up to about 2^60), some below the smallest
+    /// pending time after a peek (a resumed actor's request), a few at the far end of time;
+    /// the queue grows to thousands and shrinks to a few in turns.
+    #[test]
+    fn it_pops_what_a_binary_heap_pops_as_time_moves_on() {
+        let mut next = stream(0x853c_49e6_748f_ea9b);
+        let (mut q, mut reference) = (EventQueue::default(), BinaryHeap::new());
+        let mut now = 0u64;
+        for i in 0..60_000u32 {
+            let r = next();
+            // Growing phases pop 1 in 4, shrinking ones 3 in 4.
+            let pops = if (i / 3000).is_multiple_of(2) { 1 } else { 3 };
+            if r % 4 < pops {
+                let got = q.pop().map(|e| (e.key, e.what));
+                let want = reference.pop().map(|Reverse(e): Reverse<Entry>| (e.key, e.what));
+                assert_eq!(got, want, "pop at step {i}");
+                if let Some((k, _)) = got {
+                    now = k.time.as_ps();
+                }
+                continue;
+            }
+            let delay = match r % 11 {
+                0 => 0,
+                1 => u64::MAX - now,
+                n => (r >> 8) & ((1u64 << (n * 6)) - 1),
+            };
+            let key = Key::new(SimTime::from_ps(now.saturating_add(delay)), (r % 7) as usize, r % 3, u64::from(i));
+            q.push(Entry { key, what: Pending::Slot(i) });
+            reference.push(Reverse(Entry { key, what: Pending::Slot(i) }));
             assert_eq!(q.peek_key(), reference.peek().map(|Reverse(e)| e.key));
         }
         while let Some(Reverse(want)) = reference.pop() {

@@ -2,7 +2,7 @@
 
 use super::observe::TraceId;
 use crate::addr::{Caller, CellRef, Cells, MemKey, narrow};
-use crate::memory::Memory;
+use crate::memory::{CellPages, Memory};
 use crate::report::{CellWrite, CellWriteOp};
 use crate::request::OpKind;
 use crate::signal::{Cond, NotifyOp, WaitCmp};
@@ -140,8 +140,8 @@ impl Written {
     }
 }
 
-/// The last [`HISTORY`] writes to one cell, in a ring stored in place (one map entry per
-/// cell, no allocation of its own).
+/// The last [`HISTORY`] writes to one cell, in a ring stored in place (in its page of the
+/// history, no allocation of its own).
 #[derive(Debug, Default)]
 struct History {
     ring: [Option<Written>; HISTORY],
@@ -172,7 +172,7 @@ pub(crate) struct Signals {
     /// probe that rejects most writes before the ordered map is searched.
     watched_mems: FxHashMap<MemKey, usize>,
     /// Looked up by cell, never iterated.
-    history: FxHashMap<(MemKey, usize), History>,
+    history: CellPages<History>,
     /// The task names `history` refers to.
     names: Names,
     /// Scratch for the waiter ids a release looks at (kept to reuse its allocation).
@@ -303,12 +303,12 @@ impl Signals {
 
     /// Remembers a write to a cell.
     pub(crate) fn record(&mut self, mem: MemKey, offset: usize, w: Written) {
-        self.history.entry((mem, offset)).or_default().push(w);
+        self.history.entry(mem, offset).push(w);
     }
 
     /// The most recent writes to a cell, oldest first.
     pub(crate) fn last_writers(&self, mem: MemKey, offset: usize) -> Vec<CellWrite> {
-        let Some(h) = self.history.get(&(mem, offset)) else { return Vec::new() };
+        let Some(h) = self.history.get(mem, offset) else { return Vec::new() };
         h.iter().map(|w| w.report(&self.names)).collect()
     }
 }
