@@ -312,10 +312,13 @@ fn print_report(out: &mut dyn Write, r: &ValidateReport) -> std::io::Result<()> 
     writeln!(out, "#")?;
     let not_run = r.tables.iter().filter(|t| t.not_run.is_some()).count();
     let unsized_tables = r.tables.iter().filter(|t| t.size_unknown.is_some()).count();
+    // A plot-read table gates at the tolerance plus its stated uncertainty: say so.
+    let widened =
+        if r.tables.iter().any(|t| t.uncertainty_pct > 0.0) { " (plus a table's stated uncertainty)" } else { "" };
     match (r.worst_error_pct, &r.worst_table, r.worst_size) {
         (Some(e), Some(t), Some(s)) => writeln!(
             out,
-            "# worst error overall: {e:+.2}% ({t} at {s} B); {} of {} sized point(s) outside {}%; {unsized_tables} unsized table(s), not gated; {not_run} table(s) not run",
+            "# worst error overall: {e:+.2}% ({t} at {s} B); {} of {} sized point(s) outside {}%{widened}; {unsized_tables} unsized table(s), not gated; {not_run} table(s) not run",
             r.points_outside, r.points_run, r.tolerance_pct
         ),
         _ => writeln!(
