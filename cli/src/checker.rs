@@ -125,6 +125,6 @@ pub fn check_traced(
         return Err(format!("{} needs {}..={max} ranks, got {ranks}", c.name, c.min_ranks));
     }
     let m = Measure { trace, ..Measure::new(ranks) };
-    let checked = measure::check_runs(cfg, &c.name, &m, opts, &|w| c.run(w, ranks)).map_err(|e| e.to_string())?;
+    let checked = measure::check_program(cfg, &c.name, &m, opts, &|w| c.run(w, ranks)).map_err(|e| e.to_string())?;
     Ok((checked.report, checked.timeline))
 }

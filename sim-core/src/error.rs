@@ -66,6 +66,14 @@ pub enum SimError {
         stack_bytes: usize,
     },
 
+    /// A checked run the simulator warned about (a builtin that returned at once) checked
+    /// nothing, so the checker gives no report rather than a clean one.
+    #[error("the run was cut short, so nothing was checked: {}", warnings.join("; "))]
+    CutShort {
+        /// The simulator's warnings of that run.
+        warnings: Vec<String>,
+    },
+
     /// Returned to kernels still running when another part of the run failed.
     #[error("the run was aborted because another kernel failed")]
     Aborted,

@@ -130,5 +130,6 @@ pub use tensor::{Domain, Tensor};
 pub use tile::{Axis, ReduceOp, Tile};
 pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use world::{
-    DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport, WINDOW_ALIGN, World,
+    CheckRun, CheckedRuns, DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport,
+    WINDOW_ALIGN, World, check_runs,
 };

@@ -13,7 +13,7 @@
 //! - [`sweep`]: sizes, printed as the nccl-tests table, rows returned (for JSON / SVG);
 //! - [`bench()`]: PyPTO's `BenchmarkStats` of warmup + rounds calls;
 //! - [`check`]: the protocol checker, unperturbed and with seeded jitter, through
-//!   [`check_runs`], the checker's one loop (`ranksim check` uses it for every program);
+//!   [`check_program`], the checker's one loop on fresh worlds (`ranksim check` uses it for every program);
 //! - [`run`]: one run of `calls` calls, its [`RunReport`] (with
 //!   [`RunReport::device_time`], and with a trace when [`Measure::trace`] asks, which
 //!   [`chrome_trace`] turns into Perfetto / chrome://tracing JSON);
@@ -32,9 +32,8 @@ pub use builtin::{Builtin, series_name};
 use crate::formats::benchmark_stats::BenchmarkStats;
 use crate::formats::{self, Mismatch, ResultRow, StraceLog, SweepConfig, SweepJson};
 use crate::{Config, ConfigError};
-use sim_core::check::deadlock_findings;
 use sim_core::{
-    DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
+    CheckRun, DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
     check::{CheckOptions, CheckReport},
     trace::Trace,
 };
@@ -222,7 +221,7 @@ pub struct Measure {
     /// Keep no payload bytes: same times, no check.
     pub timing_only: bool,
     /// Record the timeline of the run a result is read from ([`RunReport::trace`]; for
-    /// [`check_runs`], the unperturbed run's, findings as marks).
+    /// [`check_program`], the unperturbed run's, findings as marks).
     pub trace: bool,
     /// Where the runs publish how far they have got (a sweep's progress bar); `None`: nowhere.
     pub progress: Option<Progress>,
@@ -521,7 +520,7 @@ pub struct Checked {
 }
 
 /// Runs `calls` calls of `c` at `size_bytes` on `m.ranks` ranks under the protocol checker,
-/// through [`check_runs`]: unperturbed, then once per seed `1..=opts.seeds` with jitter, each
+/// through [`check_program`]: unperturbed, then once per seed `1..=opts.seeds` with jitter, each
 /// on a fresh world; deadlocks are findings, and a run cut short (a builtin that returned at
 /// once) is an error, never a clean report. With `m.trace`, also the unperturbed run's
 /// timeline.
@@ -542,49 +541,44 @@ pub fn check<C: Collective>(
         queue_elements(w, c, m.ranks, count, calls)?;
         w.run()
     };
-    check_runs(cfg, &c.name(), m, opts, &run)
+    check_program(cfg, &c.name(), m, opts, &run)
 }
 
-/// The checker's loop, written once, for any program `run` sets up and runs on a fresh world
-/// of `cfg` (`ranksim check` runs every tutorial, collective and broken protocol through it):
-/// the unperturbed run, then one per seed `1..=opts.seeds` with seeded jitter; findings merged
-/// with the seed that shows them, deadlocks as findings. Of `m`, only `trace` is read: then
-/// the unperturbed run's timeline is kept too (findings as marks). A kernel error is
-/// [`Error::Checked`] naming `name`; a run the simulator warned about checked nothing and is
-/// [`Error::CutShort`].
+/// The checker's loop ([`sim_core::check_runs`], written once) for any program `run` sets up
+/// and runs on a fresh world of `cfg` (`ranksim check` runs every tutorial, collective and
+/// broken protocol through it): the unperturbed run, then one per seed `1..=opts.seeds` with
+/// seeded jitter; findings merged with the seed that shows them, deadlocks as findings. Of
+/// `m`, only `trace` is read: then the unperturbed run's timeline is kept too (findings as
+/// marks). A kernel error is [`Error::Checked`] naming `name`; a run the simulator warned
+/// about checked nothing and is [`Error::CutShort`].
 ///
 /// Unlike [`World::check`], which reruns one world's queued dispatches from the state its host
 /// set up, each run here starts from a fresh world, so `run` may be a whole program that sets
 /// itself up, runs and reads results back.
-pub fn check_runs(
+pub fn check_program(
     cfg: &Config,
     name: &str,
     m: &Measure,
     opts: &CheckOptions,
     run: &dyn Fn(&mut World) -> SimResult<RunReport>,
 ) -> Result<Checked, Error> {
-    let (mut report, mut timeline) = (CheckReport::default(), None);
-    for i in 0..=opts.seeds {
-        let mut w = cfg.world()?;
+    cfg.world()?; // a config that builds no world fails here, typed, before any run
+    let checked = sim_core::check_runs(opts, |jitter| {
+        let mut w = match cfg.world() {
+            Ok(w) => w,
+            Err(e) => return CheckRun { outcome: Err(SimError::invalid(e.to_string())), findings: Vec::new() },
+        };
         w.options_mut().check = true;
-        w.options_mut().trace = m.trace && i == 0;
-        w.options_mut().jitter =
-            (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+        w.options_mut().trace = m.trace && jitter.is_none();
+        w.options_mut().jitter = jitter;
         let outcome = run(&mut w);
-        let mut found = w.last_findings().to_vec();
-        match outcome {
-            // A builtin that returned at once checked nothing: say so, never "clean".
-            Ok(r) if !r.warnings.is_empty() => {
-                return Err(Error::CutShort { name: name.to_string(), warnings: r.warnings });
-            }
-            Ok(r) => timeline = timeline.or(r.trace),
-            Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
-            Err(source) => return Err(Error::Checked { name: name.to_string(), source }),
-        }
-        report.runs += 1;
-        report.merge(found, (i > 0).then_some(i));
+        CheckRun { outcome, findings: w.last_findings().to_vec() }
+    });
+    match checked {
+        Ok(c) => Ok(Checked { report: c.report, timeline: c.unperturbed.and_then(|r| r.trace) }),
+        Err(SimError::CutShort { warnings }) => Err(Error::CutShort { name: name.to_string(), warnings }),
+        Err(source) => Err(Error::Checked { name: name.to_string(), source }),
     }
-    Ok(Checked { report, timeline })
 }
 
 /// The Chrome trace-event JSON (Perfetto, chrome://tracing) of a traced run — a run with

@@ -13,10 +13,12 @@
 //!
 //! The files: `domains` (comm domains and their window layout), `staging` (GM tensors and the
 //! host's reads and writes), `dispatch` (the checks and dataflow a queued dispatch goes
-//! through) and `run` (running the queues and the checker's reruns) add to [`World`] here;
+//! through) and `run` (running the queues, and the checker's reruns through `check`'s loop) add
+//! to [`World`] here;
 //! below it, `domain` holds a comm domain's options and state, and `report` [`RunReport`],
 //! what a run leaves behind.
 
+mod check;
 mod dispatch;
 mod domain;
 mod domains;
@@ -32,6 +34,7 @@ use crate::program::Dispatch;
 use std::sync::Arc;
 
 pub use crate::options::{Jitter, KernelExec, Progress, RunOptions};
+pub use check::{CheckRun, CheckedRuns, check_runs};
 pub use domain::DomainOptions;
 use domain::DomainState;
 pub use report::RunReport;

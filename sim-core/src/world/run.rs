@@ -2,12 +2,12 @@
 //! ([`World::check`]). What a run leaves behind, [`RunReport`], is in `report.rs`.
 
 use super::World;
+use super::check::{CheckRun, check_runs};
 use super::report::RunReport;
-use crate::check::{CheckOptions, CheckReport, deadlock_findings};
+use crate::check::{CheckOptions, CheckReport};
 use crate::driver;
 use crate::engine::Engine;
 use crate::error::{SimError, SimResult};
-use crate::options::Jitter;
 use crate::time::SimTime;
 use crate::trace::Mark;
 
@@ -70,41 +70,28 @@ impl World {
 }
 
 impl World {
-    /// Runs the queued dispatches under the protocol checker: once unperturbed, then once per
-    /// seed with seeded timing jitter, each from the state the host set up. Deadlocks become
-    /// findings; a kernel error (bad argument, panic) is returned as the error. The world is
-    /// left as the last run left it; the queue is consumed.
+    /// Runs the queued dispatches under the protocol checker, through [`check_runs`]: once
+    /// unperturbed, then once per seed with seeded timing jitter, each from the state the host
+    /// set up. Deadlocks become findings; a kernel error (bad argument, panic) is returned as
+    /// the error, and so is a run cut short ([`SimError::CutShort`]). The world is left as the
+    /// last run left it; the queue is consumed.
     pub fn check(&mut self, opts: &CheckOptions) -> SimResult<CheckReport> {
         let (queues, mem, warnings, saved) =
             (self.queues.clone(), self.mem.clone(), self.warnings.clone(), self.options.clone());
         let dirty: Vec<bool> = self.domains.iter().map(|d| d.dirty).collect();
-        let mut report = CheckReport::default();
-        for i in 0..=opts.seeds {
+        let checked = check_runs(opts, |jitter| {
             (self.queues, self.mem, self.warnings) = (queues.clone(), mem.clone(), warnings.clone());
             for (d, &was) in self.domains.iter_mut().zip(&dirty) {
                 d.dirty = was;
             }
             self.options.check = true;
-            self.options.jitter =
-                (i > 0).then_some(Jitter { seed: i, op: opts.op_jitter, dispatch: opts.dispatch_jitter });
+            self.options.jitter = jitter;
             let outcome = self.run_once();
-            report.runs += 1;
-            let seed = (i > 0).then_some(i);
-            let mut found = std::mem::take(&mut self.findings);
-            match outcome {
-                Ok(_) => {}
-                Err(SimError::Deadlock(d)) => found.extend(deadlock_findings(&d)),
-                Err(e) => {
-                    self.options = saved;
-                    self.free_released();
-                    return Err(e);
-                }
-            }
-            report.merge(found, seed);
-        }
+            CheckRun { outcome, findings: std::mem::take(&mut self.findings) }
+        });
         self.options = saved;
         self.free_released();
-        Ok(report)
+        checked.map(|c| c.report)
     }
 }
 
