@@ -6,7 +6,7 @@
 //! The `Core` object points at the Rust core only while the kernel call lasts; afterwards (or
 //! from another thread) every operation raises `BadArgument`.
 
-use crate::errors::{self, bad};
+use crate::errors::{self, KERNEL_OP, bad};
 use crate::program::{PyTensor, TaskSpec, atomic, dtype, lock, notify_op, round_mode, wait_cmp};
 use pyo3::prelude::*;
 use sim_core::check::FindingSite;
@@ -20,9 +20,6 @@ use std::thread::ThreadId;
 /// This file, as Rust locations name it: a wait's caller recorded by `Core::wait` is here,
 /// and is replaced by the kernel's Python line in reports.
 pub(crate) const CORE_FILE: &str = file!();
-
-/// The `op` of the error a raising Python kernel ends its run with.
-pub(crate) const KERNEL_OP: &str = "python kernel";
 
 /// A block of a task on a chip: (world rank, block, lane, task).
 pub(crate) type BlockKey = (usize, usize, usize, String);

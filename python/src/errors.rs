@@ -4,11 +4,14 @@
 use pyo3::prelude::*;
 use sim_core::SimError;
 
+/// The `op` of the error a raising Python kernel ends its run with.
+pub(crate) const KERNEL_OP: &str = "python kernel";
+
 /// The name of the `ranksim` exception class a [`SimError`] becomes.
 pub(crate) fn class_of(e: &SimError) -> &'static str {
     match e {
         SimError::Deadlock(_) => "DeadlockError",
-        SimError::BadOp { op, .. } if *op == crate::core::KERNEL_OP => "KernelError",
+        SimError::BadOp { op, .. } if *op == KERNEL_OP => "KernelError",
         SimError::BadOp { .. } | SimError::Invalid(_) => "BadArgument",
         SimError::KernelPanic { .. } | SimError::KernelStackOverflow { .. } => "KernelError",
         SimError::Aborted | SimError::CutShort { .. } => "SimError",

@@ -245,7 +245,7 @@ impl PyWorld {
                 let _ = err.value(py).setattr("python_waits", python);
                 err
             }
-            SimError::BadOp { site, op, .. } if *op == pycore::KERNEL_OP => {
+            SimError::BadOp { site, op, .. } if *op == crate::errors::KERNEL_OP => {
                 let err = errors::sim(py, e);
                 let cause = lock(&self.shared.raised)
                     .iter()

@@ -102,7 +102,20 @@ class JITFunction:
         arguments are checked against the annotations and the config is kept."""
         from .ir.distributed_compiled_program import DistributedCompiledProgram
 
-        return DistributedCompiledProgram(self, args, config)
+        host = self if self.level == "host" else self._on_rank0()
+        return DistributedCompiledProgram(host, args, config)
+
+    def _on_rank0(self):
+        """A single-device @pl.jit / @pl.jit.incore program as a host program that dispatches it
+        once on rank 0 with the same arguments."""
+
+        def host(*args):
+            self(*args, device=0)
+
+        host.__name__ = self.__name__
+        host.__annotations__ = dict(getattr(self.fn, "__annotations__", {}))
+        host.__signature__ = inspect.signature(self.fn)
+        return JITFunction(host, "host")
 
 
 class _Jit:

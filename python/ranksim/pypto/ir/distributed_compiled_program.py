@@ -61,9 +61,7 @@ class DistributedCompiledProgram:
     """A ``@pl.jit.host`` program bound to a platform and its devices."""
 
     def __init__(self, fn, args, config):
-        if fn.level != "host":
-            # A single-device @pl.jit / @pl.jit.incore program: a host that dispatches it on rank 0.
-            fn = _single_device(fn)
+        # `fn` is a host-level program (`JITFunction.compile` wraps a single-device one).
         self.fn = fn
         self.config = config
         dist = getattr(config, "distributed_config", None) or DistributedConfig()
@@ -149,21 +147,6 @@ class DistributedCompiledProgram:
         """Runs the program under ranksim's protocol checker (unperturbed, then once per seed
         with jitter) and returns the CheckReport; findings name the kernels' Python lines."""
         return self._execute(args, config, check=seeds)
-
-
-def _single_device(fn):
-    """A host function dispatching `fn` once on rank 0 with the same arguments."""
-    from .._jit import JITFunction
-
-    def host(*args):
-        fn(*args, device=0)
-
-    host.__name__ = fn.__name__
-    host.__annotations__ = dict(getattr(fn.fn, "__annotations__", {}))
-    import inspect
-
-    host.__signature__ = inspect.signature(fn.fn)
-    return JITFunction(host, "host")
 
 
 __all__ = ["DistributedCompiledProgram", "DistributedConfig"]
