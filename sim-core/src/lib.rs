@@ -91,44 +91,29 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
-mod addr;
-pub mod check;
-mod convert;
-mod dataflow;
-mod driver;
-mod dtype;
-mod engine;
-mod error;
-mod kernel_api;
-mod memory;
+mod api;
+mod base;
 pub mod model;
-mod options;
-mod payload;
-mod program;
-mod report;
-mod request;
-mod round;
-mod signal;
-pub mod stats;
-mod tensor;
-mod tile;
-mod time;
-pub mod trace;
+mod results;
+mod sim;
 mod world;
 
-pub use convert::{RoundMode, cast_supported};
-pub use dtype::{DType, Element};
-pub use error::{SimError, SimResult, Site};
+pub use results::{stats, trace};
+pub use sim::check;
+
+pub use base::convert::{RoundMode, cast_supported};
+pub use base::dtype::{DType, Element};
+pub use base::error::{SimError, SimResult, Site};
 pub use half::{bf16, f16};
-pub use kernel_api::{
+pub use api::kernel::{
     CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
 };
-pub use program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
-pub use report::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
-pub use signal::{AtomicType, Cond, NotifyOp, WaitCmp};
-pub use tensor::{Domain, Tensor};
-pub use tile::{Axis, ReduceOp, Tile};
-pub use time::{Bandwidth, Frequency, SimDuration, SimTime};
+pub use api::program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
+pub use base::deadlock::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
+pub use base::signal::{AtomicType, Cond, NotifyOp, WaitCmp};
+pub use base::tensor::{Domain, Tensor};
+pub use base::tile::{Axis, ReduceOp, Tile};
+pub use base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use world::{
     CheckRun, CheckedRuns, DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport,
     WINDOW_ALIGN, World, check_runs,

@@ -1,8 +1,8 @@
 //! The traits that timing models implement. sim-core asks them for costs; `chip-model` and
 //! `interconnect` answer from their configs. Every cost is an integer [`SimDuration`].
 
-use crate::dtype::DType;
-use crate::time::{Bandwidth, Frequency, SimDuration, SimTime};
+use crate::base::dtype::DType;
+use crate::base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 use std::fmt::Debug;
 
 pub mod simple;

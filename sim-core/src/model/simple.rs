@@ -7,9 +7,9 @@
 //! unlimited DMA and HBM rates. [`SimpleNet`]: every packet (4 KiB at most) arrives 1 ns
 //! after it enters, with no contention.
 
-use crate::dtype::DType;
+use crate::base::dtype::DType;
 use crate::model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, Route};
-use crate::time::{Bandwidth, Frequency, SimDuration, SimTime};
+use crate::base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 
 /// A chip with one AIV core and fixed small costs (see the module docs).
 #[derive(Debug, Default, Clone, Copy)]

@@ -4,10 +4,10 @@
 //! world's queued dispatches through it; a host program that sets itself up on a fresh world
 //! each time (the library's `measure::check_program`) goes through it too.
 
-use super::report::RunReport;
-use crate::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
-use crate::error::{SimError, SimResult};
-use crate::options::Jitter;
+use super::run_report::RunReport;
+use crate::sim::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
+use crate::base::error::{SimError, SimResult};
+use crate::sim::options::Jitter;
 
 /// One run of a checked program, as [`check_runs`] is handed it: how it ended and what the
 /// checker found (also when it failed).
@@ -58,10 +58,10 @@ pub fn check_runs(opts: &CheckOptions, mut run: impl FnMut(Option<Jitter>) -> Ch
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DType;
-    use crate::engine::testkit::{TestChip, TestNet};
-    use crate::program::Dispatch;
-    use crate::signal::WaitCmp;
+    use crate::base::dtype::DType;
+    use crate::sim::engine::testkit::{TestChip, TestNet};
+    use crate::api::program::Dispatch;
+    use crate::base::signal::WaitCmp;
     use crate::world::{DomainOptions, World};
     use std::sync::Arc;
 
@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(seen, vec![None, Some(1), Some(2), Some(3)]);
         assert_eq!(checked.report.runs, 4);
         assert!(checked.unperturbed.is_none(), "the unperturbed run deadlocked");
-        let deadlock = checked.report.findings.iter().find(|f| f.kind == crate::check::FindingKind::Deadlock);
+        let deadlock = checked.report.findings.iter().find(|f| f.kind == crate::sim::check::FindingKind::Deadlock);
         let deadlock = deadlock.expect("the deadlock is reported");
         assert_eq!((deadlock.seed, deadlock.count, deadlock.rank), (None, 4, 1));
     }

@@ -1,11 +1,11 @@
 //! Queuing dispatches: what a dispatch is checked against (ranks, domains, cores, declared
-//! tensors) and the task dependencies its declared tensors add ([`crate::dataflow`]).
+//! tensors) and the task dependencies its declared tensors add ([`crate::api::dataflow`]).
 
 use super::World;
-use crate::dataflow;
-use crate::error::{SimError, SimResult};
-use crate::program::{ArgDir, Dispatch};
-use crate::tensor::{Domain, Space};
+use crate::api::dataflow;
+use crate::base::error::{SimError, SimResult};
+use crate::api::program::{ArgDir, Dispatch};
+use crate::base::tensor::{Domain, Space};
 
 impl World {
     /// Queues a dispatch on chip `chip`. Chips run their dispatches one at a time, in order.
@@ -40,7 +40,7 @@ impl World {
         }
         let cores = self.chip.aiv_cores();
         for (i, t) in d.tasks.iter().enumerate() {
-            if t.kind == crate::program::CoreKind::Cube {
+            if t.kind == crate::api::program::CoreKind::Cube {
                 self.cube_task_fits(&d, t)?;
             } else if t.blocks == 0 || t.blocks > cores {
                 return Err(SimError::invalid(format!(
@@ -113,7 +113,7 @@ impl World {
     }
 
     /// Checks a cube task of `d` against the chip's AIC cores.
-    fn cube_task_fits(&self, d: &Dispatch, t: &crate::program::Task) -> SimResult<()> {
+    fn cube_task_fits(&self, d: &Dispatch, t: &crate::api::program::Task) -> SimResult<()> {
         let Some(cube) = self.chip.cube() else {
             return Err(SimError::invalid(format!(
                 "task `{}` of dispatch `{}` runs on cube cores (Task::on_cube), but the chip config has no \

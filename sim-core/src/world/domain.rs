@@ -2,7 +2,7 @@
 //! ([`DomainOptions`]) and its state across runs (`DomainState`). The host's operations on
 //! domains are in `domains.rs`.
 
-use crate::tensor::Domain;
+use crate::base::tensor::Domain;
 
 /// Lifetime of a comm domain's windows across runs (reference §1.7).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]

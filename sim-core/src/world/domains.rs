@@ -3,9 +3,9 @@
 use super::domain::{DomainOptions, DomainState};
 use super::staging::check_shape;
 use super::{WINDOW_ALIGN, World};
-use crate::dtype::DType;
-use crate::error::{SimError, SimResult};
-use crate::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
+use crate::base::dtype::DType;
+use crate::base::error::{SimError, SimResult};
+use crate::base::tensor::{Domain, DomainInfo, Space, Tensor, TensorMeta};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -116,7 +116,7 @@ impl World {
     /// An error if `domain` was released.
     pub(super) fn check_live(
         &self,
-        domain: &crate::tensor::DomainInfo,
+        domain: &crate::base::tensor::DomainInfo,
         what: impl FnOnce() -> String,
     ) -> SimResult<()> {
         if self.domains.get(domain.id).is_some_and(|d| d.released) {

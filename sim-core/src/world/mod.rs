@@ -22,22 +22,22 @@ mod check;
 mod dispatch;
 mod domain;
 mod domains;
-mod report;
+mod run_report;
 mod run;
 mod staging;
 
-use crate::check::Finding;
-use crate::error::{SimError, SimResult};
-use crate::memory::Memory;
+use crate::sim::check::Finding;
+use crate::base::error::{SimError, SimResult};
+use crate::sim::memory::Memory;
 use crate::model::{ChipTiming, Network};
-use crate::program::Dispatch;
+use crate::api::program::Dispatch;
 use std::sync::Arc;
 
-pub use crate::options::{Jitter, KernelExec, Progress, RunOptions};
+pub use crate::sim::options::{Jitter, KernelExec, Progress, RunOptions};
 pub use check::{CheckRun, CheckedRuns, check_runs};
 pub use domain::DomainOptions;
 use domain::DomainState;
-pub use report::RunReport;
+pub use run_report::RunReport;
 
 /// Window-buffer sizes are rounded up to this many bytes (`kCommBufferAlignmentBytes`).
 pub const WINDOW_ALIGN: usize = 32;

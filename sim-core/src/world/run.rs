@@ -3,13 +3,13 @@
 
 use super::World;
 use super::check::{CheckRun, check_runs};
-use super::report::RunReport;
-use crate::check::{CheckOptions, CheckReport};
-use crate::driver;
-use crate::engine::Engine;
-use crate::error::{SimError, SimResult};
-use crate::time::SimTime;
-use crate::trace::Mark;
+use super::run_report::RunReport;
+use crate::sim::check::{CheckOptions, CheckReport};
+use crate::sim::driver;
+use crate::sim::engine::Engine;
+use crate::base::error::{SimError, SimResult};
+use crate::base::time::SimTime;
+use crate::results::trace::Mark;
 
 impl World {
     /// Runs every queued dispatch to completion and returns its timing. On failure (bad
@@ -98,12 +98,12 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DType;
-    use crate::engine::testkit::{TestChip, TestNet, ns};
-    use crate::options::{Progress, RunOptions};
-    use crate::program::{Dispatch, Task};
-    use crate::signal::{NotifyOp, WaitCmp};
-    use crate::time::SimDuration;
+    use crate::base::dtype::DType;
+    use crate::sim::engine::testkit::{TestChip, TestNet, ns};
+    use crate::sim::options::{Progress, RunOptions};
+    use crate::api::program::{Dispatch, Task};
+    use crate::base::signal::{NotifyOp, WaitCmp};
+    use crate::base::time::SimDuration;
     use crate::world::DomainOptions;
     use parking_lot::Mutex;
     use std::sync::Arc;

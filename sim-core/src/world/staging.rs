@@ -3,10 +3,10 @@
 
 use super::MAX_BUFFER_BYTES;
 use super::World;
-use crate::addr::MemKey;
-use crate::dtype::{DType, Element, from_bytes, to_bytes};
-use crate::error::{SimError, SimResult};
-use crate::tensor::{Runs, Space, Tensor, TensorMeta, resolve_region};
+use crate::base::addr::MemKey;
+use crate::base::dtype::{DType, Element, from_bytes, to_bytes};
+use crate::base::error::{SimError, SimResult};
+use crate::base::tensor::{Runs, Space, Tensor, TensorMeta, resolve_region};
 use std::sync::Arc;
 
 impl World {

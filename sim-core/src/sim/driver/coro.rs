@@ -1,0 +1,270 @@
+//! Synchronous kernels as stackful coroutines, all on the thread that runs the engine.
+//!
+//! A block's kernel runs on a stack of its own (taken from a pool when the block starts, given
+//! back when it ends). Its posted requests go to the thread's [`Mailbox`] outbox; a blocking
+//! request goes there too and suspends the coroutine, which the driver resumes with the answer
+//! when the engine delivers it, exactly as it polls an async kernel again. So a blocking
+//! operation costs two stack switches, no lock and no OS thread, and the engine sees the same
+//! requests at the same simulated times as with threads.
+
+use super::guard::{self, Ended, GuardPage};
+use super::stacks::{self, KernelStack, StackMaker};
+use super::{Virtual, panic_message, poll_virtual, start_virtual};
+use crate::sim::engine::Engine;
+use crate::sim::engine::wake::{Assignment, Wake};
+use crate::base::error::{SimError, Site};
+use crate::api::kernel::{Answer, Core, Mailbox, Ops, Transport, Uplink};
+use crate::model::ChipTiming;
+use crate::api::program::Body;
+use crate::api::request::Request;
+use crate::results::stats::HostStats;
+use crate::base::time::SimTime;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+/// What a suspended coroutine is resumed with: nothing at its start, then the answer to the
+/// blocking request it suspended on.
+type Resume = Option<Answer>;
+
+/// A block's coroutine: resumed with answers, it yields only when blocked.
+type Coro = Coroutine<Resume, (), Ended, KernelStack>;
+
+thread_local! {
+    /// `actor + 1` of the coroutine this thread is running, 0 outside any. A transport checks
+    /// it, so a kernel that hands its core to another host thread gets a clear panic instead
+    /// of suspending a coroutine from the wrong thread.
+    static RUNNING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A block running as a coroutine.
+struct Live {
+    coro: Coro,
+    guard: GuardPage,
+    /// Where the kernel runs, for an overflow's error.
+    site: Site,
+}
+
+/// The coroutine driver's state, owned by the thread that runs the engine.
+struct Driver {
+    eng: Engine,
+    chip: Arc<dyn ChipTiming>,
+    host: HostStats,
+    stack_bytes: usize,
+    coros: Coros,
+    virtuals: Vec<Option<Virtual>>,
+    /// Stacks of ended blocks, reused by the next blocks to start.
+    pool: Vec<KernelStack>,
+    /// Maps new stacks when the pool is empty.
+    maker: StackMaker,
+}
+
+/// Runs the engine's dispatches to completion with every synchronous kernel's block as a
+/// coroutine of `stack_bytes` on this thread.
+pub(super) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, stack_bytes: usize) -> (Engine, HostStats) {
+    let n = eng.actor_count();
+    let mut d = Driver {
+        eng,
+        chip,
+        host: HostStats::default(),
+        stack_bytes,
+        coros: Coros((0..n).map(|_| None).collect()),
+        virtuals: (0..n).map(|_| None).collect(),
+        pool: Vec::new(),
+        maker: StackMaker::new(stack_bytes, guard::page_size()),
+    };
+    let armed = guard::prepare();
+    d.eng.start();
+    let mut wakes = Vec::new();
+    loop {
+        d.eng.pump();
+        d.eng.swap_wakes(&mut wakes);
+        if wakes.is_empty() {
+            break;
+        }
+        for w in wakes.drain(..) {
+            d.deliver(w);
+        }
+    }
+    drop(std::mem::take(&mut d.coros));
+    drop(armed);
+    (d.eng, d.host)
+}
+
+impl Driver {
+    /// Hands one release to the coroutine or future it concerns.
+    fn deliver(&mut self, w: Wake) {
+        match w {
+            Wake::Start { actor, at, assignment } => match &assignment.body {
+                Body::Async(k) => {
+                    let k = k.clone();
+                    self.virtuals[actor] = Some(start_virtual(&self.chip, at, assignment, k));
+                    poll_virtual(&mut self.eng, &mut self.virtuals[actor], actor);
+                }
+                Body::Thread(_) => self.start(actor, at, assignment),
+            },
+            Wake::Reply { actor, at, reply } => self.answer(actor, Ok((at, reply))),
+            Wake::Abort { actor } => self.answer(actor, Err(SimError::Aborted)),
+        }
+    }
+
+    /// Resumes the block on `actor` with `answer`.
+    fn answer(&mut self, actor: usize, answer: Answer) {
+        if self.virtuals[actor].is_some() {
+            Mailbox::answer(answer);
+            poll_virtual(&mut self.eng, &mut self.virtuals[actor], actor);
+        } else {
+            self.resume(actor, Some(answer));
+        }
+    }
+
+    /// Starts a block of a synchronous kernel on a pooled (or new) stack and runs it until it
+    /// blocks or ends.
+    fn start(&mut self, actor: usize, at: SimTime, assignment: Assignment) {
+        if self.eng.is_over() {
+            // The run failed while this start was being delivered: the block would only be
+            // told so at its first blocking request, and nothing it posts would be applied.
+            return;
+        }
+        let site = assignment.ctx.site(assignment.block);
+        let stack = match self.pool.pop() {
+            Some(s) => s,
+            None => match self.maker.make(self.host.stacks < stacks::GUARDED) {
+                Ok(s) => {
+                    self.host.stacks += 1;
+                    s
+                }
+                Err(e) => {
+                    let live = self.coros.iter().filter(|c| c.is_some()).count();
+                    return self.eng.abort(SimError::invalid(format!(
+                        "{site}: could not map a {}-byte coroutine stack ({e}) with {live} blocks running as coroutines: \
+                         each stack takes a memory mapping (two for the first {}), so the process's \
+                         mapping limit (vm.max_map_count on Linux) bounds the blocks that can run at once; \
+                         run fewer blocks or raise that limit",
+                        self.stack_bytes,
+                        stacks::GUARDED
+                    )));
+                }
+            },
+        };
+        self.host.coroutines += 1;
+        let guard = GuardPage::of(&stack);
+        let chip = self.chip.clone();
+        let coro = Coro::with_stack(stack, move |yielder: &Yielder<Resume, ()>, _start: Resume| {
+            let Body::Thread(kernel) = &assignment.body else { return Ended::Done };
+            let port = CoroPort { yielder: yielder as *const _, actor };
+            let ops = Ops::new(
+                Uplink::Thread(Box::new(port)),
+                chip,
+                at,
+                assignment.ctx.clone(),
+                assignment.block,
+                assignment.lane,
+            );
+            let mut core = Core::new(ops);
+            let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
+            core.into_ops().finish(result.map_err(panic_message));
+            Ended::Done
+        });
+        self.coros[actor] = Some(Live { coro, guard, site });
+        self.resume(actor, None);
+    }
+
+    /// Runs `actor`'s coroutine until it blocks or ends, then hands the requests it made to
+    /// the engine; an ended block's stack goes back to the pool.
+    fn resume(&mut self, actor: usize, input: Resume) {
+        let Some(live) = self.coros[actor].as_mut() else { return };
+        // A run nested in a kernel (its `World::run` inside a coroutine) resumes its own
+        // coroutines: the outer one's mark is restored after.
+        let outer = RUNNING.replace(actor + 1);
+        let result = guard::armed(live.guard, &mut live.coro, |c| c.resume(input));
+        RUNNING.set(outer);
+        let eng = &mut self.eng;
+        Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
+        let CoroutineResult::Return(ended) = result else { return };
+        let Some(live) = self.coros[actor].take() else { return };
+        if ended == Ended::Overflow {
+            let now = self.eng.actor_floor(actor);
+            let err = SimError::KernelStackOverflow { site: live.site, stack_bytes: self.stack_bytes };
+            self.eng.submit(actor, now, now, Request::Finish { result: Err(err) });
+        }
+        self.pool.push(live.coro.into_stack());
+    }
+}
+
+/// The blocks running as coroutines, by actor.
+#[derive(Default)]
+struct Coros(Vec<Option<Live>>);
+
+impl std::ops::Deref for Coros {
+    type Target = Vec<Option<Live>>;
+    fn deref(&self) -> &Vec<Option<Live>> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Coros {
+    fn deref_mut(&mut self) -> &mut Vec<Option<Live>> {
+        &mut self.0
+    }
+}
+
+/// After the last event every block has ended (a failed run aborted the blocked ones, which
+/// then returned), so nothing is left here unless a reply was lost or the driver itself
+/// panicked: such a coroutine is unwound (its kernel's destructors run, on this thread) and
+/// whatever it sent is dropped.
+impl Drop for Coros {
+    fn drop(&mut self) {
+        for (actor, c) in self.0.iter_mut().enumerate() {
+            if let Some(live) = c.take() {
+                let outer = RUNNING.replace(actor + 1);
+                drop(live.coro);
+                RUNNING.set(outer);
+                Mailbox::drain(|_, _, _| {});
+            }
+        }
+    }
+}
+
+/// A coroutine kernel's way into the engine: posts wait in the mailbox, a call suspends the
+/// coroutine until the driver resumes it with the answer.
+struct CoroPort {
+    /// The yielder of the coroutine this port belongs to; it lives on that coroutine's stack,
+    /// which outlives the kernel's core (and so this port).
+    yielder: *const Yielder<Resume, ()>,
+    actor: usize,
+}
+
+// SAFETY: the port is only ever used on the thread running its coroutine: `on_own_coroutine`
+// checks that before any use of the yielder or the thread's mailbox, and panics otherwise.
+unsafe impl Send for CoroPort {}
+// SAFETY: as above; the port has no interior state.
+unsafe impl Sync for CoroPort {}
+
+impl CoroPort {
+    /// Panics unless this thread is running this port's coroutine.
+    fn on_own_coroutine(&self) {
+        if RUNNING.get() != self.actor + 1 {
+            panic!(
+                "a kernel run as a coroutine used its core from another host thread; run it with RunOptions::kernel_exec = KernelExec::Threads"
+            );
+        }
+    }
+}
+
+impl Transport for CoroPort {
+    fn post(&self, at: SimTime, resume: SimTime, req: Request) {
+        self.on_own_coroutine();
+        Mailbox::post(at, resume, req);
+    }
+
+    fn call(&self, at: SimTime, req: Request) -> Answer {
+        self.on_own_coroutine();
+        Mailbox::send(at, req);
+        // SAFETY: the yielder outlives this port (see the field) and this thread is running
+        // its coroutine (checked above).
+        let answer = unsafe { &*self.yielder }.suspend(());
+        answer.unwrap_or(Err(SimError::Aborted))
+    }
+}

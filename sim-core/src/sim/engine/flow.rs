@@ -1,0 +1,142 @@
+//! Flows: bytes moving along a path of the [`Network`](crate::model::Network), packet by
+//! packet. Each packet is an event, so packets of concurrent flows interleave on shared
+//! resources in time order. Flows on one path are served first in, first out: a flow sends
+//! its first packet only after the previous flow on that path has sent its last, so a notify
+//! never overtakes the payload sent before it on the same path.
+
+use super::Engine;
+use super::event::{Event, Key};
+use crate::model::{PathId, Route};
+use crate::base::time::SimTime;
+use crate::results::trace::LinkBusy;
+use std::collections::VecDeque;
+
+/// One flow in progress. Its events wait in the engine's event slots from the start, so a
+/// flow is small to move and its end event is queued without being moved again.
+#[derive(Debug)]
+pub(crate) struct Flow {
+    path: PathId,
+    /// When its first packet may enter the path.
+    at: SimTime,
+    /// Bytes not yet sent (a request flow sends one empty packet).
+    left: u64,
+    origin: Key,
+    /// The slot of the event applied at the time the sender is free again.
+    cleared: Option<u32>,
+    /// The slot of the event applied when the last byte has arrived (an [`Event::Reply`]
+    /// releases its actor then).
+    end: u32,
+}
+
+/// Flows in progress and the per-path FIFO queues.
+#[derive(Debug, Default)]
+pub(crate) struct Flows {
+    slots: Vec<Option<Flow>>,
+    free: Vec<usize>,
+    /// Per path (indexed by the dense [`PathId`]), the flows not finished sending; the front
+    /// one is sending. Queues are kept when they empty, so a path reused costs no allocation.
+    queues: Vec<VecDeque<usize>>,
+}
+
+impl Flows {
+    fn put(&mut self, f: Flow) -> usize {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(f);
+                i
+            }
+            None => {
+                self.slots.push(Some(f));
+                self.slots.len() - 1
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Starts moving `bytes` along `route` no earlier than `at`. `cleared` is applied when the
+    /// sender is free again, `end` when the last byte has arrived.
+    pub(super) fn start_flow(
+        &mut self,
+        origin: Key,
+        route: Route,
+        bytes: u64,
+        at: SimTime,
+        cleared: Option<Event>,
+        end: Event,
+    ) {
+        let at = at + self.op_jitter();
+        let path = self.net.path(&route);
+        let cleared = cleared.map(|ev| self.slots.put(ev));
+        let end = self.slots.put(end);
+        let id = self.flows.put(Flow { path, at, left: bytes, origin, cleared, end });
+        let p = path.0 as usize;
+        if self.flows.queues.len() <= p {
+            self.flows.queues.resize_with(p + 1, VecDeque::new);
+        }
+        let q = &mut self.flows.queues[p];
+        q.push_back(id);
+        if q.len() == 1 {
+            self.push_derived(at, origin, Event::FlowStep { flow: id });
+        }
+    }
+
+    /// Sends the next packet of flow `id` at the current time.
+    pub(super) fn flow_step(&mut self, key: Key, id: usize) {
+        let Some(f) = self.flows.slots[id].as_mut() else { return };
+        let pkt = f.left.min(self.net.packet_bytes());
+        f.left -= pkt;
+        let (path, origin, more) = (f.path, f.origin, f.left > 0);
+        self.stats.packets += 1;
+        let timing = match self.obs.wants_links() {
+            true => {
+                let mut busy = Vec::new();
+                let t = self.net.send(path, pkt, key.time, Some(&mut busy));
+                self.trace_busy(&busy);
+                t
+            }
+            false => self.net.send(path, pkt, key.time, None),
+        };
+        if more {
+            self.push_derived(timing.cleared, origin, Event::FlowStep { flow: id });
+            return;
+        }
+        let Some(f) = self.flows.slots[id].take() else { return };
+        self.flows.free.push(id);
+        if let Some(slot) = f.cleared {
+            self.push_derived_slot(timing.cleared, origin, slot);
+        }
+        if self.slots.is_reply(f.end) {
+            if let Event::Reply { actor, reply } = self.slots.take(f.end) {
+                self.reply(actor, timing.arrival, reply);
+            }
+        } else {
+            self.push_derived_slot(timing.arrival, origin, f.end);
+        }
+        self.next_on_path(path, timing.cleared);
+    }
+
+    /// The flow after a finished one on `path` starts once the path has cleared.
+    fn next_on_path(&mut self, path: PathId, cleared: SimTime) {
+        let Some(q) = self.flows.queues.get_mut(path.0 as usize) else { return };
+        q.pop_front();
+        let Some(&next) = q.front() else { return };
+        let Some(f) = self.flows.slots[next].as_ref() else { return };
+        let (at, origin) = (f.at.max(cleared), f.origin);
+        self.push_derived(at, origin, Event::FlowStep { flow: next });
+    }
+
+    /// Reports the resources a packet kept busy (traced runs only).
+    fn trace_busy(&mut self, busy: &[crate::model::Busy]) {
+        for b in busy.iter().filter(|b| b.end > b.start) {
+            let rec = LinkBusy {
+                resource: self.net.resource_name(b.resource),
+                chip: self.net.resource_chip(b.resource),
+                start: b.start,
+                end: b.end,
+                bytes: b.bytes,
+            };
+            self.obs.link_busy(rec);
+        }
+    }
+}

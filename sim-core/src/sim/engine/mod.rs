@@ -1,0 +1,693 @@
+//! The deterministic scheduler. It owns simulated memory, the event queue and every actor's
+//! state, and applies requests and the events they cause in key order `(time, actor, seq,
+//! sub)`. An event is applied only when no running actor can still send one with a smaller
+//! key, so results and timing never depend on how the OS interleaves threads.
+//!
+//! The engine is a plain single-threaded state machine: [`Engine::submit`] takes a request,
+//! [`Engine::pump`] applies every event that is safe to apply, and the releases it produced
+//! are collected with [`Engine::swap_wakes`]. The threaded driver (`crate::sim::driver`) wraps it.
+
+mod bounds;
+mod copy;
+mod deadlock;
+mod event;
+mod flow;
+mod loads;
+mod observe;
+mod queue;
+mod scalar;
+mod sched;
+mod sdma;
+mod signals;
+#[cfg(test)]
+pub(crate) mod testkit;
+mod visibility;
+pub(crate) mod wake;
+
+use crate::base::addr::{MemKey, Place};
+use crate::sim::check;
+use crate::base::dtype::DType;
+use crate::base::error::SimError;
+use crate::sim::memory::Memory;
+use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
+use crate::sim::options::{Jitter, Progress, RunOptions};
+use crate::base::payload::Payload;
+use crate::api::program::Dispatch;
+use crate::api::request::{OpKind, Reply, Request};
+use crate::base::signal::{Cond, apply_notify};
+use crate::results::stats::{DispatchRecord, EngineStats, Traffic};
+use crate::base::time::{SimDuration, SimTime};
+use crate::results::trace::Trace;
+use copy::CopyJob;
+use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
+use observe::{Observers, OpAt, TraceId};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use sched::ChipSched;
+use signals::{NameId, Signals, Waiter, WaiterKind, WriteOp, Written};
+use std::sync::Arc;
+use wake::{Assignment, Wake};
+
+/// What an actor (one AIV or AIC core of one chip) is doing, as far as the engine knows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ActorState {
+    /// No block assigned.
+    Idle,
+    /// Running; its next request will have a key at least `(at, id, seq)`.
+    Running { at: SimTime, seq: u64 },
+    /// Waiting for a reply.
+    Blocked,
+}
+
+#[derive(Clone)]
+struct Actor {
+    state: ActorState,
+    next_seq: u64,
+    /// The block it runs: (task index in the chip's active dispatch, assignment).
+    job: Option<(usize, Assignment)>,
+    /// When it last blocked (for reports).
+    since: SimTime,
+}
+
+/// The scheduler state of one run.
+pub(crate) struct Engine {
+    chip: Arc<dyn ChipTiming>,
+    net: Box<dyn Network>,
+    flows: flow::Flows,
+    /// Actors per chip: the AIV cores `0..aiv`, then the AIC cores (`[chip.cube]`) `aiv..cores`;
+    /// actor `chip * cores + core`.
+    cores: usize,
+    aiv: usize,
+    world: usize,
+    pub(crate) mem: Memory,
+    /// Keys of pending events, smallest first; the events themselves sit in `slots`.
+    queue: queue::EventQueue,
+    slots: Slots,
+    next_sub: u64,
+    now: SimTime,
+    actors: Vec<Actor>,
+    /// Lower bounds `(time, actor, seq)` of every running actor's next request.
+    running: bounds::Bounds,
+    /// Actors with a block assigned (running or blocked).
+    busy: usize,
+    chips: Vec<ChipSched>,
+    signals: Signals,
+    copies: Vec<Option<CopyJob>>,
+    wakes: Vec<Wake>,
+    outcome: Option<Result<(), SimError>>,
+    pub(crate) stats: EngineStats,
+    pub(crate) records: Vec<DispatchRecord>,
+    /// Who watches the run: traffic counters, timeline, protocol checking (see `observe.rs`).
+    obs: Observers,
+    /// The seeded RNG and magnitudes of a jittered run.
+    jitter: Option<(Xoshiro256PlusPlus, Jitter)>,
+    /// Write and notify ordering per actor (see `visibility.rs`).
+    vis: visibility::Visibility,
+    /// Asynchronous loads whose bytes are not collected yet (see `loads.rs`).
+    loads: loads::Loads,
+    /// SDMA channels and transfers in progress (see `sdma.rs`).
+    sdma: sdma::Sdma,
+    /// Where the run's progress is published, and the event count at the last publication.
+    progress: Option<(Progress, u64)>,
+}
+
+impl Engine {
+    /// An engine over `mem` that will run `queues[chip]` in order on each chip.
+    pub(crate) fn new(
+        chip: Arc<dyn ChipTiming>,
+        mut net: Box<dyn Network>,
+        mem: Memory,
+        queues: Vec<Vec<Dispatch>>,
+        options: &RunOptions,
+    ) -> Engine {
+        net.reset();
+        let net_relaxed = net.relaxed_ordering();
+        let aiv = chip.aiv_cores();
+        let cores = aiv + chip.cube().map_or(0, |c| c.cores);
+        let world = queues.len();
+        let idle = Actor { state: ActorState::Idle, next_seq: 0, job: None, since: SimTime::ZERO };
+        Engine {
+            net,
+            flows: flow::Flows::default(),
+            cores,
+            aiv,
+            world,
+            mem,
+            queue: queue::EventQueue::default(),
+            slots: Slots::default(),
+            next_sub: 1,
+            now: SimTime::ZERO,
+            actors: vec![idle; world * cores],
+            running: bounds::Bounds::new(world * cores),
+            busy: 0,
+            chips: queues.into_iter().map(|q| ChipSched::new(q, cores)).collect(),
+            signals: Signals::default(),
+            copies: Vec::new(),
+            wakes: Vec::new(),
+            outcome: None,
+            stats: EngineStats::default(),
+            records: Vec::new(),
+            obs: Observers::new(world, cores, options.trace, options.check),
+            jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
+            vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
+            loads: loads::Loads::default(),
+            sdma: sdma::Sdma::new(world, chip.sdma()),
+            progress: options.progress.clone().map(|p| (p, 0)),
+            chip,
+        }
+    }
+
+    /// Schedules every chip's first dispatch (a run with no dispatches ends at the first pump).
+    pub(crate) fn start(&mut self) {
+        if self.actors.len() >= Key::MAX_ACTORS {
+            let n = self.actors.len();
+            let max = Key::MAX_ACTORS - 1;
+            return self.fail(SimError::invalid(format!(
+                "{} chips x {} cores = {n} cores; the scheduler keys events of at most {max} cores",
+                self.world, self.cores
+            )));
+        }
+        let first = SimTime::ZERO + self.chip.dispatch_launch();
+        for c in 0..self.world {
+            if self.chips[c].has_queued() {
+                let at = first + self.dispatch_jitter();
+                self.push_host(at, c as u64, Event::DispatchStart { chip: c });
+            }
+        }
+    }
+
+    /// Total number of actors (cores over all chips).
+    pub(crate) fn actor_count(&self) -> usize {
+        self.actors.len()
+    }
+
+    /// Number of actors that have a block assigned (running or blocked).
+    pub(crate) fn busy_actors(&self) -> usize {
+        self.busy
+    }
+
+    /// Whether the run has ended (finished or failed).
+    pub(crate) fn is_over(&self) -> bool {
+        self.outcome.is_some()
+    }
+
+    /// The run's outcome, once over.
+    pub(crate) fn outcome(&self) -> Option<&Result<(), SimError>> {
+        self.outcome.as_ref()
+    }
+
+    /// The earliest time `actor` may still send a request at: its clock when it last sent or
+    /// was resumed, if it runs, and never before the last event applied (for a driver that
+    /// ends a block whose kernel can no longer say its own clock).
+    pub(crate) fn actor_floor(&self, actor: usize) -> SimTime {
+        match self.actors[actor].state {
+            ActorState::Running { at, .. } => at.max(self.now),
+            _ => self.now,
+        }
+    }
+
+    /// Simulated time of the last event applied.
+    pub(crate) fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Releases produced since the last call.
+    #[cfg(test)]
+    pub(crate) fn take_wakes(&mut self) -> Vec<Wake> {
+        std::mem::take(&mut self.wakes)
+    }
+
+    /// Hands over the releases produced since the last call in `buf` (which must be empty),
+    /// and keeps `buf`'s old storage for the next ones.
+    pub(crate) fn swap_wakes(&mut self, buf: &mut Vec<Wake>) {
+        debug_assert!(buf.is_empty(), "releases not delivered");
+        std::mem::swap(&mut self.wakes, buf);
+    }
+
+    /// Whether local work is to be reported (the run is traced).
+    pub(crate) fn traced(&self) -> bool {
+        self.obs.traced()
+    }
+
+    /// What each chip moved.
+    pub(crate) fn traffic(&self) -> &[Traffic] {
+        self.obs.traffic()
+    }
+
+    /// The recorded timeline of a traced run.
+    pub(crate) fn take_trace(&mut self) -> Option<Trace> {
+        self.obs.take_trace(&self.records)
+    }
+
+    /// The findings of a checked run (empty otherwise); ends the checking.
+    pub(crate) fn take_findings(&mut self) -> Vec<check::Finding> {
+        let mem = &self.mem;
+        self.obs.take_findings(self.now, |m, off| mem.cell_at(m, off))
+    }
+
+    /// Returns the network model (for reuse by the next run).
+    pub(crate) fn into_parts(mut self) -> (Memory, Box<dyn Network>) {
+        self.publish_progress();
+        (self.mem, self.net)
+    }
+
+    /// Takes a request from `actor`, issued at its local time `at`. `resume` is the actor's
+    /// clock after a posted request (ignored for blocking ones).
+    pub(crate) fn submit(&mut self, actor: usize, at: SimTime, resume: SimTime, mut req: Request) {
+        self.stats.requests += 1;
+        // An asynchronous load belongs to the block issuing it, even if it is applied later
+        // (held behind the core's own writes) when the block has ended.
+        if let Request::Read { ticket: Some(k), .. } = &mut req {
+            *k = self.loads.stamp(actor, *k);
+        }
+        let blocking = req.is_blocking();
+        // The seq after this one is a running actor's bound, keyed too.
+        if self.actors[actor].next_seq >= Key::MAX_SEQ - 1 {
+            let (chip, core) = (self.chip_of(actor), self.core_of(actor));
+            self.fail(SimError::invalid(format!(
+                "chip {chip} core {core} sent more requests than one core may send in one run ({})",
+                Key::MAX_SEQ
+            )));
+        }
+        if self.outcome.is_some() {
+            if blocking {
+                self.wakes.push(Wake::Abort { actor });
+            }
+            return;
+        }
+        let a = &mut self.actors[actor];
+        if let ActorState::Running { at: t, seq } = a.state {
+            self.running.remove(&(t, actor, seq));
+            debug_assert!(at >= t, "actor {actor} went back in time: {at:?} < {t:?}");
+        }
+        let seq = a.next_seq;
+        a.next_seq += 1;
+        a.state = match &req {
+            Request::Finish { .. } => ActorState::Idle,
+            _ if blocking => {
+                a.since = at;
+                ActorState::Blocked
+            }
+            _ => ActorState::Running { at: resume.max(at), seq: a.next_seq },
+        };
+        if let ActorState::Running { at, seq } = a.state {
+            self.running.insert((at, actor, seq));
+        }
+        self.push(Key::new(at, actor, seq, 0), Event::Request { actor, req, resume });
+    }
+
+    /// Applies every event that no running actor can still precede; ends the run with a
+    /// deadlock report when nothing can make progress.
+    pub(crate) fn pump(&mut self) {
+        while self.outcome.is_none() {
+            let Some(top) = self.queue.peek_key() else {
+                break;
+            };
+            if let Some(bound) = self.running.first_packed()
+                && top.at_or_after(bound)
+            {
+                return;
+            }
+            let Some(Entry { key, what }) = self.queue.pop() else {
+                break;
+            };
+            self.now = key.time;
+            self.stats.events += 1;
+            if self.stats.events.is_multiple_of(Progress::EVERY) {
+                self.publish_progress();
+            }
+            if self.slots.outgrows_caches()
+                && let Some(next) = self.queue.next_slot()
+            {
+                self.slots.prefetch(next);
+            }
+            match what {
+                Pending::Slot(slot) => {
+                    let ev = self.slots.take(slot);
+                    self.apply(key, ev);
+                }
+                Pending::FlowStep(flow) => self.flow_step(key, flow as usize),
+            }
+        }
+        if self.outcome.is_none() && self.running.is_empty() && self.queue.is_empty() {
+            if self.chips.iter().all(ChipSched::is_idle) {
+                // Every dispatch has ended and every in-flight write has landed.
+                self.outcome = Some(Ok(()));
+            } else {
+                let report = self.deadlock_report();
+                self.fail(SimError::Deadlock(Box::new(report)));
+            }
+        }
+    }
+
+    /// Publishes the events applied since the last publication, and the current time.
+    fn publish_progress(&mut self) {
+        if let Some((p, published)) = self.progress.as_mut() {
+            p.publish(self.stats.events - *published, self.now);
+            *published = self.stats.events;
+        }
+    }
+
+    fn apply(&mut self, key: Key, ev: Event) {
+        match ev {
+            Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
+            Event::RemoteRead { actor, src, caller, ticket, issued } => {
+                self.obs.read(actor, &src, OpAt { op: OpKind::RemoteLoad, time: key.time, caller });
+                let data = self.mem.read(&src);
+                let route = Route {
+                    kind: PathKind::RemoteRead,
+                    chip: self.chip_of(actor),
+                    core: self.core_of(actor),
+                    peer: src.chip(),
+                };
+                let bytes = data.len() as u64;
+                let end = self.read_end(actor, data, ticket, issued, Some(src.chip()));
+                let at = key.time + self.net.read_turnaround();
+                self.start_flow(key, route, bytes, at, None, end);
+            }
+            Event::Loaded { actor, ticket, data, issued, peer } => {
+                self.loaded(key.time, actor, ticket, data, issued, peer)
+            }
+            Event::Land { dst, data, atomic, writer, op, ids } => {
+                self.land(key.time, &dst, &data, atomic, writer, op);
+                self.obs.write_landed(ids.check);
+                self.landed(writer, ids.seq, key.time);
+            }
+            Event::Signal(s) => self.signal_arrived(key.time, s),
+            Event::FlowStep { flow } => self.flow_step(key, flow),
+            Event::CopyRemoteRead { job, chunk } => self.copy_remote_read(key, job, chunk),
+            Event::CopyLoaded { job, chunk, data } => self.copy_loaded(key, job, chunk, data),
+            Event::CopyStored { job } => self.copy_stored(key, job),
+            Event::DispatchStart { chip } => self.start_dispatch(chip, key.time),
+            Event::DeferredReady { chip, task } => self.deferred_ready(chip, task, key.time),
+            Event::Sdma(e) => self.sdma_event(key, e),
+            Event::Reply { actor, reply } => self.reply(actor, key.time, reply),
+        }
+    }
+
+    fn apply_request(&mut self, key: Key, actor: usize, req: Request, resume: SimTime) {
+        if self.reads_own_write(actor, &req) {
+            return self.hold_read(key, actor, req);
+        }
+        let t = key.time;
+        let me = self.chip_of(actor);
+        match req {
+            Request::Read { src, caller, start, ticket } => {
+                self.obs.load_issued(actor, src.chip(), src.region.bytes(), t, ticket.is_none());
+                let core = self.core_of(actor);
+                let issue = match (self.is_cube(actor), self.chip.cube()) {
+                    (true, Some(c)) => c.gm_to_l1.issue,
+                    _ => self.chip.dma_issue(DmaDir::GmToUb),
+                };
+                let at = start.max(t) + issue;
+                if src.chip() == me {
+                    self.obs.read(actor, &src, OpAt { op: OpKind::Load, time: t, caller });
+                    let data = self.mem.read(&src);
+                    let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
+                    let bytes = data.len() as u64;
+                    let end = self.read_end(actor, data, ticket, t, None);
+                    self.start_flow(key, route, bytes, at, None, end);
+                } else {
+                    let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip() };
+                    let ev = Event::RemoteRead { actor, src, caller, ticket, issued: t };
+                    self.start_flow(key, route, 0, at, None, ev);
+                }
+            }
+            Request::Collect { ticket } => self.collect(t, actor, ticket),
+            Request::ScalarRead { src, caller } => self.scalar_read(t, actor, &src, caller),
+            Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
+            Request::Test { cells, expected, cmp } => self.test_cells(t, actor, &cells, expected, cmp),
+            Request::Write { dst, data, atomic, op, caller, start } => {
+                let remote = dst.chip() != me;
+                self.obs.store_posted(actor, op, dst.chip(), data.len(), (t, resume));
+                let kind = if remote { PathKind::RemoteWrite } else { PathKind::Store };
+                let route = Route { kind, chip: me, core: self.core_of(actor), peer: dst.chip() };
+                let issue = match (self.is_cube(actor), self.chip.cube()) {
+                    (true, Some(c)) => c.l0c_to_gm.issue,
+                    _ => self.chip.dma_issue(DmaDir::UbToGm),
+                };
+                let (bytes, at) = (data.len() as u64, start.max(t) + issue);
+                let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: t, caller });
+                let land = Event::Land { dst, data, atomic, writer: actor, op, ids };
+                self.start_flow(key, route, bytes, at, None, land);
+            }
+            Request::Copy(spec) => {
+                self.obs.copy_started(actor, &spec, t);
+                self.start_copy(key, actor, spec)
+            }
+            Request::Notify { cell, value, op, caller } => {
+                let remote = cell.chip() != me;
+                let trace_id = self.obs.notify_posted(actor, cell.chip(), t, resume);
+                let at = t + self.chip.notify_issue();
+                let kind = match (remote, self.vis.relaxed()) {
+                    (false, _) => PathKind::Store,
+                    (true, false) => PathKind::OrderedNotify,
+                    (true, true) => PathKind::Signal,
+                };
+                let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip() };
+                let ids = self.issue_notify(actor, &cell, op, value, OpAt { op: OpKind::Notify, time: t, caller });
+                let land = Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids });
+                self.start_flow(key, route, 4, at, None, land);
+            }
+            Request::Wait { cells, expected, cmp, caller } => {
+                let cond = Cond::Signed(cmp, expected);
+                let trace_id = self.obs.wait_started(actor, &cells, cond, t);
+                // A core sees its own notifies to a cell before it reads the cell again.
+                if !self.vis.notifying(actor, &cells) && Signals::satisfied(&self.mem, &cells, cond) {
+                    self.obs.wait_held_at_once(actor, &cells, cond, t);
+                    self.reply(actor, t + self.chip.wait_poll(), Reply::Done);
+                } else {
+                    let w = Waiter { kind: WaiterKind::Blocking { actor }, cells, cond, since: t, trace_id, caller };
+                    self.signals.register(w);
+                }
+            }
+            Request::DeferWait { conds, caller } => {
+                self.obs.op_started(actor, OpKind::DeferWait, t, 0, None);
+                self.defer_wait(t, actor, conds, caller)
+            }
+            Request::Fence => {
+                self.obs.op_started(actor, OpKind::Fence, t, 0, None);
+                self.fence(actor, t);
+            }
+            Request::ExpectClear { cells } => {
+                self.obs.expect_clear(&cells);
+            }
+            Request::Note { name, start, end } => {
+                self.obs.local_work(actor, name, start.max(t), end);
+            }
+            Request::Finish { result } => {
+                self.loads.end_block(actor);
+                self.finish_when_landed(t, actor, result)
+            }
+            Request::Sdma(spec) => self.sdma_submit(key, actor, spec, resume),
+            Request::SdmaTest { id } => self.sdma_test(key, actor, id),
+            Request::SdmaWait { id } => self.sdma_wait(key, actor, id),
+        }
+    }
+
+    /// A random extra delay for one operation of a jittered run.
+    fn op_jitter(&mut self) -> SimDuration {
+        match self.jitter.as_mut() {
+            Some((rng, j)) if j.op.as_ps() > 0 => SimDuration::from_ps(rng.random_range(0..=j.op.as_ps())),
+            _ => SimDuration::ZERO,
+        }
+    }
+
+    /// A random delay of a dispatch start in a jittered run.
+    fn dispatch_jitter(&mut self) -> SimDuration {
+        match self.jitter.as_mut() {
+            Some((rng, j)) if j.dispatch.as_ps() > 0 => SimDuration::from_ps(rng.random_range(0..=j.dispatch.as_ps())),
+            _ => SimDuration::ZERO,
+        }
+    }
+
+    /// Applies payload bytes and releases waiters on any signal cell they overwrote.
+    fn land(&mut self, t: SimTime, dst: &Place, data: &Payload, atomic: Option<DType>, writer: usize, op: OpKind) {
+        self.mem.write(dst, data, atomic);
+        let (lo, hi) = dst.region.span();
+        if self.signals.watched(dst.mem, lo, hi) {
+            for off in self.signals.watched_cells(dst.mem, lo, hi) {
+                let value = self.mem.cell_at(dst.mem, off);
+                self.cell_write(dst.mem, off, writer, WriteOp::Data(op), value, t);
+            }
+            self.release(t, dst.mem, lo, hi, TraceId::default());
+        }
+    }
+
+    /// Applies a notify to its cell and releases the waiters it satisfies.
+    fn signal(&mut self, t: SimTime, s: &SignalLand) {
+        let (cell, value, op, writer, trace_id) = (&s.cell, s.value, s.op, s.writer, s.trace_id);
+        let (old, new) = self.mem.update_cell(cell, |old| apply_notify(old, op, value));
+        let signals = &self.signals;
+        self.obs.notify_landed(s.ids.check, cell, (old, new), || signals.eq_waiters(cell.mem, cell.offset));
+        self.cell_write(cell.mem, cell.offset, writer, WriteOp::Notify(op), value, t);
+        self.release(t, cell.mem, cell.offset, cell.offset + 4, trace_id);
+    }
+
+    /// Releases the waiters on cells in `[lo, hi)` of `mem` whose conditions now hold; `from`
+    /// is the traced notify that wrote (none for data writes or untraced runs).
+    fn release(&mut self, t: SimTime, mem: MemKey, lo: usize, hi: usize, from: TraceId) {
+        // A core's wait does not read a cell its own notify in flight is about to change.
+        let vis = &self.vis;
+        let own = |w: &Waiter| matches!(w.kind, WaiterKind::Blocking { actor } if vis.notifying(actor, &w.cells));
+        let mut woken = self.signals.take_satisfied(&self.mem, (mem, lo, hi), own);
+        if woken.is_empty() {
+            self.signals.recycle(woken);
+            return;
+        }
+        let at = t + self.chip.wait_poll();
+        for w in woken.drain(..) {
+            match w.kind {
+                WaiterKind::Blocking { actor } => {
+                    self.obs.wait_released(actor, (&w.cells, w.cond), t, from, w.trace_id);
+                    self.reply(actor, at, Reply::Done)
+                }
+                WaiterKind::Deferred { chip, task, .. } => {
+                    if let Some(c) = w.cells.first() {
+                        self.obs.deferred_ready(chip, task, c);
+                    }
+                    self.push_host(at, chip as u64, Event::DeferredReady { chip, task });
+                }
+            }
+        }
+        self.signals.recycle(woken);
+    }
+
+    /// Adds a write of `value` by `writer` to the history of the cell at `offset` of `mem`.
+    fn cell_write(&mut self, mem: MemKey, offset: usize, writer: usize, op: WriteOp, value: i32, time: SimTime) {
+        let chip = self.chip_of(writer);
+        let (block, task) = match &self.actors[writer].job {
+            Some((_, a)) => (a.block, self.signals.intern(&a.ctx.task)),
+            None => (writer % self.cores, NameId::NONE),
+        };
+        self.signals.record(mem, offset, Written::new(chip, block, task, op, value, time));
+    }
+
+    /// Releases a blocked actor at `at` with `reply`.
+    fn reply(&mut self, actor: usize, at: SimTime, reply: Reply) {
+        self.obs.replied(actor, at);
+        let a = &mut self.actors[actor];
+        a.state = ActorState::Running { at, seq: a.next_seq };
+        self.running.insert((at, actor, a.next_seq));
+        self.wakes.push(Wake::Reply { actor, at, reply });
+    }
+
+    /// Starts a block on an idle actor at `at`.
+    fn start_actor(&mut self, actor: usize, at: SimTime, task: usize, assignment: Assignment) {
+        let dispatch = self.chips[self.chip_of(actor)].active.as_ref().map(|a| (&a.name, a.index));
+        self.obs.block_started(actor, task, &assignment, dispatch);
+        let a = &mut self.actors[actor];
+        debug_assert_eq!(a.state, ActorState::Idle);
+        a.state = ActorState::Running { at, seq: a.next_seq };
+        a.job = Some((task, assignment.clone()));
+        self.busy += 1;
+        self.running.insert((at, actor, a.next_seq));
+        self.wakes.push(Wake::Start { actor, at, assignment });
+    }
+
+    /// Ends the run with `err` from outside the model (the driver could not continue).
+    pub(crate) fn abort(&mut self, err: SimError) {
+        self.fail(err);
+    }
+
+    /// Ends the run with `err` and aborts every blocked actor.
+    fn fail(&mut self, err: SimError) {
+        if self.outcome.is_some() {
+            return;
+        }
+        self.outcome = Some(Err(err));
+        for (i, a) in self.actors.iter().enumerate() {
+            if a.state == ActorState::Blocked {
+                self.wakes.push(Wake::Abort { actor: i });
+            }
+        }
+    }
+
+    fn chip_of(&self, actor: usize) -> usize {
+        actor / self.cores
+    }
+
+    fn core_of(&self, actor: usize) -> usize {
+        actor % self.cores
+    }
+
+    /// Whether `actor` is an AIC (cube) core: its loads fill L1, its stores leave L0C.
+    fn is_cube(&self, actor: usize) -> bool {
+        self.core_of(actor) >= self.aiv
+    }
+
+    /// The key of an event `origin` causes at `time`: its actor and seq, and a fresh `sub`.
+    fn derived_key(&mut self, time: SimTime, origin: Key) -> Key {
+        let key = origin.derived(time, self.next_sub);
+        self.next_sub += 1;
+        key
+    }
+
+    fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
+        let key = self.derived_key(time, origin);
+        self.push(key, ev);
+    }
+
+    /// [`Engine::push_derived`] for an event already kept in `slot`.
+    fn push_derived_slot(&mut self, time: SimTime, origin: Key, slot: u32) {
+        let key = self.derived_key(time, origin);
+        if key.time.is_overflowed() {
+            let ev = self.slots.take(slot);
+            return self.push(key, ev);
+        }
+        self.queue.push(Entry { key, what: Pending::Slot(slot) });
+    }
+
+    fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
+        let key = Key::new(time, HOST, seq, self.next_sub);
+        self.next_sub += 1;
+        self.push(key, ev);
+    }
+
+    /// Queues `ev` under `key`: the heap moves small keys, the event stays put. An event at
+    /// [`SimTime::NEVER`] (a sum of times that overflowed the u64-picosecond clock) is not
+    /// queued: the run ends with an error naming who and what overflowed.
+    fn push(&mut self, key: Key, ev: Event) {
+        if key.time.is_overflowed() {
+            let who = if key.actor() == HOST {
+                "the host scheduler".to_string()
+            } else {
+                format!("chip {} core {}", self.chip_of(key.actor()), self.core_of(key.actor()))
+            };
+            self.fail(SimError::invalid(format!(
+                "simulated time overflowed u64 picoseconds (about 213 days) when {who} scheduled {} after {}; \
+                 a configured cost, a kernel's cycle count or the number of calls is too large",
+                event_name(&ev),
+                self.now
+            )));
+            return;
+        }
+        let what = match ev {
+            Event::FlowStep { flow } if u32::try_from(flow).is_ok() => Pending::FlowStep(flow as u32),
+            ev @ Event::Request { .. } if key.sub == 0 && key.actor() != HOST => {
+                return self.queue.push_request(key, self.slots.put(ev));
+            }
+            ev => Pending::Slot(self.slots.put(ev)),
+        };
+        self.queue.push(Entry { key, what });
+    }
+}
+
+/// What an event is, for the overflow error.
+fn event_name(ev: &Event) -> String {
+    match ev {
+        Event::Request { req, .. } => format!("a request ({})", req.name()),
+        Event::RemoteRead { .. } => "a remote read".into(),
+        Event::Loaded { .. } => "the end of a load".into(),
+        Event::Land { op, .. } => format!("the landing of a write ({op})"),
+        Event::Signal(_) => "the landing of a notify".into(),
+        Event::FlowStep { .. } => "a packet of a transfer".into(),
+        Event::CopyRemoteRead { .. } | Event::CopyLoaded { .. } | Event::CopyStored { .. } => {
+            "a chunk of a put/get".into()
+        }
+        Event::DispatchStart { chip } => format!("the start of a dispatch on chip {chip}"),
+        Event::DeferredReady { chip, .. } => format!("a deferred task on chip {chip}"),
+        Event::Sdma(_) => "an SDMA descriptor".into(),
+        Event::Reply { .. } => "the end of a read".into(),
+    }
+}

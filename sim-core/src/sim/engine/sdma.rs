@@ -1,0 +1,299 @@
+//! SDMA copy engines: per-chip channels that move GM to GM (local or a peer's) without UB.
+//!
+//! A transfer (`put_async` / `get_async`) is a list of descriptors queued on one channel, or
+//! striped over several consecutive ones (`SdmaOpts::queues`, descriptor `k` on the
+//! `k % queues`-th); each channel runs its descriptors one after another. A descriptor starts when the channel is free and the
+//! transfer has been posted (the request's resume time); it costs `descriptor` (plus
+//! `cold_start` for the channel's first descriptor of the run) before its first byte moves,
+//! then it is a flow of packets: a put's along `PathKind::SdmaPut` (HBM, channel, links, peer
+//! port, peer HBM), a get's request leg along `SdmaRequest` and then its data back along
+//! `SdmaGet` (peer HBM, links, port, channel, HBM). The source is read when its flow starts
+//! (at the owner, for a get) and the bytes land when the flow arrives. The next descriptor
+//! starts once this one's flow has cleared the channel. A descriptor holds a slot of its
+//! channel's queue from submission until its bytes land; a transfer is complete when its last
+//! descriptor has landed.
+//!
+//! Ordering: SDMA writes are not the core's writes. A notify or `fence` of the issuing core
+//! does not wait for them (a notify issued before `wait_async` may overtake the data); only
+//! `wait_async`, or a `test_async` that answers true, orders what follows after the data.
+
+use super::Engine;
+use super::event::{Event, Key, SdmaEvent};
+use super::observe::{OpAt, SdmaToken, WriteToken};
+use crate::base::addr::{Caller, Place};
+use crate::base::dtype::DType;
+use crate::base::error::{SimError, Site};
+use crate::model::{PathKind, Route, SdmaParams};
+use crate::base::payload::Payload;
+use crate::api::request::{OpKind, Reply, SdmaSpec};
+use crate::base::time::SimTime;
+use std::collections::{BTreeMap, VecDeque};
+
+#[derive(Debug)]
+struct Desc {
+    actor: usize,
+    id: u64,
+    ch: usize,
+    src: Place,
+    dst: Place,
+    get: bool,
+    /// `Some(dtype)`: an inline-reduce put.
+    atomic: Option<DType>,
+    /// When the channel may start it (the transfer was posted).
+    ready: SimTime,
+    op: OpKind,
+    caller: Caller,
+}
+
+#[derive(Debug, Default)]
+struct Channel {
+    warm: bool,
+    busy: bool,
+    queue: VecDeque<usize>,
+    /// Descriptors submitted and not landed.
+    held: usize,
+}
+
+#[derive(Debug)]
+struct Transfer {
+    left: usize,
+    waiting: bool,
+    /// The observers' token of the transfer.
+    clock: SdmaToken,
+}
+
+/// The SDMA state of a run.
+#[derive(Debug)]
+pub(crate) struct Sdma {
+    params: Option<SdmaParams>,
+    channels: Vec<Channel>,
+    descs: Vec<Option<Desc>>,
+    free: Vec<usize>,
+    /// Transfers not yet waited, by (actor, id).
+    transfers: BTreeMap<(usize, u64), Transfer>,
+}
+
+impl Sdma {
+    pub(crate) fn new(world: usize, params: Option<&SdmaParams>) -> Sdma {
+        let n = params.map_or(0, |p| p.channels) * world;
+        Sdma {
+            params: params.cloned(),
+            channels: (0..n).map(|_| Channel::default()).collect(),
+            descs: Vec::new(),
+            free: Vec::new(),
+            transfers: BTreeMap::new(),
+        }
+    }
+
+    fn put(&mut self, d: Desc) -> usize {
+        match self.free.pop() {
+            Some(i) => {
+                self.descs[i] = Some(d);
+                i
+            }
+            None => {
+                self.descs.push(Some(d));
+                self.descs.len() - 1
+            }
+        }
+    }
+}
+
+impl Engine {
+    fn site_of(&self, actor: usize) -> Site {
+        match &self.actors[actor].job {
+            Some((_, a)) => a.ctx.site(a.block),
+            None => Site { chip: self.chip_of(actor), block: self.core_of(actor), task: "?".into() },
+        }
+    }
+
+    /// A posted `put_async` / `get_async`: queue its descriptors on the channel.
+    pub(super) fn sdma_submit(&mut self, key: Key, actor: usize, spec: SdmaSpec, resume: SimTime) {
+        let me = self.chip_of(actor);
+        let site = self.site_of(actor);
+        let Some(p) = self.sdma.params.clone() else {
+            let msg = "this chip has no SDMA engines; add a [chip.sdma] table to the machine config".to_string();
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
+            return;
+        };
+        if spec.channel >= p.channels {
+            let msg = format!(
+                "channel {} is out of range: the chip has {} SDMA channels (chip.sdma.channels)",
+                spec.channel, p.channels
+            );
+            self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
+            return;
+        }
+        let n = spec.descs.len();
+        let queues = spec.queues.clamp(1, p.channels);
+        // Descriptor k runs on the (k % queues)-th of the transfer's consecutive channels.
+        let ch_of = |k: usize| me * p.channels + (spec.channel + k % queues) % p.channels;
+        for q in 0..queues.min(n) {
+            let (ch, adds) = (ch_of(q), (n - q).div_ceil(queues));
+            let held = self.sdma.channels[ch].held;
+            if held + adds > p.queue_depth {
+                let msg = format!(
+                    "SDMA channel {} of rank {me} holds {held} descriptors and this transfer adds {adds}, more than its \
+                     queue depth {} (chip.sdma.queue_depth); wait_async earlier transfers first, spread them over \
+                     channels (SdmaOpts::channel / queues), or raise chip.sdma.queue_depth",
+                    ch - me * p.channels,
+                    p.queue_depth
+                );
+                self.fail(SimError::BadOp { site, op: spec.op.name(), msg });
+                return;
+            }
+        }
+        let t = key.time;
+        let clock = self.obs.sdma_posted(actor, &spec, t, resume);
+        self.sdma.transfers.insert((actor, spec.id), Transfer { left: n, waiting: false, clock });
+        for (k, (src, dst)) in spec.descs.into_iter().enumerate() {
+            let ch = ch_of(k);
+            let d = Desc {
+                actor,
+                id: spec.id,
+                ch,
+                src,
+                dst,
+                get: spec.get,
+                atomic: spec.atomic,
+                ready: resume.max(t),
+                op: spec.op,
+                caller: spec.caller,
+            };
+            let i = self.sdma.put(d);
+            self.sdma.channels[ch].queue.push_back(i);
+            self.sdma.channels[ch].held += 1;
+        }
+        for q in 0..queues.min(n) {
+            self.sdma_kick(key, ch_of(q));
+        }
+    }
+
+    /// Starts channel `ch`'s next descriptor if the channel is free.
+    fn sdma_kick(&mut self, key: Key, ch: usize) {
+        let Some(p) = self.sdma.params.as_ref() else { return };
+        let (cold, desc_cost) = (p.cold_start, p.descriptor);
+        let c = &mut self.sdma.channels[ch];
+        if c.busy {
+            return;
+        }
+        let Some(&front) = c.queue.front() else { return };
+        let Some(d) = self.sdma.descs[front].as_ref() else { return };
+        let mut start = key.time.max(d.ready);
+        if !c.warm {
+            c.warm = true;
+            start += cold;
+        }
+        c.busy = true;
+        self.push_derived(start + desc_cost, key, Event::Sdma(SdmaEvent::Start { ch }));
+    }
+
+    pub(super) fn sdma_event(&mut self, key: Key, e: SdmaEvent) {
+        match e {
+            SdmaEvent::Start { ch } => self.sdma_start(key, ch),
+            SdmaEvent::RemoteRead { desc } => self.sdma_read(key, desc),
+            SdmaEvent::Cleared { ch } => {
+                self.sdma.channels[ch].busy = false;
+                self.sdma_kick(key, ch);
+            }
+            SdmaEvent::Land { desc, data, check } => self.sdma_land(key, desc, data, check),
+        }
+    }
+
+    fn sdma_start(&mut self, key: Key, ch: usize) {
+        let Some(i) = self.sdma.channels[ch].queue.pop_front() else { return };
+        let Some(d) = self.sdma.descs[i].as_ref() else { return };
+        if d.get {
+            let channel = ch - self.chip_of(d.actor) * self.sdma.params.as_ref().map_or(1, |p| p.channels);
+            let route =
+                Route { kind: PathKind::SdmaRequest, chip: self.chip_of(d.actor), core: channel, peer: d.src.chip() };
+            let end = Event::Sdma(SdmaEvent::RemoteRead { desc: i });
+            self.start_flow(key, route, 0, key.time, None, end);
+        } else {
+            self.sdma_read(key, i);
+        }
+    }
+
+    /// Reads a descriptor's source now and sends its bytes on their way.
+    fn sdma_read(&mut self, key: Key, i: usize) {
+        let Some(d) = self.sdma.descs[i].as_ref() else { return };
+        let (actor, ch) = (d.actor, d.ch);
+        let me = self.chip_of(actor);
+        let channel = ch - me * self.sdma.params.as_ref().map_or(1, |p| p.channels);
+        let at = OpAt { op: d.op, time: key.time, caller: d.caller };
+        let check = match self.sdma.transfers.get(&(actor, d.id)) {
+            Some(x) => self.obs.sdma_moved(&x.clock, (&d.src, &d.dst), d.atomic.is_some(), at),
+            None => WriteToken::default(),
+        };
+        let data = self.mem.read(&d.src);
+        let get = d.get;
+        let route = if d.get {
+            Route { kind: PathKind::SdmaGet, chip: me, core: channel, peer: d.src.chip() }
+        } else {
+            Route { kind: PathKind::SdmaPut, chip: me, core: channel, peer: d.dst.chip() }
+        };
+        let bytes = data.len() as u64;
+        let cleared = Some(Event::Sdma(SdmaEvent::Cleared { ch }));
+        let end = Event::Sdma(SdmaEvent::Land { desc: i, data, check });
+        let at = if get { key.time + self.net.read_turnaround() } else { key.time };
+        self.start_flow(key, route, bytes, at, cleared, end);
+    }
+
+    fn sdma_land(&mut self, key: Key, i: usize, data: Payload, check: WriteToken) {
+        let Some(d) = self.sdma.descs[i].take() else { return };
+        self.sdma.free.push(i);
+        self.land(key.time, &d.dst, &data, d.atomic, d.actor, d.op);
+        self.obs.write_landed(check);
+        self.sdma.channels[d.ch].held -= 1;
+        let Some(t) = self.sdma.transfers.get_mut(&(d.actor, d.id)) else { return };
+        t.left -= 1;
+        if t.left == 0 && t.waiting {
+            let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
+            self.sdma_complete(d.actor, d.id, key.time + poll);
+        }
+    }
+
+    /// The waiting `actor` observed transfer `id` complete: it resumes at `at`.
+    fn sdma_complete(&mut self, actor: usize, id: u64, at: SimTime) {
+        if let Some(t) = self.sdma.transfers.remove(&(actor, id)) {
+            self.obs.sdma_completed(actor, &t.clock);
+        }
+        self.reply(actor, at, Reply::Done);
+    }
+
+    fn sdma_unknown(&mut self, actor: usize, op: OpKind, id: u64, t: SimTime) {
+        let msg = format!("SDMA handle #{id} is not a transfer in progress of this core (already waited?)");
+        let err = SimError::BadOp { site: self.site_of(actor), op: op.name(), msg };
+        self.reply(actor, t, Reply::Err(err));
+    }
+
+    /// `test_async`: whether the transfer has completed, after one poll.
+    pub(super) fn sdma_test(&mut self, key: Key, actor: usize, id: u64) {
+        let t = key.time;
+        self.obs.op_started(actor, OpKind::TestAsync, t, 0, None);
+        let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
+        let Some(tr) = self.sdma.transfers.get(&(actor, id)) else {
+            return self.sdma_unknown(actor, OpKind::TestAsync, id, t);
+        };
+        let done = tr.left == 0;
+        if done {
+            self.obs.sdma_completed(actor, &tr.clock);
+        }
+        self.reply(actor, t + poll, Reply::Flag(done));
+    }
+
+    /// `wait_async`: resolves one poll after the transfer has completed.
+    pub(super) fn sdma_wait(&mut self, key: Key, actor: usize, id: u64) {
+        let t = key.time;
+        self.obs.op_started(actor, OpKind::WaitAsync, t, 0, None);
+        let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
+        let Some(tr) = self.sdma.transfers.get_mut(&(actor, id)) else {
+            return self.sdma_unknown(actor, OpKind::WaitAsync, id, t);
+        };
+        if tr.left == 0 {
+            self.sdma_complete(actor, id, t + poll);
+        } else {
+            tr.waiting = true;
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! A chip and a fabric for the engine's unit tests (the public `model::simple`): one AIV core per chip, small fixed costs,
+//! and a network that delivers every packet 1 ns after it enters. The engine's tests drive its
+//! parts directly, without a driver or kernel threads; the host's tests run a `World` on them.
+
+use super::Engine;
+use crate::base::addr::{CellRef, Coords, MemKey, Place};
+use crate::base::dtype::DType;
+use crate::sim::memory::Memory;
+use crate::sim::options::RunOptions;
+use crate::api::program::Dispatch;
+use crate::base::tensor::{Region, Runs, Space, Tensor, TensorMeta};
+use crate::base::time::SimTime;
+use std::sync::Arc;
+
+/// The engine's tests run on the public minimal model.
+pub(crate) use crate::model::simple::{SimpleChip as TestChip, SimpleNet as TestNet};
+
+/// An engine over `chips` chips (one actor each) and one comm domain whose window is 64
+/// bytes per member, with no dispatches queued.
+pub(crate) fn engine(chips: usize, relaxed_ordering: bool) -> Engine {
+    engine_running((0..chips).map(|_| Vec::new()).collect(), relaxed_ordering)
+}
+
+/// An engine like [`engine`] (one chip per entry of `queues`) that will run `queues[chip]`
+/// in order on each chip once started.
+pub(crate) fn engine_running(queues: Vec<Vec<Dispatch>>, relaxed_ordering: bool) -> Engine {
+    let mut mem = Memory::new(true);
+    let domain = mem.add_domain(queues.len());
+    mem.grow_window(domain, 64);
+    let options = RunOptions { relaxed_ordering, ..RunOptions::default() };
+    Engine::new(Arc::new(TestChip), Box::new(TestNet), mem, queues, &options)
+}
+
+/// `len` bytes at `offset` of `member`'s window.
+pub(crate) fn window(member: usize, offset: usize, len: usize) -> Place {
+    // Named `win`, of bytes, at the start of its memory (what reports print).
+    let meta = TensorMeta::dense(Arc::from("win"), Space::Gm { buf: 0 }, 0, 64, DType::I8, &[64]);
+    Place {
+        mem: MemKey::win(0, member, member),
+        region: Region { runs: Runs::one(offset, len), rows: 1, cols: len },
+        tensor: Tensor(Arc::new(meta)),
+    }
+}
+
+/// The INT32 signal cell at `offset` of `member`'s window.
+pub(crate) fn cell(member: usize, offset: usize) -> CellRef {
+    CellRef {
+        mem: MemKey::win(0, member, member),
+        offset,
+        buffer: Arc::from("sig"),
+        coords: Coords::new(&[offset / 4]),
+    }
+}
+
+/// Simulated time `ns` nanoseconds after zero.
+pub(crate) fn ns(ns: u64) -> SimTime {
+    SimTime::from_ps(ns * 1000)
+}

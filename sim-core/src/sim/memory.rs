@@ -1,0 +1,309 @@
+//! Simulated memory: per-chip GM buffers and per-member domain windows, with real bytes.
+//!
+//! In timing-only mode (`payload = false`) no payload byte is stored: reads return zeros and
+//! writes are dropped, so a sweep to 1 GiB fits in memory. Signal cells are still real (kept
+//! sparsely), because protocols branch on them; times are identical to a run with payload.
+
+use crate::base::addr::{CellRef, MemKey, Place};
+use crate::base::dtype::DType;
+use crate::base::payload::Payload;
+use crate::base::tile::{ReduceOp, combine_bytes};
+use rustc_hash::FxHashMap;
+
+/// Every byte array of a world: `gm[buf][chip]` and `win[domain][member]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Memory {
+    payload: bool,
+    gm: Vec<Vec<Vec<u8>>>,
+    win: Vec<Vec<Vec<u8>>>,
+    /// Signal cells in timing-only mode.
+    cells: CellPages<i32>,
+}
+
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory::new(true)
+    }
+}
+
+impl Memory {
+    /// Empty memory; `payload = false` stores no payload bytes.
+    pub(crate) fn new(payload: bool) -> Memory {
+        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: CellPages::default() }
+    }
+
+    /// Whether payload bytes are stored.
+    pub(crate) fn has_payload(&self) -> bool {
+        self.payload
+    }
+
+    /// Adds a GM buffer of `nbytes` on each of `chips` chips; returns its id.
+    pub(crate) fn add_gm(&mut self, nbytes: usize, chips: usize) -> usize {
+        let len = if self.payload { nbytes } else { 0 };
+        self.gm.push(vec![vec![0; len]; chips]);
+        self.gm.len() - 1
+    }
+
+    /// Adds the (empty) windows of a domain of `members` members; returns its id.
+    pub(crate) fn add_domain(&mut self, members: usize) -> usize {
+        self.win.push(vec![Vec::new(); members]);
+        self.win.len() - 1
+    }
+
+    /// Grows every window of `domain` to `len` bytes (new bytes are zero).
+    pub(crate) fn grow_window(&mut self, domain: usize, len: usize) {
+        if self.payload {
+            self.win[domain].iter_mut().for_each(|w| w.resize(len, 0));
+        }
+    }
+
+    /// Drops the bytes of every window of `domain` (released and past its run fence).
+    pub(crate) fn free_window(&mut self, domain: usize) {
+        self.win[domain].iter_mut().for_each(|w| *w = Vec::new());
+        self.cells.forget_domain(domain);
+    }
+
+    /// Zeroes every window of `domain`.
+    pub(crate) fn zero_window(&mut self, domain: usize) {
+        self.win[domain].iter_mut().for_each(|w| w.fill(0));
+        self.cells.forget_domain(domain);
+    }
+
+    /// Appends `len` bytes at `off` of memory `k` to `out` (zeros in timing-only mode).
+    pub(crate) fn host_read(&self, k: MemKey, off: usize, len: usize, out: &mut Vec<u8>) {
+        if !self.payload {
+            out.resize(out.len() + len, 0);
+            return;
+        }
+        out.extend_from_slice(&self.bytes(k)[off..off + len]);
+    }
+
+    /// Writes `data` at `off` of memory `k` (dropped in timing-only mode).
+    pub(crate) fn host_write(&mut self, k: MemKey, off: usize, data: &[u8]) {
+        if self.payload {
+            self.bytes_mut(k)[off..off + data.len()].copy_from_slice(data);
+        }
+    }
+
+    fn bytes(&self, k: MemKey) -> &[u8] {
+        match k {
+            MemKey::Gm { buf, chip } => &self.gm[buf as usize][chip as usize],
+            MemKey::Win { domain, member, .. } => &self.win[domain as usize][member as usize],
+        }
+    }
+
+    fn bytes_mut(&mut self, k: MemKey) -> &mut [u8] {
+        match k {
+            MemKey::Gm { buf, chip } => &mut self.gm[buf as usize][chip as usize],
+            MemKey::Win { domain, member, .. } => &mut self.win[domain as usize][member as usize],
+        }
+    }
+
+    /// The region's bytes, runs concatenated (only their count in timing-only mode).
+    pub(crate) fn read(&self, p: &Place) -> Payload {
+        if !self.payload {
+            return Payload::Absent(p.region.bytes());
+        }
+        let mem = self.bytes(p.mem);
+        let mut out = Vec::with_capacity(p.region.bytes());
+        for &(off, len) in &p.region.runs {
+            out.extend_from_slice(&mem[off..off + len]);
+        }
+        Payload::Bytes(out)
+    }
+
+    /// Writes `data` over the region's runs, or adds it element-wise when `atomic` is set.
+    /// Absent bytes (a timing-only tile stored into payload memory) write zeros.
+    pub(crate) fn write(&mut self, p: &Place, data: &Payload, atomic: Option<DType>) {
+        if !self.payload {
+            return;
+        }
+        let zeros;
+        let data = match data.bytes() {
+            Some(b) => b,
+            None => {
+                zeros = vec![0u8; data.len()];
+                &zeros
+            }
+        };
+        let mem = self.bytes_mut(p.mem);
+        let mut pos = 0;
+        for &(off, len) in &p.region.runs {
+            let src = &data[pos..pos + len];
+            match atomic {
+                None => mem[off..off + len].copy_from_slice(src),
+                Some(dt) => combine_bytes(dt, ReduceOp::Sum, &mut mem[off..off + len], src),
+            }
+            pos += len;
+        }
+    }
+
+    /// The current value of a signal cell.
+    pub(crate) fn cell(&self, c: &CellRef) -> i32 {
+        self.cell_at(c.mem, c.offset)
+    }
+
+    /// The INT32 at byte `offset` of `mem`.
+    pub(crate) fn cell_at(&self, mem: MemKey, offset: usize) -> i32 {
+        if !self.payload {
+            return self.cells.get(mem, offset).copied().unwrap_or(0);
+        }
+        let b = &self.bytes(mem)[offset..offset + 4];
+        i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    /// Replaces a signal cell's value `v` with `f(v)` and returns both, with one map lookup in
+    /// timing-only mode (a notify reads and writes its cell).
+    pub(crate) fn update_cell(&mut self, c: &CellRef, f: impl FnOnce(i32) -> i32) -> (i32, i32) {
+        if !self.payload {
+            let v = self.cells.entry(c.mem, c.offset);
+            let old = *v;
+            *v = f(old);
+            return (old, *v);
+        }
+        let old = self.cell(c);
+        let new = f(old);
+        self.set_cell(c, new);
+        (old, new)
+    }
+
+    /// Overwrites a signal cell.
+    pub(crate) fn set_cell(&mut self, c: &CellRef, v: i32) {
+        if !self.payload {
+            *self.cells.entry(c.mem, c.offset) = v;
+            return;
+        }
+        self.bytes_mut(c.mem)[c.offset..c.offset + 4].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Cells a page of [`CellPages`] holds (a 512-byte stretch of one memory).
+const PAGE: usize = 128;
+
+/// A value per signal cell, kept sparsely by page: the map finds the page of a cell's
+/// 512-byte stretch, and the cells of one signal tensor (a 1024-rank all_to_all's flags, one
+/// per peer) sit side by side in it. A map with an entry per cell grows to a million entries
+/// there, and nearly every notify and test missed the cache on it; the page map stays a
+/// thousand times smaller. A cell not at a multiple of 4 bytes (which no INT32 tensor has)
+/// is kept alone, so overlapping cells stay apart exactly as with a map per cell.
+#[derive(Debug, Clone)]
+pub(crate) struct CellPages<T> {
+    /// The page of each `(memory, offset / (4 * PAGE))` that holds a cell: its values are
+    /// `values[page * PAGE..][..PAGE]`.
+    index: FxHashMap<(MemKey, usize), u32>,
+    values: Vec<T>,
+    /// Pages of forgotten windows, reused before `values` grows.
+    free: Vec<u32>,
+    /// Cells at offsets that are not a multiple of 4.
+    odd: FxHashMap<(MemKey, usize), T>,
+}
+
+impl<T> Default for CellPages<T> {
+    fn default() -> CellPages<T> {
+        CellPages { index: FxHashMap::default(), values: Vec::new(), free: Vec::new(), odd: FxHashMap::default() }
+    }
+}
+
+impl<T: Default> CellPages<T> {
+    /// The value of the cell at `offset` of `mem`, if its page (or itself, when odd) exists:
+    /// a cell never written may read as the default.
+    pub(crate) fn get(&self, mem: MemKey, offset: usize) -> Option<&T> {
+        if !offset.is_multiple_of(4) {
+            return self.odd.get(&(mem, offset));
+        }
+        let (page, slot) = CellPages::<T>::place(offset);
+        self.index.get(&(mem, page)).map(|&i| &self.values[i as usize * PAGE + slot])
+    }
+
+    /// The value of the cell at `offset` of `mem`, made the default if new.
+    pub(crate) fn entry(&mut self, mem: MemKey, offset: usize) -> &mut T {
+        if !offset.is_multiple_of(4) {
+            return self.odd.entry((mem, offset)).or_default();
+        }
+        let (page, slot) = CellPages::<T>::place(offset);
+        let (values, free) = (&mut self.values, &mut self.free);
+        let i = *self.index.entry((mem, page)).or_insert_with(|| match free.pop() {
+            Some(i) => {
+                values[i as usize * PAGE..][..PAGE].iter_mut().for_each(|v| *v = T::default());
+                i
+            }
+            None => {
+                values.resize_with(values.len() + PAGE, T::default);
+                (values.len() / PAGE - 1) as u32
+            }
+        });
+        &mut self.values[i as usize * PAGE + slot]
+    }
+
+    /// Drops every cell of the windows of `domain`.
+    pub(crate) fn forget_domain(&mut self, domain: usize) {
+        let of_domain = |k: &MemKey| matches!(k, MemKey::Win { domain: d, .. } if *d as usize == domain);
+        let free = &mut self.free;
+        self.index.retain(|(k, _), i| {
+            let keep = !of_domain(k);
+            if !keep {
+                free.push(*i);
+            }
+            keep
+        });
+        self.odd.retain(|(k, _), _| !of_domain(k));
+    }
+
+    /// The page number and the slot in it of the cell at `offset` (a multiple of 4).
+    fn place(offset: usize) -> (usize, usize) {
+        let cell = offset / 4;
+        (cell / PAGE, cell % PAGE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::addr::Coords;
+    use std::sync::Arc;
+
+    #[test]
+    fn update_cell_reads_and_writes_a_cell_in_both_modes() {
+        for payload in [false, true] {
+            let mut m = Memory::new(payload);
+            let domain = m.add_domain(2);
+            m.grow_window(domain, 16);
+            let c = CellRef {
+                mem: MemKey::win(domain, 1, 1),
+                offset: 8,
+                buffer: Arc::from("sig"),
+                coords: Coords::default(),
+            };
+            assert_eq!(m.update_cell(&c, |v| v + 3), (0, 3));
+            assert_eq!(m.update_cell(&c, |v| v * 2), (3, 6));
+            assert_eq!((m.cell(&c), m.cell_at(c.mem, 4)), (6, 0));
+        }
+    }
+
+    /// Timing-only cells: neighbours on one page, far offsets, overlapping unaligned cells
+    /// and other windows stay apart; a freed domain's cells read 0 again, and their pages are
+    /// reused without carrying old values.
+    #[test]
+    fn timing_only_cells_are_kept_apart_and_forgotten_with_their_domain() {
+        let mut m = Memory::new(false);
+        let (a, b) = (m.add_domain(2), m.add_domain(1));
+        let cell = |mem, offset| CellRef { mem, offset, buffer: Arc::from("sig"), coords: Coords::default() };
+        let (wa, wa1, wb) = (MemKey::win(a, 0, 0), MemKey::win(a, 1, 1), MemKey::win(b, 0, 0));
+        let offsets = [0, 4, 508, 512, 1 << 20, 2, 6];
+        for (i, &off) in offsets.iter().enumerate() {
+            m.set_cell(&cell(wa, off), i as i32 + 1);
+            m.update_cell(&cell(wb, off), |v| v - (i as i32 + 1));
+        }
+        for (i, &off) in offsets.iter().enumerate() {
+            assert_eq!(
+                (m.cell_at(wa, off), m.cell_at(wb, off), m.cell_at(wa1, off)),
+                (i as i32 + 1, -(i as i32 + 1), 0)
+            );
+        }
+        assert_eq!(m.cell_at(wa, 8), 0);
+        m.free_window(a);
+        assert!(offsets.iter().all(|&off| m.cell_at(wa, off) == 0));
+        m.set_cell(&cell(wa1, 12), 9);
+        assert_eq!((m.cell_at(wa1, 12), m.cell_at(wa1, 8), m.cell_at(wb, 4)), (9, 0, -2));
+    }
+}

@@ -1,0 +1,123 @@
+//! How runs are executed: the options the host sets on a [`World`](crate::World) and the engine
+//! reads. They sit below both, so the scheduler takes them without reaching up into the host.
+
+use crate::base::time::{SimDuration, SimTime};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Seeded perturbation of a run's timing: every transfer and memory access completes up to
+/// `op` later, every dispatch starts up to `dispatch` later, drawn from one RNG seeded with
+/// `seed`. The same seed gives the same run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Jitter {
+    /// Seed of the RNG the delays are drawn from.
+    pub seed: u64,
+    /// Largest extra delay of one transfer or memory access.
+    pub op: SimDuration,
+    /// Largest extra delay of one dispatch start.
+    pub dispatch: SimDuration,
+}
+
+/// How runs are executed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Record every operation, notify-to-wait flow and link occupancy (for Chrome traces).
+    pub trace: bool,
+    /// Seeded timing jitter (off by default).
+    pub jitter: Option<Jitter>,
+    /// Run the protocol checker (races, stale reads, signal misuse); findings land in
+    /// [`RunReport::findings`](crate::RunReport::findings).
+    pub check: bool,
+    /// Let notifies overtake payload as on a relaxed fabric, whatever the config says (to find
+    /// missing fences).
+    pub relaxed_ordering: bool,
+    /// Where the engine publishes how far the run has got, for a host that shows progress
+    /// while it runs (`None`: nothing is published).
+    pub progress: Option<Progress>,
+    /// How synchronous kernels ([`Task::new`](crate::Task::new)) run: as coroutines on the
+    /// scheduler's thread (the default) or on one OS thread per simulated core. Results and
+    /// times are the same either way.
+    pub kernel_exec: KernelExec,
+}
+
+/// How the blocks of a synchronous kernel (a `|core| { .. }` closure) are run. Async kernels
+/// are polled by the scheduler either way.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum KernelExec {
+    /// Each running block is a stackful coroutine switched on the scheduler's own thread: a
+    /// blocking operation suspends it until its answer, with no OS thread and no lock. A block
+    /// gets a stack when it starts and gives it back to a pool when it ends. Overflowing the
+    /// stack (a guard page below it) ends the run with
+    /// [`SimError::KernelStackOverflow`](crate::SimError::KernelStackOverflow) on Linux
+    /// x86-64; elsewhere the process dies of SIGSEGV. A kernel must not use its core from
+    /// another host thread (that panics); use [`KernelExec::Threads`] for kernels that block
+    /// on host code.
+    Coroutines {
+        /// Usable bytes of each block's stack (rounded up to pages; only the pages a kernel
+        /// touches use memory).
+        stack_bytes: usize,
+    },
+    /// One OS thread per simulated core, handing off to the scheduler under a lock at every
+    /// blocking operation: slower, but a kernel may block on host code (channels, locks,
+    /// threads it spawns) and gets a 2 MiB thread stack.
+    Threads,
+}
+
+impl KernelExec {
+    /// The default coroutine stack: 1 MiB, of which a kernel typically touches a few pages.
+    pub const DEFAULT_STACK_BYTES: usize = 1 << 20;
+}
+
+impl Default for KernelExec {
+    fn default() -> KernelExec {
+        KernelExec::Coroutines { stack_bytes: KernelExec::DEFAULT_STACK_BYTES }
+    }
+}
+
+/// How far runs have got, shared between the engines that publish it and a host thread that
+/// shows it. The engine publishes every [`Progress::EVERY`] events, so watching costs nothing
+/// measurable; what is published never affects the run.
+#[derive(Clone, Debug, Default)]
+pub struct Progress(Arc<Counters>);
+
+#[derive(Debug, Default)]
+struct Counters {
+    events: AtomicU64,
+    now_ps: AtomicU64,
+}
+
+impl Progress {
+    /// Events between two publications of one engine.
+    pub const EVERY: u64 = 1 << 14;
+
+    /// A fresh counter: no event, time zero.
+    pub fn new() -> Progress {
+        Progress::default()
+    }
+
+    /// Engine events applied so far by every run sharing this counter (to within
+    /// [`Progress::EVERY`] per run).
+    pub fn events(&self) -> u64 {
+        self.0.events.load(Ordering::Relaxed)
+    }
+
+    /// The simulated time the latest publication reached.
+    pub fn now(&self) -> SimTime {
+        SimTime::from_ps(self.0.now_ps.load(Ordering::Relaxed))
+    }
+
+    /// Adds `events` applied events and records the run's simulated time `now`.
+    pub(crate) fn publish(&self, events: u64, now: SimTime) {
+        self.0.events.fetch_add(events, Ordering::Relaxed);
+        self.0.now_ps.store(now.as_ps(), Ordering::Relaxed);
+    }
+}
+
+/// Two handles are equal when they share one counter.
+impl PartialEq for Progress {
+    fn eq(&self, o: &Progress) -> bool {
+        Arc::ptr_eq(&self.0, &o.0)
+    }
+}
+
+impl Eq for Progress {}
