@@ -80,14 +80,20 @@
 //!
 //! ## Inside
 //!
-//! The scheduler (`engine`), the driver (`driver`: coroutine, thread and async kernels) and what they
-//! share from below (the requests a core sends, the addresses of simulated memory, the run
-//! options) are private. Invariants: sim-core never reads the wall clock and does no I/O;
-//! every effect one core has on another passes through the scheduler, which applies it in
-//! `(time, actor, seq, sub)` order (`sub` numbers the events one request causes). Imports
-//! only go down: `world` over `driver` over `engine` over `program` over `kernel_api` (the
-//! program API), and all of them over `check`, `request`, `memory`, `addr` and the value types
-//! (ARCHITECTURE.md has the layers; no two modules import each other).
+//! The source is in six folders, each importing only from the ones before it:
+//!
+//! - `base/`: the vocabulary (time, element types, tiles, tensors and the addresses they
+//!   resolve to, signal semantics, errors and the deadlock report);
+//! - `model/` (public): the timing traits; `results/`: `stats` and `trace` (public);
+//! - `api/`: what users write: the kernel API (`api/kernel`), dispatches and tasks, the
+//!   dependencies their tensors imply, and `request`, the one interface into the scheduler;
+//! - `sim/`: simulated memory, the scheduler (`sim/engine`), the checker it feeds (`check`,
+//!   public), the driver (coroutine, thread and async kernels) and the run options;
+//! - `world/`: the host side, which sets a run up, drives it and reruns it for the checker.
+//!
+//! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
+//! on another passes through the scheduler, which applies it in `(time, actor, seq, sub)` order
+//! (`sub` numbers the events one request causes). ARCHITECTURE.md maps every file.
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -101,19 +107,19 @@ mod world;
 pub use results::{stats, trace};
 pub use sim::check;
 
-pub use base::convert::{RoundMode, cast_supported};
-pub use base::dtype::{DType, Element};
-pub use base::error::{SimError, SimResult, Site};
-pub use half::{bf16, f16};
 pub use api::kernel::{
     CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
 };
 pub use api::program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
+pub use base::convert::{RoundMode, cast_supported};
 pub use base::deadlock::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
+pub use base::dtype::{DType, Element};
+pub use base::error::{SimError, SimResult, Site};
 pub use base::signal::{AtomicType, Cond, NotifyOp, WaitCmp};
 pub use base::tensor::{Domain, Tensor};
 pub use base::tile::{Axis, ReduceOp, Tile};
 pub use base::time::{Bandwidth, Frequency, SimDuration, SimTime};
+pub use half::{bf16, f16};
 pub use world::{
     CheckRun, CheckedRuns, DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport,
     WINDOW_ALIGN, World, check_runs,

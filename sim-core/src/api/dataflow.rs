@@ -145,8 +145,8 @@ pub(crate) fn derive(d: &Dispatch) -> Result<Vec<Vec<TaskId>>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::dtype::DType;
     use crate::api::program::Task;
+    use crate::base::dtype::DType;
     use crate::base::tensor::TensorMeta;
     use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 //! ([`Task::after`]) and the ones its declared tensors imply ([`Task::input`], ...; see
 //! [`crate::api::dataflow`]).
 
-use crate::base::error::SimResult;
 use crate::api::kernel::{Core, Ops};
+use crate::base::error::SimResult;
 use crate::base::tensor::{Domain, Tensor};
 use std::fmt;
 use std::future::Future;

@@ -1,7 +1,7 @@
 //! The one interface into the scheduler: requests stamped with an actor's local time, the
 //! replies that release blocked actors, and the task facts a block reads. The program API
-//! (`kernel_api`) sends them and the engine applies them; a synchronous kernel (coroutine or
-//! thread) and a kernel polled as a future by the driver send the same requests (see `kernel_api::uplink`). This module
+//! (`api/kernel`) sends them and the engine applies them; a synchronous kernel (coroutine or
+//! thread) and a kernel polled as a future by the driver send the same requests (see `api/kernel/uplink.rs`). This module
 //! sits below both, so neither reaches into the other.
 
 use crate::base::addr::{Caller, CellRef, Cells, Place};

@@ -8,8 +8,8 @@
 //! after it enters, with no contention.
 
 use crate::base::dtype::DType;
-use crate::model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, Route};
 use crate::base::time::{Bandwidth, Frequency, SimDuration, SimTime};
+use crate::model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, Route};
 
 /// A chip with one AIV core and fixed small costs (see the module docs).
 #[derive(Debug, Default, Clone, Copy)]

@@ -5,8 +5,8 @@
 //! each time (the library's `measure::check_program`) goes through it too.
 
 use super::run_report::RunReport;
-use crate::sim::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
 use crate::base::error::{SimError, SimResult};
+use crate::sim::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
 use crate::sim::options::Jitter;
 
 /// One run of a checked program, as [`check_runs`] is handed it: how it ended and what the
@@ -58,10 +58,10 @@ pub fn check_runs(opts: &CheckOptions, mut run: impl FnMut(Option<Jitter>) -> Ch
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::dtype::DType;
-    use crate::sim::engine::testkit::{TestChip, TestNet};
     use crate::api::program::Dispatch;
+    use crate::base::dtype::DType;
     use crate::base::signal::WaitCmp;
+    use crate::sim::engine::testkit::{TestChip, TestNet};
     use crate::world::{DomainOptions, World};
     use std::sync::Arc;
 

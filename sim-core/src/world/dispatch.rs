@@ -3,8 +3,8 @@
 
 use super::World;
 use crate::api::dataflow;
-use crate::base::error::{SimError, SimResult};
 use crate::api::program::{ArgDir, Dispatch};
+use crate::base::error::{SimError, SimResult};
 use crate::base::tensor::{Domain, Space};
 
 impl World {

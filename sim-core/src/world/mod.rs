@@ -22,15 +22,15 @@ mod check;
 mod dispatch;
 mod domain;
 mod domains;
-mod run_report;
 mod run;
+mod run_report;
 mod staging;
 
-use crate::sim::check::Finding;
-use crate::base::error::{SimError, SimResult};
-use crate::sim::memory::Memory;
-use crate::model::{ChipTiming, Network};
 use crate::api::program::Dispatch;
+use crate::base::error::{SimError, SimResult};
+use crate::model::{ChipTiming, Network};
+use crate::sim::check::Finding;
+use crate::sim::memory::Memory;
 use std::sync::Arc;
 
 pub use crate::sim::options::{Jitter, KernelExec, Progress, RunOptions};

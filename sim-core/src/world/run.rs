@@ -1,15 +1,15 @@
 //! Running the queued dispatches: one run ([`World::run`]) and the checker's reruns
-//! ([`World::check`]). What a run leaves behind, [`RunReport`], is in `report.rs`.
+//! ([`World::check`]). What a run leaves behind, [`RunReport`], is in `run_report.rs`.
 
 use super::World;
 use super::check::{CheckRun, check_runs};
 use super::run_report::RunReport;
-use crate::sim::check::{CheckOptions, CheckReport};
-use crate::sim::driver;
-use crate::sim::engine::Engine;
 use crate::base::error::{SimError, SimResult};
 use crate::base::time::SimTime;
 use crate::results::trace::Mark;
+use crate::sim::check::{CheckOptions, CheckReport};
+use crate::sim::driver;
+use crate::sim::engine::Engine;
 
 impl World {
     /// Runs every queued dispatch to completion and returns its timing. On failure (bad
@@ -98,12 +98,12 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::dtype::DType;
-    use crate::sim::engine::testkit::{TestChip, TestNet, ns};
-    use crate::sim::options::{Progress, RunOptions};
     use crate::api::program::{Dispatch, Task};
+    use crate::base::dtype::DType;
     use crate::base::signal::{NotifyOp, WaitCmp};
     use crate::base::time::SimDuration;
+    use crate::sim::engine::testkit::{TestChip, TestNet, ns};
+    use crate::sim::options::{Progress, RunOptions};
     use crate::world::DomainOptions;
     use parking_lot::Mutex;
     use std::sync::Arc;

@@ -1,9 +1,9 @@
 //! What a run leaves behind: [`RunReport`].
 
-use crate::sim::check::Finding;
-use crate::results::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::base::time::{SimDuration, SimTime};
+use crate::results::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::results::trace::Trace;
+use crate::sim::check::Finding;
 
 /// What one run did.
 #[derive(Clone, Debug, PartialEq, Eq)]

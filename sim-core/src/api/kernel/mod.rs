@@ -24,11 +24,11 @@ pub use uplink::block_on;
 pub(crate) use uplink::{Answer, Mailbox, Transport, Uplink};
 
 use crate::base::error::{SimError, SimResult};
-use crate::model::ChipTiming;
 use crate::base::signal::{AtomicType, NotifyOp, WaitCmp};
 use crate::base::tensor::Tensor;
 use crate::base::tile::{ReduceOp, Tile};
 use crate::base::time::SimTime;
+use crate::model::ChipTiming;
 use std::future::Future;
 use std::panic::Location;
 
@@ -267,7 +267,12 @@ impl Core {
     }
 
     /// `a` converted to `to` with `mode` (TCVT); see [`Ops::cast`].
-    pub fn cast(&mut self, a: &Tile, to: crate::base::dtype::DType, mode: crate::base::convert::RoundMode) -> SimResult<Tile> {
+    pub fn cast(
+        &mut self,
+        a: &Tile,
+        to: crate::base::dtype::DType,
+        mode: crate::base::convert::RoundMode,
+    ) -> SimResult<Tile> {
         self.ops.cast(a, to, mode)
     }
 

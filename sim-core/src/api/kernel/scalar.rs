@@ -4,9 +4,9 @@
 //! polling loop or a ready queue is priced as written.
 
 use super::ops::{Ops, ones};
+use crate::api::request::{Reply, Request};
 use crate::base::addr::Cells;
 use crate::base::error::SimResult;
-use crate::api::request::{Reply, Request};
 use crate::base::signal::WaitCmp;
 use crate::base::tensor::Tensor;
 use std::panic::Location;

@@ -9,8 +9,8 @@
 //! the [`Transport`] trait the driver implements for its threads and coroutines. It names no driver type, so
 //! the program API stays below the driver that runs it.
 
-use crate::base::error::{SimError, SimResult};
 use crate::api::request::{Reply, Request};
+use crate::base::error::{SimError, SimResult};
 use crate::base::time::SimTime;
 use std::cell::RefCell;
 use std::future::Future;

@@ -1,6 +1,6 @@
 //! The protocol checker: happens-before race detection, stale reads, signal misuse and
 //! deadlocks, turned into [`Finding`]s. It is off unless [`RunOptions::check`](crate::RunOptions::check)
-//! (crate::RunOptions) is set; the engine's observers (`engine/observe.rs`) call its hooks as
+//! (crate::RunOptions) is set; the engine's observers (`sim/engine/observe.rs`) call its hooks as
 //! the engine applies events.
 //!
 //! Happens-before: every block execution is a *strand* with a vector clock. A strand starts
@@ -14,16 +14,16 @@ mod access;
 mod cells;
 mod finding;
 mod lanes;
-mod summary;
 mod sdma;
 mod shadow;
+mod summary;
 mod vclock;
 
 pub(crate) use access::Op;
 pub use finding::{Finding, FindingKind, FindingSite};
-pub use summary::{CheckOptions, CheckReport, deadlock_findings};
 pub(crate) use sdma::SdmaClock;
 pub(crate) use shadow::Who;
+pub use summary::{CheckOptions, CheckReport, deadlock_findings};
 
 use crate::base::addr::{CellRef, MemKey};
 use crate::base::time::SimTime;

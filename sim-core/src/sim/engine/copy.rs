@@ -8,9 +8,9 @@
 use super::Engine;
 use super::event::{Event, Key};
 use super::observe::OpAt;
-use crate::model::{DmaDir, PathKind, Route};
-use crate::base::payload::Payload;
 use crate::api::request::{CopySpec, Reply};
+use crate::base::payload::Payload;
+use crate::model::{DmaDir, PathKind, Route};
 
 /// The progress of one put/get.
 #[derive(Debug)]

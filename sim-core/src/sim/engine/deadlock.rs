@@ -118,11 +118,11 @@ impl Engine {
 mod tests {
     use super::super::testkit::{cell, engine_running, ns};
     use super::*;
-    use crate::base::addr::Cells;
-    use crate::base::error::SimError;
     use crate::api::program::{Dispatch, Task};
-    use crate::base::deadlock::CellWrite;
     use crate::api::request::Request;
+    use crate::base::addr::Cells;
+    use crate::base::deadlock::CellWrite;
+    use crate::base::error::SimError;
     use crate::base::signal::Cond;
     use crate::base::signal::{NotifyOp, WaitCmp};
     use crate::base::time::SimTime;

@@ -3,10 +3,10 @@
 //! inherit its actor and seq and take a fresh `sub`. Host events use actor `HOST`.
 
 use super::observe::{TraceId, WriteToken};
+use crate::api::request::{OpKind, Reply, Request};
 use crate::base::addr::{Caller, CellRef, Place};
 use crate::base::dtype::DType;
 use crate::base::payload::Payload;
-use crate::api::request::{OpKind, Reply, Request};
 use crate::base::signal::NotifyOp;
 use crate::base::time::SimTime;
 

@@ -6,8 +6,8 @@
 
 use super::Engine;
 use super::event::{Event, Key};
-use crate::model::{PathId, Route};
 use crate::base::time::SimTime;
+use crate::model::{PathId, Route};
 use crate::results::trace::LinkBusy;
 use std::collections::VecDeque;
 

@@ -4,8 +4,8 @@
 
 use super::Engine;
 use super::event::Event;
-use crate::base::payload::Payload;
 use crate::api::request::Reply;
+use crate::base::payload::Payload;
 use crate::base::time::SimTime;
 
 /// Where an asynchronous load stands.

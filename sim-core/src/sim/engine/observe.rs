@@ -14,13 +14,13 @@
 mod tracer;
 
 use super::wake::Assignment;
-use crate::base::addr::{Caller, CellRef, MemKey, Place};
-use crate::sim::check::{self, Checker, SdmaClock};
 use crate::api::request::{CopySpec, OpKind, SdmaSpec};
+use crate::base::addr::{Caller, CellRef, MemKey, Place};
 use crate::base::signal::{Cond, NotifyOp};
-use crate::results::stats::{DispatchRecord, Traffic};
 use crate::base::time::SimTime;
+use crate::results::stats::{DispatchRecord, Traffic};
 use crate::results::trace::{DispatchSpan, LinkBusy, Trace};
+use crate::sim::check::{self, Checker, SdmaClock};
 use std::sync::Arc;
 use tracer::Tracer;
 

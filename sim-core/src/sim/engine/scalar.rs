@@ -6,9 +6,9 @@ use super::Engine;
 use super::event::{Event, Key};
 use super::observe::OpAt;
 use super::signals::Signals;
+use crate::api::request::{OpKind, Reply};
 use crate::base::addr::{Caller, CellRef, Place};
 use crate::base::payload::Payload;
-use crate::api::request::{OpKind, Reply};
 use crate::base::signal::{Cond, WaitCmp};
 use crate::base::time::SimTime;
 

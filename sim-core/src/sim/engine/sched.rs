@@ -9,14 +9,14 @@ use super::observe::TraceId;
 use super::signals::{Signals, Waiter, WaiterKind};
 use super::wake::Assignment;
 use super::{ActorState, Engine};
-use crate::base::addr::{Caller, CellRef, Cells};
-use crate::base::error::SimError;
 use crate::api::program::{CoreKind, Dispatch, Task};
 use crate::api::request::{OpKind, Reply, TaskCtx};
+use crate::base::addr::{Caller, CellRef, Cells};
+use crate::base::error::SimError;
 use crate::base::signal::Cond;
-use crate::results::stats::{DispatchRecord, TaskRecord};
 use crate::base::tensor::DomainInfo;
 use crate::base::time::SimTime;
+use crate::results::stats::{DispatchRecord, TaskRecord};
 use std::collections::VecDeque;
 use std::sync::Arc;
 

@@ -20,13 +20,13 @@
 use super::Engine;
 use super::event::{Event, Key, SdmaEvent};
 use super::observe::{OpAt, SdmaToken, WriteToken};
+use crate::api::request::{OpKind, Reply, SdmaSpec};
 use crate::base::addr::{Caller, Place};
 use crate::base::dtype::DType;
 use crate::base::error::{SimError, Site};
-use crate::model::{PathKind, Route, SdmaParams};
 use crate::base::payload::Payload;
-use crate::api::request::{OpKind, Reply, SdmaSpec};
 use crate::base::time::SimTime;
+use crate::model::{PathKind, Route, SdmaParams};
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Debug)]

@@ -1,12 +1,12 @@
 //! Who waits on which signal cells, and the recent writers of every signal cell (for reports).
 
 use super::observe::TraceId;
-use crate::base::addr::{Caller, CellRef, Cells, MemKey, narrow};
-use crate::sim::memory::{CellPages, Memory};
-use crate::base::deadlock::{CellWrite, CellWriteOp};
 use crate::api::request::OpKind;
+use crate::base::addr::{Caller, CellRef, Cells, MemKey, narrow};
+use crate::base::deadlock::{CellWrite, CellWriteOp};
 use crate::base::signal::{Cond, NotifyOp, WaitCmp};
 use crate::base::time::SimTime;
+use crate::sim::memory::{CellPages, Memory};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -3,13 +3,13 @@
 //! parts directly, without a driver or kernel threads; the host's tests run a `World` on them.
 
 use super::Engine;
+use crate::api::program::Dispatch;
 use crate::base::addr::{CellRef, Coords, MemKey, Place};
 use crate::base::dtype::DType;
-use crate::sim::memory::Memory;
-use crate::sim::options::RunOptions;
-use crate::api::program::Dispatch;
 use crate::base::tensor::{Region, Runs, Space, Tensor, TensorMeta};
 use crate::base::time::SimTime;
+use crate::sim::memory::Memory;
+use crate::sim::options::RunOptions;
 use std::sync::Arc;
 
 /// The engine's tests run on the public minimal model.

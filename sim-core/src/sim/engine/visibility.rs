@@ -12,9 +12,9 @@
 use super::Engine;
 use super::event::{Key, SignalLand, WriteIds};
 use super::observe::OpAt;
+use crate::api::request::{Reply, Request};
 use crate::base::addr::{CellRef, MemKey, Place};
 use crate::base::error::SimError;
-use crate::api::request::{Reply, Request};
 use crate::base::signal::NotifyOp;
 use crate::base::tensor::Runs;
 use crate::base::time::SimTime;
@@ -228,8 +228,8 @@ mod tests {
     use super::super::testkit::{cell, engine, ns, window};
     use super::super::wake::Wake;
     use super::*;
-    use crate::base::payload::Payload;
     use crate::api::request::OpKind;
+    use crate::base::payload::Payload;
 
     fn op(op: OpKind, t: SimTime) -> OpAt {
         OpAt { op, time: t, caller: None }

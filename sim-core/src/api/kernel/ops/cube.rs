@@ -18,15 +18,15 @@
 //! tiles do); double buffering is the kernel's business.
 
 use super::Ops;
+use crate::api::kernel::Core;
+use crate::api::kernel::cube_tile::{CubeBuf, CubeTile};
+use crate::api::request::{OpKind, Reply, Request};
 use crate::base::convert::RoundMode;
 use crate::base::dtype::DType;
 use crate::base::error::SimResult;
-use crate::api::kernel::Core;
-use crate::api::kernel::cube_tile::{CubeBuf, CubeTile};
-use crate::model::CubeParams;
-use crate::api::request::{OpKind, Reply, Request};
 use crate::base::tensor::Tensor;
 use crate::base::tile::Tile;
+use crate::model::CubeParams;
 use std::panic::Location;
 
 impl Ops {

@@ -3,9 +3,9 @@
 //! is `Pipes`, in `pipes.rs`, whose module docs say how the pipes run.
 
 use super::Ops;
-use crate::base::error::SimResult;
 use crate::api::kernel::pipes::{LoadShape, Mark, Pipe, TileLoad};
 use crate::api::request::{Reply, Request};
+use crate::base::error::SimResult;
 use crate::base::tensor::Tensor;
 use crate::base::tile::Tile;
 

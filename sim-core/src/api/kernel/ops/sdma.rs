@@ -5,12 +5,12 @@
 //! a block that ends with a transfer it never waited fails.
 
 use super::Ops;
-use crate::base::dtype::DType;
-use crate::base::error::SimResult;
 use crate::api::kernel::Core;
 use crate::api::kernel::copy::{CopyOpts, chunk_places};
 use crate::api::kernel::sdma_handle::{SdmaHandle, SdmaOpts};
 use crate::api::request::{OpKind, Reply, Request, SdmaSpec};
+use crate::base::dtype::DType;
+use crate::base::error::SimResult;
 use crate::base::signal::AtomicType;
 use crate::base::tensor::Tensor;
 use std::panic::Location;
