@@ -10,9 +10,10 @@
 //! elsewhere: 24-25 (deferred.rs), 39 and 62-63 (the put / get tutorial programs), 40 and 65
 //! (`primitives.rs::row_put_and_row_get_move_subregions`), 59 (the signal_exchange program),
 //! 60 and 74 (domains.rs), 64, 66, 73 (primitives.rs), 68 (the remote_load_store program),
-//! 69-70 (conformance.rs). Not expressible: 22, 28-29, 32-33, 35, 37-38, 57, 61, 72, 75
-//! (host-runtime features: codegen, DFX files, Python callbacks and SubWorkers, handle
-//! lifecycles, ring prewarming, stacked DeviceTensors; no cube matmul).
+//! 69-70 (conformance.rs), 38 (cube.rs, the two-rank sharded GEMM on AIC cores). Not
+//! expressible: 22, 28-29, 32-33, 35, 37, 57, 61, 72, 75 (host-runtime features: codegen, DFX
+//! files, Python callbacks and SubWorkers, handle lifecycles, ring prewarming, stacked
+//! DeviceTensors).
 
 use crate::coll_common::{allclose, arange, read_f64, setup, stored_as};
 use ranksim::Config;
