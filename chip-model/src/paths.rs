@@ -2,7 +2,7 @@
 //! many of each, at what rate. The fabric (interconnect) books packets on them; the chip model
 //! says what they are.
 
-use crate::ChipModel;
+use crate::model::ChipModel;
 use sim_core::{
     Bandwidth,
     model::{ChipTiming, DmaDir},

@@ -12,10 +12,10 @@
 //! the step only if the error falls. Tables that cannot tell latency from bandwidth (one size,
 //! a barrier, time that does not grow with size) are refused up front ([`check_fittable`]).
 
-use crate::Config;
 use crate::measurements::Table;
 use crate::workload::Workload;
 use interconnect::NoSuchLinks;
+use ranksim::Config;
 
 /// Which links the fit adjusts (the topology answers where they are: see
 /// [`interconnect::TopologyConfig::link_mut`]).

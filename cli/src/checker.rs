@@ -3,11 +3,11 @@
 //! broken protocols, each run under the checker unperturbed and then once per jitter seed on
 //! a fresh world.
 
-use crate::Config;
-use crate::programs::{self, broken};
 use crate::sweep::{SweepSpec, queue_calls};
 use collectives::{Call, Kind, Mode, Path};
+use ranksim::Config;
 use ranksim::measure::{self, Measure};
+use ranksim::programs::{self, broken};
 use sim_core::{
     RunReport, SimResult, World,
     check::{CheckOptions, CheckReport},

@@ -33,7 +33,7 @@ pub mod sweep;
 pub mod workload;
 
 use ranksim::measure::Collective;
-use ranksim::{Config, formats, programs};
+use ranksim::{Config, programs};
 
 /// Your collective's command line: `sweep` (the default), `bench` and `check` with the flags,
 /// outputs and exit codes of `ranksim`'s (0 ok; 1 a wrong element, a checker finding, a FAILED

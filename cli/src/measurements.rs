@@ -211,7 +211,7 @@ impl WorkloadLine {
         let dup = match key {
             "peer" => self.peer.replace(count(value)?).is_some(),
             "chunk" => {
-                let c = crate::formats::parse_size(value).map_err(|e| bad(&e))?;
+                let c = ranksim::formats::parse_size(value).map_err(|e| bad(&e))?;
                 if c == 0 {
                     return Err(bad("a chunk of 0 bytes moves nothing; use e.g. chunk=64K"));
                 }
@@ -255,7 +255,7 @@ impl fmt::Display for WorkloadLine {
             write!(f, " peer={v}")?;
         }
         if let Some(v) = self.chunk {
-            write!(f, " chunk={}", crate::formats::size_label(v))?;
+            write!(f, " chunk={}", ranksim::formats::size_label(v))?;
         }
         if let Some(v) = self.mode {
             write!(f, " mode={v}")?;
@@ -395,7 +395,7 @@ fn comment_line(t: &mut Table, comment: &str) -> Result<(), String> {
     } else if let Some(range) = comment.strip_prefix("unsized:") {
         let bad = || format!("`# unsized: {}`: write the plausible sizes as LO..HI, e.g. `1M..1G`", range.trim());
         let (lo, hi) = range.trim().split_once("..").ok_or_else(bad)?;
-        let (lo, hi) = (crate::formats::parse_size(lo.trim())?, crate::formats::parse_size(hi.trim())?);
+        let (lo, hi) = (ranksim::formats::parse_size(lo.trim())?, ranksim::formats::parse_size(hi.trim())?);
         if lo == 0 || lo > hi || hi > ranksim::measure::MAX_SIZE_TIMING {
             return Err(bad());
         }
@@ -420,7 +420,7 @@ fn data_row(cols: &[&str], line: &str, unit: Unit) -> Result<(u64, f64), String>
             unit.column()
         ));
     }
-    let size = crate::formats::parse_size(cols[0])?;
+    let size = ranksim::formats::parse_size(cols[0])?;
     if size == 0 {
         return Err("size 0 moves no bytes; remove the row or give a positive size".into());
     }

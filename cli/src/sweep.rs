@@ -4,9 +4,9 @@
 //! the `--help` matrix), and the note on what each mode models. Measuring goes through the
 //! library's [`ranksim::measure`] with [`Builtin`], as a user's collective does.
 
-use crate::Config;
-use crate::formats::{self, ResultRow};
 use collectives::{Call, Kind, Mode, Path};
+use ranksim::Config;
+use ranksim::formats::{self, ResultRow};
 use ranksim::measure::{
     self, Builtin, Collective, MAX_CALLS, MAX_JITTER_PS, MAX_SIZE_PAYLOAD, MAX_SIZE_TIMING, Measure, Point, series_name,
 };

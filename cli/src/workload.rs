@@ -2,11 +2,11 @@
 //! or a collective as `sweep` runs it, each timed on a timing-only run (times never depend on
 //! payload). `calibrate` fits links with them in the loop; `validate` compares them to tables.
 
-use crate::Config;
-use crate::formats;
 use crate::measurements::{Program, Unit, WorkloadLine};
 use crate::sweep::{SweepSpec, run_calls};
 use collectives::{Call, Kind, Mode, Path};
+use ranksim::Config;
+use ranksim::formats;
 use ranksim::measure::{Measure, time_per_call};
 use sim_core::{CopyOpts, DType, Dispatch, NotifyOp, SdmaOpts, WaitCmp};
 

@@ -3,6 +3,7 @@
 //! here, once; [`Call::alloc`] lays the buffers out and [`Call::queue`] queues the call through
 //! the host API, which validates the operands.
 
+use crate::host;
 use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape};
 use sim_core::{DType, Domain, ReduceOp, SimError, SimResult, Tensor, World};
 
@@ -156,30 +157,30 @@ impl Call {
         match self.kind {
             Kind::AllReduce => {
                 let how = AllReduce { op: self.op, mode: self.mode, path: self.path, core_num: self.blocks() };
-                crate::allreduce(w, &input()?, sig, how)
+                host::allreduce(w, &input()?, sig, how)
             }
             Kind::AllGather => {
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
-                crate::allgather_with(w, &input()?, &target()?, sig, how)
+                host::allgather_with(w, &input()?, &target()?, sig, how)
             }
             Kind::ReduceScatter => {
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
-                crate::reduce_scatter_with(w, &input()?, sig, self.op, how)
+                host::reduce_scatter_with(w, &input()?, sig, self.op, how)
             }
             Kind::Broadcast => {
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
-                crate::broadcast_with(w, &input()?, sig, self.root, how)
+                host::broadcast_with(w, &input()?, sig, self.root, how)
             }
             Kind::AllToAll => {
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
-                crate::all_to_all_with(w, &input()?, &target()?, sig, how)
+                host::all_to_all_with(w, &input()?, &target()?, sig, how)
             }
             Kind::AllToAllV => {
                 let (send, recv) = b.counts.clone().ok_or_else(|| SimError::invalid("no count buffers"))?;
                 let how = AllGather { mode: self.mode, path: self.path, core_num: self.blocks() };
-                crate::all_to_all_v_with(w, &input()?, &target()?, &send, &recv, sig, how)
+                host::all_to_all_v_with(w, &input()?, &target()?, &send, &recv, sig, how)
             }
-            Kind::Barrier => crate::barrier(w, sig, self.path),
+            Kind::Barrier => host::barrier(w, sig, self.path),
         }
     }
 }

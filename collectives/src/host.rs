@@ -163,7 +163,7 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             check::signal(what, signal, &signal_shape(kind, Mode::AivMesh, spec.path, n, spec.core_num))
         }
         other => {
-            let modes: Vec<String> = crate::modes(kind).iter().map(|m| m.to_string()).collect();
+            let modes: Vec<String> = crate::spec::modes(kind).iter().map(|m| m.to_string()).collect();
             fail(
                 what,
                 format!(

@@ -390,16 +390,6 @@ impl FabricConfig {
     pub(crate) fn read_turnaround(&self) -> Result<SimDuration, FabricConfigError> {
         latency("read_turnaround_ns", self.read_turnaround_ns)
     }
-
-    /// Checks every value for a machine of `ranks` chips (the same checks [`crate::build_network`]
-    /// makes).
-    pub fn validate(&self, ranks: usize) -> Result<(), FabricConfigError> {
-        self.checked_packet_bytes()?;
-        self.port()?;
-        self.read_turnaround()?;
-        self.checked_core_write_efficiency()?;
-        crate::Topology::new(self, ranks).map(|_| ())
-    }
 }
 
 impl TopologyConfig {

@@ -4,10 +4,10 @@
 //! `str(stats)` does), a per-rank table and the mean span tree.
 
 use super::{CmdResult, Status};
-use crate::Config;
-use crate::formats::StraceLog;
-use crate::formats::benchmark_stats::{BenchmarkStats, Metric, Spread};
 use crate::sweep::{SweepSpec, run_calls};
+use ranksim::Config;
+use ranksim::formats::StraceLog;
+use ranksim::formats::benchmark_stats::{BenchmarkStats, Metric, Spread};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -107,10 +107,10 @@ pub(crate) fn print_bench(
 /// 0.40 GB/s (machine bound 137.20 GB/s)`, nccl-tests' conventions on the headline time.
 fn bandwidth_line(cfg: &Config, spec: &SweepSpec, size: u64, time_us: f64) -> Result<String, String> {
     let es = spec.call.dtype.size() as u64;
-    let count = crate::formats::count_for(spec.call.kind, size, es, spec.call.ranks);
-    let bytes = crate::formats::bytes_for(spec.call.kind, count, es, spec.call.ranks);
-    let algbw = crate::formats::algbw_gbps(bytes, time_us);
-    let busbw = crate::formats::busbw_gbps(spec.call.kind, bytes, time_us, spec.call.ranks);
+    let count = ranksim::formats::count_for(spec.call.kind, size, es, spec.call.ranks);
+    let bytes = ranksim::formats::bytes_for(spec.call.kind, count, es, spec.call.ranks);
+    let algbw = ranksim::formats::algbw_gbps(bytes, time_us);
+    let busbw = ranksim::formats::busbw_gbps(spec.call.kind, bytes, time_us, spec.call.ranks);
     let bound = ranksim::measure::busbw_bound(cfg, spec.call.ranks, Some(spec.call.kind)).map_err(|e| e.to_string())?;
     Ok(format!(
         "# {} of {bytes} B on {} ranks: mean device wall {time_us:.1} us -> algbw {algbw:.2} GB/s, busbw {busbw:.2} GB/s (machine bound {:.2} GB/s)",

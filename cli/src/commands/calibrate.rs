@@ -3,10 +3,10 @@
 //! does not, and print the config snippet.
 
 use super::{CmdResult, Status};
-use crate::Config;
 use crate::calibrate::{Fit, LinkClass, Series, crossing_peer, fit};
 use crate::measurements::{self, WorkloadLine};
 use crate::workload::Workload;
+use ranksim::Config;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
 //! `ranksim check`: run programs under the protocol checker and report what it finds.
 
 use super::{CmdResult, Status};
-use crate::Config;
 use crate::checker::{self, Checkable};
+use ranksim::Config;
 use sim_core::check::{CheckOptions, CheckReport, Finding};
 use std::io::Write;
 use std::path::PathBuf;
@@ -106,7 +106,7 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
         let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {
-            let json = crate::formats::to_chrome_json(&t, cfg.machine.ranks);
+            let json = ranksim::formats::to_chrome_json(&t, cfg.machine.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         found += r.findings.len();

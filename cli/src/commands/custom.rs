@@ -8,8 +8,8 @@
 use super::bench::{Printed, print_bench};
 use super::sweep::{SeriesFlags, SeriesPlan, SweepArgs, SweepRun};
 use super::{CmdResult, JitterFlags, Status};
-use crate::Config;
-use crate::formats::{self, parse_size};
+use ranksim::Config;
+use ranksim::formats::{self, parse_size};
 use ranksim::measure::{self, Collective, Measure};
 use sim_core::Progress;
 use std::io::Write;

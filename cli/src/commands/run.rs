@@ -1,8 +1,8 @@
 //! `ranksim run`: the built-in tutorial programs, checked against their goldens.
 
 use super::{CmdResult, Status};
-use crate::Config;
-use crate::programs::{self, PROGRAMS};
+use ranksim::Config;
+use ranksim::programs::{self, PROGRAMS};
 use std::io::Write;
 use std::path::Path;
 

@@ -7,13 +7,13 @@
 //! the machine's bus-bandwidth bound.
 
 use super::{CmdResult, JitterFlags, Status, parse_op};
-use crate::Config;
-use crate::formats::nccl_type;
-use crate::formats::parse_size;
-use crate::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
 use crate::progress::RowsBar;
 use crate::sweep::{SweepSpec, failed_row, mode_note, run_point_watched, supports};
 use collectives::{Call, Kind, Mode, Path};
+use ranksim::Config;
+use ranksim::formats::nccl_type;
+use ranksim::formats::parse_size;
+use ranksim::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
 use ranksim::measure::{Point, busbw_bound};
 use sim_core::Progress;
 use sim_core::{DType, Jitter, ReduceOp};
@@ -551,7 +551,7 @@ impl SweepRun {
         if self.traced.is_none()
             && let (Some(path), Some(trace)) = (&a.trace, &point.report.trace)
         {
-            let json = crate::formats::to_chrome_json(trace, plan.config.ranks);
+            let json = ranksim::formats::to_chrome_json(trace, plan.config.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             self.traced = Some((plan.label.clone(), point.row.size));
         }

@@ -3,8 +3,8 @@
 //! ranks.
 
 use super::{CmdResult, Status};
-use crate::Config;
 use chip_model::ChipModel;
+use ranksim::Config;
 use sim_core::model::{ChipTiming, DmaDir};
 use std::io::Write;
 use std::path::Path;

@@ -5,9 +5,9 @@
 //! listed as not run, with what they need, and no numbers.
 
 use super::{CmdResult, Status};
-use crate::Config;
 use crate::measurements::{self, Table};
 use crate::workload::Workload;
+use ranksim::Config;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -83,7 +83,7 @@ impl TableResult {
     /// unsized table the model's best against the measured best.
     pub fn error_summary(&self) -> String {
         let range =
-            |r: &SizeRange| format!("{}..{}", crate::formats::size_label(r.lo), crate::formats::size_label(r.hi));
+            |r: &SizeRange| format!("{}..{}", ranksim::formats::size_label(r.lo), ranksim::formats::size_label(r.hi));
         match (&self.size_unknown, self.best_of_range(), self.rms_error_pct) {
             (Some(r), Some((_, _, e)), _) => {
                 format!(
@@ -354,12 +354,12 @@ fn print_table(out: &mut dyn Write, t: &TableResult, tolerance: f64) -> std::io:
     }
     if let Some(r) = &t.size_unknown {
         let model: Vec<String> =
-            r.model.iter().map(|(s, v)| format!("{} {v:.2}", crate::formats::size_label(*s))).collect();
+            r.model.iter().map(|(s, v)| format!("{} {v:.2}", ranksim::formats::size_label(*s))).collect();
         writeln!(
             out,
             "# the source gives no message size: the model from {} to {}: {}",
-            crate::formats::size_label(r.lo),
-            crate::formats::size_label(r.hi),
+            ranksim::formats::size_label(r.lo),
+            ranksim::formats::size_label(r.hi),
             model.join(", ")
         )?;
         let verdict = if r.measured_inside == Some(true) { "inside" } else { "outside" };
@@ -367,7 +367,7 @@ fn print_table(out: &mut dyn Write, t: &TableResult, tolerance: f64) -> std::io:
             writeln!(
                 out,
                 "# the model's best there: {v:.2} at {} ({err:+.1}% against the measured figure, itself the best of a sweep)",
-                crate::formats::size_label(size)
+                ranksim::formats::size_label(size)
             )?;
         }
         writeln!(

@@ -116,6 +116,18 @@ pub struct Topology {
     index: BTreeMap<(Node, Node), usize>,
 }
 
+impl FabricConfig {
+    /// Checks every value for a machine of `ranks` chips (the same checks
+    /// `build_network` makes). It lives with the topology because building one is the last check.
+    pub fn validate(&self, ranks: usize) -> Result<(), FabricConfigError> {
+        self.checked_packet_bytes()?;
+        self.port()?;
+        self.read_turnaround()?;
+        self.checked_core_write_efficiency()?;
+        Topology::new(self, ranks).map(|_| ())
+    }
+}
+
 impl Topology {
     /// The topology of `cfg` for a machine of `ranks` chips; checks rates, latencies and rank
     /// counts.
