@@ -32,7 +32,7 @@ pub struct Point {
 
 /// One measured table to fit: its name, the workload that reproduces it, its points as times.
 #[derive(Clone, Debug)]
-pub struct Series {
+pub struct Measured {
     /// The table's name (file stem).
     pub name: String,
     /// The simulated program that reproduces it.
@@ -41,10 +41,10 @@ pub struct Series {
     pub points: Vec<Point>,
 }
 
-impl Series {
+impl Measured {
     /// The points of `table` as times (a bus-bandwidth table is converted through the
     /// workload's nccl-tests factor).
-    pub fn from_table(table: &Table, workload: Workload) -> Result<Series, String> {
+    pub fn from_table(table: &Table, workload: Workload) -> Result<Measured, String> {
         let points = table
             .rows
             .iter()
@@ -55,7 +55,7 @@ impl Series {
                 Ok(Point { size: r.size, time_us })
             })
             .collect::<Result<_, String>>()?;
-        Ok(Series { name: table.name.clone(), workload, points })
+        Ok(Measured { name: table.name.clone(), workload, points })
     }
 }
 
@@ -107,7 +107,7 @@ fn rms_relative(points: &[(u64, f64, f64)]) -> f64 {
 /// Refuses tables from which the link's latency and bandwidth cannot be told apart, saying what
 /// to add or change: a barrier (no bytes), a single measured size, time that does not grow
 /// with size.
-pub fn check_fittable(series: &[Series]) -> Result<(), String> {
+pub fn check_fittable(series: &[Measured]) -> Result<(), String> {
     if series.is_empty() {
         return Err("no table to fit; pass --table FILE".into());
     }
@@ -135,7 +135,7 @@ pub fn check_fittable(series: &[Series]) -> Result<(), String> {
 }
 
 /// A table of two or more sizes must take longer at its largest size than at its smallest.
-fn rises_with_size(s: &Series) -> Result<(), String> {
+fn rises_with_size(s: &Measured) -> Result<(), String> {
     let (Some(first), Some(last)) = (s.points.first(), s.points.last()) else {
         return Ok(());
     };
@@ -193,7 +193,7 @@ pub fn crossing_peer(cfg: &Config, class: LinkClass) -> Result<usize, String> {
 struct Problem<'a> {
     base: &'a Config,
     class: LinkClass,
-    series: &'a [Series],
+    series: &'a [Measured],
 }
 
 /// The box `x` stays in: latency 0 ns ..= 10 ms; byte time 1e-3 ps (1e6 GB/s) ..= 1e6 ps
@@ -277,7 +277,7 @@ fn normal_equations(pb: &Problem, x: [f64; 2], r: &[f64]) -> Result<([[f64; 2]; 
 
 /// Fits latency and bandwidth of `class` to every table of `series` at once (minimising the
 /// combined relative error, every point weighted alike), starting from `base`'s values.
-pub fn fit(base: &Config, class: LinkClass, series: &[Series]) -> Result<Fit, String> {
+pub fn fit(base: &Config, class: LinkClass, series: &[Measured]) -> Result<Fit, String> {
     check_fittable(series)?;
     let mut b = base.clone();
     let eff = b.fabric.efficiency;
@@ -318,7 +318,7 @@ pub fn fit(base: &Config, class: LinkClass, series: &[Series]) -> Result<Fit, St
 }
 
 /// Checks the fitted values and builds the result.
-fn finish(series: &[Series], x: [f64; 2], r: &[f64], eff: f64) -> Result<Fit, String> {
+fn finish(series: &[Measured], x: [f64; 2], r: &[f64], eff: f64) -> Result<Fit, String> {
     let (alpha, beta) = Problem::link(x);
     let gbps = 1000.0 / beta / eff;
     if !(alpha.is_finite() && alpha >= 0.0 && gbps.is_finite() && gbps > 0.0 && r.iter().all(|v| v.is_finite())) {
@@ -362,8 +362,8 @@ fn finish(series: &[Series], x: [f64; 2], r: &[f64], eff: f64) -> Result<Fit, St
 mod refusals {
     use super::*;
 
-    fn series(name: &str, w: Workload, pts: &[(u64, f64)]) -> Series {
-        Series {
+    fn series(name: &str, w: Workload, pts: &[(u64, f64)]) -> Measured {
+        Measured {
             name: name.into(),
             workload: w,
             points: pts.iter().map(|&(size, time_us)| Point { size, time_us }).collect(),
@@ -380,7 +380,7 @@ mod refusals {
     #[test]
     fn what_cannot_be_determined_is_refused_with_what_to_add() {
         let cfg = Config::default_preset();
-        let fit1 = |s: &[Series]| fit(&cfg, LinkClass::Node, s).unwrap_err();
+        let fit1 = |s: &[Measured]| fit(&cfg, LinkClass::Node, s).unwrap_err();
         let e = fit1(&[series("one", GET, &[(4096, 1.0)])]);
         assert!(e.contains("every point is at one size (4096 B)") && e.contains("add rows at several sizes"), "{e}");
         let e = fit1(&[series("b", collective(collectives::Kind::Barrier), &[(4096, 1.0), (8192, 2.0)])]);
@@ -397,10 +397,10 @@ mod refusals {
     #[test]
     fn a_busbw_table_becomes_times() {
         let t = crate::measurements::parse("t", "size,busbw_gbps\n1M,10\n").unwrap();
-        let s = Series::from_table(&t, collective(collectives::Kind::AllGather)).unwrap();
+        let s = Measured::from_table(&t, collective(collectives::Kind::AllGather)).unwrap();
         // 8 ranks: busbw = algbw * 7/8, so algbw 80/7 GB/s; 1 MiB takes 1048576 * 7 / 80e3 us.
         assert!((s.points[0].time_us - 1048576.0 * 7.0 / 80e3).abs() < 1e-9, "{s:?}");
-        let e = Series::from_table(&t, GET).unwrap_err();
+        let e = Measured::from_table(&t, GET).unwrap_err();
         assert!(e.starts_with("t line 2: get (one core") && e.contains("has no bus bandwidth"), "{e}");
     }
 
@@ -423,9 +423,9 @@ mod recovery {
     use super::*;
 
     /// Points simulated on `truth` at `sizes`.
-    fn simulated(name: &str, w: &Workload, truth: &Config, sizes: &[u64]) -> Series {
+    fn simulated(name: &str, w: &Workload, truth: &Config, sizes: &[u64]) -> Measured {
         let points = sizes.iter().map(|&size| Point { size, time_us: w.time_us(truth, size).unwrap() }).collect();
-        Series { name: name.into(), workload: w.clone(), points }
+        Measured { name: name.into(), workload: w.clone(), points }
     }
 
     /// Points simulated on `truth`, fitted from `base`'s values.
@@ -480,7 +480,7 @@ mod recovery {
         let base = Config::preset("two-node").unwrap();
         let pts = vec![Point { size: 4096, time_us: 3.0 }, Point { size: 1 << 20, time_us: 80.0 }];
         let s =
-            |peer| [Series { name: "t".into(), workload: Workload::Put { peer, chunk: 65536 }, points: pts.clone() }];
+            |peer| [Measured { name: "t".into(), workload: Workload::Put { peer, chunk: 65536 }, points: pts.clone() }];
         let e = fit(&base, LinkClass::Level(1), &s(1)).unwrap_err();
         assert!(e.contains("does not change the simulated times"), "{e}");
         let e = fit(&Config::default_preset(), LinkClass::Level(1), &s(1)).unwrap_err();

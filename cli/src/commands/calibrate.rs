@@ -3,7 +3,7 @@
 //! does not, and print the config snippet.
 
 use super::{CmdResult, Status};
-use crate::calibrate::{Fit, LinkClass, Series, crossing_peer, fit};
+use crate::calibrate::{Fit, LinkClass, Measured, crossing_peer, fit};
 use crate::measurements::{self, WorkloadLine};
 use crate::workload::Workload;
 use ranksim::Config;
@@ -77,7 +77,7 @@ fn load_series(
     given: Option<&WorkloadLine>,
     cfg: &Config,
     peer: usize,
-) -> Result<Series, String> {
+) -> Result<Measured, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let table = measurements::parse(&path.display().to_string(), &text)?;
     let line = match (given, &table.workload) {
@@ -97,7 +97,7 @@ fn load_series(
         }
     };
     let workload = Workload::resolve(line, cfg, peer).map_err(|e| format!("{}: {e}", table.name))?;
-    Series::from_table(&table, workload)
+    Measured::from_table(&table, workload)
 }
 
 /// The fitted values, every table's points and rms, the overall rms and a warning above

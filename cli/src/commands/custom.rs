@@ -166,7 +166,7 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
             format!("{}: your collective (measure::Collective), on {ranks} ranks", c.name()),
             format!("bound: {}", bound.line()),
         ],
-        threads: a.jobs.unwrap_or_else(crate::host::threads),
+        threads: a.jobs.unwrap_or_else(crate::os::threads),
         sizes: todo,
         bound: Some(bound.gbps).filter(|b| b.is_finite()),
         trust: Some(format!("no measured table covers {}: its numbers are the model's alone", c.name())),

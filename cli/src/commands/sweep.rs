@@ -669,12 +669,12 @@ fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
 /// of its largest size would not fit in the host's free memory together (none fitting is an
 /// error that names --no-data).
 fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, String> {
-    let wanted = a.jobs.unwrap_or_else(crate::host::threads);
+    let wanted = a.jobs.unwrap_or_else(crate::os::threads);
     if spec.timing_only {
         return Ok(wanted);
     }
     let per_run = sizes.iter().map(|&s| crate::sweep::payload_bytes(spec, s)).max().unwrap_or(0);
-    crate::host::runs_that_fit(per_run, crate::host::available_memory(), wanted)
+    crate::os::runs_that_fit(per_run, crate::os::available_memory(), wanted)
 }
 
 /// Whether a size gives at least one element per rank (a barrier always runs).

@@ -1,5 +1,5 @@
-//! The host the simulator runs on: how many sweep sizes to run at once and how much memory a
-//! payload run may take. The only module of the facade that asks the operating system.
+//! What the operating system offers the simulator: how many sweep sizes to run at once and how
+//! much memory a payload run may take. The only module of the CLI that asks the system.
 
 use std::num::NonZeroUsize;
 
