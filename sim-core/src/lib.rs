@@ -102,6 +102,7 @@ mod error;
 mod kernel_api;
 mod memory;
 pub mod model;
+pub mod observe;
 mod options;
 mod payload;
 mod program;
