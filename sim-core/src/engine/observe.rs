@@ -603,4 +603,104 @@ mod tests {
         assert_eq!(trace.ops.len(), 1);
         assert_eq!((trace.ops[0].name, trace.ops[0].start, trace.ops[0].end), ("wait", ns(1), ns(5)));
     }
+
+    /// What a user observer saw, by fact.
+    #[derive(Debug, Default)]
+    struct Seen {
+        started: Option<(usize, usize)>,
+        writes: Vec<(&'static str, u64)>,
+        waits: Vec<(u64, Option<u64>)>,
+        links: usize,
+        ended: Option<SimTime>,
+    }
+
+    struct Recorder(std::sync::Arc<std::sync::Mutex<Seen>>, bool);
+
+    impl Observe for Recorder {
+        fn wants_links(&self) -> bool {
+            self.1
+        }
+        fn run_started(&mut self, ranks: usize, cores: usize) {
+            self.0.lock().unwrap().started = Some((ranks, cores));
+        }
+        fn run_ended(&mut self, end: SimTime) {
+            self.0.lock().unwrap().ended = Some(end);
+        }
+        fn write_issued(&mut self, _: CoreId, id: WriteId, _: MemRegion<'_>, _: bool, _: OpAt) {
+            self.0.lock().unwrap().writes.push(("issued", id.get()));
+        }
+        fn write_landed(&mut self, id: WriteId) {
+            self.0.lock().unwrap().writes.push(("landed", id.get()));
+        }
+        fn notify_issued(&mut self, _: CoreId, id: WriteId, _: SignalCell<'_>, _: NotifyOp, _: i32, _: OpAt) {
+            self.0.lock().unwrap().writes.push(("notify", id.get()));
+        }
+        fn notify_landed(&mut self, id: WriteId, _: SignalCell<'_>, _: (i32, i32), _: EqWaiters<'_>) {
+            self.0.lock().unwrap().writes.push(("notified", id.get()));
+        }
+        fn wait_released(&mut self, _: CoreId, op: OpId, _: (SignalCells<'_>, Cond), _: SimTime, by: Option<OpId>) {
+            self.0.lock().unwrap().waits.push((op.get(), by.map(OpId::get)));
+        }
+        fn link_busy(&mut self, _: &LinkBusy) {
+            self.0.lock().unwrap().links += 1;
+        }
+    }
+
+    fn recorded(links: bool) -> (Observers, std::sync::Arc<std::sync::Mutex<Seen>>) {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+        let mut obs = observers(false, true);
+        obs.attach(vec![Box::new(Recorder(seen.clone(), links))]);
+        (obs, seen)
+    }
+
+    #[test]
+    fn a_write_lands_with_the_id_it_was_issued_with() {
+        let (mut obs, seen) = recorded(false);
+        let a = obs.write_issued(0, &window(1, 0, 16), false, at(OpKind::Put, ns(1)));
+        let b = obs.write_issued(1, &window(0, 0, 16), true, at(OpKind::RemoteStore, ns(1)));
+        obs.write_landed(b);
+        obs.write_landed(a);
+        let got = std::mem::take(&mut seen.lock().unwrap().writes);
+        assert_eq!(got, [("issued", 1), ("issued", 2), ("landed", 2), ("landed", 1)]);
+    }
+
+    #[test]
+    fn a_notify_lands_with_the_id_it_was_issued_with_in_the_writes_sequence() {
+        let (mut obs, seen) = recorded(false);
+        let w = obs.write_issued(0, &window(1, 0, 16), false, at(OpKind::Put, ns(1)));
+        let sig = cell(1, 32);
+        let n = obs.notify_issued(0, &sig, NotifyOp::AtomicAdd, 1, at(OpKind::Notify, ns(2)));
+        obs.notify_landed(n, &sig, (0, 1), Vec::new);
+        obs.write_landed(w);
+        let got = std::mem::take(&mut seen.lock().unwrap().writes);
+        assert_eq!(got, [("issued", 1), ("notify", 2), ("notified", 2), ("landed", 1)]);
+    }
+
+    #[test]
+    fn a_released_wait_names_its_own_id_and_the_notify_that_released_it() {
+        let (mut obs, seen) = recorded(false);
+        let notify = obs.notify_posted(0, 1, ns(1), ns(2));
+        let sig = [cell(1, 32)];
+        let cond = Cond::Signed(WaitCmp::Ge, 1);
+        let wait = obs.wait_started(1, &sig, cond, ns(1));
+        obs.wait_released(1, (&sig, cond), ns(3), notify, wait);
+        obs.wait_released(1, (&sig, cond), ns(4), None, wait);
+        assert_eq!((notify.map(OpId::get), wait.map(OpId::get)), (Some(1), Some(2)));
+        assert_eq!(seen.lock().unwrap().waits, [(2, Some(1)), (2, None)]);
+    }
+
+    #[test]
+    fn a_user_observer_sees_the_run_start_and_end_and_asks_for_links() {
+        let (mut obs, seen) = recorded(false);
+        assert!(!obs.wants_links(), "an observer that does not ask for links leaves them off");
+        let (mut linked, linked_seen) = recorded(true);
+        assert!(linked.wants_links(), "an observer that asks for links gets them in an untraced run");
+        let busy = LinkBusy { resource: "link 0->1".into(), chip: 0, start: ns(1), end: ns(2), bytes: 64 };
+        linked.link_busy(busy);
+        assert_eq!(linked_seen.lock().unwrap().links, 1);
+        assert_eq!(obs.detach(ns(7)).len(), 1);
+        assert!(!linked.detach(ns(8)).is_empty() && !linked.wants_links(), "links stop with their observer");
+        let s = seen.lock().unwrap();
+        assert_eq!((s.started, s.ended), (Some((2, 1)), Some(ns(7))));
+    }
 }
