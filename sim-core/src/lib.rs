@@ -26,10 +26,12 @@
 //!   [`Element`], [`ReduceOp`], [`SimError`] (every failure, with a [`DeadlockReport`] when
 //!   nothing can progress).
 //!
-//! Four public modules group what only some users need: [`model`] (the traits a chip and a
+//! Five public modules group what only some users need: [`model`] (the traits a chip and a
 //! fabric implement, and [`model::simple`], a minimal machine for examples and tests),
-//! [`check`] (the protocol checker's options and findings), [`stats`] (per-dispatch and
-//! per-rank records of a run) and [`trace`] (a traced run's timeline).
+//! [`check`] (the protocol checker's options and findings), [`observe`] (the facts of a run
+//! and the [`observe::Observe`] trait, for observers of your own, attached with
+//! [`World::observe`]), [`stats`] (per-dispatch and per-rank records of a run) and [`trace`]
+//! (a traced run's timeline).
 //!
 //! Rank 0 notifies a signal cell in rank 1's window; rank 1 waits for it:
 //!
@@ -86,8 +88,9 @@
 //! every effect one core has on another passes through the scheduler, which applies it in
 //! `(time, actor, seq, sub)` order (`sub` numbers the events one request causes). Imports
 //! only go down: `world` over `driver` over `engine` over `program` over `kernel_api` (the
-//! program API), and all of them over `check`, `request`, `memory`, `addr` and the value types
-//! (ARCHITECTURE.md has the layers; no two modules import each other).
+//! program API), and all of them over `check` (itself over `observe`, the facts it is told),
+//! `request`, `memory`, `addr` and the value types (ARCHITECTURE.md has the layers; no two
+//! modules import each other).
 
 #![warn(missing_docs, unreachable_pub)]
 
