@@ -398,6 +398,8 @@ impl Observers {
         from: TraceId,
         wait: TraceId,
     ) {
+        // A blocking wait has the id `wait_started` gave it (only tests make one without).
+        debug_assert!(wait.is_some(), "a released wait without its id");
         let Some(wait) = wait else { return };
         let core = self.core(actor);
         fan!(self.wait_released(core, wait, (SignalCells(cells), cond), t, from));
