@@ -691,6 +691,70 @@ mod tests {
         assert_eq!(seen.lock().unwrap().waits, [(2, Some(1)), (2, None)]);
     }
 
+    /// What a user observer saw of SDMA transfers: posted, moved (with the write's id),
+    /// completed.
+    #[derive(Debug, Default)]
+    struct SdmaSeen(Vec<(&'static str, u64, Option<u64>)>);
+
+    struct SdmaRecorder(std::sync::Arc<std::sync::Mutex<SdmaSeen>>);
+
+    impl Observe for SdmaRecorder {
+        fn sdma_posted(&mut self, _: CoreId, (x, _): (SdmaId, OpId), _: bool, _: Option<usize>, _: u64) {
+            self.0.lock().unwrap().0.push(("posted", x.get(), None));
+        }
+        fn sdma_moved(&mut self, (x, w): (SdmaId, WriteId), _: (MemRegion<'_>, MemRegion<'_>), _: bool, _: OpAt) {
+            self.0.lock().unwrap().0.push(("moved", x.get(), Some(w.get())));
+        }
+        fn write_landed(&mut self, w: WriteId) {
+            self.0.lock().unwrap().0.push(("landed", 0, Some(w.get())));
+        }
+        fn sdma_completed(&mut self, _: CoreId, x: SdmaId, retired: bool) {
+            self.0.lock().unwrap().0.push((if retired { "retired" } else { "completed" }, x.get(), None));
+        }
+    }
+
+    #[test]
+    fn an_sdma_transfer_moves_and_completes_with_the_id_it_was_posted_with() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(SdmaSeen::default()));
+        let mut obs = observers(false, true);
+        obs.attach(vec![Box::new(SdmaRecorder(seen.clone()))]);
+        let spec = |id| SdmaSpec {
+            id,
+            channel: 0,
+            queues: 1,
+            descs: vec![(window(0, 0, 16), window(1, 0, 16))],
+            get: false,
+            atomic: None,
+            op: OpKind::PutAsync,
+            caller: None,
+        };
+        let a = obs.sdma_posted(0, &spec(1), ns(1), ns(2));
+        let b = obs.sdma_posted(0, &spec(2), ns(2), ns(3));
+        let (src, dst) = (window(0, 0, 16), window(1, 0, 16));
+        let wb = obs.sdma_moved(&b, (&src, &dst), false, at(OpKind::PutAsync, ns(4)));
+        let wa = obs.sdma_moved(&a, (&src, &dst), false, at(OpKind::PutAsync, ns(5)));
+        obs.write_landed(wa);
+        obs.write_landed(wb);
+        obs.sdma_completed(0, &b, false);
+        obs.sdma_completed(0, &b, true);
+        obs.sdma_completed(0, &a, true);
+        let got = std::mem::take(&mut seen.lock().unwrap().0);
+        assert_eq!(
+            got,
+            [
+                ("posted", 1, None),
+                ("posted", 2, None),
+                ("moved", 2, Some(1)),
+                ("moved", 1, Some(2)),
+                ("landed", 0, Some(2)),
+                ("landed", 0, Some(1)),
+                ("completed", 2, None),
+                ("retired", 2, None),
+                ("retired", 1, None),
+            ]
+        );
+    }
+
     #[test]
     fn a_user_observer_sees_the_run_start_and_end_and_asks_for_links() {
         let (mut obs, seen) = recorded(false);
