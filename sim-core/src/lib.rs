@@ -26,10 +26,12 @@
 //!   [`Element`], [`ReduceOp`], [`SimError`] (every failure, with a [`DeadlockReport`] when
 //!   nothing can progress).
 //!
-//! Four public modules group what only some users need: [`model`] (the traits a chip and a
+//! Five public modules group what only some users need: [`model`] (the traits a chip and a
 //! fabric implement, and [`model::simple`], a minimal machine for examples and tests),
-//! [`check`] (the protocol checker's options and findings), [`stats`] (per-dispatch and
-//! per-rank records of a run) and [`trace`] (a traced run's timeline).
+//! [`check`] (the protocol checker's options and findings), [`observe`] (the facts of a run
+//! and the [`observe::Observe`] trait, for observers of your own, attached with
+//! [`World::observe`]), [`stats`] (per-dispatch and per-rank records of a run) and [`trace`]
+//! (a traced run's timeline).
 //!
 //! Rank 0 notifies a signal cell in rank 1's window; rank 1 waits for it:
 //!
@@ -87,8 +89,9 @@
 //! - `model/` (public): the timing traits; `results/`: `stats` and `trace` (public);
 //! - `api/`: what users write: the kernel API (`api/kernel`), dispatches and tasks, the
 //!   dependencies their tensors imply, and `request`, the one interface into the scheduler;
-//! - `sim/`: simulated memory, the scheduler (`sim/engine`), the checker it feeds (`check`,
-//!   public), the driver (coroutine, thread and async kernels) and the run options;
+//! - `sim/`: simulated memory, the scheduler (`sim/engine`), the facts it reports (`observe`,
+//!   public) to the checker (`check`, public) and other observers, the driver (coroutine,
+//!   thread and async kernels) and the run options;
 //! - `world/`: the host side, which sets a run up, drives it and reruns it for the checker.
 //!
 //! Invariants: sim-core never reads the wall clock and does no I/O; every effect one core has
@@ -105,7 +108,7 @@ mod sim;
 mod world;
 
 pub use results::{stats, trace};
-pub use sim::check;
+pub use sim::{check, observe};
 
 pub use api::kernel::{
     CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,

@@ -1,5 +1,6 @@
 //! The guide `docs/your-collective.md`: its code is `examples/my_allgather.rs` (which
-//! `examples.rs` runs), and its numbers are that example's output.
+//! `examples.rs` runs) and, for observers, `examples/link_busy.rs`; its numbers are that
+//! example's output.
 
 use std::process::Command;
 
@@ -25,7 +26,11 @@ fn guide_blocks() -> Vec<String> {
 /// The example's text between `// guide:NAME begin` and `// guide:NAME end`, de-indented to the
 /// marker's level.
 fn example_part(name: &str) -> String {
-    let src = include_str!("../../../examples/my_allgather.rs");
+    part_of(include_str!("../../../examples/my_allgather.rs"), name)
+}
+
+/// The text of `src` between `// guide:NAME begin` and `// guide:NAME end`, de-indented.
+fn part_of(src: &str, name: &str) -> String {
     let lines: Vec<&str> = src.lines().collect();
     let begin = lines.iter().position(|l| l.trim() == format!("// guide:{name} begin")).expect("begin marker");
     let end = lines.iter().position(|l| l.trim() == format!("// guide:{name} end")).expect("end marker");
@@ -40,7 +45,7 @@ fn example_part(name: &str) -> String {
 #[test]
 fn the_guide_shows_the_example_code() {
     let blocks = guide_blocks();
-    assert_eq!(blocks.len(), 3, "{blocks:?}");
+    assert_eq!(blocks.len(), 4, "{blocks:?}");
     assert_eq!(
         blocks[0].trim_end(),
         example_part("collective").trim_end(),
@@ -55,6 +60,11 @@ fn the_guide_shows_the_example_code() {
         blocks[2].trim_end(),
         example_part("cli").trim_end(),
         "docs/your-collective.md differs from the example"
+    );
+    assert_eq!(
+        blocks[3].trim_end(),
+        part_of(include_str!("../../../examples/link_busy.rs"), "observer").trim_end(),
+        "docs/your-collective.md differs from examples/link_busy.rs"
     );
 }
 

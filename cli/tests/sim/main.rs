@@ -34,6 +34,7 @@ mod guide;
 mod hccl_class;
 mod limits;
 mod measure_api;
+mod observers;
 mod outputs;
 mod pipes;
 mod presets;

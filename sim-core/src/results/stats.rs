@@ -94,20 +94,20 @@ pub struct Traffic {
 
 impl Traffic {
     /// Counts a read of `bytes`, remote or local.
-    pub(crate) fn read(&mut self, remote: bool, bytes: usize) {
+    pub(crate) fn read(&mut self, remote: bool, bytes: u64) {
         if remote {
-            self.remote_read_bytes += bytes as u64;
+            self.remote_read_bytes += bytes;
         } else {
-            self.local_read_bytes += bytes as u64;
+            self.local_read_bytes += bytes;
         }
     }
 
     /// Counts a write of `bytes`, remote or local.
-    pub(crate) fn write(&mut self, remote: bool, bytes: usize) {
+    pub(crate) fn write(&mut self, remote: bool, bytes: u64) {
         if remote {
-            self.remote_write_bytes += bytes as u64;
+            self.remote_write_bytes += bytes;
         } else {
-            self.local_write_bytes += bytes as u64;
+            self.local_write_bytes += bytes;
         }
     }
 }

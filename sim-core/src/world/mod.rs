@@ -13,8 +13,8 @@
 //!
 //! The files: `domains` (comm domains and their window layout), `staging` (GM tensors and the
 //! host's reads and writes), `dispatch` (the checks and dataflow a queued dispatch goes
-//! through) and `run` (running the queues, and the checker's reruns through `check`'s loop) add
-//! to [`World`] here;
+//! through), `run` (running the queues, and the checker's reruns through `check`'s loop) and
+//! `observers` (the user's observers of its runs) add to [`World`] here;
 //! below it, `domain` holds a comm domain's options and state, and `report` [`RunReport`],
 //! what a run leaves behind.
 
@@ -22,6 +22,7 @@ mod check;
 mod dispatch;
 mod domain;
 mod domains;
+mod observers;
 mod run;
 mod run_report;
 mod staging;
@@ -65,6 +66,8 @@ pub struct World {
     /// `opaque[chip]`: a task that declares no tensor was queued on the chip (it may have
     /// written any of its GM buffers).
     opaque: Vec<bool>,
+    /// The user's observers, lent to every run ([`World::observe`]).
+    observers: Vec<Box<dyn crate::sim::observe::Observe + Send>>,
 }
 
 /// The most ranks a world may have: the scheduler keys events of fewer than 2^24 cores, and
@@ -96,6 +99,7 @@ impl World {
             findings: Vec::new(),
             gm_written: Vec::new(),
             opaque: vec![false; size],
+            observers: Vec::new(),
         })
     }
 

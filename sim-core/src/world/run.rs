@@ -31,8 +31,10 @@ impl World {
         let mem = std::mem::take(&mut self.mem);
         let net =
             self.net.take().ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
-        let engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
+        let mut engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
+        engine.attach_observers(std::mem::take(&mut self.observers));
         let (mut engine, host) = driver::run(engine, self.chip.clone(), self.options.kernel_exec);
+        self.observers = engine.detach_observers();
         let outcome =
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
         let mut dispatches = engine.records.clone();

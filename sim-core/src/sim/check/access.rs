@@ -27,7 +27,6 @@ pub(super) struct Pending {
     writes: BTreeMap<MemKey, BTreeMap<u64, InFlight>>,
     /// The memory of each write in flight.
     mem_of: BTreeMap<u64, MemKey>,
-    next: u64,
 }
 
 /// What a data access is, for [`Checker::read`] and [`Checker::write_issue`].
@@ -78,23 +77,23 @@ impl Checker {
         }
     }
 
-    /// `actor` issues a write to `dst`; returns the id its landing reports (0 = untracked).
-    pub(crate) fn write_issue(&mut self, actor: usize, dst: &Place, atomic: bool, op: Op) -> u64 {
-        let Some(s) = self.strand(actor) else { return 0 };
+    /// `actor` issues the write `id` to `dst` (ids increase in issue order; a write outside
+    /// a block is not tracked).
+    pub(crate) fn write_issue(&mut self, actor: usize, id: u64, dst: &Place, atomic: bool, op: Op) {
+        let Some(s) = self.strand(actor) else { return };
         let (epoch, vc, who) = (s.epoch(), s.vc.clone(), s.who.clone());
-        self.write_as(epoch, vc, who, dst, atomic, op)
+        self.write_as(id, (epoch, vc, who), dst, atomic, op);
     }
 
-    /// A write to `dst` issued now by the access `epoch` with clock `vc`; returns its id.
+    /// The write `id` to `dst` issued now by the access `epoch` with clock `vc`.
     pub(super) fn write_as(
         &mut self,
-        epoch: Epoch,
-        vc: Arc<VClock>,
-        who: Who,
+        id: u64,
+        (epoch, vc, who): (Epoch, Arc<VClock>, Who),
         dst: &Place,
         atomic: bool,
         op: Op,
-    ) -> u64 {
+    ) {
         let acc = Arc::new(Access {
             epoch,
             vc: vc.clone(),
@@ -106,11 +105,8 @@ impl Checker {
             location: op.location,
         });
         let w = InFlight { mem: dst.mem, chip: dst.chip(), runs: dst.region.runs.clone(), acc, vc };
-        self.access.next += 1;
-        let id = self.access.next;
         self.access.mem_of.insert(id, dst.mem);
         self.access.writes.entry(dst.mem).or_default().insert(id, w);
-        id
     }
 
     /// Write `id` landed.

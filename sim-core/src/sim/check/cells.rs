@@ -45,7 +45,6 @@ pub(super) struct Cells {
     map: BTreeMap<(MemKey, usize), CellState>,
     /// Notifies in flight: the sender's access and clock, the op and the value.
     inflight: BTreeMap<u64, (Arc<Access>, Arc<VClock>, NotifyOp, i32)>,
-    next: u64,
 }
 
 fn cell_name(c: &CellRef) -> String {
@@ -113,20 +112,20 @@ impl Cells {
     }
 }
 
-/// A notify in flight, as [`Checker::notify_issue`] returns it.
+/// A notify in flight, as [`Checker::notify_issue`] is given it.
 pub(crate) type NotifyId = u64;
 
 impl Checker {
-    /// `actor` issues a notify to `cell`; its clock then ticks (a release).
+    /// `actor` issues the notify `id` to `cell`; its clock then ticks (a release).
     pub(crate) fn notify_issue(
         &mut self,
-        actor: usize,
+        (actor, id): (usize, NotifyId),
         cell: &CellRef,
         op: NotifyOp,
         value: i32,
         at: super::access::Op,
-    ) -> NotifyId {
-        let Some(s) = self.running.get_mut(actor).and_then(Option::as_mut) else { return 0 };
+    ) {
+        let Some(s) = self.running.get_mut(actor).and_then(Option::as_mut) else { return };
         let name = match op {
             NotifyOp::AtomicAdd => "notify AtomicAdd",
             NotifyOp::Set => "notify Set",
@@ -150,10 +149,7 @@ impl Checker {
             self.report(f);
         }
         self.cells.state(cell);
-        self.cells.next += 1;
-        let id = self.cells.next;
         self.cells.inflight.insert(id, (acc, vc, op, value));
-        id
     }
 
     /// Notify `id` changed `cell` from `old` to `new`. `eq_waiters` are the values `Eq` waits

@@ -14,14 +14,14 @@ mod access;
 mod cells;
 mod finding;
 mod lanes;
+mod observe;
 mod sdma;
 mod shadow;
 mod summary;
 mod vclock;
 
-pub(crate) use access::Op;
 pub use finding::{Finding, FindingKind, FindingSite};
-pub(crate) use sdma::SdmaClock;
+use sdma::SdmaClock;
 pub(crate) use shadow::Who;
 pub use summary::{CheckOptions, CheckReport, deadlock_findings};
 
@@ -86,6 +86,8 @@ pub(crate) struct Checker {
     lanes: lanes::Lanes,
     findings: Vec<Finding>,
     seen: BTreeMap<(FindingKind, usize, String), usize>,
+    /// The clocks of SDMA transfers posted in a block and not yet waited, by transfer id.
+    sdma: BTreeMap<u64, SdmaClock>,
 }
 
 impl Checker {
@@ -100,6 +102,7 @@ impl Checker {
             lanes: lanes::Lanes::default(),
             findings: Vec::new(),
             seen: BTreeMap::new(),
+            sdma: BTreeMap::new(),
         }
     }
 

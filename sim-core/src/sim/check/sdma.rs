@@ -15,38 +15,38 @@ use std::sync::Arc;
 
 /// The clock of one SDMA transfer.
 #[derive(Clone, Debug)]
-pub(crate) struct SdmaClock {
+pub(super) struct SdmaClock {
     epoch: Epoch,
     vc: Arc<VClock>,
     who: Who,
 }
 
 impl Checker {
-    /// `actor` posts an SDMA transfer now: returns its clock (`None` outside a block).
-    pub(crate) fn sdma_issue(&mut self, actor: usize) -> Option<SdmaClock> {
+    /// `actor` posts the SDMA transfer `x` now: it gets its clock (none outside a block).
+    pub(crate) fn sdma_issue(&mut self, actor: usize, x: u64) {
         let id = self.next_strand;
-        let s = self.running.get_mut(actor).and_then(Option::as_mut)?;
+        let Some(s) = self.running.get_mut(actor).and_then(Option::as_mut) else { return };
         self.next_strand += 1;
         let mut vc = (*s.vc).clone();
         vc.set(id, 1);
         let who = s.who.clone();
         s.tick();
-        Some(SdmaClock { epoch: Epoch { strand: id, clock: 1 }, vc: Arc::new(vc), who })
+        self.sdma.insert(x, SdmaClock { epoch: Epoch { strand: id, clock: 1 }, vc: Arc::new(vc), who });
     }
 
-    /// The transfer reads `src` now.
-    pub(crate) fn sdma_read(&mut self, c: &SdmaClock, src: &Place, op: Op) {
-        self.read_as(c.epoch, c.vc.clone(), c.who.clone(), src, op);
+    /// A descriptor of transfer `x` reads `src` now and issues the write `w` to `dst`.
+    pub(crate) fn sdma_move(&mut self, (x, w): (u64, u64), (src, dst): (&Place, &Place), atomic: bool, op: Op) {
+        let Some(c) = self.sdma.get(&x) else { return };
+        let (epoch, vc, who) = (c.epoch, c.vc.clone(), c.who.clone());
+        self.read_as(epoch, vc.clone(), who.clone(), src, op);
+        self.write_as(w, (epoch, vc, who), dst, atomic, op);
     }
 
-    /// The transfer issues a write to `dst`; returns the id its landing reports.
-    pub(crate) fn sdma_write(&mut self, c: &SdmaClock, dst: &Place, atomic: bool, op: Op) -> u64 {
-        self.write_as(c.epoch, c.vc.clone(), c.who.clone(), dst, atomic, op)
-    }
-
-    /// `actor` observed the transfer's completion: what it did happens before what follows.
-    pub(crate) fn sdma_complete(&mut self, actor: usize, c: &SdmaClock) {
-        if let Some(s) = self.running.get_mut(actor).and_then(Option::as_mut) {
+    /// `actor` observed transfer `x` complete: what it did happens before what follows. Once
+    /// `retired` (waited), the transfer is forgotten.
+    pub(crate) fn sdma_complete(&mut self, actor: usize, x: u64, retired: bool) {
+        let c = if retired { self.sdma.remove(&x) } else { self.sdma.get(&x).cloned() };
+        if let (Some(c), Some(s)) = (c, self.running.get_mut(actor).and_then(Option::as_mut)) {
             Arc::make_mut(&mut s.vc).join(&c.vc);
         }
     }

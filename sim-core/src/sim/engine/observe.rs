@@ -1,68 +1,85 @@
 //! The engine's observers, seen through one interface. The engine reports what it applies as
 //! typed facts (a block starts, a write is issued or lands, a wait is satisfied, an SDMA
-//! transfer completes, a link is busy, ...) to [`Observers`], which fans them out to the
-//! per-rank traffic counters, the timeline recorder of a traced run and the protocol checker
-//! of a checked run.
+//! transfer completes, a link is busy, ...) to [`Observers`], which numbers them and fans
+//! them out, as the public [`Observe`] trait's facts, to the per-rank traffic counters
+//! (`observe/traffic.rs`), the timeline recorder of a traced run (`observe/tracer.rs`), the
+//! protocol checker of a checked run, and the observers a user attached
+//! ([`World::observe`](crate::World::observe)).
 //!
 //! Observing never steers: no fact returns anything the engine can branch on (only whether
-//! the run is traced, so kernels and the fabric report what the timeline needs). Where an
-//! observer must recognise a later fact as the end of an earlier one (a write issued, then
-//! landed), it hands the engine an opaque token ([`WriteToken`], [`TraceId`], [`SdmaToken`])
-//! that the engine stores and gives back. An observer that is off costs one `Option` test
-//! per fact: nothing is built for it.
+//! the run is traced, so kernels report their local work, and whether link occupancy is
+//! wanted). Where an observer must recognise a later fact as the end of an earlier one (a
+//! write issued, then landed), the layer assigns an id ([`OpId`], [`WriteId`], [`SdmaId`]:
+//! sequential, in issue order) that the engine stores and gives back. The three built-in
+//! observers are called statically; one that is off costs one `Option` test per fact, and
+//! the user observers one emptiness test.
 
 mod tracer;
+mod traffic;
 
+use super::Engine;
 use super::wake::Assignment;
 use crate::api::request::{CopySpec, OpKind, SdmaSpec};
-use crate::base::addr::{Caller, CellRef, MemKey, Place};
+use crate::base::addr::{CellRef, MemKey, Place};
 use crate::base::signal::{Cond, NotifyOp};
 use crate::base::time::SimTime;
 use crate::results::stats::{DispatchRecord, Traffic};
 use crate::results::trace::{DispatchSpan, LinkBusy, Trace};
-use crate::sim::check::{self, Checker, SdmaClock};
+use crate::sim::check::{self, Checker};
+pub(crate) use crate::sim::observe::OpAt;
+use crate::sim::observe::{
+    BlockStart, CoreId, EqWaiters, Ids, MemRegion, Observe, OpId, OpInfo, SdmaId, SignalCell, SignalCells, WriteId,
+};
 use std::sync::Arc;
 use tracer::Tracer;
+use traffic::Counters;
 
-/// The checker's name for a write or notify in flight, given back when it lands. Tokens
-/// compare only in tests: the engine cannot look inside them.
-#[derive(Copy, Clone, Debug, Default)]
-#[cfg_attr(test, derive(PartialEq, Eq))]
-pub(crate) struct WriteToken(u64);
+/// A write or notify in flight as the engine keeps it: the id its landing reports (none only
+/// for an SDMA descriptor whose transfer was forgotten).
+pub(crate) type WriteToken = Option<WriteId>;
 
-/// A traced operation, named so a later fact can link to it (the default: none).
-#[derive(Copy, Clone, Debug, Default)]
-#[cfg_attr(test, derive(PartialEq, Eq))]
-pub(crate) struct TraceId(u64);
+/// An operation a later fact links to: a notify (to the waits it releases) or a wait (none:
+/// a data write releasing a wait).
+pub(crate) type TraceId = Option<OpId>;
 
-/// The checker's clock of one SDMA transfer, given back at its reads and its completion.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct SdmaToken(Option<SdmaClock>);
+/// An SDMA transfer as the engine keeps it, given back at its reads and its completion.
+pub(crate) type SdmaToken = SdmaId;
 
-/// One access of a core's operation: what it is, when it was applied, and the kernel's source
-/// location.
-#[derive(Copy, Clone, Debug)]
-pub(crate) struct OpAt {
-    pub(crate) op: OpKind,
-    pub(crate) time: SimTime,
-    pub(crate) caller: Caller,
-}
+/// A user's observer.
+pub(crate) type UserObserver = Box<dyn Observe + Send>;
 
-impl OpAt {
-    fn check(self) -> check::Op {
-        check::Op { name: self.op.name(), time: self.time, location: self.caller }
-    }
+/// Calls the fact `$m` on every observer that is on: the built-ins statically, the user's
+/// through their vtables. Arguments are evaluated once per observer, so they are cheap
+/// copies (ids, views, times).
+macro_rules! fan {
+    ($self:ident . $m:ident ( $($arg:expr),* $(,)? )) => {{
+        Observe::$m(&mut $self.traffic, $($arg),*);
+        if let Some(o) = $self.tracer.as_mut() {
+            Observe::$m(o, $($arg),*);
+        }
+        if let Some(o) = $self.checker.as_mut() {
+            Observe::$m(o, $($arg),*);
+        }
+        if !$self.users.is_empty() {
+            for o in $self.users.iter_mut() {
+                o.$m($($arg),*);
+            }
+        }
+    }};
 }
 
 /// Everything that watches a run: the traffic counters (always on), the timeline recorder
-/// (traced runs) and the protocol checker (checked runs).
+/// (traced runs), the protocol checker (checked runs) and the user's observers.
 pub(crate) struct Observers {
     /// Actors per chip (an actor's chip is `actor / cores`).
     cores: usize,
-    /// What each chip moved.
-    traffic: Vec<Traffic>,
+    ids: Ids,
+    traffic: Counters,
     tracer: Option<Tracer>,
     checker: Option<Checker>,
+    users: Vec<UserObserver>,
+    /// Whether some observer wants link occupancy.
+    links: bool,
 }
 
 impl Observers {
@@ -70,10 +87,42 @@ impl Observers {
     pub(crate) fn new(world: usize, cores: usize, trace: bool, check: bool) -> Observers {
         Observers {
             cores,
-            traffic: vec![Traffic::default(); world],
-            tracer: trace.then(|| Tracer::new(world * cores, cores)),
+            ids: Ids::default(),
+            traffic: Counters::new(world),
+            tracer: trace.then(|| Tracer::new(world * cores)),
             checker: check.then(|| Checker::new(world * cores, world)),
+            users: Vec::new(),
+            links: trace,
         }
+    }
+
+    /// Adds the user's observers for this run (before its first event).
+    pub(crate) fn attach(&mut self, users: Vec<UserObserver>) {
+        let world = self.traffic.get().len();
+        for mut o in users {
+            o.run_started(world, self.cores);
+            self.links |= o.wants_links();
+            self.users.push(o);
+        }
+    }
+
+    /// Hands the user's observers back, once each has seen the run end at `end`.
+    pub(crate) fn detach(&mut self, end: SimTime) -> Vec<UserObserver> {
+        let mut users = std::mem::take(&mut self.users);
+        for o in &mut users {
+            o.run_ended(end);
+        }
+        self.links = self.tracer.is_some();
+        users
+    }
+
+    fn core(&self, actor: usize) -> CoreId {
+        CoreId { actor, cores: self.cores }
+    }
+
+    /// Whether an observer that reads operations' sizes and peers is on.
+    fn spans(&self) -> bool {
+        self.tracer.is_some() || !self.users.is_empty()
     }
 
     /// Whether the run records a timeline (kernels then report their local work).
@@ -83,7 +132,7 @@ impl Observers {
 
     /// What each chip moved so far.
     pub(crate) fn traffic(&self) -> &[Traffic] {
-        &self.traffic
+        self.traffic.get()
     }
 
     /// The recorded timeline of a traced run, with the run's dispatches; ends the recording.
@@ -109,16 +158,16 @@ impl Observers {
 
     /// `chip` starts its dispatch number `instance`, of `tasks` tasks.
     pub(crate) fn dispatch_started(&mut self, chip: usize, tasks: usize, instance: usize) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.dispatch_start(chip, tasks, instance);
-        }
+        fan!(self.dispatch_started(chip, tasks, instance));
     }
 
     /// Task `ti` of `chip`'s dispatch is placed; it depends on tasks `deps`.
     pub(crate) fn task_placed(&mut self, chip: usize, ti: usize, deps: impl Iterator<Item = usize>) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.task_start(chip, ti, deps);
+        if self.checker.is_none() && self.users.is_empty() {
+            return;
         }
+        let deps: Vec<usize> = deps.collect();
+        fan!(self.task_placed(chip, ti, &deps));
     }
 
     /// A block of task `ti` starts on `actor`; `dispatch` is the chip's active dispatch (its
@@ -130,37 +179,42 @@ impl Observers {
         a: &Assignment,
         dispatch: Option<(&Arc<str>, usize)>,
     ) {
-        let Some(ck) = self.checker.as_mut() else { return };
-        let chip = actor / self.cores;
-        let (dispatch, instance) = dispatch.map_or((Arc::from("?"), 0), |(n, i)| (n.clone(), i));
-        let who = check::Who { rank: chip, block: a.block, task: a.ctx.task.clone(), dispatch, instance };
-        ck.block_start(actor, chip, ti, who, (a.lane, a.ctx.lanes));
+        let b = BlockStart {
+            core: self.core(actor),
+            task: ti,
+            name: &a.ctx.task,
+            block: a.block,
+            lane: a.lane,
+            lanes: a.ctx.lanes,
+            dispatch,
+        };
+        fan!(self.block_started(&b));
     }
 
     /// The block of task `ti` on `actor` ended (its writes have landed).
     pub(crate) fn block_ended(&mut self, actor: usize, ti: usize) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.block_end(actor, actor / self.cores, ti);
-        }
+        let core = self.core(actor);
+        fan!(self.block_ended(core, ti));
     }
 
     /// A deferred condition of task `ti` of `chip` holds on `cell`.
     pub(crate) fn deferred_ready(&mut self, chip: usize, ti: usize, cell: &CellRef) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.deferred_ready(chip, ti, cell);
-        }
+        fan!(self.deferred_ready(chip, ti, SignalCell(cell)));
     }
 
     /// `chip`'s active dispatch completed.
     pub(crate) fn dispatch_ended(&mut self, chip: usize) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.dispatch_end(chip);
-        }
+        fan!(self.dispatch_ended(chip));
     }
 
     // ---- operations of a core --------------------------------------------------------------
 
-    /// `actor` starts a blocking operation at `t` that ends at its reply; returns its trace id.
+    /// An operation of `actor` issued at `t`, numbered now.
+    fn op(&mut self, actor: usize, name: &'static str, t: SimTime, bytes: usize, peer: Option<usize>) -> OpInfo {
+        OpInfo { id: self.ids.op(), core: self.core(actor), name, start: t, bytes: bytes as u64, peer }
+    }
+
+    /// `actor` starts a blocking operation at `t` that ends at its reply; returns its id.
     pub(crate) fn op_started(
         &mut self,
         actor: usize,
@@ -169,30 +223,30 @@ impl Observers {
         bytes: usize,
         peer: Option<usize>,
     ) -> TraceId {
-        TraceId(self.tracer.as_mut().map_or(0, |tr| tr.open(actor, op.name(), t, bytes as u64, peer)))
+        let op = self.op(actor, op.name(), t, bytes, peer);
+        fan!(self.op_started(&op));
+        Some(op.id)
     }
 
     /// `actor` is released at `at`: its blocking operation ends.
     pub(crate) fn replied(&mut self, actor: usize, at: SimTime) {
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.close(actor, at);
-        }
+        let core = self.core(actor);
+        fan!(self.resumed(core, at));
     }
 
     /// `actor` did local work `name` (compute, vector math) over `[start, end]`.
     pub(crate) fn local_work(&mut self, actor: usize, name: &'static str, start: SimTime, end: SimTime) {
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.span(actor, name, start, end, 0, None);
-        }
+        let op = self.op(actor, name, start, 0, None);
+        fan!(self.op_span(&op, end));
     }
 
     /// `actor` issues a load (`load` / `remote_load`, from `src_chip`) of `bytes` at `t`;
     /// `blocking` unless its bytes are collected later.
     pub(crate) fn load_issued(&mut self, actor: usize, src_chip: usize, bytes: usize, t: SimTime, blocking: bool) {
-        let me = actor / self.cores;
-        let remote = src_chip != me;
-        self.traffic[me].read(remote, bytes);
+        let core = self.core(actor);
+        fan!(self.load_issued(core, src_chip, bytes as u64));
         if blocking {
+            let remote = src_chip != core.rank();
             let op = if remote { OpKind::RemoteLoad } else { OpKind::Load };
             self.op_started(actor, op, t, bytes, remote.then_some(src_chip));
         }
@@ -208,10 +262,9 @@ impl Observers {
         t: SimTime,
         bytes: usize,
     ) {
-        if let Some(tr) = self.tracer.as_mut() {
-            let op = if peer.is_some() { OpKind::RemoteLoad } else { OpKind::Load };
-            tr.span(actor, op.name(), issued, t, bytes as u64, peer);
-        }
+        let kind = if peer.is_some() { OpKind::RemoteLoad } else { OpKind::Load };
+        let op = self.op(actor, kind.name(), issued, bytes, peer);
+        fan!(self.op_span(&op, t));
     }
 
     /// `actor` posts a store of `bytes` to `dst_chip` at `t`; the core is free again at
@@ -224,81 +277,76 @@ impl Observers {
         bytes: usize,
         (t, resume): (SimTime, SimTime),
     ) {
-        let me = actor / self.cores;
-        let remote = dst_chip != me;
-        self.traffic[me].write(remote, bytes);
-        if let Some(tr) = self.tracer.as_mut() {
-            let id = tr.span(actor, op.name(), t, resume, bytes as u64, remote.then_some(dst_chip));
-            if remote {
-                tr.remote_write(actor, id);
-            }
-        }
+        let remote = dst_chip != actor / self.cores;
+        let op = self.op(actor, op.name(), t, bytes, remote.then_some(dst_chip));
+        fan!(self.op_span(&op, resume));
+        fan!(self.store_posted(op.core, op.id, dst_chip, bytes as u64));
     }
 
     /// `actor` starts a put or get at `t` (it blocks until the last chunk is stored).
     pub(crate) fn copy_started(&mut self, actor: usize, spec: &CopySpec, t: SimTime) {
-        let Some(tr) = self.tracer.as_mut() else { return };
         let me = actor / self.cores;
-        let bytes: usize = spec.chunks.iter().map(|c| c.0.region.bytes()).sum();
-        let peer =
-            spec.chunks.first().map(|c| if c.0.chip() != me { c.0.chip() } else { c.1.chip() }).filter(|&p| p != me);
-        let id = tr.open(actor, spec.op.name(), t, bytes as u64, peer);
-        if peer.is_some() && spec.op == OpKind::Put {
-            tr.remote_write(actor, id);
-        }
+        let (bytes, peer) = match self.spans() {
+            true => (
+                spec.chunks.iter().map(|c| c.0.region.bytes()).sum(),
+                spec.chunks
+                    .first()
+                    .map(|c| if c.0.chip() != me { c.0.chip() } else { c.1.chip() })
+                    .filter(|&p| p != me),
+            ),
+            false => (0, None),
+        };
+        let op = self.op(actor, spec.op.name(), t, bytes, peer);
+        fan!(self.op_started(&op));
+        fan!(self.copy_started(&op));
     }
 
     /// A chunk of a put/get of `actor`: `bytes` read from `src_chip`.
     pub(crate) fn chunk_read(&mut self, actor: usize, src_chip: usize, bytes: usize) {
-        let me = actor / self.cores;
-        self.traffic[me].read(src_chip != me, bytes);
+        let core = self.core(actor);
+        fan!(self.chunk_read(core, src_chip, bytes as u64));
     }
 
     /// A chunk of a put/get of `actor`: `bytes` stored to `dst_chip`.
     pub(crate) fn chunk_stored(&mut self, actor: usize, dst_chip: usize, bytes: usize) {
-        let me = actor / self.cores;
-        self.traffic[me].write(dst_chip != me, bytes);
+        let core = self.core(actor);
+        fan!(self.chunk_stored(core, dst_chip, bytes as u64));
     }
 
     /// `actor` reads `src` now (the bytes are taken from memory).
     pub(crate) fn read(&mut self, actor: usize, src: &Place, at: OpAt) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.read(actor, src, at.check());
-        }
+        let core = self.core(actor);
+        fan!(self.read(core, MemRegion(src), at));
     }
 
-    /// `actor` issues a write to `dst` (an atomic add if `atomic`); the token names it when
-    /// it lands.
+    /// `actor` issues a write to `dst` (an atomic add if `atomic`); its id names it when it
+    /// lands.
     pub(crate) fn write_issued(&mut self, actor: usize, dst: &Place, atomic: bool, at: OpAt) -> WriteToken {
-        WriteToken(self.checker.as_mut().map_or(0, |ck| ck.write_issue(actor, dst, atomic, at.check())))
+        let (core, id) = (self.core(actor), self.ids.write());
+        fan!(self.write_issued(core, id, MemRegion(dst), atomic, at));
+        Some(id)
     }
 
     /// The write `w` has landed.
     pub(crate) fn write_landed(&mut self, w: WriteToken) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.write_land(w.0);
+        if let Some(id) = w {
+            fan!(self.write_landed(id));
         }
     }
 
     // ---- signals ---------------------------------------------------------------------------
 
     /// `actor` posts a notify to a cell of `cell_chip` at `t` (free again at `resume`);
-    /// returns its trace id, which the waits it releases link to.
+    /// returns its id, which the waits it releases link to.
     pub(crate) fn notify_posted(&mut self, actor: usize, cell_chip: usize, t: SimTime, resume: SimTime) -> TraceId {
-        let me = actor / self.cores;
-        let remote = cell_chip != me;
-        if remote {
-            self.traffic[me].remote_notifies += 1;
-        } else {
-            self.traffic[me].local_notifies += 1;
-        }
-        let Some(tr) = self.tracer.as_mut() else { return TraceId::default() };
-        let id = tr.span(actor, OpKind::Notify.name(), t, resume, 0, remote.then_some(cell_chip));
-        tr.notified(actor, id);
-        TraceId(id)
+        let remote = cell_chip != actor / self.cores;
+        let op = self.op(actor, OpKind::Notify.name(), t, 0, remote.then_some(cell_chip));
+        fan!(self.op_span(&op, resume));
+        fan!(self.notify_posted(op.core, op.id, cell_chip));
+        Some(op.id)
     }
 
-    /// `actor` issues the notify `op value` to `cell`; the token names it when it lands.
+    /// `actor` issues the notify `op value` to `cell`; its id names it when it lands.
     pub(crate) fn notify_issued(
         &mut self,
         actor: usize,
@@ -307,43 +355,41 @@ impl Observers {
         value: i32,
         at: OpAt,
     ) -> WriteToken {
-        WriteToken(self.checker.as_mut().map_or(0, |ck| ck.notify_issue(actor, cell, op, value, at.check())))
+        let (core, id) = (self.core(actor), self.ids.write());
+        fan!(self.notify_issued(core, id, SignalCell(cell), op, value, at));
+        Some(id)
     }
 
     /// The notify `w` changed `cell` from `old` to `new`; `eq_waiters` gives the values `Eq`
-    /// waits on the cell expect, with the waiting actor (asked only when checking).
+    /// waits on the cell expect, with the waiting actor (asked only by an observer that
+    /// needs them: the checker).
     pub(crate) fn notify_landed(
         &mut self,
         w: WriteToken,
         cell: &CellRef,
         old_new: (i32, i32),
-        eq_waiters: impl FnOnce() -> Vec<(i32, usize)>,
+        eq_waiters: impl Fn() -> Vec<(i32, usize)>,
     ) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.notify_land(w.0, cell, old_new, &eq_waiters());
-        }
+        let Some(id) = w else { return };
+        let eq = EqWaiters { list: &eq_waiters, cores: self.cores };
+        fan!(self.notify_landed(id, SignalCell(cell), old_new, eq));
     }
 
-    /// `actor` starts a blocking wait at `t` for `cells` to satisfy `cond`; returns its trace
-    /// id.
+    /// `actor` starts a blocking wait at `t` for `cells` to satisfy `cond`; returns its id.
     pub(crate) fn wait_started(&mut self, actor: usize, cells: &[CellRef], cond: Cond, t: SimTime) -> TraceId {
-        self.traffic[actor / self.cores].waits += 1;
-        let id = self.op_started(actor, OpKind::Wait, t, 0, None);
-        if let Some(ck) = self.checker.as_mut() {
-            ck.wait_begin(actor, cells, cond, t);
-        }
-        id
+        let op = self.op(actor, OpKind::Wait.name(), t, 0, None);
+        fan!(self.op_started(&op));
+        fan!(self.wait_started(op.core, op.id, SignalCells(cells), cond, t));
+        Some(op.id)
     }
 
     /// The wait of `actor` held as soon as it was made, at `t`.
     pub(crate) fn wait_held_at_once(&mut self, actor: usize, cells: &[CellRef], cond: Cond, t: SimTime) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.wait_done(actor, cells, cond, true, t);
-        }
+        let core = self.core(actor);
+        fan!(self.wait_held_at_once(core, SignalCells(cells), cond, t));
     }
 
-    /// The notify `from` (or a data write: the default id) satisfied the wait `wait` of
-    /// `actor` at `t`.
+    /// The notify `from` (or a data write: none) satisfied the wait `wait` of `actor` at `t`.
     pub(crate) fn wait_released(
         &mut self,
         actor: usize,
@@ -352,52 +398,42 @@ impl Observers {
         from: TraceId,
         wait: TraceId,
     ) {
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.released(from.0, wait.0);
-        }
-        if let Some(ck) = self.checker.as_mut() {
-            ck.wait_done(actor, cells, cond, false, t);
-        }
+        // A blocking wait has the id `wait_started` gave it (only tests make one without).
+        debug_assert!(wait.is_some(), "a released wait without its id");
+        let Some(wait) = wait else { return };
+        let core = self.core(actor);
+        fan!(self.wait_released(core, wait, (SignalCells(cells), cond), t, from));
     }
 
     /// `actor` polled `cells` for `cond` once at `t` (TTEST); `holds` is the answer.
     pub(crate) fn test_polled(&mut self, actor: usize, cells: &[CellRef], cond: Cond, holds: bool, t: SimTime) {
-        self.traffic[actor / self.cores].waits += 1;
-        if holds && let Some(ck) = self.checker.as_mut() {
-            ck.wait_begin(actor, cells, cond, t);
-            ck.wait_done(actor, cells, cond, false, t);
-        }
-        self.op_started(actor, OpKind::Test, t, 0, None);
+        let op = self.op(actor, OpKind::Test.name(), t, 0, None);
+        fan!(self.test_polled(op.core, op.id, (SignalCells(cells), cond), holds, t));
+        fan!(self.op_started(&op));
     }
 
     /// These cells of a self-clearing signal must read zero when the run ends.
     pub(crate) fn expect_clear(&mut self, cells: &[CellRef]) {
-        if let Some(ck) = self.checker.as_mut() {
-            ck.expect_clear(cells);
-        }
+        fan!(self.expect_clear(SignalCells(cells)));
     }
 
     // ---- SDMA ------------------------------------------------------------------------------
 
-    /// `actor` posts an SDMA transfer at `t` (the core is free again at `resume`); the token
+    /// `actor` posts an SDMA transfer at `t` (the core is free again at `resume`); its id
     /// follows the transfer to its reads and its completion.
     pub(crate) fn sdma_posted(&mut self, actor: usize, spec: &SdmaSpec, t: SimTime, resume: SimTime) -> SdmaToken {
         let me = actor / self.cores;
         let bytes: usize = spec.descs.iter().map(|d| d.0.region.bytes()).sum();
         let peer = spec.descs.first().map(|d| if spec.get { d.0.chip() } else { d.1.chip() });
         let remote = peer.is_some_and(|p| p != me);
-        if spec.get {
-            self.traffic[me].read(remote, bytes);
-        } else {
-            self.traffic[me].write(remote, bytes);
-        }
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.span(actor, spec.op.name(), t, resume, bytes as u64, peer.filter(|_| remote));
-        }
-        SdmaToken(self.checker.as_mut().and_then(|ck| ck.sdma_issue(actor)))
+        let op = self.op(actor, spec.op.name(), t, bytes, peer.filter(|_| remote));
+        let id = self.ids.sdma();
+        fan!(self.op_span(&op, resume));
+        fan!(self.sdma_posted(op.core, (id, op.id), spec.get, peer, bytes as u64));
+        id
     }
 
-    /// A descriptor of transfer `x` reads `src` now and issues its write to `dst`; the token
+    /// A descriptor of transfer `x` reads `src` now and issues its write to `dst`; the id
     /// names the write when it lands.
     pub(crate) fn sdma_moved(
         &mut self,
@@ -406,34 +442,46 @@ impl Observers {
         atomic: bool,
         at: OpAt,
     ) -> WriteToken {
-        match (self.checker.as_mut(), x.0.as_ref()) {
-            (Some(ck), Some(c)) => {
-                ck.sdma_read(c, src, at.check());
-                WriteToken(ck.sdma_write(c, dst, atomic, at.check()))
-            }
-            _ => WriteToken::default(),
-        }
+        let id = self.ids.write();
+        fan!(self.sdma_moved((*x, id), (MemRegion(src), MemRegion(dst)), atomic, at));
+        Some(id)
     }
 
-    /// `actor` observed transfer `x` complete (`wait_async`, or a `test_async` answering true).
-    pub(crate) fn sdma_completed(&mut self, actor: usize, x: &SdmaToken) {
-        if let (Some(ck), Some(c)) = (self.checker.as_mut(), x.0.as_ref()) {
-            ck.sdma_complete(actor, c);
-        }
+    /// `actor` observed transfer `x` complete (`wait_async`, or a `test_async` answering
+    /// true); `retired` when it was waited (the engine forgets it).
+    pub(crate) fn sdma_completed(&mut self, actor: usize, x: &SdmaToken, retired: bool) {
+        let core = self.core(actor);
+        fan!(self.sdma_completed(core, *x, retired));
     }
 
     // ---- the fabric ------------------------------------------------------------------------
 
     /// Whether link occupancy is recorded (only then does the engine collect it).
     pub(crate) fn wants_links(&self) -> bool {
-        self.tracer.is_some()
+        self.links
     }
 
-    /// A resource was busy with one packet.
+    /// A resource was busy with one packet. The user's observers see it first; the tracer
+    /// then keeps the record itself.
     pub(crate) fn link_busy(&mut self, busy: LinkBusy) {
+        for o in self.users.iter_mut() {
+            o.link_busy(&busy);
+        }
         if let Some(tr) = self.tracer.as_mut() {
             tr.link(busy);
         }
+    }
+}
+
+impl Engine {
+    /// Adds the user's observers to this run (before it starts).
+    pub(crate) fn attach_observers(&mut self, users: Vec<UserObserver>) {
+        self.obs.attach(users);
+    }
+
+    /// Hands the user's observers back at the end of the run.
+    pub(crate) fn detach_observers(&mut self) -> Vec<UserObserver> {
+        self.obs.detach(self.now)
     }
 }
 
@@ -492,15 +540,15 @@ mod tests {
     }
 
     #[test]
-    fn an_unobserved_run_hands_back_empty_tokens_and_records_nothing() {
+    fn an_unobserved_run_numbers_its_facts_and_records_nothing() {
         let mut obs = observers(false, false);
         assert!(!obs.traced());
         assert!(!obs.wants_links());
         let w = obs.write_issued(0, &window(1, 0, 16), false, at(OpKind::Put, ns(1)));
         let n = obs.notify_issued(0, &cell(1, 32), NotifyOp::Set, 1, at(OpKind::Notify, ns(2)));
-        assert_eq!((w, n), (WriteToken::default(), WriteToken::default()));
-        assert_eq!(obs.notify_posted(0, 1, ns(2), ns(3)), TraceId::default());
-        assert_eq!(obs.op_started(0, OpKind::Fence, ns(3), 0, None), TraceId::default());
+        assert_eq!((w.map(WriteId::get), n.map(WriteId::get)), (Some(1), Some(2)), "one sequence, in issue order");
+        assert_eq!(obs.notify_posted(0, 1, ns(2), ns(3)).map(OpId::get), Some(1));
+        assert_eq!(obs.op_started(0, OpKind::Fence, ns(3), 0, None).map(OpId::get), Some(2));
         assert!(obs.take_trace(&[]).is_none());
         assert!(obs.take_findings(ns(9), |_, _| 0).is_empty());
     }
@@ -550,11 +598,175 @@ mod tests {
         let sig = [cell(0, 0)];
         let cond = Cond::Signed(WaitCmp::Eq, 3);
         let wait = obs.wait_started(0, &sig, cond, ns(1));
-        obs.wait_released(0, (&sig, cond), ns(4), TraceId::default(), wait);
+        obs.wait_released(0, (&sig, cond), ns(4), None, wait);
         obs.replied(0, ns(5));
         let Some(trace) = obs.take_trace(&[]) else { panic!("a traced run has a trace") };
         assert!(trace.flows.is_empty());
         assert_eq!(trace.ops.len(), 1);
         assert_eq!((trace.ops[0].name, trace.ops[0].start, trace.ops[0].end), ("wait", ns(1), ns(5)));
+    }
+
+    /// What a user observer saw, by fact.
+    #[derive(Debug, Default)]
+    struct Seen {
+        started: Option<(usize, usize)>,
+        writes: Vec<(&'static str, u64)>,
+        waits: Vec<(u64, Option<u64>)>,
+        links: usize,
+        ended: Option<SimTime>,
+    }
+
+    struct Recorder(std::sync::Arc<std::sync::Mutex<Seen>>, bool);
+
+    impl Observe for Recorder {
+        fn wants_links(&self) -> bool {
+            self.1
+        }
+        fn run_started(&mut self, ranks: usize, cores: usize) {
+            self.0.lock().unwrap().started = Some((ranks, cores));
+        }
+        fn run_ended(&mut self, end: SimTime) {
+            self.0.lock().unwrap().ended = Some(end);
+        }
+        fn write_issued(&mut self, _: CoreId, id: WriteId, _: MemRegion<'_>, _: bool, _: OpAt) {
+            self.0.lock().unwrap().writes.push(("issued", id.get()));
+        }
+        fn write_landed(&mut self, id: WriteId) {
+            self.0.lock().unwrap().writes.push(("landed", id.get()));
+        }
+        fn notify_issued(&mut self, _: CoreId, id: WriteId, _: SignalCell<'_>, _: NotifyOp, _: i32, _: OpAt) {
+            self.0.lock().unwrap().writes.push(("notify", id.get()));
+        }
+        fn notify_landed(&mut self, id: WriteId, _: SignalCell<'_>, _: (i32, i32), _: EqWaiters<'_>) {
+            self.0.lock().unwrap().writes.push(("notified", id.get()));
+        }
+        fn wait_released(&mut self, _: CoreId, op: OpId, _: (SignalCells<'_>, Cond), _: SimTime, by: Option<OpId>) {
+            self.0.lock().unwrap().waits.push((op.get(), by.map(OpId::get)));
+        }
+        fn link_busy(&mut self, _: &LinkBusy) {
+            self.0.lock().unwrap().links += 1;
+        }
+    }
+
+    fn recorded(links: bool) -> (Observers, std::sync::Arc<std::sync::Mutex<Seen>>) {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+        let mut obs = observers(false, true);
+        obs.attach(vec![Box::new(Recorder(seen.clone(), links))]);
+        (obs, seen)
+    }
+
+    #[test]
+    fn a_write_lands_with_the_id_it_was_issued_with() {
+        let (mut obs, seen) = recorded(false);
+        let a = obs.write_issued(0, &window(1, 0, 16), false, at(OpKind::Put, ns(1)));
+        let b = obs.write_issued(1, &window(0, 0, 16), true, at(OpKind::RemoteStore, ns(1)));
+        obs.write_landed(b);
+        obs.write_landed(a);
+        let got = std::mem::take(&mut seen.lock().unwrap().writes);
+        assert_eq!(got, [("issued", 1), ("issued", 2), ("landed", 2), ("landed", 1)]);
+    }
+
+    #[test]
+    fn a_notify_lands_with_the_id_it_was_issued_with_in_the_writes_sequence() {
+        let (mut obs, seen) = recorded(false);
+        let w = obs.write_issued(0, &window(1, 0, 16), false, at(OpKind::Put, ns(1)));
+        let sig = cell(1, 32);
+        let n = obs.notify_issued(0, &sig, NotifyOp::AtomicAdd, 1, at(OpKind::Notify, ns(2)));
+        obs.notify_landed(n, &sig, (0, 1), Vec::new);
+        obs.write_landed(w);
+        let got = std::mem::take(&mut seen.lock().unwrap().writes);
+        assert_eq!(got, [("issued", 1), ("notify", 2), ("notified", 2), ("landed", 1)]);
+    }
+
+    #[test]
+    fn a_released_wait_names_its_own_id_and_the_notify_that_released_it() {
+        let (mut obs, seen) = recorded(false);
+        let notify = obs.notify_posted(0, 1, ns(1), ns(2));
+        let sig = [cell(1, 32)];
+        let cond = Cond::Signed(WaitCmp::Ge, 1);
+        let wait = obs.wait_started(1, &sig, cond, ns(1));
+        obs.wait_released(1, (&sig, cond), ns(3), notify, wait);
+        obs.wait_released(1, (&sig, cond), ns(4), None, wait);
+        assert_eq!((notify.map(OpId::get), wait.map(OpId::get)), (Some(1), Some(2)));
+        assert_eq!(seen.lock().unwrap().waits, [(2, Some(1)), (2, None)]);
+    }
+
+    /// What a user observer saw of SDMA transfers: posted, moved (with the write's id),
+    /// completed.
+    #[derive(Debug, Default)]
+    struct SdmaSeen(Vec<(&'static str, u64, Option<u64>)>);
+
+    struct SdmaRecorder(std::sync::Arc<std::sync::Mutex<SdmaSeen>>);
+
+    impl Observe for SdmaRecorder {
+        fn sdma_posted(&mut self, _: CoreId, (x, _): (SdmaId, OpId), _: bool, _: Option<usize>, _: u64) {
+            self.0.lock().unwrap().0.push(("posted", x.get(), None));
+        }
+        fn sdma_moved(&mut self, (x, w): (SdmaId, WriteId), _: (MemRegion<'_>, MemRegion<'_>), _: bool, _: OpAt) {
+            self.0.lock().unwrap().0.push(("moved", x.get(), Some(w.get())));
+        }
+        fn write_landed(&mut self, w: WriteId) {
+            self.0.lock().unwrap().0.push(("landed", 0, Some(w.get())));
+        }
+        fn sdma_completed(&mut self, _: CoreId, x: SdmaId, retired: bool) {
+            self.0.lock().unwrap().0.push((if retired { "retired" } else { "completed" }, x.get(), None));
+        }
+    }
+
+    #[test]
+    fn an_sdma_transfer_moves_and_completes_with_the_id_it_was_posted_with() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(SdmaSeen::default()));
+        let mut obs = observers(false, true);
+        obs.attach(vec![Box::new(SdmaRecorder(seen.clone()))]);
+        let spec = |id| SdmaSpec {
+            id,
+            channel: 0,
+            queues: 1,
+            descs: vec![(window(0, 0, 16), window(1, 0, 16))],
+            get: false,
+            atomic: None,
+            op: OpKind::PutAsync,
+            caller: None,
+        };
+        let a = obs.sdma_posted(0, &spec(1), ns(1), ns(2));
+        let b = obs.sdma_posted(0, &spec(2), ns(2), ns(3));
+        let (src, dst) = (window(0, 0, 16), window(1, 0, 16));
+        let wb = obs.sdma_moved(&b, (&src, &dst), false, at(OpKind::PutAsync, ns(4)));
+        let wa = obs.sdma_moved(&a, (&src, &dst), false, at(OpKind::PutAsync, ns(5)));
+        obs.write_landed(wa);
+        obs.write_landed(wb);
+        obs.sdma_completed(0, &b, false);
+        obs.sdma_completed(0, &b, true);
+        obs.sdma_completed(0, &a, true);
+        let got = std::mem::take(&mut seen.lock().unwrap().0);
+        assert_eq!(
+            got,
+            [
+                ("posted", 1, None),
+                ("posted", 2, None),
+                ("moved", 2, Some(1)),
+                ("moved", 1, Some(2)),
+                ("landed", 0, Some(2)),
+                ("landed", 0, Some(1)),
+                ("completed", 2, None),
+                ("retired", 2, None),
+                ("retired", 1, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_user_observer_sees_the_run_start_and_end_and_asks_for_links() {
+        let (mut obs, seen) = recorded(false);
+        assert!(!obs.wants_links(), "an observer that does not ask for links leaves them off");
+        let (mut linked, linked_seen) = recorded(true);
+        assert!(linked.wants_links(), "an observer that asks for links gets them in an untraced run");
+        let busy = LinkBusy { resource: "link 0->1".into(), chip: 0, start: ns(1), end: ns(2), bytes: 64 };
+        linked.link_busy(busy);
+        assert_eq!(linked_seen.lock().unwrap().links, 1);
+        assert_eq!(obs.detach(ns(7)).len(), 1);
+        assert!(!linked.detach(ns(8)).is_empty() && !linked.wants_links(), "links stop with their observer");
+        let s = seen.lock().unwrap();
+        assert_eq!((s.started, s.ended), (Some((2, 1)), Some(ns(7))));
     }
 }

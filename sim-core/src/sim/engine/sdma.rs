@@ -256,7 +256,7 @@ impl Engine {
     /// The waiting `actor` observed transfer `id` complete: it resumes at `at`.
     fn sdma_complete(&mut self, actor: usize, id: u64, at: SimTime) {
         if let Some(t) = self.sdma.transfers.remove(&(actor, id)) {
-            self.obs.sdma_completed(actor, &t.clock);
+            self.obs.sdma_completed(actor, &t.clock, true);
         }
         self.reply(actor, at, Reply::Done);
     }
@@ -277,7 +277,7 @@ impl Engine {
         };
         let done = tr.left == 0;
         if done {
-            self.obs.sdma_completed(actor, &tr.clock);
+            self.obs.sdma_completed(actor, &tr.clock, false);
         }
         self.reply(actor, t + poll, Reply::Flag(done));
     }

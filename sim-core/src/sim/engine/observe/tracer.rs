@@ -1,7 +1,11 @@
-//! Recording a run's timeline: operation spans, causal flows, link occupancy.
+//! Recording a run's timeline: operation spans, causal flows, link occupancy. The tracer is
+//! an [`Observe`]r; its span ids are the [`OpId`]s the observer layer assigns.
 
+use crate::api::request::OpKind;
+use crate::base::signal::Cond;
 use crate::base::time::SimTime;
 use crate::results::trace::{Flow, FlowKind, LinkBusy, OpSpan, Trace};
+use crate::sim::observe::{CoreId, Observe, OpId, OpInfo, SignalCells};
 
 /// An operation that has started and will end at its reply.
 #[derive(Clone, Debug)]
@@ -16,8 +20,6 @@ struct Open {
 /// The recorder of one traced run.
 pub(crate) struct Tracer {
     trace: Trace,
-    next_id: u64,
-    cores: usize,
     /// Per actor: the blocking operation waiting for its reply.
     open: Vec<Option<Open>>,
     /// Per actor: its last remote write not yet followed by a notify.
@@ -25,53 +27,50 @@ pub(crate) struct Tracer {
 }
 
 impl Tracer {
-    pub(crate) fn new(actors: usize, cores: usize) -> Tracer {
-        Tracer { trace: Trace::default(), next_id: 1, cores, open: vec![None; actors], last_write: vec![None; actors] }
+    pub(crate) fn new(actors: usize) -> Tracer {
+        Tracer { trace: Trace::default(), open: vec![None; actors], last_write: vec![None; actors] }
     }
 
-    fn id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
+    /// Keeps a link's busy interval (moved: the observer layer hands the record over once
+    /// every other observer has seen it).
+    pub(crate) fn link(&mut self, busy: LinkBusy) {
+        self.trace.links.push(busy);
     }
 
-    /// A posted operation of `actor` over `[start, end]`; returns its id.
-    pub(crate) fn span(
-        &mut self,
-        actor: usize,
-        name: &'static str,
-        start: SimTime,
-        end: SimTime,
-        bytes: u64,
-        peer: Option<usize>,
-    ) -> u64 {
-        let id = self.id();
-        let (chip, core) = (actor / self.cores, actor % self.cores);
-        self.trace.ops.push(OpSpan { id, chip, core, name, start, end: end.max(start), bytes, peer });
-        id
+    /// The finished timeline (operations in start order).
+    pub(crate) fn finish(mut self) -> Trace {
+        self.trace.ops.sort_by_key(|o| (o.start, o.chip, o.core, o.id));
+        self.trace
+    }
+}
+
+impl Observe for Tracer {
+    fn op_started(&mut self, op: &OpInfo) {
+        let o = Open { id: op.id.get(), name: op.name, start: op.start, bytes: op.bytes, peer: op.peer };
+        self.open[op.core.actor] = Some(o);
     }
 
-    /// A blocking operation of `actor` starts; it is closed by [`Tracer::close`].
-    pub(crate) fn open(
-        &mut self,
-        actor: usize,
-        name: &'static str,
-        start: SimTime,
-        bytes: u64,
-        peer: Option<usize>,
-    ) -> u64 {
-        let id = self.id();
-        self.open[actor] = Some(Open { id, name, start, bytes, peer });
-        id
+    fn op_span(&mut self, op: &OpInfo, end: SimTime) {
+        let (chip, core) = (op.core.rank(), op.core.core());
+        let (start, bytes, peer) = (op.start, op.bytes, op.peer);
+        self.trace.ops.push(OpSpan {
+            id: op.id.get(),
+            chip,
+            core,
+            name: op.name,
+            start,
+            end: end.max(start),
+            bytes,
+            peer,
+        });
     }
 
-    /// The blocking operation of `actor` ends at `end`.
-    pub(crate) fn close(&mut self, actor: usize, end: SimTime) {
-        if let Some(o) = self.open[actor].take() {
-            let (chip, core) = (actor / self.cores, actor % self.cores);
+    fn resumed(&mut self, core: CoreId, end: SimTime) {
+        if let Some(o) = self.open[core.actor].take() {
             let span = OpSpan {
                 id: o.id,
-                chip,
-                core,
+                chip: core.rank(),
+                core: core.core(),
                 name: o.name,
                 start: o.start,
                 end: end.max(o.start),
@@ -82,33 +81,33 @@ impl Tracer {
         }
     }
 
-    /// `actor` wrote to a peer with operation `id`.
-    pub(crate) fn remote_write(&mut self, actor: usize, id: u64) {
-        self.last_write[actor] = Some(id);
-    }
-
-    /// `actor` notified with operation `id`: link it to the remote write before it.
-    pub(crate) fn notified(&mut self, actor: usize, id: u64) {
-        if let Some(w) = self.last_write[actor].take() {
-            self.trace.flows.push(Flow { from: w, to: id, kind: FlowKind::WriteThenNotify });
+    fn store_posted(&mut self, core: CoreId, op: OpId, to: usize, _bytes: u64) {
+        if to != core.rank() {
+            self.last_write[core.actor] = Some(op.get());
         }
     }
 
-    /// The notify `from` released the wait `to`.
-    pub(crate) fn released(&mut self, from: u64, to: u64) {
-        if from != 0 && to != 0 {
-            self.trace.flows.push(Flow { from, to, kind: FlowKind::NotifyToWait });
+    fn copy_started(&mut self, op: &OpInfo) {
+        if op.peer.is_some() && op.name == OpKind::Put.name() {
+            self.last_write[op.core.actor] = Some(op.id.get());
         }
     }
 
-    /// A link was busy with one transfer.
-    pub(crate) fn link(&mut self, busy: LinkBusy) {
-        self.trace.links.push(busy);
+    /// Links the notify to the remote write before it.
+    fn notify_posted(&mut self, core: CoreId, op: OpId, _to: usize) {
+        if let Some(w) = self.last_write[core.actor].take() {
+            self.trace.flows.push(Flow { from: w, to: op.get(), kind: FlowKind::WriteThenNotify });
+        }
     }
 
-    /// The finished timeline (operations in start order).
-    pub(crate) fn finish(mut self) -> Trace {
-        self.trace.ops.sort_by_key(|o| (o.start, o.chip, o.core, o.id));
-        self.trace
+    /// Links the notify that released the wait to it.
+    fn wait_released(&mut self, _core: CoreId, op: OpId, _: (SignalCells<'_>, Cond), _at: SimTime, by: Option<OpId>) {
+        if let Some(from) = by {
+            self.trace.flows.push(Flow { from: from.get(), to: op.get(), kind: FlowKind::NotifyToWait });
+        }
+    }
+
+    fn link_busy(&mut self, busy: &LinkBusy) {
+        self.link(busy.clone());
     }
 }
