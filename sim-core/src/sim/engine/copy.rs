@@ -8,24 +8,10 @@
 use super::Engine;
 use super::event::{Event, Key};
 use super::observe::OpAt;
+use super::state::copy_job::CopyJob;
 use crate::api::request::{CopySpec, Reply};
 use crate::base::payload::Payload;
 use crate::model::{DmaDir, PathKind, Route};
-
-/// The progress of one put/get.
-#[derive(Debug)]
-pub(crate) struct CopyJob {
-    actor: usize,
-    spec: CopySpec,
-    /// Next chunk to load.
-    next_load: usize,
-    /// Chunks whose store has cleared.
-    stored: usize,
-    /// A loaded chunk waiting for MTE3: (index, bytes).
-    staged: Option<(usize, Payload)>,
-    /// A store is in flight (MTE3 busy).
-    storing: bool,
-}
 
 impl Engine {
     pub(super) fn start_copy(&mut self, key: Key, actor: usize, spec: CopySpec) {

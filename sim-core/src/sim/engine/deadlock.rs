@@ -1,8 +1,8 @@
 //! Builds the report of a run that can make no more progress.
 
 use super::Engine;
-use super::sched::TaskState;
 use super::signals::{Waiter, WaiterKind};
+use super::state::tasks::TaskState;
 use crate::base::addr::MemKey;
 use crate::base::deadlock::{BlockedWait, DeadlockReport, StuckTask};
 

@@ -6,52 +6,11 @@
 
 use super::Engine;
 use super::event::{Event, Key};
+use super::state::flows::Flow;
 use crate::base::time::SimTime;
 use crate::model::{PathId, Route};
 use crate::results::trace::LinkBusy;
 use std::collections::VecDeque;
-
-/// One flow in progress. Its events wait in the engine's event slots from the start, so a
-/// flow is small to move and its end event is queued without being moved again.
-#[derive(Debug)]
-pub(crate) struct Flow {
-    path: PathId,
-    /// When its first packet may enter the path.
-    at: SimTime,
-    /// Bytes not yet sent (a request flow sends one empty packet).
-    left: u64,
-    origin: Key,
-    /// The slot of the event applied at the time the sender is free again.
-    cleared: Option<u32>,
-    /// The slot of the event applied when the last byte has arrived (an [`Event::Reply`]
-    /// releases its actor then).
-    end: u32,
-}
-
-/// Flows in progress and the per-path FIFO queues.
-#[derive(Debug, Default)]
-pub(crate) struct Flows {
-    slots: Vec<Option<Flow>>,
-    free: Vec<usize>,
-    /// Per path (indexed by the dense [`PathId`]), the flows not finished sending; the front
-    /// one is sending. Queues are kept when they empty, so a path reused costs no allocation.
-    queues: Vec<VecDeque<usize>>,
-}
-
-impl Flows {
-    fn put(&mut self, f: Flow) -> usize {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i] = Some(f);
-                i
-            }
-            None => {
-                self.slots.push(Some(f));
-                self.slots.len() - 1
-            }
-        }
-    }
-}
 
 impl Engine {
     /// Starts moving `bytes` along `route` no earlier than `at`. `cleared` is applied when the

@@ -19,6 +19,7 @@ mod scalar;
 mod sched;
 mod sdma;
 mod signals;
+mod state;
 #[cfg(test)]
 pub(crate) mod testkit;
 mod visibility;
@@ -38,13 +39,13 @@ use crate::results::trace::Trace;
 use crate::sim::check;
 use crate::sim::memory::Memory;
 use crate::sim::options::{Jitter, Progress, RunOptions};
-use copy::CopyJob;
 use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
-use observe::{Observers, OpAt, TraceId};
+use observe::{Observers, OpAt, TraceId, UserObserver};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use sched::ChipSched;
 use signals::{NameId, Signals, Waiter, WaiterKind, WriteOp, Written};
+use state::copy_job::CopyJob;
+use state::tasks::ChipSched;
 use std::sync::Arc;
 use wake::{Assignment, Wake};
 
@@ -73,7 +74,7 @@ struct Actor {
 pub(crate) struct Engine {
     chip: Arc<dyn ChipTiming>,
     net: Box<dyn Network>,
-    flows: flow::Flows,
+    flows: state::flows::Flows,
     /// Actors per chip: the AIV cores `0..aiv`, then the AIC cores (`[chip.cube]`) `aiv..cores`;
     /// actor `chip * cores + core`.
     cores: usize,
@@ -102,13 +103,25 @@ pub(crate) struct Engine {
     /// The seeded RNG and magnitudes of a jittered run.
     jitter: Option<(Xoshiro256PlusPlus, Jitter)>,
     /// Write and notify ordering per actor (see `visibility.rs`).
-    vis: visibility::Visibility,
+    vis: state::in_flight::Visibility,
     /// Asynchronous loads whose bytes are not collected yet (see `loads.rs`).
-    loads: loads::Loads,
+    loads: state::pending_loads::Loads,
     /// SDMA channels and transfers in progress (see `sdma.rs`).
-    sdma: sdma::Sdma,
+    sdma: state::channels::Sdma,
     /// Where the run's progress is published, and the event count at the last publication.
     progress: Option<(Progress, u64)>,
+}
+
+impl Engine {
+    /// Adds the user's observers to this run (before it starts).
+    pub(crate) fn attach_observers(&mut self, users: Vec<UserObserver>) {
+        self.obs.attach(users);
+    }
+
+    /// Hands the user's observers back at the end of the run.
+    pub(crate) fn detach_observers(&mut self) -> Vec<UserObserver> {
+        self.obs.detach(self.now)
+    }
 }
 
 impl Engine {
@@ -128,7 +141,7 @@ impl Engine {
         let idle = Actor { state: ActorState::Idle, next_seq: 0, job: None, since: SimTime::ZERO };
         Engine {
             net,
-            flows: flow::Flows::default(),
+            flows: state::flows::Flows::default(),
             cores,
             aiv,
             world,
@@ -149,9 +162,9 @@ impl Engine {
             records: Vec::new(),
             obs: Observers::new(world, cores, options.trace, options.check),
             jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
-            vis: visibility::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
-            loads: loads::Loads::default(),
-            sdma: sdma::Sdma::new(world, chip.sdma()),
+            vis: state::in_flight::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
+            loads: state::pending_loads::Loads::default(),
+            sdma: state::channels::Sdma::new(world, chip.sdma()),
             progress: options.progress.clone().map(|p| (p, 0)),
             chip,
         }

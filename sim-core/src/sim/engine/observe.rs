@@ -17,7 +17,6 @@
 mod tracer;
 mod traffic;
 
-use super::Engine;
 use super::wake::Assignment;
 use crate::api::request::{CopySpec, OpKind, SdmaSpec};
 use crate::base::addr::{CellRef, MemKey, Place};
@@ -470,18 +469,6 @@ impl Observers {
         if let Some(tr) = self.tracer.as_mut() {
             tr.link(busy);
         }
-    }
-}
-
-impl Engine {
-    /// Adds the user's observers to this run (before it starts).
-    pub(crate) fn attach_observers(&mut self, users: Vec<UserObserver>) {
-        self.obs.attach(users);
-    }
-
-    /// Hands the user's observers back at the end of the run.
-    pub(crate) fn detach_observers(&mut self) -> Vec<UserObserver> {
-        self.obs.detach(self.now)
     }
 }
 

@@ -7,9 +7,10 @@
 use super::event::Event;
 use super::observe::TraceId;
 use super::signals::{Signals, Waiter, WaiterKind};
+use super::state::tasks::{Active, MAX_CONDS_PER_TASK, MAX_DEFERRED_TASKS, TaskRun, TaskState};
 use super::wake::Assignment;
 use super::{ActorState, Engine};
-use crate::api::program::{CoreKind, Dispatch, Task};
+use crate::api::program::CoreKind;
 use crate::api::request::{OpKind, Reply, TaskCtx};
 use crate::base::addr::{Caller, CellRef, Cells};
 use crate::base::error::SimError;
@@ -17,74 +18,7 @@ use crate::base::signal::Cond;
 use crate::base::tensor::DomainInfo;
 use crate::base::time::SimTime;
 use crate::results::stats::{DispatchRecord, TaskRecord};
-use std::collections::VecDeque;
 use std::sync::Arc;
-
-/// At most this many conditions per deferred task (PyPTO `MAX_COMPLETIONS_PER_TASK`).
-pub(crate) const MAX_CONDS_PER_TASK: usize = 64;
-/// At most this many concurrently deferred tasks per chip (PyPTO `MAX_ASYNC_WAITS`).
-pub(crate) const MAX_DEFERRED_TASKS: usize = 64;
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum TaskState {
-    /// Waiting for dependencies.
-    Waiting,
-    /// Dependencies done; waiting for free cores.
-    Ready,
-    /// Blocks placed.
-    Running,
-    Done,
-}
-
-pub(crate) struct TaskRun {
-    pub(crate) task: Task,
-    pub(crate) ctx: Arc<TaskCtx>,
-    pub(crate) state: TaskState,
-    deps_left: usize,
-    dependents: Vec<usize>,
-    blocks_left: usize,
-    pub(crate) conds_total: usize,
-    pub(crate) conds_left: usize,
-    start: SimTime,
-}
-
-pub(crate) struct Active {
-    pub(crate) index: usize,
-    pub(crate) name: Arc<str>,
-    start: SimTime,
-    pub(crate) tasks: Vec<TaskRun>,
-    left: usize,
-    /// Completed tasks, in completion order.
-    done: Vec<TaskRecord>,
-}
-
-/// Scheduling state of one chip.
-pub(crate) struct ChipSched {
-    queue: VecDeque<Dispatch>,
-    pub(crate) active: Option<Active>,
-    /// `busy[core]`: a block occupies the core.
-    pub(crate) busy: Vec<bool>,
-    pub(crate) deferred_tasks: usize,
-    started: usize,
-}
-
-impl ChipSched {
-    pub(crate) fn new(queue: Vec<Dispatch>, cores: usize) -> ChipSched {
-        ChipSched { queue: queue.into(), active: None, busy: vec![false; cores], deferred_tasks: 0, started: 0 }
-    }
-
-    pub(crate) fn has_queued(&self) -> bool {
-        !self.queue.is_empty()
-    }
-
-    pub(crate) fn is_idle(&self) -> bool {
-        self.queue.is_empty() && self.active.is_none()
-    }
-
-    pub(crate) fn queued(&self) -> impl Iterator<Item = &Dispatch> {
-        self.queue.iter()
-    }
-}
 
 impl Engine {
     /// Starts the chip's next dispatch at `t`.
@@ -335,6 +269,7 @@ mod tests {
     use super::super::testkit::{cell, engine_running, ns};
     use super::super::wake::Wake;
     use super::*;
+    use crate::api::program::{Dispatch, Task};
     use crate::api::request::Request;
 
     /// A task whose kernel never runs (the tests drive the engine without a driver).

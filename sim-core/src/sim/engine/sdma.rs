@@ -19,85 +19,13 @@
 
 use super::Engine;
 use super::event::{Event, Key, SdmaEvent};
-use super::observe::{OpAt, SdmaToken, WriteToken};
+use super::observe::{OpAt, WriteToken};
+use super::state::channels::{Desc, Transfer};
 use crate::api::request::{OpKind, Reply, SdmaSpec};
-use crate::base::addr::{Caller, Place};
-use crate::base::dtype::DType;
 use crate::base::error::{SimError, Site};
 use crate::base::payload::Payload;
 use crate::base::time::SimTime;
-use crate::model::{PathKind, Route, SdmaParams};
-use std::collections::{BTreeMap, VecDeque};
-
-#[derive(Debug)]
-struct Desc {
-    actor: usize,
-    id: u64,
-    ch: usize,
-    src: Place,
-    dst: Place,
-    get: bool,
-    /// `Some(dtype)`: an inline-reduce put.
-    atomic: Option<DType>,
-    /// When the channel may start it (the transfer was posted).
-    ready: SimTime,
-    op: OpKind,
-    caller: Caller,
-}
-
-#[derive(Debug, Default)]
-struct Channel {
-    warm: bool,
-    busy: bool,
-    queue: VecDeque<usize>,
-    /// Descriptors submitted and not landed.
-    held: usize,
-}
-
-#[derive(Debug)]
-struct Transfer {
-    left: usize,
-    waiting: bool,
-    /// The observers' token of the transfer.
-    clock: SdmaToken,
-}
-
-/// The SDMA state of a run.
-#[derive(Debug)]
-pub(crate) struct Sdma {
-    params: Option<SdmaParams>,
-    channels: Vec<Channel>,
-    descs: Vec<Option<Desc>>,
-    free: Vec<usize>,
-    /// Transfers not yet waited, by (actor, id).
-    transfers: BTreeMap<(usize, u64), Transfer>,
-}
-
-impl Sdma {
-    pub(crate) fn new(world: usize, params: Option<&SdmaParams>) -> Sdma {
-        let n = params.map_or(0, |p| p.channels) * world;
-        Sdma {
-            params: params.cloned(),
-            channels: (0..n).map(|_| Channel::default()).collect(),
-            descs: Vec::new(),
-            free: Vec::new(),
-            transfers: BTreeMap::new(),
-        }
-    }
-
-    fn put(&mut self, d: Desc) -> usize {
-        match self.free.pop() {
-            Some(i) => {
-                self.descs[i] = Some(d);
-                i
-            }
-            None => {
-                self.descs.push(Some(d));
-                self.descs.len() - 1
-            }
-        }
-    }
-}
+use crate::model::{PathKind, Route};
 
 impl Engine {
     fn site_of(&self, actor: usize) -> Site {

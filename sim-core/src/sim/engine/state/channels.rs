@@ -1,0 +1,80 @@
+//! Each chip's SDMA channels: their descriptor queues and the transfers in progress. `sdma.rs`
+//! runs them.
+
+use super::super::observe::SdmaToken;
+use crate::api::request::OpKind;
+use crate::base::addr::{Caller, Place};
+use crate::base::dtype::DType;
+use crate::base::time::SimTime;
+use crate::model::SdmaParams;
+use std::collections::{BTreeMap, VecDeque};
+
+#[derive(Debug)]
+pub(in crate::sim::engine) struct Desc {
+    pub(in crate::sim::engine) actor: usize,
+    pub(in crate::sim::engine) id: u64,
+    pub(in crate::sim::engine) ch: usize,
+    pub(in crate::sim::engine) src: Place,
+    pub(in crate::sim::engine) dst: Place,
+    pub(in crate::sim::engine) get: bool,
+    /// `Some(dtype)`: an inline-reduce put.
+    pub(in crate::sim::engine) atomic: Option<DType>,
+    /// When the channel may start it (the transfer was posted).
+    pub(in crate::sim::engine) ready: SimTime,
+    pub(in crate::sim::engine) op: OpKind,
+    pub(in crate::sim::engine) caller: Caller,
+}
+
+#[derive(Debug, Default)]
+pub(in crate::sim::engine) struct Channel {
+    pub(in crate::sim::engine) warm: bool,
+    pub(in crate::sim::engine) busy: bool,
+    pub(in crate::sim::engine) queue: VecDeque<usize>,
+    /// Descriptors submitted and not landed.
+    pub(in crate::sim::engine) held: usize,
+}
+
+#[derive(Debug)]
+pub(in crate::sim::engine) struct Transfer {
+    pub(in crate::sim::engine) left: usize,
+    pub(in crate::sim::engine) waiting: bool,
+    /// The observers' token of the transfer.
+    pub(in crate::sim::engine) clock: SdmaToken,
+}
+
+/// The SDMA state of a run.
+#[derive(Debug)]
+pub(crate) struct Sdma {
+    pub(in crate::sim::engine) params: Option<SdmaParams>,
+    pub(in crate::sim::engine) channels: Vec<Channel>,
+    pub(in crate::sim::engine) descs: Vec<Option<Desc>>,
+    pub(in crate::sim::engine) free: Vec<usize>,
+    /// Transfers not yet waited, by (actor, id).
+    pub(in crate::sim::engine) transfers: BTreeMap<(usize, u64), Transfer>,
+}
+
+impl Sdma {
+    pub(crate) fn new(world: usize, params: Option<&SdmaParams>) -> Sdma {
+        let n = params.map_or(0, |p| p.channels) * world;
+        Sdma {
+            params: params.cloned(),
+            channels: (0..n).map(|_| Channel::default()).collect(),
+            descs: Vec::new(),
+            free: Vec::new(),
+            transfers: BTreeMap::new(),
+        }
+    }
+
+    pub(in crate::sim::engine) fn put(&mut self, d: Desc) -> usize {
+        match self.free.pop() {
+            Some(i) => {
+                self.descs[i] = Some(d);
+                i
+            }
+            None => {
+                self.descs.push(Some(d));
+                self.descs.len() - 1
+            }
+        }
+    }
+}
