@@ -204,8 +204,7 @@ impl Frequency {
 
     /// The duration of `cycles` cycles, rounded up to a whole picosecond.
     pub fn cycles(self, cycles: u64) -> SimDuration {
-        let ps = (cycles as u128 * PS_PER_S as u128).div_ceil(self.hz as u128);
-        SimDuration(u64::try_from(ps).unwrap_or(u64::MAX))
+        SimDuration(ps_div_ceil(cycles, self.hz))
     }
 }
 
@@ -241,8 +240,20 @@ impl Bandwidth {
 
     /// Time to serialise `bytes` bytes at this rate, rounded up to a whole picosecond.
     pub fn time_for(self, bytes: u64) -> SimDuration {
-        let ps = (bytes as u128 * PS_PER_S as u128).div_ceil(self.bytes_per_s as u128);
-        SimDuration(u64::try_from(ps).unwrap_or(u64::MAX))
+        SimDuration(ps_div_ceil(bytes, self.bytes_per_s))
+    }
+}
+
+/// `ceil(n * PS_PER_S / per_s)` picoseconds, saturated at `u64::MAX`: in 64-bit arithmetic
+/// when the product fits (every count below about 1.8e7, so nearly every operation), else in
+/// 128-bit; both give the same exact quotient.
+fn ps_div_ceil(n: u64, per_s: u64) -> u64 {
+    match n.checked_mul(PS_PER_S) {
+        Some(p) => p.div_ceil(per_s),
+        None => {
+            let ps = (n as u128 * PS_PER_S as u128).div_ceil(per_s as u128);
+            u64::try_from(ps).unwrap_or(u64::MAX)
+        }
     }
 }
 
@@ -266,6 +277,19 @@ mod tests {
         assert_eq!(bw.time_for(1).as_ps(), 36);
         assert_eq!(bw.time_for(28).as_ps(), 1_000);
         assert_eq!(bw.time_for(0), SimDuration::ZERO);
+    }
+
+    #[test]
+    fn large_counts_convert_exactly_in_wide_arithmetic() {
+        let f = Frequency::from_hz(1_850_000_000).unwrap();
+        let bw = Bandwidth::from_bytes_per_s(28_000_000_000).unwrap();
+        // Around the largest count whose product with 1e12 fits 64 bits, and far beyond.
+        for n in [18_446_744, 18_446_745, 1 << 40, u64::MAX / 3] {
+            let exact = |per_s: u64| (n as u128 * PS_PER_S as u128).div_ceil(per_s as u128);
+            assert_eq!(u128::from(f.cycles(n).as_ps()), exact(1_850_000_000).min(u64::MAX as u128));
+            assert_eq!(u128::from(bw.time_for(n).as_ps()), exact(28_000_000_000).min(u64::MAX as u128));
+        }
+        assert_eq!(Frequency::from_hz(1).unwrap().cycles(u64::MAX).as_ps(), u64::MAX);
     }
 
     #[test]

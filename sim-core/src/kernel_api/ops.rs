@@ -355,11 +355,23 @@ impl Ops {
     /// Resolves once cell `offsets` of this rank's `signal` satisfies `cmp expected` (signed;
     /// TWAIT).
     pub async fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
+        let req = self.wait_request(signal, offsets, expected, cmp)?;
+        self.call(req).await.map(|_| ())
+    }
+
+    /// The request of [`Ops::wait`] (checked).
+    pub(super) fn wait_request(
+        &mut self,
+        signal: &Tensor,
+        offsets: &[usize],
+        expected: i32,
+        cmp: WaitCmp,
+    ) -> SimResult<Request> {
         // `wait_all` over one cell, resolved as one cell (the same checks and messages).
         self.live("wait")?;
         let cell = self.cell("wait", signal, None, offsets)?;
         let caller = self.caller.take();
-        self.call(Request::Wait { cells: Cells::from(cell), expected, cmp, caller }).await.map(|_| ())
+        Ok(Request::Wait { cells: Cells::from(cell), expected, cmp, caller })
     }
 
     /// Resolves once every cell of the `shape` region at `offsets` of this rank's `signal`
@@ -468,6 +480,37 @@ impl Ops {
         shape: &[usize],
         valid: Option<&[usize]>,
     ) -> SimResult<Tile> {
+        let (req, shape) = self.read_request(op, src, peer, offsets, shape, valid)?;
+        let reply = self.call(req).await?;
+        self.read_reply(op, src.dtype(), shape, reply)
+    }
+
+    /// [`Ops::read`] of a whole region on a synchronous link: the same request, answered
+    /// without a future.
+    pub(super) fn read_now(
+        &mut self,
+        op: &'static str,
+        src: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<Tile> {
+        let (req, shape) = self.read_request(op, src, peer, offsets, shape, None)?;
+        let reply = self.call_now(req)?;
+        self.read_reply(op, src.dtype(), shape, reply)
+    }
+
+    /// The request of a read (checked), and the tile's shape: `(rows, cols, valid rows,
+    /// valid cols)`.
+    fn read_request(
+        &mut self,
+        op: &'static str,
+        src: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        shape: &[usize],
+        valid: Option<&[usize]>,
+    ) -> SimResult<(Request, [usize; 4])> {
         self.ub_op(op)?;
         let full = self.region(op, src, offsets, shape)?;
         let (rows, cols) = (full.rows, full.cols);
@@ -488,10 +531,17 @@ impl Ops {
         let (vr, vc) = (place.region.rows, place.region.cols);
         let caller = self.caller.take();
         let start = self.clock.max(self.pipes.gate(Pipe::Mte2));
-        let Reply::Data(bytes) = self.call(Request::Read { src: place, caller, start, ticket: None }).await? else {
+        Ok((Request::Read { src: place, caller, start, ticket: None }, [rows, cols, vr, vc]))
+    }
+
+    /// The tile a read of `dtype` and `shape` (as [`Ops::read_request`] gives it) returns for
+    /// the scheduler's `reply`.
+    fn read_reply(&mut self, op: &'static str, dtype: DType, shape: [usize; 4], reply: Reply) -> SimResult<Tile> {
+        let Reply::Data(bytes) = reply else {
             return self.bad(op, "the scheduler answered a read without data".into());
         };
-        let mut t = Tile::from_valid_bytes(src.dtype(), rows, cols, (vr, vc), bytes);
+        let [rows, cols, vr, vc] = shape;
+        let mut t = Tile::from_valid_bytes(dtype, rows, cols, (vr, vc), bytes);
         t.ready = self.clock;
         Ok(t)
     }
@@ -576,7 +626,21 @@ impl Ops {
 
     /// Sends a blocking request; a refused one becomes this kernel's error.
     pub(super) async fn call(&mut self, req: Request) -> SimResult<Reply> {
-        let (t, reply) = self.link.call(self.clock, req).await?;
+        let answer = self.link.call(self.clock, req).await;
+        self.settle(answer)
+    }
+
+    /// [`Ops::call`] on a synchronous link (a thread or coroutine kernel's `Core`): the same
+    /// request at the same time, its answer returned without a future.
+    pub(crate) fn call_now(&mut self, req: Request) -> SimResult<Reply> {
+        let answer = self.link.call_now(self.clock, req);
+        self.settle(answer)
+    }
+
+    /// Takes the answer to a blocking request: the clock moves to its resume time; a refused
+    /// request becomes this kernel's error.
+    fn settle(&mut self, answer: super::uplink::Answer) -> SimResult<Reply> {
+        let (t, reply) = answer?;
         self.clock = t;
         match reply {
             Reply::Err(e) => {
