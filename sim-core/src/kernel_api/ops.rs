@@ -15,7 +15,7 @@ mod sdma;
 use super::copy::{CopyOpts, chunk_places};
 use super::pipes::{Pipe, Pipes};
 use super::sdma_handle::SdmaState;
-use super::uplink::Uplink;
+use super::uplink::{CallFuture, Uplink};
 use crate::addr::{CellRef, Cells, Coords, MemKey, Place};
 use crate::convert::RoundMode;
 use crate::dtype::DType;
@@ -27,8 +27,11 @@ use crate::tensor::{Region, Space, Tensor, element_offset, resolve_region};
 use crate::tile::{Axis, ReduceOp, Tile};
 use crate::time::SimTime;
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::Location;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 /// One condition of [`Ops::defer_wait`]: `signal[offsets] as u32 >= expected`.
 #[derive(Clone, Debug)]
@@ -624,10 +627,13 @@ impl Ops {
         self.call(Request::Copy(CopySpec { chunks, pipeline: o.pipeline, atomic, op: kind, caller })).await.map(|_| ())
     }
 
-    /// Sends a blocking request; a refused one becomes this kernel's error.
-    pub(super) async fn call(&mut self, req: Request) -> SimResult<Reply> {
-        let answer = self.link.call(self.clock, req).await;
-        self.settle(answer)
+    /// Sends a blocking request; a refused one becomes this kernel's error. The request
+    /// leaves at once (a mailbox link leaves it in the outbox, for the driver to take when the
+    /// kernel yields at the first poll), so it never moves through the kernel's future state;
+    /// every caller awaits the call right away, at the same clock.
+    pub(super) fn call(&mut self, req: Request) -> OpsCall<'_> {
+        let answer = self.link.call(self.clock, req);
+        OpsCall { ops: self, answer }
     }
 
     /// [`Ops::call`] on a synchronous link (a thread or coroutine kernel's `Core`): the same
@@ -877,6 +883,25 @@ impl Ops {
             },
         };
         self.link.post(self.clock, self.clock, Request::Finish { result });
+    }
+}
+
+/// The answer to a blocking request [`Ops::call`] sent: the reply, once the scheduler has
+/// given it, with the core's clock moved to its resume time.
+pub(super) struct OpsCall<'a> {
+    ops: &'a mut Ops,
+    answer: CallFuture,
+}
+
+impl Future for OpsCall<'_> {
+    type Output = SimResult<Reply>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SimResult<Reply>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.answer).poll(cx) {
+            Poll::Ready(answer) => Poll::Ready(this.ops.settle(answer)),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
