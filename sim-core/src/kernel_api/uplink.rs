@@ -1,7 +1,7 @@
 //! How a core's operations reach the scheduler. A synchronous kernel goes through a
 //! [`Transport`]: on its own thread it sends requests straight into the engine and blocks the
-//! thread for replies; as a coroutine it leaves them in the mailbox and suspends until the
-//! driver resumes it with the reply. A kernel run as a future inside the engine leaves requests
+//! thread for replies; as a coroutine it leaves posts in the mailbox and suspends on a
+//! blocking request, yielding it to the driver, until the driver resumes it with the reply. A kernel run as a future inside the engine leaves requests
 //! in the mailbox and is polled again when its reply is there. All send the same requests at
 //! the same times, so they give the same results.
 //!
