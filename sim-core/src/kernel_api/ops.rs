@@ -60,6 +60,10 @@ pub struct Ops {
     pub(super) pipes: Pipes,
     /// SDMA transfers posted and not yet waited (see `ops/sdma.rs`).
     sdma: SdmaState,
+    /// The chip's clock, and the last `compute` cycle count with its duration: kernels mostly
+    /// compute the same count again, which then costs no call into the model and no division.
+    cycle_clock: crate::time::Frequency,
+    last_compute: (u64, crate::time::SimDuration),
 }
 
 impl Ops {
@@ -76,13 +80,15 @@ impl Ops {
             clock,
             ctx,
             block,
-            chip,
             error: None,
             deferred: false,
             lane,
             caller: None,
             pipes: Pipes::default(),
             sdma: Default::default(),
+            cycle_clock: chip.clock(),
+            last_compute: (0, crate::time::SimDuration::ZERO),
+            chip,
         }
     }
 
@@ -157,8 +163,10 @@ impl Ops {
 
     /// Spends `cycles` core cycles of local work.
     pub fn compute(&mut self, cycles: u64) {
-        let d = self.chip.clock().cycles(cycles);
-        self.local("compute", d);
+        if self.last_compute.0 != cycles {
+            self.last_compute = (cycles, self.cycle_clock.cycles(cycles));
+        }
+        self.local("compute", self.last_compute.1);
     }
 
     /// Advances the clock by local work `d`, reporting it when the run is traced.
