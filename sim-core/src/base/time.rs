@@ -24,21 +24,25 @@ impl SimTime {
     pub const NEVER: SimTime = SimTime(u64::MAX);
 
     /// Whether this instant is where an overflowing sum saturated ([`SimTime::NEVER`]).
+    #[inline]
     pub const fn is_overflowed(self) -> bool {
         self.0 == u64::MAX
     }
 
     /// An instant `ps` picoseconds after the start.
+    #[inline]
     pub const fn from_ps(ps: u64) -> Self {
         SimTime(ps)
     }
 
     /// Picoseconds since the start of the run.
+    #[inline]
     pub const fn as_ps(self) -> u64 {
         self.0
     }
 
     /// Nanoseconds since the start, rounded down (for display and traces).
+    #[inline]
     pub const fn as_ns(self) -> u64 {
         self.0 / 1_000
     }
@@ -49,6 +53,7 @@ impl SimTime {
     }
 
     /// Time elapsed since `earlier`; zero if `earlier` is later.
+    #[inline]
     pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
         SimDuration(self.0.saturating_sub(earlier.0))
     }
@@ -59,16 +64,19 @@ impl SimDuration {
     pub const ZERO: SimDuration = SimDuration(0);
 
     /// A span of `ps` picoseconds.
+    #[inline]
     pub const fn from_ps(ps: u64) -> Self {
         SimDuration(ps)
     }
 
     /// A span of `ns` nanoseconds (saturating at `u64::MAX` picoseconds).
+    #[inline]
     pub const fn from_ns(ns: u64) -> Self {
         SimDuration(ns.saturating_mul(1_000))
     }
 
     /// A span of `us` microseconds (saturating at `u64::MAX` picoseconds).
+    #[inline]
     pub const fn from_us(us: u64) -> Self {
         SimDuration(us.saturating_mul(1_000_000))
     }
@@ -83,6 +91,7 @@ impl SimDuration {
     }
 
     /// The span in picoseconds.
+    #[inline]
     pub const fn as_ps(self) -> u64 {
         self.0
     }
@@ -93,11 +102,13 @@ impl SimDuration {
     }
 
     /// The longer of two spans.
+    #[inline]
     pub fn max(self, other: SimDuration) -> SimDuration {
         SimDuration(self.0.max(other.0))
     }
 
     /// `self * n`, saturating.
+    #[inline]
     pub fn times(self, n: u64) -> SimDuration {
         SimDuration(self.0.saturating_mul(n))
     }
@@ -108,12 +119,14 @@ impl Add<SimDuration> for SimTime {
     /// Saturates at [`SimTime::NEVER`]: the engine refuses to schedule anything there and
     /// ends the run with an error naming the actor and the event (see
     /// [`SimTime::is_overflowed`]), so an overflow is an error, never a panic or a wrap.
+    #[inline]
     fn add(self, d: SimDuration) -> SimTime {
         SimTime(self.0.saturating_add(d.0))
     }
 }
 
 impl AddAssign<SimDuration> for SimTime {
+    #[inline]
     fn add_assign(&mut self, d: SimDuration) {
         *self = *self + d;
     }
@@ -123,12 +136,14 @@ impl Add for SimDuration {
     type Output = SimDuration;
     /// Saturates at `u64::MAX` picoseconds; a time built from it is [`SimTime::NEVER`], which
     /// the engine reports as an overflow.
+    #[inline]
     fn add(self, d: SimDuration) -> SimDuration {
         SimDuration(self.0.saturating_add(d.0))
     }
 }
 
 impl AddAssign for SimDuration {
+    #[inline]
     fn add_assign(&mut self, d: SimDuration) {
         *self = *self + d;
     }
@@ -137,6 +152,7 @@ impl AddAssign for SimDuration {
 impl Sub for SimTime {
     type Output = SimDuration;
     /// Panics if `rhs` is later than `self`: a negative span is a model bug.
+    #[inline]
     fn sub(self, rhs: SimTime) -> SimDuration {
         SimDuration(self.0.checked_sub(rhs.0).expect("negative simulated duration"))
     }
@@ -198,14 +214,15 @@ impl Frequency {
     }
 
     /// The frequency in hertz.
+    #[inline]
     pub fn hz(self) -> u64 {
         self.hz
     }
 
     /// The duration of `cycles` cycles, rounded up to a whole picosecond.
+    #[inline]
     pub fn cycles(self, cycles: u64) -> SimDuration {
-        let ps = (cycles as u128 * PS_PER_S as u128).div_ceil(self.hz as u128);
-        SimDuration(u64::try_from(ps).unwrap_or(u64::MAX))
+        SimDuration(ps_div_ceil(cycles, self.hz))
     }
 }
 
@@ -230,19 +247,35 @@ impl Bandwidth {
     }
 
     /// The rate in bytes per second.
+    #[inline]
     pub fn bytes_per_s(self) -> u64 {
         self.bytes_per_s
     }
 
     /// The slower of two rates.
+    #[inline]
     pub fn min(self, other: Bandwidth) -> Bandwidth {
         if other.bytes_per_s < self.bytes_per_s { other } else { self }
     }
 
     /// Time to serialise `bytes` bytes at this rate, rounded up to a whole picosecond.
+    #[inline]
     pub fn time_for(self, bytes: u64) -> SimDuration {
-        let ps = (bytes as u128 * PS_PER_S as u128).div_ceil(self.bytes_per_s as u128);
-        SimDuration(u64::try_from(ps).unwrap_or(u64::MAX))
+        SimDuration(ps_div_ceil(bytes, self.bytes_per_s))
+    }
+}
+
+/// `ceil(n * PS_PER_S / per_s)` picoseconds, saturated at `u64::MAX`: in 64-bit arithmetic
+/// when the product fits (every count below about 1.8e7, so nearly every operation), else in
+/// 128-bit; both give the same exact quotient.
+#[inline]
+fn ps_div_ceil(n: u64, per_s: u64) -> u64 {
+    match n.checked_mul(PS_PER_S) {
+        Some(p) => p.div_ceil(per_s),
+        None => {
+            let ps = (n as u128 * PS_PER_S as u128).div_ceil(per_s as u128);
+            u64::try_from(ps).unwrap_or(u64::MAX)
+        }
     }
 }
 
@@ -266,6 +299,19 @@ mod tests {
         assert_eq!(bw.time_for(1).as_ps(), 36);
         assert_eq!(bw.time_for(28).as_ps(), 1_000);
         assert_eq!(bw.time_for(0), SimDuration::ZERO);
+    }
+
+    #[test]
+    fn large_counts_convert_exactly_in_wide_arithmetic() {
+        let f = Frequency::from_hz(1_850_000_000).unwrap();
+        let bw = Bandwidth::from_bytes_per_s(28_000_000_000).unwrap();
+        // Around the largest count whose product with 1e12 fits 64 bits, and far beyond.
+        for n in [18_446_744, 18_446_745, 1 << 40, u64::MAX / 3] {
+            let exact = |per_s: u64| (n as u128 * PS_PER_S as u128).div_ceil(per_s as u128);
+            assert_eq!(u128::from(f.cycles(n).as_ps()), exact(1_850_000_000).min(u64::MAX as u128));
+            assert_eq!(u128::from(bw.time_for(n).as_ps()), exact(28_000_000_000).min(u64::MAX as u128));
+        }
+        assert_eq!(Frequency::from_hz(1).unwrap().cycles(u64::MAX).as_ps(), u64::MAX);
     }
 
     #[test]

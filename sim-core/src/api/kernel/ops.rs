@@ -15,7 +15,7 @@ mod sdma;
 use super::copy::{CopyOpts, chunk_places};
 use super::pipes::{Pipe, Pipes};
 use super::sdma_handle::SdmaState;
-use super::uplink::Uplink;
+use super::uplink::{CallFuture, Uplink};
 use crate::api::request::{CopySpec, OpKind, Reply, Request, TaskCtx};
 use crate::base::addr::{CellRef, Cells, Coords, MemKey, Place};
 use crate::base::convert::RoundMode;
@@ -27,8 +27,11 @@ use crate::base::tile::{Axis, ReduceOp, Tile};
 use crate::base::time::SimTime;
 use crate::model::{ChipTiming, DmaDir};
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::Location;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 /// One condition of [`Ops::defer_wait`]: `signal[offsets] as u32 >= expected`.
 #[derive(Clone, Debug)]
@@ -57,6 +60,10 @@ pub struct Ops {
     pub(super) pipes: Pipes,
     /// SDMA transfers posted and not yet waited (see `ops/sdma.rs`).
     sdma: SdmaState,
+    /// The chip's clock, and the last `compute` cycle count with its duration: kernels mostly
+    /// compute the same count again, which then costs no call into the model and no division.
+    cycle_clock: crate::base::time::Frequency,
+    last_compute: (u64, crate::base::time::SimDuration),
 }
 
 impl Ops {
@@ -73,13 +80,15 @@ impl Ops {
             clock,
             ctx,
             block,
-            chip,
             error: None,
             deferred: false,
             lane,
             caller: None,
             pipes: Pipes::default(),
             sdma: Default::default(),
+            cycle_clock: chip.clock(),
+            last_compute: (0, crate::base::time::SimDuration::ZERO),
+            chip,
         }
     }
 
@@ -154,8 +163,10 @@ impl Ops {
 
     /// Spends `cycles` core cycles of local work.
     pub fn compute(&mut self, cycles: u64) {
-        let d = self.chip.clock().cycles(cycles);
-        self.local("compute", d);
+        if self.last_compute.0 != cycles {
+            self.last_compute = (cycles, self.cycle_clock.cycles(cycles));
+        }
+        self.local("compute", self.last_compute.1);
     }
 
     /// Advances the clock by local work `d`, reporting it when the run is traced.
@@ -355,11 +366,23 @@ impl Ops {
     /// Resolves once cell `offsets` of this rank's `signal` satisfies `cmp expected` (signed;
     /// TWAIT).
     pub async fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
+        let req = self.wait_request(signal, offsets, expected, cmp)?;
+        self.call(req).await.map(|_| ())
+    }
+
+    /// The request of [`Ops::wait`] (checked).
+    pub(super) fn wait_request(
+        &mut self,
+        signal: &Tensor,
+        offsets: &[usize],
+        expected: i32,
+        cmp: WaitCmp,
+    ) -> SimResult<Request> {
         // `wait_all` over one cell, resolved as one cell (the same checks and messages).
         self.live("wait")?;
         let cell = self.cell("wait", signal, None, offsets)?;
         let caller = self.caller.take();
-        self.call(Request::Wait { cells: Cells::from(cell), expected, cmp, caller }).await.map(|_| ())
+        Ok(Request::Wait { cells: Cells::from(cell), expected, cmp, caller })
     }
 
     /// Resolves once every cell of the `shape` region at `offsets` of this rank's `signal`
@@ -468,6 +491,37 @@ impl Ops {
         shape: &[usize],
         valid: Option<&[usize]>,
     ) -> SimResult<Tile> {
+        let (req, shape) = self.read_request(op, src, peer, offsets, shape, valid)?;
+        let reply = self.call(req).await?;
+        self.read_reply(op, src.dtype(), shape, reply)
+    }
+
+    /// [`Ops::read`] of a whole region on a synchronous link: the same request, answered
+    /// without a future.
+    pub(super) fn read_now(
+        &mut self,
+        op: &'static str,
+        src: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        shape: &[usize],
+    ) -> SimResult<Tile> {
+        let (req, shape) = self.read_request(op, src, peer, offsets, shape, None)?;
+        let reply = self.call_now(req)?;
+        self.read_reply(op, src.dtype(), shape, reply)
+    }
+
+    /// The request of a read (checked), and the tile's shape: `(rows, cols, valid rows,
+    /// valid cols)`.
+    fn read_request(
+        &mut self,
+        op: &'static str,
+        src: &Tensor,
+        peer: Option<usize>,
+        offsets: &[usize],
+        shape: &[usize],
+        valid: Option<&[usize]>,
+    ) -> SimResult<(Request, [usize; 4])> {
         self.ub_op(op)?;
         let full = self.region(op, src, offsets, shape)?;
         let (rows, cols) = (full.rows, full.cols);
@@ -488,10 +542,17 @@ impl Ops {
         let (vr, vc) = (place.region.rows, place.region.cols);
         let caller = self.caller.take();
         let start = self.clock.max(self.pipes.gate(Pipe::Mte2));
-        let Reply::Data(bytes) = self.call(Request::Read { src: place, caller, start, ticket: None }).await? else {
+        Ok((Request::Read { src: place, caller, start, ticket: None }, [rows, cols, vr, vc]))
+    }
+
+    /// The tile a read of `dtype` and `shape` (as [`Ops::read_request`] gives it) returns for
+    /// the scheduler's `reply`.
+    fn read_reply(&mut self, op: &'static str, dtype: DType, shape: [usize; 4], reply: Reply) -> SimResult<Tile> {
+        let Reply::Data(bytes) = reply else {
             return self.bad(op, "the scheduler answered a read without data".into());
         };
-        let mut t = Tile::from_valid_bytes(src.dtype(), rows, cols, (vr, vc), bytes);
+        let [rows, cols, vr, vc] = shape;
+        let mut t = Tile::from_valid_bytes(dtype, rows, cols, (vr, vc), bytes);
         t.ready = self.clock;
         Ok(t)
     }
@@ -574,9 +635,26 @@ impl Ops {
         self.call(Request::Copy(CopySpec { chunks, pipeline: o.pipeline, atomic, op: kind, caller })).await.map(|_| ())
     }
 
-    /// Sends a blocking request; a refused one becomes this kernel's error.
-    pub(super) async fn call(&mut self, req: Request) -> SimResult<Reply> {
-        let (t, reply) = self.link.call(self.clock, req).await?;
+    /// Sends a blocking request; a refused one becomes this kernel's error. The request
+    /// leaves at once (a mailbox link leaves it in the outbox, for the driver to take when the
+    /// kernel yields at the first poll), so it never moves through the kernel's future state;
+    /// every caller awaits the call right away, at the same clock.
+    pub(super) fn call(&mut self, req: Request) -> OpsCall<'_> {
+        let answer = self.link.call(self.clock, req);
+        OpsCall { ops: self, answer }
+    }
+
+    /// [`Ops::call`] on a synchronous link (a thread or coroutine kernel's `Core`): the same
+    /// request at the same time, its answer returned without a future.
+    pub(crate) fn call_now(&mut self, req: Request) -> SimResult<Reply> {
+        let answer = self.link.call_now(self.clock, req);
+        self.settle(answer)
+    }
+
+    /// Takes the answer to a blocking request: the clock moves to its resume time; a refused
+    /// request becomes this kernel's error.
+    fn settle(&mut self, answer: super::uplink::Answer) -> SimResult<Reply> {
+        let (t, reply) = answer?;
         self.clock = t;
         match reply {
             Reply::Err(e) => {
@@ -813,6 +891,25 @@ impl Ops {
             },
         };
         self.link.post(self.clock, self.clock, Request::Finish { result });
+    }
+}
+
+/// The answer to a blocking request [`Ops::call`] sent: the reply, once the scheduler has
+/// given it, with the core's clock moved to its resume time.
+pub(super) struct OpsCall<'a> {
+    ops: &'a mut Ops,
+    answer: CallFuture,
+}
+
+impl Future for OpsCall<'_> {
+    type Output = SimResult<Reply>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SimResult<Reply>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.answer).poll(cx) {
+            Poll::Ready(answer) => Poll::Ready(this.ops.settle(answer)),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 

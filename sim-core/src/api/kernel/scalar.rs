@@ -21,11 +21,29 @@ impl Ops {
         expected: i32,
         cmp: WaitCmp,
     ) -> SimResult<bool> {
+        let req = self.test_request(signal, offsets, expected, cmp)?;
+        let reply = self.call(req).await?;
+        self.test_reply(reply)
+    }
+
+    /// The request of [`Ops::test_signal`] (checked).
+    pub(crate) fn test_request(
+        &mut self,
+        signal: &Tensor,
+        offsets: &[usize],
+        expected: i32,
+        cmp: WaitCmp,
+    ) -> SimResult<Request> {
         self.live("test_signal")?;
         // One cell, resolved as `wait` resolves it (the same checks and messages as a region
         // of ones, without building one).
         let cell = self.cell("test_signal", signal, None, offsets)?;
-        match self.call(Request::Test { cells: Cells::from(cell), expected, cmp }).await? {
+        Ok(Request::Test { cells: Cells::from(cell), expected, cmp })
+    }
+
+    /// What [`Ops::test_signal`] returns for the scheduler's `reply`.
+    pub(crate) fn test_reply(&mut self, reply: Reply) -> SimResult<bool> {
+        match reply {
             Reply::Flag(holds) => Ok(holds),
             _ => self.bad("test_signal", "the scheduler answered a test without a flag".into()),
         }

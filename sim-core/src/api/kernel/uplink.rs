@@ -1,7 +1,7 @@
 //! How a core's operations reach the scheduler. A synchronous kernel goes through a
 //! [`Transport`]: on its own thread it sends requests straight into the engine and blocks the
-//! thread for replies; as a coroutine it leaves them in the mailbox and suspends until the
-//! driver resumes it with the reply. A kernel run as a future inside the engine leaves requests
+//! thread for replies; as a coroutine it leaves posts in the mailbox and suspends on a
+//! blocking request, yielding it to the driver, until the driver resumes it with the reply. A kernel run as a future inside the engine leaves requests
 //! in the mailbox and is polled again when its reply is there. All send the same requests at
 //! the same times, so they give the same results.
 //!
@@ -122,6 +122,16 @@ impl Uplink {
         }
     }
 
+    /// Sends a blocking request on a synchronous link (a thread or a coroutine) and returns its
+    /// answer: the request [`Uplink::call`] sends, answered without building a future. A
+    /// mailbox link cannot answer at once: it sends nothing and says so.
+    pub(crate) fn call_now(&self, at: SimTime, req: Request) -> Answer {
+        match self {
+            Uplink::Thread(t) => t.call(at, req),
+            Uplink::Mail => Err(not_synchronous()),
+        }
+    }
+
     /// Sends a blocking request; the future resolves with its answer. A mailbox link leaves
     /// the request in the outbox at once, so the future only waits for the answer (and a
     /// request never moves through the kernel's future state); the driver drains the outbox
@@ -163,6 +173,13 @@ impl Future for CallFuture {
             },
         }
     }
+}
+
+/// The error of a blocking `Core` operation on a core that is not a synchronous kernel's.
+pub(crate) fn not_synchronous() -> SimError {
+    SimError::invalid(
+        "a blocking operation was not answered at once; Core methods need a synchronous kernel (use Ops with .await in an async kernel)",
+    )
 }
 
 /// Polls `f` once. Futures built on a thread link are always ready at once; `None` means the

@@ -2,8 +2,9 @@
 //!
 //! A block's kernel runs on a stack of its own (taken from a pool when the block starts, given
 //! back when it ends). Its posted requests go to the thread's [`Mailbox`] outbox; a blocking
-//! request goes there too and suspends the coroutine, which the driver resumes with the answer
-//! when the engine delivers it, exactly as it polls an async kernel again. So a blocking
+//! request suspends the coroutine, which yields it to the driver (the engine takes it after
+//! the posts), and the driver resumes the coroutine with the answer when the engine delivers
+//! it, exactly as it polls an async kernel again. So a blocking
 //! operation costs two stack switches, no lock and no OS thread, and the engine sees the same
 //! requests at the same simulated times as with threads.
 
@@ -28,8 +29,12 @@ use std::sync::Arc;
 /// blocking request it suspended on.
 type Resume = Option<Answer>;
 
-/// A block's coroutine: resumed with answers, it yields only when blocked.
-type Coro = Coroutine<Resume, (), Ended, KernelStack>;
+/// What a coroutine yields with: the blocking request it suspends on, and its issue time.
+type Blocked = (SimTime, Request);
+
+/// A block's coroutine: resumed with answers, it yields only when blocked, with the request
+/// it waits on (its posts before it are in the mailbox).
+type Coro = Coroutine<Resume, Blocked, Ended, KernelStack>;
 
 thread_local! {
     /// `actor + 1` of the coroutine this thread is running, 0 outside any. A transport checks
@@ -151,7 +156,7 @@ impl Driver {
         self.host.coroutines += 1;
         let guard = GuardPage::of(&stack);
         let chip = self.chip.clone();
-        let coro = Coro::with_stack(stack, move |yielder: &Yielder<Resume, ()>, _start: Resume| {
+        let coro = Coro::with_stack(stack, move |yielder: &Yielder<Resume, Blocked>, _start: Resume| {
             let Body::Thread(kernel) = &assignment.body else { return Ended::Done };
             let port = CoroPort { yielder: yielder as *const _, actor };
             let ops = Ops::new(
@@ -172,7 +177,8 @@ impl Driver {
     }
 
     /// Runs `actor`'s coroutine until it blocks or ends, then hands the requests it made to
-    /// the engine; an ended block's stack goes back to the pool.
+    /// the engine (its posts, then the request it blocked on); an ended block's stack goes
+    /// back to the pool.
     fn resume(&mut self, actor: usize, input: Resume) {
         let Some(live) = self.coros[actor].as_mut() else { return };
         // A run nested in a kernel (its `World::run` inside a coroutine) resumes its own
@@ -182,7 +188,10 @@ impl Driver {
         RUNNING.set(outer);
         let eng = &mut self.eng;
         Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
-        let CoroutineResult::Return(ended) = result else { return };
+        let ended = match result {
+            CoroutineResult::Yield((at, req)) => return self.eng.submit(actor, at, at, req),
+            CoroutineResult::Return(ended) => ended,
+        };
         let Some(live) = self.coros[actor].take() else { return };
         if ended == Ended::Overflow {
             let now = self.eng.actor_floor(actor);
@@ -228,11 +237,11 @@ impl Drop for Coros {
 }
 
 /// A coroutine kernel's way into the engine: posts wait in the mailbox, a call suspends the
-/// coroutine until the driver resumes it with the answer.
+/// coroutine with its request until the driver resumes it with the answer.
 struct CoroPort {
     /// The yielder of the coroutine this port belongs to; it lives on that coroutine's stack,
     /// which outlives the kernel's core (and so this port).
-    yielder: *const Yielder<Resume, ()>,
+    yielder: *const Yielder<Resume, Blocked>,
     actor: usize,
 }
 
@@ -261,10 +270,9 @@ impl Transport for CoroPort {
 
     fn call(&self, at: SimTime, req: Request) -> Answer {
         self.on_own_coroutine();
-        Mailbox::send(at, req);
         // SAFETY: the yielder outlives this port (see the field) and this thread is running
         // its coroutine (checked above).
-        let answer = unsafe { &*self.yielder }.suspend(());
+        let answer = unsafe { &*self.yielder }.suspend((at, req));
         answer.unwrap_or(Err(SimError::Aborted))
     }
 }

@@ -1,4 +1,5 @@
-//! The event queue: a 4-ary min-heap by key, and a FIFO per actor for its requests.
+//! The event queue: a 4-ary min-heap by key over the events due soonest, radix buckets by time
+//! for the later ones, and a FIFO per actor for its requests.
 //!
 //! Keys are unique, so any correct priority queue pops the same sequence; this one keeps the
 //! heap small and shallow, which is what counts when hundreds of thousands of events are in
@@ -6,6 +7,13 @@
 //! requests arrive in key order (its clock never goes back and its `seq` grows), so they wait
 //! in the actor's own FIFO and only its head sits in the heap. A 4-ary heap has half the levels
 //! of a binary one, and a node's four children share a cache line or two.
+//!
+//! Only events at or before a time `base` sit in the heap; a later one waits unordered in
+//! the radix bucket of the highest bit in which its time differs from `base` (a radix heap:
+//! simulated time only moves forward, so events are mostly pushed after the last one popped).
+//! When the heap runs empty, `base` moves to the earliest time of the lowest non-empty bucket,
+//! whose events go to the heap (those at `base`) or to lower buckets: each event moves down a
+//! few buckets at most, instead of sifting through a heap of every pending event.
 
 use super::event::{Entry, Key, Pending};
 use std::collections::VecDeque;
@@ -33,7 +41,15 @@ pub(super) struct EventQueue {
     /// pushed just before it is the next to pop (a packet's next step, a reply) never enters
     /// the heap.
     front: Option<Item>,
+    /// The events at or before `base` (all of them while the buckets are empty), a 4-ary heap;
+    /// empty only when nothing is pending outside `front`.
     heap: Vec<Item>,
+    /// The time, in ps, that splits the heap from the buckets.
+    base: u64,
+    /// Bucket `b`: events whose time is after `base` and differs from it first in bit `b`.
+    far: Vec<Vec<Item>>,
+    /// Bit `b` set when bucket `b` holds an event.
+    far_mask: u64,
     /// Per actor, its requests behind the one in the heap: `(key, slot)` in key order.
     lanes: Vec<VecDeque<(Key, u32)>>,
 }
@@ -118,10 +134,57 @@ impl EventQueue {
         }
     }
 
+    /// Adds `e` to the heap, or to its bucket when it is after `base`. An empty queue starts
+    /// over at `e`'s time.
     fn heap_push(&mut self, e: Item) {
+        let t = e.key.time.as_ps();
+        if self.heap.is_empty() {
+            debug_assert_eq!(self.far_mask, 0, "the buckets hold events while the heap is empty");
+            self.base = t;
+        } else if t > self.base {
+            let b = 63 - (t ^ self.base).leading_zeros();
+            if self.far.is_empty() {
+                self.far.resize_with(64, Vec::new);
+            }
+            self.far[b as usize].push(e);
+            self.far_mask |= 1 << b;
+            return;
+        }
+        self.near_push(e);
+    }
+
+    fn near_push(&mut self, e: Item) {
         let i = self.heap.len();
         self.heap.push(e);
         self.sift_up(i, e);
+    }
+
+    /// Refills the empty heap from the lowest non-empty bucket: `base` moves to its earliest
+    /// time, whose events go to the heap; the others go to lower buckets (they share every
+    /// bit above the bucket's with the new `base`, so none goes higher).
+    fn refill(&mut self) {
+        if self.far_mask == 0 {
+            return;
+        }
+        let b = self.far_mask.trailing_zeros() as usize;
+        self.far_mask &= !(1 << b);
+        let items = std::mem::take(&mut self.far[b]);
+        let base = items.iter().map(|i| i.key.time.as_ps()).min().unwrap_or(self.base);
+        self.base = base;
+        for &e in &items {
+            let t = e.key.time.as_ps();
+            if t == base {
+                self.near_push(e);
+            } else {
+                let lower = 63 - (t ^ base).leading_zeros();
+                self.far[lower as usize].push(e);
+                self.far_mask |= 1 << lower;
+            }
+        }
+        // Keep the bucket's storage for its next events.
+        let mut items = items;
+        items.clear();
+        self.far[b] = items;
     }
 
     /// Moves `e`, to be stored at `i`, up past the parents that order after it, and stores it.
@@ -159,7 +222,10 @@ impl EventQueue {
     /// there; that takes one comparison fewer per level than testing it at every level.
     fn pop_item(&mut self) -> Option<Item> {
         let last = self.heap.pop()?;
-        let Some(&top) = self.heap.first() else { return Some(last) };
+        let Some(&top) = self.heap.first() else {
+            self.refill();
+            return Some(last);
+        };
         let n = self.heap.len();
         let mut i = 0;
         loop {

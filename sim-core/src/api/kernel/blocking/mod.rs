@@ -9,8 +9,8 @@ mod sdma;
 use super::copy::CopyOpts;
 use super::ops::{DeferCond, Ops};
 use super::pipes::{Pipe, TileLoad};
-use super::uplink::block_on;
-use crate::base::error::{SimError, SimResult};
+use super::uplink::{self, block_on};
+use crate::base::error::SimResult;
 use crate::base::signal::{AtomicType, NotifyOp, WaitCmp};
 use crate::base::tensor::Tensor;
 use crate::base::tile::{ReduceOp, Tile};
@@ -108,7 +108,7 @@ impl Core {
     #[track_caller]
     pub fn load(&mut self, src: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<Tile> {
         self.ops.caller = Some(Location::caller());
-        wait_ready(self.ops.load(src, offsets, shape))
+        self.ops.read_now("load", src, None, offsets, shape)
     }
 
     /// Stores a tile's valid part into a local GM tensor or this rank's window (TSTORE).
@@ -169,7 +169,8 @@ impl Core {
     #[track_caller]
     pub fn wait(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<()> {
         self.ops.caller = Some(Location::caller());
-        wait_ready(self.ops.wait(signal, offsets, expected, cmp))
+        let req = self.ops.wait_request(signal, offsets, expected, cmp)?;
+        self.ops.call_now(req).map(|_| ())
     }
 
     /// Blocks until every cell of a region of this rank's `signal` satisfies `cmp expected`.
@@ -198,7 +199,7 @@ impl Core {
     #[track_caller]
     pub fn remote_load(&mut self, target: &Tensor, peer: usize, offsets: &[usize], shape: &[usize]) -> SimResult<Tile> {
         self.ops.caller = Some(Location::caller());
-        wait_ready(self.ops.remote_load(target, peer, offsets, shape))
+        self.ops.read_now("remote_load", target, Some(peer), offsets, shape)
     }
 
     /// As [`Core::remote_load`], reading only `valid_shape`; the rest of the tile is zero.
@@ -344,7 +345,9 @@ impl Core {
 
     /// Whether a cell of this rank's `signal` satisfies `cmp expected` now (TTEST); one poll.
     pub fn test_signal(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<bool> {
-        wait_ready(self.ops.test_signal(signal, offsets, expected, cmp))
+        let req = self.ops.test_request(signal, offsets, expected, cmp)?;
+        let reply = self.ops.call_now(req)?;
+        self.ops.test_reply(reply)
     }
 
     /// Reads one element of a local GM tensor or this rank's window (`pl.read`).
@@ -369,9 +372,5 @@ impl Core {
 
 /// Drives a future of a thread-linked core, which is always ready at once.
 fn wait_ready<T>(f: impl Future<Output = SimResult<T>>) -> SimResult<T> {
-    block_on(f).unwrap_or_else(|| {
-        Err(SimError::invalid(
-            "a blocking operation was not answered at once; Core methods need a synchronous kernel (use Ops with .await in an async kernel)",
-        ))
-    })
+    block_on(f).unwrap_or_else(|| Err(uplink::not_synchronous()))
 }
