@@ -1,5 +1,6 @@
 //! What the protocol checker reports: findings, each naming the operations involved.
 
+use super::shadow::Access;
 use crate::base::time::SimTime;
 use std::fmt;
 
@@ -146,5 +147,26 @@ impl fmt::Display for Finding {
             write!(f, "\n    {s}")?;
         }
         Ok(())
+    }
+}
+
+/// A finding site from an access over bytes `[lo, hi)` of its buffer.
+pub(super) fn site(a: &Access, lo: usize, hi: usize) -> FindingSite {
+    let es = a.view.esize.max(1);
+    let (first, last) = (lo.saturating_sub(a.view.base) / es, (hi.saturating_sub(a.view.base)).div_ceil(es));
+    site_on(a, format!("{}[{first}..{last}]", a.view.buffer))
+}
+
+/// A finding site from an access to `target` (a buffer range or a signal cell).
+pub(super) fn site_on(a: &Access, target: String) -> FindingSite {
+    FindingSite {
+        rank: a.who.rank,
+        block: a.who.block,
+        task: a.who.task.to_string(),
+        dispatch: a.who.dispatch.to_string(),
+        op: a.op.to_string(),
+        target,
+        time: a.time,
+        location: a.location.map(|l| l.to_string()),
     }
 }

@@ -1,8 +1,8 @@
 //! Notifies fired by more than one lane of one block: a notify outside a lane split runs on
 //! every lane (reference §2.4, §6 #15), so the cell counts it twice.
 
+use super::finding::{Finding, FindingKind, FindingSite};
 use super::shadow::Access;
-use super::{Finding, FindingKind, FindingSite};
 use crate::base::addr::{CellRef, MemKey};
 use crate::base::signal::NotifyOp;
 use std::collections::BTreeMap;

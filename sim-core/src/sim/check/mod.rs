@@ -12,11 +12,14 @@
 
 mod access;
 mod cells;
+mod data_rules;
 mod finding;
 mod lanes;
 mod observe;
 mod sdma;
+mod sdma_rules;
 mod shadow;
+mod signal_rules;
 mod summary;
 mod vclock;
 
@@ -27,7 +30,7 @@ pub use summary::{CheckOptions, CheckReport, deadlock_findings};
 
 use crate::base::addr::{CellRef, MemKey};
 use crate::base::time::SimTime;
-use shadow::{Access, Shadow};
+use shadow::Shadow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use vclock::{Epoch, VClock};
@@ -191,26 +194,5 @@ impl Checker {
             self.report(f);
         }
         self.findings
-    }
-}
-
-/// A finding site from an access over bytes `[lo, hi)` of its buffer.
-fn site(a: &Access, lo: usize, hi: usize) -> FindingSite {
-    let es = a.view.esize.max(1);
-    let (first, last) = (lo.saturating_sub(a.view.base) / es, (hi.saturating_sub(a.view.base)).div_ceil(es));
-    site_on(a, format!("{}[{first}..{last}]", a.view.buffer))
-}
-
-/// A finding site from an access to `target` (a buffer range or a signal cell).
-fn site_on(a: &Access, target: String) -> FindingSite {
-    FindingSite {
-        rank: a.who.rank,
-        block: a.who.block,
-        task: a.who.task.to_string(),
-        dispatch: a.who.dispatch.to_string(),
-        op: a.op.to_string(),
-        target,
-        time: a.time,
-        location: a.location.map(|l| l.to_string()),
     }
 }

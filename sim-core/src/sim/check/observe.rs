@@ -1,8 +1,9 @@
 //! The checker as an [`Observe`]r: each fact the engine reports becomes one of its hooks,
 //! with the addresses the public views wrap.
 
+use super::Checker;
 use super::access::Op;
-use super::{Checker, Who};
+use super::shadow::Who;
 use crate::base::signal::{Cond, NotifyOp};
 use crate::base::time::SimTime;
 use crate::sim::observe::{

@@ -2,7 +2,7 @@
 //! findings merged over its runs, and the findings a deadlock report stands for. The runs
 //! themselves are the host's (`World::check` in `world/run.rs`); this module knows no `World`.
 
-use super::{Finding, FindingKind, FindingSite};
+use super::finding::{Finding, FindingKind, FindingSite};
 use crate::base::deadlock::{BlockedWait, DeadlockReport};
 use crate::base::time::SimDuration;
 
