@@ -1,5 +1,5 @@
-//! The clock of one SDMA transfer in the happens-before order (`sdma_rules.rs` applies it). A transfer runs on a copy engine, not on the
-//! core that posted it, so it gets a clock of its own: it starts with everything its issuer
+//! The clock of one SDMA transfer in the happens-before order (`sdma_rules.rs` applies it).
+//! A transfer runs on a copy engine, not on the core that posted it, so it gets a clock of its own: it starts with everything its issuer
 //! had seen, the issuer ticks (its later accesses are not ordered before the transfer), and
 //! the issuer joins the transfer's clock when `wait_async` (or a `test_async` that answers
 //! true) observes its completion. A notify issued between `put_async` and `wait_async`
