@@ -1,6 +1,6 @@
 //! `full_mesh`: every chip pair has its own full-duplex link (an 8-card HCCS server).
 
-use super::{Link, LinkKind, Node, Shape};
+use super::shape::{Link, LinkKind, Node, Shape};
 use crate::config::LinkParams;
 
 /// `ranks` chips, one directed link per ordered pair; a route is the single direct link.

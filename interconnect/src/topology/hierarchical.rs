@@ -5,7 +5,8 @@
 //! packet goes up the sender's NIC and down the receiver's NIC at the lowest level whose group
 //! holds both.
 
-use super::{Link, LinkKind, Node, Shape, flat};
+use super::flat::flat;
+use super::shape::{Link, LinkKind, Node, Shape};
 use crate::config::{FabricConfigError, HierarchicalConfig, LinkParams, err};
 
 /// One level above the nodes.

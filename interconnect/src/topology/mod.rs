@@ -2,111 +2,26 @@
 //! chips. Each kind lives in its own module and describes itself as a [`Shape`]; [`Topology`]
 //! validates the config, lists the links once and maps routes to link indices.
 
+mod flat;
 mod full_mesh;
 mod hierarchical;
 mod ring;
+mod shape;
 mod switch;
 mod torus;
 
-use crate::config::{FabricConfig, FabricConfigError, LinkParams, NodeConfig, TopologyConfig, err};
+use crate::config::{FabricConfig, FabricConfigError, NodeConfig, TopologyConfig, err};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
-pub(crate) use full_mesh::FullMesh;
+use flat::flat;
 pub(crate) use hierarchical::Hierarchical;
-pub(crate) use ring::Ring;
-pub(crate) use switch::Switch;
-pub(crate) use torus::Torus;
+pub(crate) use shape::Shape;
+pub use shape::{Link, LinkKind, Node};
 
 /// The most directed links a topology may have (keeps a mistyped rank count from exhausting
 /// memory).
 const MAX_LINKS: usize = 1 << 24;
-
-/// An end of a link: a chip, or a switch (`level` 0 is a node's own switch, `k >= 1` the
-/// switch of group `group` at hierarchy level `k`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Node {
-    /// A chip, by world rank.
-    Chip(usize),
-    /// A switch.
-    Switch {
-        /// 0: a node's own switch; `k >= 1`: hierarchy level `k`.
-        level: usize,
-        /// Which group's switch at that level.
-        group: usize,
-    },
-}
-
-/// What a link is, which decides its name.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LinkKind {
-    /// Chip to chip: `link {a}->{b}`.
-    Direct,
-    /// Chip into its switch: `up {chip}`.
-    Up,
-    /// Switch out to a chip: `down {chip}`.
-    Down,
-    /// Chip into the switch of hierarchy level k: `nic{k}-up {chip}`.
-    NicUp(usize),
-    /// Switch of hierarchy level k out to a chip: `nic{k}-down {chip}`.
-    NicDown(usize),
-}
-
-/// One directed link.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Link {
-    /// What the link is (its name follows).
-    pub kind: LinkKind,
-    /// Where its bytes come from.
-    pub from: Node,
-    /// Where its bytes go.
-    pub to: Node,
-    /// Rate and latency.
-    pub params: LinkParams,
-}
-
-impl Link {
-    /// The chip this link belongs to (its chip end; the sender of a direct link).
-    pub fn chip(&self) -> usize {
-        match (self.from, self.to) {
-            (Node::Chip(c), _) => c,
-            (_, Node::Chip(c)) => c,
-            _ => 0,
-        }
-    }
-
-    /// Display name: `link 0->1`, `up 3`, `down 3`, `nic1-up 3`, `nic1-down 3`.
-    pub fn name(&self) -> String {
-        let c = self.chip();
-        match self.kind {
-            LinkKind::Direct => match self.to {
-                Node::Chip(b) => format!("link {c}->{b}"),
-                Node::Switch { .. } => format!("link {c}->switch"),
-            },
-            LinkKind::Up => format!("up {c}"),
-            LinkKind::Down => format!("down {c}"),
-            LinkKind::NicUp(k) => format!("nic{k}-up {c}"),
-            LinkKind::NicDown(k) => format!("nic{k}-down {c}"),
-        }
-    }
-}
-
-/// A topology kind: its links and its routes, on chips `0..ranks()`.
-pub(crate) trait Shape: Debug + Send + Sync {
-    /// Short description for `topo` output (`ring (bidirectional)`, `torus2d 4x4`, ...).
-    fn label(&self) -> String;
-    /// Chips joined.
-    fn ranks(&self) -> usize;
-    /// Directed links `links()` will return, computed without building them.
-    fn link_count(&self) -> usize;
-    /// Every directed link, in a fixed order.
-    fn links(&self) -> Vec<Link>;
-    /// The nodes a packet visits from chip `a` to chip `b`, both included (`[a]` if `a == b`);
-    /// `a` and `b` are below `ranks()`.
-    fn walk(&self, a: usize, b: usize) -> Vec<Node>;
-    /// The most links any route crosses.
-    fn diameter(&self) -> usize;
-}
 
 /// A validated topology: its links (indexed in a fixed order) and routing between chips.
 #[derive(Debug)]
@@ -197,59 +112,6 @@ fn top_shape(cfg: &TopologyConfig, ranks: usize, eff: f64) -> Result<Box<dyn Sha
         TopologyConfig::Switch(c) => flat(&NodeConfig::Switch(c.clone()), "topology", want, eff),
         TopologyConfig::Hierarchical(h) => Ok(Box::new(Hierarchical::new(h, ranks, eff)?)),
     }
-}
-
-/// A flat shape configured under `prefix`; `want` is the rank count it must have, if known.
-pub(crate) fn flat(
-    cfg: &NodeConfig,
-    prefix: &str,
-    want: Option<usize>,
-    eff: f64,
-) -> Result<Box<dyn Shape>, FabricConfigError> {
-    let link =
-        |gbps, ns| LinkParams::new(&format!("{prefix}.link_gbps"), gbps, &format!("{prefix}.link_latency_ns"), ns, eff);
-    Ok(match cfg {
-        NodeConfig::FullMesh(c) => {
-            Box::new(FullMesh::new(ranks(prefix, c.ranks, want)?, link(c.link_gbps, c.link_latency_ns)?))
-        }
-        NodeConfig::Ring(c) => {
-            Box::new(Ring::new(ranks(prefix, c.ranks, want)?, c.bidirectional, link(c.link_gbps, c.link_latency_ns)?))
-        }
-        NodeConfig::Switch(c) => {
-            Box::new(Switch::new(ranks(prefix, c.ranks, want)?, link(c.link_gbps, c.link_latency_ns)?))
-        }
-        NodeConfig::Torus2d(c) => Box::new(Torus::new(c, prefix, want, link(c.link_gbps, c.link_latency_ns)?)?),
-    })
-}
-
-/// The rank count of a flat shape: its own `ranks` key, else the machine's.
-fn ranks(prefix: &str, given: Option<usize>, want: Option<usize>) -> Result<usize, FabricConfigError> {
-    let key = format!("{prefix}.ranks");
-    match (given, want) {
-        (Some(r), Some(w)) if r != w => Err(err(&key, r, format!("must equal machine.ranks = {w} (or be left out)"))),
-        (Some(0), _) => Err(err(&key, 0, "must be at least 1")),
-        (Some(r), _) => Ok(r),
-        (None, Some(w)) => Ok(w),
-        (None, None) => Err(err(&key, "(missing)", "a hierarchical node must say how many chips it holds")),
-    }
-}
-
-/// Walks from position `a` to `b` of a ring of `n` positions (`at(i)` names position i), one
-/// step at a time forward (+1) or backward (-1): the nodes visited, both ends included.
-pub(crate) fn ring_walk(n: usize, a: usize, b: usize, forward: bool, at: impl Fn(usize) -> Node) -> Vec<Node> {
-    let mut nodes = vec![at(a)];
-    let mut cur = a;
-    while cur != b && nodes.len() <= n {
-        cur = if forward { (cur + 1) % n } else { (cur + n - 1) % n };
-        nodes.push(at(cur));
-    }
-    nodes
-}
-
-/// Whether the shortest way from `a` to `b` on a ring of `n` is forward (ties go forward).
-pub(crate) fn forward_is_shorter(n: usize, a: usize, b: usize) -> bool {
-    let d = (b + n - a) % n;
-    2 * d <= n
 }
 
 #[cfg(test)]

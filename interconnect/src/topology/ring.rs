@@ -1,6 +1,6 @@
 //! `ring`: chip i links to i+1 (and to i-1 when bidirectional), wrapping around.
 
-use super::{Link, LinkKind, Node, Shape, forward_is_shorter, ring_walk};
+use super::shape::{Link, LinkKind, Node, Shape, forward_is_shorter, ring_walk};
 use crate::config::LinkParams;
 
 /// A ring of `ranks` chips. Bidirectional routes take the shorter way (ties forward);

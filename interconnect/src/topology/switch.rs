@@ -2,7 +2,7 @@
 //! chip owns an uplink into the switch and a downlink out of it, so incast serialises on the
 //! destination's downlink while disjoint pairs run in parallel.
 
-use super::{Link, LinkKind, Node, Shape};
+use super::shape::{Link, LinkKind, Node, Shape};
 use crate::config::LinkParams;
 
 /// The switch every chip hangs off.

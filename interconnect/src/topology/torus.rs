@@ -2,7 +2,7 @@
 //! links to its ±x and ±y neighbours. Routing is dimension-ordered: along x first, then y,
 //! each the shorter way round (ties forward).
 
-use super::{Link, LinkKind, Node, Shape, forward_is_shorter, ring_walk};
+use super::shape::{Link, LinkKind, Node, Shape, forward_is_shorter, ring_walk};
 use crate::config::{FabricConfigError, LinkParams, TorusConfig, err};
 
 /// An x-by-y torus.
