@@ -1,7 +1,7 @@
 //! The machine's bus-bandwidth bound: what the first links, the ingress port and the NICs
 //! between servers allow a rank, per collective.
 
-use super::Error;
+use super::error::Error;
 use crate::Config;
 use collectives::Kind;
 

@@ -6,7 +6,7 @@
 //! so [`super::point`] checks results on a one-call run and times a timing-only run of all
 //! calls (times do not depend on payload).
 
-use super::{Collective, Wrong};
+use super::collective::{Collective, Wrong};
 use crate::formats;
 use collectives::{Call, CallBuffers, Kind, Mode};
 use sim_core::{DType, Domain, ReduceOp, SimResult, World};

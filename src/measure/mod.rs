@@ -25,15 +25,19 @@
 
 mod bound;
 mod builtin;
+mod collective;
+mod error;
 
 pub use bound::{Bound, Cut, busbw_bound, cut_busbw};
 pub use builtin::{Builtin, series_name};
+pub use collective::{Collective, Wrong};
+pub use error::Error;
 
+use crate::Config;
 use crate::formats::benchmark_stats::BenchmarkStats;
-use crate::formats::{self, Mismatch, ResultRow, StraceLog, SweepConfig, SweepJson};
-use crate::{Config, ConfigError};
+use crate::formats::{self, ResultRow, StraceLog, SweepConfig, SweepJson};
 use sim_core::{
-    CheckRun, DType, Domain, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
+    CheckRun, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
     check::{CheckOptions, CheckReport},
     trace::Trace,
 };
@@ -51,160 +55,6 @@ pub const MAX_SIZE_TIMING: u64 = 1 << 34;
 
 /// The largest jitter (per transfer or per dispatch start): 1 s, as any configured cost.
 pub const MAX_JITTER_PS: u64 = 1_000_000_000_000;
-
-/// Why a measurement gave no result. A run that fails (a deadlock, a kernel error) is
-/// [`Error::Sim`]; [`sweep`] turns it into a FAILED row and goes on.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The machine's config does not build a world.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The fabric's topology does not build (for [`busbw_bound`]).
-    #[error(transparent)]
-    Topology(#[from] interconnect::FabricConfigError),
-    /// [`Measure::ranks`] is 0 or more than the machine has.
-    #[error("{ranks} ranks: the machine has {machine}; use 1..={machine}")]
-    Ranks {
-        /// The ranks asked for.
-        ranks: usize,
-        /// The machine's ranks.
-        machine: usize,
-    },
-    /// The size gives no element per rank, and the collective needs some.
-    #[error("{size_bytes} bytes give no element per rank; use a larger size")]
-    NoElement {
-        /// The size asked for, in bytes.
-        size_bytes: u64,
-    },
-    /// A run the simulator warned about (a builtin that returned at once) was cut short, so
-    /// the checker checked nothing.
-    #[error("{name}: the run was cut short, so nothing was checked: {}", warnings.join("; "))]
-    CutShort {
-        /// The program or collective.
-        name: String,
-        /// The simulator's warnings.
-        warnings: Vec<String>,
-    },
-    /// A checked program failed with an error that is not a finding (a kernel error).
-    #[error("{name}: {source}")]
-    Checked {
-        /// The program or collective.
-        name: String,
-        /// The run's error.
-        source: SimError,
-    },
-    /// A run failed: a deadlock, a kernel error, a refused call.
-    #[error(transparent)]
-    Sim(#[from] SimError),
-    /// Writing the table failed.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}
-
-/// A collective as the measuring machinery sees it. `setup` allocates its window buffers on
-/// the domain of the ranks taking part, `stage` writes every rank's input, `call` queues one
-/// call on every rank (a dispatch per rank, as PyPTO's host API does), and `wrong` compares
-/// every rank's result with the golden after one call ([`Wrong::compare`] per element: the
-/// count, and the first wrong elements for the report). The size conventions follow
-/// nccl-tests: `count` elements per rank for a requested size, `bytes` for the table's size
-/// column, and `busbw = algbw * bus_factor`.
-pub trait Collective {
-    /// What `setup` allocates and the other methods use.
-    type Buffers;
-    /// The name in tables, legends and JSON.
-    fn name(&self) -> String;
-    /// The element type (the table's `type` column).
-    fn dtype(&self) -> DType;
-    /// The bus-bandwidth factor for `ranks` ranks (allreduce `2(n-1)/n`, allgather `(n-1)/n`).
-    fn bus_factor(&self, ranks: usize) -> f64;
-    /// Elements per rank for a requested size of `size_bytes` (default: size / element size).
-    fn count(&self, size_bytes: u64, _ranks: usize) -> usize {
-        usize::try_from(size_bytes / self.dtype().size() as u64).unwrap_or(usize::MAX)
-    }
-    /// The size column in bytes for `count` elements per rank (default: count x element size).
-    fn bytes(&self, count: usize, _ranks: usize) -> u64 {
-        (count as u64).saturating_mul(self.dtype().size() as u64)
-    }
-    /// The `redop` column (default `none`).
-    fn redop(&self) -> String {
-        "none".to_string()
-    }
-    /// The `root` column (default -1: no root).
-    fn root(&self) -> i64 {
-        -1
-    }
-    /// Whether a call with no element still runs (a barrier); default: such sizes are skipped.
-    fn runs_without_data(&self) -> bool {
-        false
-    }
-    /// Allocates the buffers of `count` elements per rank on `dom`.
-    fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Self::Buffers>;
-    /// Writes every rank's input (only on runs that keep payload bytes).
-    fn stage(&self, w: &mut World, b: &Self::Buffers, count: usize) -> SimResult<()>;
-    /// Queues one call on every rank.
-    fn call(&self, w: &mut World, b: &Self::Buffers) -> SimResult<()>;
-    /// The elements, over every rank, that differ from the golden after one call: build it
-    /// with [`Wrong::compare`] (or return `Ok(n.into())` with a bare count).
-    fn wrong(&self, w: &World, b: &Self::Buffers, count: usize) -> SimResult<Wrong>;
-}
-
-/// A comparison of a collective's results with their golden: how many elements differ and the
-/// first few of them (rank, index, got, expected), which the table prints under a wrong row
-/// and the JSON keeps as `first_wrong`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Wrong {
-    count: u64,
-    first: Vec<Mismatch>,
-}
-
-impl Wrong {
-    /// No element compared yet.
-    pub fn new() -> Wrong {
-        Wrong::default()
-    }
-
-    /// Compares element `index` of rank `rank`'s result, `got`, with its golden `expected`
-    /// (as numbers: `-0.0 == 0.0`, a NaN is never equal); counts and keeps it when they
-    /// differ. Returns whether they were equal.
-    pub fn compare(&mut self, rank: usize, index: usize, got: f64, expected: f64) -> bool {
-        let equal = got == expected;
-        if !equal {
-            self.record(rank, index as u64, got, expected);
-        }
-        equal
-    }
-
-    /// Counts one wrong element, keeping it if it is among the first [`Mismatch::KEPT`].
-    pub fn record(&mut self, rank: usize, index: u64, got: f64, expected: f64) {
-        self.count += 1;
-        if self.first.len() < Mismatch::KEPT {
-            self.first.push(Mismatch { rank, index, got, expected });
-        }
-    }
-
-    /// Counts `n` wrong elements with no detail (elements missing from a short buffer).
-    pub fn add_count(&mut self, n: u64) {
-        self.count = self.count.saturating_add(n);
-    }
-
-    /// How many elements differ.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// The first wrong elements, in the order they were found.
-    pub fn first(&self) -> &[Mismatch] {
-        &self.first
-    }
-}
-
-impl From<u64> for Wrong {
-    /// A bare count, with no element named.
-    fn from(count: u64) -> Wrong {
-        Wrong { count, first: Vec::new() }
-    }
-}
 
 /// How to measure: ranks, calls, jitter, payload, trace. The one options struct of every
 /// measuring function (each says which fields it reads).
