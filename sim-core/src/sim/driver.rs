@@ -9,11 +9,12 @@
 //! never cost a hand-off at all; coroutines are resumed the same way.
 
 mod coro;
+mod futures;
 mod guard;
 mod stacks;
 
 use crate::api::kernel::{Answer, Core, Mailbox, Ops, Transport, Uplink};
-use crate::api::program::{AsyncKernel, Body};
+use crate::api::program::Body;
 use crate::api::request::{Reply, Request};
 use crate::base::error::SimError;
 use crate::base::time::SimTime;
@@ -22,11 +23,11 @@ use crate::results::stats::HostStats;
 use crate::sim::engine::Engine;
 use crate::sim::engine::wake::{Assignment, Wake};
 use crate::sim::options::KernelExec;
+use futures::{Virtual, panic_message, poll_virtual, start_virtual};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
 
 /// Busy-wait iterations before a blocked thread parks, when host cores are idle: an answer
@@ -39,17 +40,6 @@ enum Slot {
     Start(SimTime, Assignment),
     Reply(SimTime, Reply),
     Abort,
-}
-
-/// A block running as a future: the kernel's, followed by posting its result, so a poll
-/// hands back nothing but readiness (the kernel's output, with its `Ops`, never moves
-/// through the driver).
-type BlockFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
-
-/// A block running as a future.
-struct Virtual {
-    fut: BlockFuture,
-    assignment: Assignment,
 }
 
 struct State {
@@ -191,41 +181,6 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
     }
 }
 
-/// An async block, ready for its first poll.
-fn start_virtual(chip: &Arc<dyn ChipTiming>, at: SimTime, assignment: Assignment, k: AsyncKernel) -> Virtual {
-    let ops = Ops::new(Uplink::Mail, chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
-    Virtual { fut: block_future(k, ops), assignment }
-}
-
-/// Polls an async block once and hands the requests it made to the engine; a finished block
-/// has posted its result, a panicked one gets a failed result posted for it.
-fn poll_virtual(eng: &mut Engine, slot: &mut Option<Virtual>, actor: usize) {
-    let Some(v) = slot.as_mut() else { return };
-    let polled = catch_unwind(AssertUnwindSafe(|| v.fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))));
-    Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
-    match polled {
-        Ok(Poll::Pending) => {}
-        Ok(Poll::Ready(())) => *slot = None,
-        Err(p) => {
-            if let Some(v) = slot.take() {
-                let site = v.assignment.ctx.site(v.assignment.block);
-                let now = eng.now();
-                let err = SimError::KernelPanic { site, time: format!("{now}"), msg: panic_message(p) };
-                eng.submit(actor, now, now, Request::Finish { result: Err(err) });
-            }
-        }
-    }
-}
-
-/// The kernel's future over the block's `ops`, then its result posted (as the block's last
-/// request).
-fn block_future(kernel: AsyncKernel, mut ops: Ops) -> BlockFuture {
-    Box::pin(async move {
-        let result = kernel(&mut ops).await;
-        ops.finish(Ok(result));
-    })
-}
-
 /// Hands `slot` to a thread actor, starting its thread if it has none yet.
 fn wake_thread(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>, actor: usize, slot: Slot) {
     if g.exit && matches!(slot, Slot::Start(..)) {
@@ -279,16 +234,6 @@ fn core_thread(shared: Arc<Shared>, actor: usize) {
         let mut core = Core::new(ops);
         let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
         core.into_ops().finish(result.map_err(panic_message));
-    }
-}
-
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
     }
 }
 

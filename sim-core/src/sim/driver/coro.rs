@@ -8,9 +8,9 @@
 //! operation costs two stack switches, no lock and no OS thread, and the engine sees the same
 //! requests at the same simulated times as with threads.
 
+use super::futures::{Virtual, panic_message, poll_virtual, start_virtual};
 use super::guard::{self, Ended, GuardPage};
 use super::stacks::{self, KernelStack, StackMaker};
-use super::{Virtual, panic_message, poll_virtual, start_virtual};
 use crate::api::kernel::{Answer, Core, Mailbox, Ops, Transport, Uplink};
 use crate::api::program::Body;
 use crate::api::request::Request;
