@@ -1,9 +1,9 @@
 //! Building [`BenchmarkStats`] from grouped invocations with PyPTO's L2 and L3 rules.
 
+use super::names::{DEVICE_SPAN, HOST_SPAN};
 use super::numeric::py_max;
 use super::span::TraceInvocation;
 use super::stats::{Attr, BenchmarkStats};
-use super::{DEVICE_SPAN, HOST_SPAN};
 use std::collections::{BTreeMap, HashMap};
 
 /// Invocations per pid, pids in first-appearance order, each list in `inv` order.

@@ -6,7 +6,7 @@
 //! (`[mono_ns=N][T0x..][LEVEL] func: `) or `[STRACE]`. Records several ranks wrote onto one
 //! physical line are separated first, as PyPTO does. Malformed records are skipped silently.
 
-use super::NON_INVOCATION_PREFIXES;
+use super::names::NON_INVOCATION_PREFIXES;
 use super::pytext::{is_py_space, py_lines, py_strip};
 use super::span::{TraceInvocation, TraceSpan};
 use std::collections::BTreeMap;

@@ -3,9 +3,9 @@
 
 use super::error::{BenchError, py_option};
 use super::mean::{MeanGroup, SpanSamples, mean_of};
+use super::names::{NO_TREE_MSG, STR_MAX_DISPATCHES, UNSTABLE_SLOTS_MSG};
 use super::numeric::{fmean, stdev_int};
 use super::stats::{Attr, BenchmarkStats};
-use super::{NO_TREE_MSG, STR_MAX_DISPATCHES, UNSTABLE_SLOTS_MSG};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 

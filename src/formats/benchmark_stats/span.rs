@@ -1,7 +1,7 @@
 //! One `[STRACE]` span and one dispatch's spans (a `(pid, inv)` group), with the per-dispatch
 //! metrics PyPTO reads from them.
 
-use super::{DEVICE_SPAN, HOST_SPAN, ORCH_SPAN, SCHED_SPAN};
+use super::names::{DEVICE_SPAN, HOST_SPAN, ORCH_SPAN, SCHED_SPAN};
 use std::collections::BTreeMap;
 
 /// One `[STRACE]` record: a node of a dispatch's call tree.

@@ -1,8 +1,8 @@
 //! [`BenchmarkStats`]: the aggregated timing of a benchmark, and the views PyPTO derives from
 //! it (per dispatch, per rank, per round, and the headline summaries).
 
-use super::HOST_SPAN;
 use super::error::BenchError;
+use super::names::HOST_SPAN;
 use super::numeric::{fmean, median, py_max, py_min, py_sum, stdev};
 use super::span::TraceInvocation;
 use std::collections::BTreeMap;
