@@ -5,13 +5,14 @@
 //! the data into `g` slices.
 //!
 //! 1. **Reduce-scatter inside the server**: rank `(s, l)` pulls slice `l` from every other rank
-//!    of its server and reduces it into its own copy (large UB tiles, the next pull in flight
-//!    while the current one is added, the mates visited from `l + 1` on so no rank is read by
-//!    all of them at once).
+//!    of its server and reduces it into its own copy (UB tiles of up to a third of UB, as many
+//!    mates' tiles in flight as UB holds, the mates visited from `l + 1` on so no rank is read
+//!    by all of them at once).
 //! 2. **Allreduce between servers**: the `n / g` ranks holding slice `l` (one per server,
 //!    `(0, l), (1, l), ...`) run recursive halving-doubling on it, exactly as [`Mode::Rhd`]
 //!    runs on a whole domain (folding in the servers beyond the largest power of two).
-//! 3. **Allgather inside the server**: rank `(s, l)` pulls every other slice from its owner.
+//! 3. **Allgather inside the server**: rank `(s, l)` pulls every other slice from its owner,
+//!    as many tiles in flight as UB holds.
 //!
 //! Each rank moves `2 (g-1)/g` of the data inside its server and `2 (S-1)/S` of a `1/g`
 //! slice between servers (`S = n / g` servers): the links between servers carry `1/g` of
@@ -30,7 +31,8 @@
 use super::rhd::{self, Group, Lane};
 use super::{Args, aiv_mesh};
 use crate::lanes::ranks;
-use sim_core::{NotifyOp, Ops, SimResult, Tensor, WaitCmp};
+use sim_core::{NotifyOp, Ops, ReduceOp, SimResult, Tensor, WaitCmp};
+use std::collections::VecDeque;
 
 const WHAT: &str = "allreduce hier";
 
@@ -137,7 +139,7 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
             server.wait(ops, m, 1).await?;
         }
         for t in tiles(mine, tile) {
-            aiv_mesh::reduce_tile(ops, a.op, &flat, 0, &mates, t).await?;
+            reduce_tile(ops, a.op, &flat, &mates, t).await?;
         }
     }
     if n > g {
@@ -153,20 +155,79 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     if g > 1 {
         server.notify_all(ops)?;
         let mates = server.mates();
-        for &m in &mates {
-            server.wait(ops, m, 2).await?;
-            let pulls: Vec<(usize, usize)> = tiles(sub_slice(range, m - server.first, g, align), tile).collect();
-            let pull =
-                |ops: &mut Ops, &(base, w): &(usize, usize)| ops.remote_load_async(&flat, m, &[0, base], &[1, w]);
-            let store =
-                |ops: &mut Ops, &(base, _): &(usize, usize), t: &sim_core::Tile| ops.store(t, &flat, &[0, base]);
-            aiv_mesh::pipelined(ops, &pulls, pull, store).await?;
-        }
+        let pulls: Vec<(usize, usize, usize)> = mates
+            .iter()
+            .flat_map(|&m| tiles(sub_slice(range, m - server.first, g, align), tile).map(move |(base, w)| (m, base, w)))
+            .collect();
+        gather(ops, &server, &flat, &pulls).await?;
         server.notify_all(ops)?;
         for &m in &mates {
             server.wait(ops, m, 3).await?;
         }
         server.epilogue(ops, 3)?;
+    }
+    Ok(())
+}
+
+/// Loads a block keeps in flight of `w`-element tiles of `esize` bytes: as many as fit in UB
+/// beside one more tile (the sum being built, or the tile being stored), at least one. Small
+/// slices (a small message over many ranks per server) thus have many mates' tiles on the way
+/// at once, as the vendor library's AIV kernels pull from every peer at once on many cores; a
+/// third-of-UB tile keeps two, as the AIV mesh does.
+fn depth(ub_bytes: usize, w: usize, esize: usize) -> usize {
+    (ub_bytes / (w * esize).max(1)).saturating_sub(1).max(1)
+}
+
+/// Reduces tile `(base, w)` of every mate's copy into the local one and stores the sum,
+/// [`depth`] mates' tiles in flight at a time.
+async fn reduce_tile(
+    ops: &mut Ops,
+    op: ReduceOp,
+    flat: &Tensor,
+    mates: &[usize],
+    (base, w): (usize, usize),
+) -> SimResult<()> {
+    let at = [0, base];
+    let depth = depth(ops.chip().ub_bytes(), w, flat.dtype().size());
+    let own = ops.load_async(flat, &at, &[1, w])?;
+    let mut inflight = VecDeque::with_capacity(depth);
+    let mut next = mates.iter();
+    for &m in next.by_ref().take(depth) {
+        inflight.push_back(ops.remote_load_async(flat, m, &at, &[1, w])?);
+    }
+    let mut acc = ops.wait_load(own).await?;
+    while let Some(cur) = inflight.pop_front() {
+        let t = ops.wait_load(cur).await?;
+        if let Some(&m) = next.next() {
+            inflight.push_back(ops.remote_load_async(flat, m, &at, &[1, w])?);
+        }
+        acc = ops.reduce(op, &acc, &t)?;
+    }
+    ops.store(&acc, flat, &at)
+}
+
+/// Copies each `(mate, base, w)` tile of the mates' final slices into the local buffer, in
+/// order, [`depth`] of them in flight; a mate's first tile waits for its "slice final" credit
+/// (generation 2).
+async fn gather(ops: &mut Ops, server: &Server<'_>, flat: &Tensor, pulls: &[(usize, usize, usize)]) -> SimResult<()> {
+    let widest = pulls.iter().map(|p| p.2).max().unwrap_or(1);
+    let depth = depth(ops.chip().ub_bytes(), widest, flat.dtype().size());
+    let mut inflight = VecDeque::with_capacity(depth);
+    let mut ready = None;
+    let mut next = 0;
+    loop {
+        while next < pulls.len() && inflight.len() < depth {
+            let (m, base, w) = pulls[next];
+            if ready != Some(m) {
+                server.wait(ops, m, 2).await?;
+                ready = Some(m);
+            }
+            inflight.push_back((base, ops.remote_load_async(flat, m, &[0, base], &[1, w])?));
+            next += 1;
+        }
+        let Some((base, cur)) = inflight.pop_front() else { break };
+        let t = ops.wait_load(cur).await?;
+        ops.store(&t, flat, &[0, base])?;
     }
     Ok(())
 }
@@ -237,5 +298,20 @@ mod tests {
             read.sort();
             assert_eq!(read, (8..16).collect::<Vec<_>>());
         }
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::depth;
+
+    #[test]
+    fn loads_in_flight_fill_ub_but_one_tile() {
+        // a2a3's 188416-byte UB: third-of-UB f32 tiles keep two in flight, as the AIV mesh.
+        assert_eq!(depth(188_416, 15_696, 4), 2);
+        // atlas950's 245760 bytes, 1 MiB over 64 ranks per server: 16 KiB slices, 14 at once.
+        assert_eq!(depth(245_760, 4096, 4), 14);
+        assert_eq!(depth(1000, 4096, 4), 1);
+        assert!((depth(245_760, 4096, 4) + 1) * 4096 * 4 <= 245_760);
     }
 }
