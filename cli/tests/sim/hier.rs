@@ -244,6 +244,23 @@ fn grouped_mesh_all_to_all_delivers_every_block_on_any_rank_and_block_count() {
 }
 
 #[test]
+fn grouped_mesh_runs_where_posting_every_put_at_once_overflows_a_channel() {
+    // 80 ranks on one block: sdma-mesh posts 80 puts on its one channel, more than the
+    // chip's queue depth (chip.sdma.queue_depth = 64 on a2a3); grouped-mesh never has more
+    // than 8 peers' puts posted, so it runs, and correctly.
+    let cfg = Config::default_preset().with_ranks(80).unwrap();
+    let run = |mode: Mode| run_point(&cfg, &sweep_spec(Kind::AllToAll, mode, 80, 1), 80 * 64, false);
+    let grouped = run(Mode::GroupedMesh).unwrap().unwrap();
+    assert_eq!(grouped.row.nwrong, Some(0));
+    let why = match run(Mode::SdmaMesh) {
+        Ok(Some(p)) => p.row.failed.unwrap_or_default(),
+        Ok(None) => String::new(),
+        Err(e) => e,
+    };
+    assert!(why.contains("more than its queue depth 64"), "{why}");
+}
+
+#[test]
 fn grouped_mesh_waits_for_each_group_of_eight_peers() {
     // atlas950's one switch, 4 KiB per rank, latency-bound: a round's last put must land
     // before the next round posts, so against sdma-mesh (every put posted at once) grouped
