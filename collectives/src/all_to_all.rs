@@ -99,14 +99,16 @@ pub(crate) fn by_distance(me: usize, n: usize) -> Vec<usize> {
 }
 
 /// HCCL-class: the vendor library's grouped full-mesh all_to_all, as it runs on A3 (direct
-/// full mesh over the copy engines, peers taken a group at a time): each block first copies
-/// its columns of row `me` into its own target, then works through the peers in rounds of
-/// [`GROUP_PEERS`], nearest first on both sides ([`by_distance`]): it posts one SDMA put per
-/// peer of the round (its columns of row `dest` of the input into row `me` of `dest`'s
-/// target) and waits for all of them before the next round, so a rank never has more than
-/// that many transfers live and the `n^2` flows of a call never all start at once. Then the
-/// lane's credit barrier (every put into this rank has landed) and its epilogue. Signal
-/// `[NR, core_num]`, or `[NR, 1]` on one block; needs `[chip.sdma]`.
+/// full mesh over the copy engines, peers taken a group at a time, the peers of a group
+/// spread over the copy-engine channels): the rank works through its peers in rounds of
+/// [`GROUP_PEERS`], nearest first on both sides ([`by_distance`]); in each round block `b`
+/// (its own channel) posts one SDMA put of the whole row block for each peer at position `i`
+/// of the round with `i % blocks == b` (row `dest` of the input into row `me` of `dest`'s
+/// target) and waits for them before the next round, so a rank has at most [`GROUP_PEERS`]
+/// transfers live and the `n^2` flows of a call never all start at once. Block 0 first copies
+/// row `me` into its own target. Then the lane's credit barrier (every put into this rank has
+/// landed) and its epilogue. Signal `[NR, core_num]`, or `[NR, 1]` on one block; needs
+/// `[chip.sdma]`.
 pub(crate) async fn grouped_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (me, n) = ranks(ops, &a.target, WHAT)?;
     let b = ops.block_idx();
@@ -116,17 +118,18 @@ pub(crate) async fn grouped_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let tv = rows_view(ops, &a.target, n, WHAT)?;
     let iv = rows_view(ops, &a.input, n, WHAT)?;
     let r = tv.shape()[1];
-    let (lo, hi) = (b * r / active, (b + 1) * r / active);
-    if lo < hi {
-        let put = |ops: &mut Ops, dest: usize| {
-            let opts = SdmaOpts::new().region(&[me, lo], &[dest, lo], &[1, hi - lo]);
-            ops.put_async(&tv, dest, &iv, &opts)
-        };
-        let own = put(ops, me)?;
-        ops.wait_async(own).await?;
+    let put = |ops: &mut Ops, dest: usize| {
+        let opts = SdmaOpts::new().region(&[me, 0], &[dest, 0], &[1, r]);
+        ops.put_async(&tv, dest, &iv, &opts)
+    };
+    if r > 0 {
+        if b == 0 {
+            let own = put(ops, me)?;
+            ops.wait_async(own).await?;
+        }
         for round in by_distance(me, n).chunks(GROUP_PEERS) {
-            let mut posted = Vec::with_capacity(round.len());
-            for &dest in round {
+            let mut posted = Vec::with_capacity(round.len().div_ceil(active));
+            for &dest in round.iter().skip(b).step_by(active) {
                 posted.push(put(ops, dest)?);
             }
             crate::sdma::wait_all(ops, posted).await?;

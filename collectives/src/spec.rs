@@ -144,9 +144,10 @@ pub enum Mode {
     /// for servers of `g` ranks; runs at any size (not a PyPTO builtin).
     Hier,
     /// HCCL-class all_to_all: the grouped full mesh the vendor library runs on A3 — copy-engine
-    /// puts to the peers a group of 8 at a time, nearest first on both sides, each round waited
-    /// for before the next, so not all `NR^2` flows are live at once (not a PyPTO builtin;
-    /// needs `[chip.sdma]`; runs at any size).
+    /// puts to the peers a group of 8 at a time, nearest first on both sides, the group's
+    /// peers spread over the blocks' channels, each round waited for before the next, so not
+    /// all `NR^2` flows are live at once (not a PyPTO builtin; needs `[chip.sdma]`; runs at
+    /// any size).
     GroupedMesh,
 }
 
