@@ -76,6 +76,13 @@ pub struct MachineConfig {
     pub name: String,
     /// Number of chips (world ranks).
     pub ranks: usize,
+    /// Ranks per server, for the server-level hierarchical collectives (HCCL's level 0): world
+    /// ranks `s * k .. (s + 1) * k` are server `s`. Optional: absent, a hierarchical fabric's
+    /// node is the server and a flat fabric is one server; give it where the fabric model
+    /// abstracts the server tier away (a Clos or switch plane over many servers). See
+    /// [`Config::server_ranks`].
+    #[serde(default)]
+    pub server_ranks: Option<usize>,
 }
 
 /// Why a config could not be used; the message names the file and the key.
@@ -200,7 +207,25 @@ impl Config {
             }
         }
         self.network().map_err(invalid)?;
+        let k = self.server_ranks();
+        if k == 0 || !ranks.is_multiple_of(k) {
+            return Err(invalid(format!(
+                "machine.server_ranks = {k}: a server's ranks must divide machine.ranks = {ranks} (whole servers)"
+            )));
+        }
         Ok(())
+    }
+
+    /// Ranks per server (HCCL's level 0, the group a hierarchical collective reduces within
+    /// first): `[machine] server_ranks` when given, else the node of a hierarchical fabric,
+    /// else every rank (a flat fabric is one server); never more than the machine's ranks.
+    pub fn server_ranks(&self) -> usize {
+        let ranks = self.machine.ranks;
+        let node = match &self.fabric.topology {
+            interconnect::TopologyConfig::Hierarchical(h) => h.node.ranks().unwrap_or(ranks),
+            _ => ranks,
+        };
+        self.machine.server_ranks.unwrap_or(node).min(ranks)
     }
 
     /// A fresh world of this machine.
@@ -209,7 +234,9 @@ impl Config {
         let invalid = |message: String| ConfigError::Invalid { origin: origin.clone(), message };
         let chip = ChipModel::from_config(&self.chip).map_err(|e| invalid(e.to_string()))?;
         let net = self.network().map_err(invalid)?;
-        World::new(self.machine.ranks, Arc::new(chip), net).map_err(|e| invalid(e.to_string()))
+        let mut w = World::new(self.machine.ranks, Arc::new(chip), net).map_err(|e| invalid(e.to_string()))?;
+        w.set_server_ranks(self.server_ranks()).map_err(|e| invalid(e.to_string()))?;
+        Ok(w)
     }
 
     /// The chip-side data paths (DMA engines, HBM) the network needs, as the chip model gives them.

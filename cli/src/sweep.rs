@@ -195,7 +195,7 @@ pub fn mode_note(spec: &SweepSpec) -> String {
     let cn = spec.call.blocks();
     let on = |what: &str| format!("{what}, on {cn} block(s) per rank");
     match (spec.call.kind, spec.call.mode, spec.call.path) {
-        (kind, mode, Path::InCore) if mode != Mode::Rhd => {
+        (kind, mode, Path::InCore) if !matches!(mode, Mode::Rhd | Mode::Hier | Mode::GroupedMesh) => {
             format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)")
         }
         (Kind::AllReduce, Mode::Mesh, _) => {
@@ -213,6 +213,18 @@ pub fn mode_note(spec: &SweepSpec) -> String {
         (Kind::AllReduce, Mode::Rhd, _) => {
             on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
              between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
+        }
+        (Kind::AllReduce, Mode::Hier, _) => {
+            on("HCCL-class, not a PyPTO builtin: the server-level hierarchical allreduce (reduce-scatter inside each \
+             server, RHD between servers on the ranks holding the same slice, allgather inside each server; \
+             servers of the machine's server_ranks)")
+        }
+        (Kind::AllToAll, Mode::GroupedMesh, _) => {
+            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
+            on(&format!(
+                "HCCL-class, not a PyPTO builtin: the vendor library's grouped full-mesh all_to_all (copy-engine puts \
+                 to 8 peers at a time, nearest first, each round waited for){warm}"
+            ))
         }
         (Kind::ReduceScatter, Mode::AivMesh, _) => {
             on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \

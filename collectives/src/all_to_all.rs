@@ -1,5 +1,6 @@
 //! all_to_all and all_to_all_v: rank `me` pushes row block `dest` of its input into row block
-//! `me` of `dest`'s target, itself included (reference §3.10, §3.11, §3.12).
+//! `me` of `dest`'s target, itself included (reference §3.10, §3.11, §3.12); and the
+//! HCCL-class forms of all_to_all (copy-engine mesh, AIV mesh, grouped full mesh).
 
 use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
 use sim_core::{CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor};
@@ -71,6 +72,68 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
             posted.push(ops.put_async(&tv, dest, &iv, &opts)?);
         }
         crate::sdma::wait_all(ops, posted).await?;
+    }
+    lanes.barrier(ops, me, n, 1).await?;
+    lanes.epilogue(ops, me, n, 1)
+}
+
+/// Peers a rank's copy engines write to at once in [`grouped_mesh`]: the vendor library's
+/// direct full-mesh all-to-all keeps at most 8 SDMA transfers to distinct peers in flight
+/// per round (`ALLTOALLV_DIRECT_FULLMESH_SDMA_CONCURRENT_SIZE = 8` in the open HCCL source,
+/// an algorithm constant of the library, not of the machine).
+pub(crate) const GROUP_PEERS: usize = 8;
+
+/// The peers of `me` by distance, alternating sides: `me + 1, me - 1, me + 2, me - 2, ...`
+/// (mod `n`), each of the other `n - 1` ranks once, so every round of [`grouped_mesh`] writes
+/// to its nearest unserved neighbours on both sides and is written to by the same ones.
+pub(crate) fn by_distance(me: usize, n: usize) -> Vec<usize> {
+    let mut out = Vec::with_capacity(n.saturating_sub(1));
+    for d in 1..=n / 2 {
+        out.push((me + d) % n);
+        let left = (me + n - d) % n;
+        if left != (me + d) % n {
+            out.push(left);
+        }
+    }
+    out
+}
+
+/// HCCL-class: the vendor library's grouped full-mesh all_to_all, as it runs on A3 (direct
+/// full mesh over the copy engines, peers taken a group at a time, the peers of a group
+/// spread over the copy-engine channels): the rank works through its peers in rounds of
+/// [`GROUP_PEERS`], nearest first on both sides ([`by_distance`]); in each round block `b`
+/// (its own channel) posts one SDMA put of the whole row block for each peer at position `i`
+/// of the round with `i % blocks == b` (row `dest` of the input into row `me` of `dest`'s
+/// target) and waits for them before the next round, so a rank has at most [`GROUP_PEERS`]
+/// transfers live and the `n^2` flows of a call never all start at once. Block 0 first copies
+/// row `me` into its own target. Then the lane's credit barrier (every put into this rank has
+/// landed) and its epilogue. Signal `[NR, core_num]`, or `[NR, 1]` on one block; needs
+/// `[chip.sdma]`.
+pub(crate) async fn grouped_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.target, WHAT)?;
+    let b = ops.block_idx();
+    let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
+        return Ok(());
+    };
+    let tv = rows_view(ops, &a.target, n, WHAT)?;
+    let iv = rows_view(ops, &a.input, n, WHAT)?;
+    let r = tv.shape()[1];
+    let put = |ops: &mut Ops, dest: usize| {
+        let opts = SdmaOpts::new().region(&[me, 0], &[dest, 0], &[1, r]);
+        ops.put_async(&tv, dest, &iv, &opts)
+    };
+    if r > 0 {
+        if b == 0 {
+            let own = put(ops, me)?;
+            ops.wait_async(own).await?;
+        }
+        for round in by_distance(me, n).chunks(GROUP_PEERS) {
+            let mut posted = Vec::with_capacity(round.len().div_ceil(active));
+            for &dest in round.iter().skip(b).step_by(active) {
+                posted.push(put(ops, dest)?);
+            }
+            crate::sdma::wait_all(ops, posted).await?;
+        }
     }
     lanes.barrier(ops, me, n, 1).await?;
     lanes.epilogue(ops, me, n, 1)
@@ -189,4 +252,42 @@ pub(crate) async fn host_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
 /// The InCore composite of all_to_all_v.
 pub(crate) async fn incore_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
     exchange_v(ops, a, false).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_by_distance_alternate_sides_and_cover_everyone_once() {
+        assert_eq!(by_distance(0, 6), vec![1, 5, 2, 4, 3]);
+        assert_eq!(by_distance(3, 5), vec![4, 2, 0, 1]);
+        assert_eq!(by_distance(0, 2), vec![1]);
+        assert!(by_distance(0, 1).is_empty());
+        for n in 1..40 {
+            for me in [0, n / 2, n - 1] {
+                let mut p = by_distance(me, n);
+                p.sort();
+                let want: Vec<usize> = (0..n).filter(|&x| x != me).collect();
+                assert_eq!(p, want, "n {n} me {me}");
+            }
+        }
+    }
+
+    #[test]
+    fn in_each_round_every_rank_is_written_by_as_many_peers_as_it_writes() {
+        // Round k of every rank, together: each rank is a destination exactly |round| times.
+        let n = 20;
+        let plans: Vec<Vec<usize>> = (0..n).map(|me| by_distance(me, n)).collect();
+        for k in 0..plans[0].len().div_ceil(GROUP_PEERS) {
+            let mut hits = vec![0; n];
+            for p in &plans {
+                for &d in p.chunks(GROUP_PEERS).nth(k).unwrap_or(&[]) {
+                    hits[d] += 1;
+                }
+            }
+            let size = plans[0].chunks(GROUP_PEERS).nth(k).map_or(0, |c| c.len());
+            assert!(hits.iter().all(|&h| h == size), "round {k}: {hits:?}");
+        }
+    }
 }

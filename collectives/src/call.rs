@@ -4,7 +4,7 @@
 //! the host API, which validates the operands.
 
 use crate::host;
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape, signal_shape_on};
 use sim_core::{DType, Domain, ReduceOp, SimError, SimResult, Tensor, World};
 
 /// One collective call: what runs (`kind`, `mode`, `path`), on what (`dtype`, `op`, `root`)
@@ -14,7 +14,7 @@ use sim_core::{DType, Domain, ReduceOp, SimError, SimResult, Tensor, World};
 pub struct Call {
     /// Which collective.
     pub kind: Kind,
-    /// The algorithm (allreduce: every mode; allgather: mesh or sdma-mesh; others: mesh).
+    /// The algorithm (see [`crate::modes`] for which collective runs which).
     pub mode: Mode,
     /// The HOST builtin or the InCore lowering.
     pub path: Path,
@@ -81,11 +81,13 @@ impl Call {
     }
 
     /// AIV blocks the call runs on: `core_num` for the multi-block algorithms (the HOST mesh,
-    /// two-shot and HCCL-class allreduces, the SDMA allgather), 1 otherwise.
+    /// two-shot and HCCL-class allreduces, the HCCL-class reduce_scatter and all_to_all forms,
+    /// the SDMA allgather, all_to_all_v and broadcast), 1 otherwise.
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
-            Kind::ReduceScatter | Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
+            Kind::ReduceScatter => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
+            Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::GroupedMesh),
             Kind::AllGather | Kind::AllToAllV | Kind::Broadcast => self.mode == Mode::SdmaMesh,
             _ => false,
         };
@@ -97,9 +99,15 @@ impl Call {
         matches!(self.kind, Kind::AllReduce | Kind::ReduceScatter)
     }
 
-    /// The INT32 signal the call needs (see [`signal_shape`]).
+    /// The INT32 signal the call needs (see [`signal_shape`]), its ranks taken as one server.
     pub fn signal_shape(&self) -> Vec<usize> {
         signal_shape(self.kind, self.mode, self.path, self.ranks, self.blocks())
+    }
+
+    /// The INT32 signal the call needs on a machine of `server_ranks` ranks per server (see
+    /// [`signal_shape_on`]; only `hier` depends on it).
+    pub fn signal_shape_on(&self, server_ranks: usize) -> Vec<usize> {
+        signal_shape_on(self.kind, self.mode, self.path, self.ranks, self.blocks(), server_ranks)
     }
 
     /// The data buffers of one rank for `count` elements per segment, as (name, shape) of
@@ -128,10 +136,10 @@ impl Call {
     }
 
     /// Allocates the window buffers of one call with `count` elements per segment in `dom`:
-    /// the signal first, then [`Call::data_shapes`], then all_to_all_v's `send_counts [NR]`
-    /// and `recv_counts [NR, 1]`.
+    /// the signal first (shaped for `w`'s servers, [`Call::signal_shape_on`]), then
+    /// [`Call::data_shapes`], then all_to_all_v's `send_counts [NR]` and `recv_counts [NR, 1]`.
     pub fn alloc(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<CallBuffers> {
-        let signal = w.alloc_window(dom, "signal", DType::I32, &self.signal_shape())?;
+        let signal = w.alloc_window(dom, "signal", DType::I32, &self.signal_shape_on(w.server_ranks()))?;
         let mut data = Vec::new();
         for (name, shape) in self.data_shapes(count) {
             data.push(w.alloc_window(dom, name, self.dtype, &shape)?);

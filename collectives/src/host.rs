@@ -3,9 +3,9 @@
 //! runs the builtin kernel (named like PyPTO's variant, `builtin.tensor.allreduce__sum__fp32`);
 //! `Path::InCore` runs the composite lowering as a one-block kernel.
 
-use crate::allreduce::{self, aiv_mesh, mesh, rhd, ring, sdma_mesh, two_shot};
+use crate::allreduce::{self, aiv_mesh, hier, mesh, rhd, ring, sdma_mesh, two_shot};
 use crate::check::{self, MAX_BUILTIN_RANKS, fail};
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape, variant};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape, signal_shape_on, variant};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
 
@@ -95,6 +95,24 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
             let blocks = if spec.path == Path::Host { spec.core_num } else { 1 };
             check::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Rhd, spec.path, n, blocks))?;
         }
+        Mode::Hier => {
+            check::op(&what, spec.op, &ReduceOp::ALL)?;
+            check::dtype(&what, data, &DType::ALL)?;
+            let server = world.server_ranks();
+            if let Err(e) = hier::group(n, server) {
+                return fail(&what, e);
+            }
+            let blocks = if spec.path == Path::Host { spec.core_num } else { 1 };
+            let want = signal_shape_on(Kind::AllReduce, Mode::Hier, spec.path, n, blocks, server);
+            check::signal(&what, signal, &want)?;
+        }
+        Mode::GroupedMesh => {
+            let modes: Vec<String> = crate::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
+            return fail(
+                &what,
+                format!("grouped-mesh is an all_to_all algorithm; allreduce runs as {}", modes.join(", ")),
+            );
+        }
         Mode::SdmaMesh => {
             check::op(&what, spec.op, &[ReduceOp::Sum])?;
             let addable: Vec<DType> =
@@ -119,7 +137,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
             data.numel()
         ));
     }
-    let args = allreduce::Args { data: data.clone(), sig: signal.clone(), op: spec.op };
+    let args = allreduce::Args { data: data.clone(), sig: signal.clone(), op: spec.op, server: world.server_ranks() };
     let task = match (spec.mode, spec.path) {
         (Mode::Mesh, Path::Host) => task!(&name, spec.core_num, args, mesh::host_block),
         (Mode::Mesh, Path::InCore) => task!(&name, 1, args, mesh::incore),
@@ -129,6 +147,8 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         (Mode::AivMesh, _) => task!(&name, spec.core_num, args, aiv_mesh::block),
         (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, sdma_mesh::block),
         (Mode::Rhd, _) => task!(&name, spec.core_num, args, rhd::block),
+        (Mode::Hier, _) => task!(&name, spec.core_num, args, hier::block),
+        (Mode::GroupedMesh, _) => return fail(&what, "grouped-mesh is an all_to_all algorithm".into()),
     };
     launch(world, data, &name, task)
 }
@@ -141,7 +161,7 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
         Mode::Mesh => {
             fail(what, format!("the builtin {kind} runs on one block; core_num must be 1, got {}", spec.core_num))
         }
-        Mode::SdmaMesh => {
+        Mode::SdmaMesh | Mode::GroupedMesh if spec.mode == Mode::SdmaMesh || kind == Kind::AllToAll => {
             let aiv = world.chip().aiv_cores();
             if spec.core_num == 0 || spec.core_num > aiv {
                 return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
@@ -152,7 +172,7 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
                     "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
                 );
             }
-            let want = signal_shape(kind, Mode::SdmaMesh, spec.path, n, spec.core_num);
+            let want = signal_shape(kind, spec.mode, spec.path, n, spec.core_num);
             check::signal(what, signal, &want)
         }
         Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll) => {
@@ -358,9 +378,12 @@ pub fn all_to_all(world: &mut World, input: &Tensor, target: &Tensor, signal: &T
     all_to_all_with(world, input, target, signal, AllGather { path, ..AllGather::default() })
 }
 
-/// An all_to_all run as `how` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
-/// all_to_all (`Mode::SdmaMesh`: copy-engine puts on `core_num` blocks, signal `[NR,
-/// core_num]` or `[NR, 1]` on one block; needs `[chip.sdma]`). Operands as for [`all_to_all`].
+/// An all_to_all run as `how` says: PyPTO's builtin (`Mode::Mesh`) or an HCCL-class one: the
+/// SDMA all_to_all (`Mode::SdmaMesh`: copy-engine puts to every peer at once on `core_num`
+/// blocks), the AIV all_to_all (`Mode::AivMesh`: every block pulls its tiles from every peer)
+/// or the grouped full mesh (`Mode::GroupedMesh`: copy-engine puts to 8 peers at a time,
+/// round after round); signal `[NR, core_num]`, or `[NR, 1]` on one block; the copy-engine
+/// ones need `[chip.sdma]`. Operands as for [`all_to_all`].
 pub fn all_to_all_with(
     world: &mut World,
     input: &Tensor,
@@ -390,6 +413,7 @@ pub fn all_to_all_with(
     let task = match (how.mode, path) {
         (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, a2a::sdma_mesh),
         (Mode::AivMesh, _) => task!(&name, how.core_num, args, a2a::aiv_mesh),
+        (Mode::GroupedMesh, _) => task!(&name, how.core_num, args, a2a::grouped_mesh),
         (_, Path::Host) => task!(&name, 1, args, a2a::host),
         (_, Path::InCore) => task!(&name, 1, args, a2a::incore),
     };

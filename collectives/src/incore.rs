@@ -7,18 +7,19 @@
 //! })
 //! ```
 //!
-//! Signals are `[NR, 1]` (ring: `[2(NR-1), NR]`, rhd: `[2 + 3 log2(NR), 1]`) and the composite
-//! runs on the calling block.
+//! Signals are `[NR, 1]` (ring: `[2(NR-1), NR]`, rhd: `[2 + 3 log2(NR), 1]`, hier: see
+//! [`allreduce_hier`]) and the composite runs on the calling block.
 //! Operands are checked as the host API checks them.
 
-use crate::allreduce::{self, aiv_mesh, mesh, rhd, ring, sdma_mesh, two_shot};
+use crate::allreduce::{self, aiv_mesh, hier, mesh, rhd, ring, sdma_mesh, two_shot};
 use crate::spec::Mode;
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor};
 
-/// The allreduce composite (`mode`: mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd).
+/// The allreduce composite (`mode`: mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd; `hier`
+/// needs the server size, so it is [`allreduce_hier`]).
 pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: ReduceOp, mode: Mode) -> SimResult<()> {
-    let a = allreduce::Args { data: data.clone(), sig: signal.clone(), op };
+    let a = allreduce::Args { data: data.clone(), sig: signal.clone(), op, server: 1 };
     match mode {
         Mode::Mesh => mesh::incore(ops, &a).await,
         Mode::Ring => ring::incore(ops, &a).await,
@@ -26,7 +27,25 @@ pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: Reduce
         Mode::AivMesh => aiv_mesh::block(ops, &a).await,
         Mode::SdmaMesh => sdma_mesh::block(ops, &a).await,
         Mode::Rhd => rhd::block(ops, &a).await,
+        Mode::Hier => Err(ops.error(
+            "allreduce",
+            "hier needs the machine's ranks per server: call collectives::incore::allreduce_hier".to_string(),
+        )),
+        Mode::GroupedMesh => Err(ops.error("allreduce", "grouped-mesh is an all_to_all algorithm".to_string())),
     }
+}
+
+/// The hierarchical allreduce composite ([`Mode::Hier`]) on servers of `server_ranks` ranks
+/// (the host's [`World::server_ranks`](sim_core::World::server_ranks)): signal
+/// [`signal_shape_on`](crate::signal_shape_on)`(AllReduce, Hier, InCore, NR, 1, server_ranks)`.
+pub async fn allreduce_hier(
+    ops: &mut Ops,
+    data: &Tensor,
+    signal: &Tensor,
+    op: ReduceOp,
+    server_ranks: usize,
+) -> SimResult<()> {
+    hier::block(ops, &allreduce::Args { data: data.clone(), sig: signal.clone(), op, server: server_ranks }).await
 }
 
 /// The barrier composite.
@@ -52,7 +71,7 @@ pub async fn reduce_scatter(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: R
     rs::incore(ops, &rs::Args { data: data.clone(), sig: signal.clone(), op }).await
 }
 
-/// The all_to_all composite.
+/// The all_to_all composite (PyPTO's builtin lowering).
 pub async fn all_to_all(ops: &mut Ops, input: &Tensor, target: &Tensor, signal: &Tensor) -> SimResult<()> {
     a2a::incore(ops, &a2a::Args { input: input.clone(), target: target.clone(), sig: signal.clone() }).await
 }

@@ -21,6 +21,13 @@
 //! - **rhd** allreduce ([`Mode::Rhd`]): HCCL-class, recursive halving-doubling (Rabenseifner),
 //!   the vendor library's algorithm between servers: `2 log2 NR` steps, each signalling one
 //!   partner, so it runs on a thousand ranks where the builtins stop at 16.
+//! - **hier** allreduce ([`Mode::Hier`]): HCCL-class, the server-level hierarchy — a
+//!   reduce-scatter inside each server, RHD between servers among the ranks holding the same
+//!   slice, an allgather inside each server; the server size is the machine's
+//!   ([`sim_core::World::server_ranks`], from its config).
+//! - **grouped-mesh** all_to_all ([`Mode::GroupedMesh`]): HCCL-class, the grouped full mesh the
+//!   vendor library runs on A3 — copy-engine puts to 8 peers at a time, nearest first, round
+//!   after round, so not all `NR^2` flows are live at once.
 //!
 //! Kernels are written once against [`sim_core::Ops`] and run as async tasks inside the
 //! scheduler (no host threads), or on a user's kernel thread via `core.run(..)`. This crate
@@ -52,4 +59,7 @@ pub use host::{
     all_to_all, all_to_all_v, all_to_all_v_with, all_to_all_with, allgather, allgather_with, allreduce, barrier,
     broadcast, broadcast_with, reduce_scatter, reduce_scatter_with,
 };
-pub use spec::{AllGather, AllReduce, Kind, Mode, Path, did_you_mean, max_ranks, modes, name_distance, signal_shape};
+pub use spec::{
+    AllGather, AllReduce, Kind, Mode, Path, did_you_mean, max_ranks, modes, name_distance, signal_shape,
+    signal_shape_on,
+};

@@ -113,7 +113,7 @@ fn suggestion(input: &str, names: &[&str]) -> String {
     did_you_mean(input, names.iter().copied()).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default()
 }
 
-/// The allreduce algorithm.
+/// The algorithm a collective runs (see [`modes`] for which collective runs which).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Mode {
     /// PyPTO's one-shot pull: every rank reads every peer's chunk and reduces it.
@@ -136,13 +136,40 @@ pub enum Mode {
     /// between servers), `2 log2 NR` steps that each signal one partner, so it runs on
     /// thousands of ranks (not a PyPTO builtin, not capped at kMaxSupportedRanks).
     Rhd,
+    /// HCCL-class allreduce: the server-level hierarchy (the vendor library's two-level
+    /// allreduce): a reduce-scatter inside each server, an RHD allreduce between servers
+    /// among the ranks holding the same slice, an allgather inside each server. The server
+    /// size is the machine's ([`World::server_ranks`](sim_core::World::server_ranks), from the
+    /// config); the ranks must be whole servers. Signal `[g + 2 + 3 log2(NR / g), core_num]`
+    /// for servers of `g` ranks; runs at any size (not a PyPTO builtin).
+    Hier,
+    /// HCCL-class all_to_all: the grouped full mesh the vendor library runs on A3 — copy-engine
+    /// puts to the peers a group of 8 at a time, nearest first on both sides, the group's
+    /// peers spread over the blocks' channels, each round waited for before the next, so not
+    /// all `NR^2` flows are live at once (not a PyPTO builtin; needs `[chip.sdma]`; runs at
+    /// any size).
+    GroupedMesh,
 }
 
 impl Mode {
     /// Every mode.
-    pub const ALL: [Mode; 6] = [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh, Mode::SdmaMesh, Mode::Rhd];
+    pub const ALL: [Mode; 8] = [
+        Mode::Mesh,
+        Mode::Ring,
+        Mode::TwoShot,
+        Mode::AivMesh,
+        Mode::SdmaMesh,
+        Mode::Rhd,
+        Mode::Hier,
+        Mode::GroupedMesh,
+    ];
 
-    /// `mesh`, `ring`, `two-shot`, `aiv-mesh`, `sdma-mesh` or `rhd`, everywhere (API, CLI, JSON).
+    /// The allreduce algorithms (every mode but `grouped-mesh`).
+    pub const ALLREDUCE: [Mode; 7] =
+        [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh, Mode::SdmaMesh, Mode::Rhd, Mode::Hier];
+
+    /// `mesh`, `ring`, `two-shot`, `aiv-mesh`, `sdma-mesh`, `rhd`, `hier` or `grouped-mesh`,
+    /// everywhere (API, CLI, JSON).
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Mesh => "mesh",
@@ -151,6 +178,8 @@ impl Mode {
             Mode::AivMesh => "aiv-mesh",
             Mode::SdmaMesh => "sdma-mesh",
             Mode::Rhd => "rhd",
+            Mode::Hier => "hier",
+            Mode::GroupedMesh => "grouped-mesh",
         }
     }
 }
@@ -171,10 +200,12 @@ impl FromStr for Mode {
             "aiv-mesh" | "aiv_mesh" => Ok(Mode::AivMesh),
             "sdma-mesh" | "sdma_mesh" => Ok(Mode::SdmaMesh),
             "rhd" | "halving-doubling" | "halving_doubling" => Ok(Mode::Rhd),
+            "hier" | "hierarchical" => Ok(Mode::Hier),
+            "grouped-mesh" | "grouped_mesh" => Ok(Mode::GroupedMesh),
             _ => {
                 let names = Mode::ALL.map(Mode::name);
                 Err(format!(
-                    "unknown mode `{s}`: {}expected mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd",
+                    "unknown mode `{s}`: {}expected mesh, ring, two-shot, aiv-mesh, sdma-mesh, rhd, hier or grouped-mesh",
                     suggestion(s, &names)
                 ))
             }
@@ -259,14 +290,34 @@ impl Default for AllReduce {
 /// The signal shape a collective call needs on `nranks` ranks (the shape PyPTO synthesizes or
 /// validates): HOST mesh and two-shot `[NR]` for one block or `[NR, core_num]`; HOST ring
 /// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; rhd `[2 + 3 log2(NR), core_num]` (one row
-/// per fold and step signal, one column per block); HOST barrier `[NR]`; everything else
-/// `[NR, 1]`.
+/// per fold and step signal, one column per block); hier `[NR + 2, core_num]` here, the ranks
+/// taken as one server (on a machine of smaller servers use [`signal_shape_on`]); HOST
+/// barrier `[NR]`; everything else `[NR, 1]`.
 pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num: usize) -> Vec<usize> {
+    signal_shape_on(kind, mode, path, nranks, core_num, nranks)
+}
+
+/// [`signal_shape`] on a machine whose servers hold `server_ranks` ranks
+/// ([`World::server_ranks`](sim_core::World::server_ranks)): only `hier` depends on it, with
+/// `[g + 2 + 3 log2(NR / g), core_num]` for servers of `g = min(server_ranks, NR)` (a credit
+/// row per rank of a server, then the RHD rows between servers).
+pub fn signal_shape_on(
+    kind: Kind,
+    mode: Mode,
+    path: Path,
+    nranks: usize,
+    core_num: usize,
+    server_ranks: usize,
+) -> Vec<usize> {
     let rounds = 2 * nranks.saturating_sub(1);
     match (kind, mode, path) {
         (Kind::AllReduce, Mode::Ring, Path::Host) => vec![rounds + 1, nranks],
         (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
         (Kind::AllReduce, Mode::Rhd, _) => vec![crate::allreduce::rhd::signal_rows(nranks), core_num],
+        (Kind::AllReduce, Mode::Hier, _) => {
+            let g = crate::allreduce::hier::group(nranks, server_ranks).unwrap_or(server_ranks.clamp(1, nranks.max(1)));
+            vec![crate::allreduce::hier::signal_rows(nranks, g), core_num]
+        }
         (Kind::AllReduce, _, Path::Host)
         | (
             Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast,
@@ -274,6 +325,7 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
             _,
         )
         | (Kind::ReduceScatter | Kind::AllToAll, Mode::AivMesh, _)
+        | (Kind::AllToAll, Mode::GroupedMesh, _)
             if core_num > 1 =>
         {
             vec![nranks, core_num]
@@ -283,15 +335,17 @@ pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num:
     }
 }
 
-/// The algorithms (`--mode`) a collective runs: every mode for allreduce; PyPTO's builtin
-/// (`mesh`) and the HCCL-class copy-engine mesh (`sdma-mesh`) for allgather, reduce_scatter,
-/// all_to_all, all_to_all_v and broadcast, and the HCCL-class AIV mesh (`aiv-mesh`) for
-/// reduce_scatter and all_to_all; the builtin alone for the others. The host API, the sweep and the checker
-/// all ask this.
+/// The algorithms (`--mode`) a collective runs: every mode but `grouped-mesh` for allreduce
+/// ([`Mode::ALLREDUCE`]); PyPTO's builtin (`mesh`) and the HCCL-class copy-engine mesh
+/// (`sdma-mesh`) for allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast, the
+/// HCCL-class AIV mesh (`aiv-mesh`) for reduce_scatter and all_to_all, and the grouped full
+/// mesh (`grouped-mesh`) for all_to_all; the builtin alone for the others. The host API, the
+/// sweep and the checker all ask this.
 pub fn modes(kind: Kind) -> &'static [Mode] {
     match kind {
-        Kind::AllReduce => &Mode::ALL,
-        Kind::ReduceScatter | Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
+        Kind::AllReduce => &Mode::ALLREDUCE,
+        Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::GroupedMesh],
+        Kind::ReduceScatter => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
         Kind::AllGather | Kind::AllToAllV | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh],
         _ => &[Mode::Mesh],
     }
@@ -300,12 +354,12 @@ pub fn modes(kind: Kind) -> &'static [Mode] {
 /// The most ranks a call does anything on, if it is capped: PyPTO's HOST kernels, and the
 /// algorithms modelled beside them on the HOST path, return at once above kMaxSupportedRanks
 /// ([`MAX_BUILTIN_RANKS`](crate::MAX_BUILTIN_RANKS)); the InCore lowerings, the SDMA
-/// allgather and `rhd` run at any size. The host API, the sweep's defaults and the checker's
-/// catalogue all ask this.
+/// allgather, `rhd`, `hier` and `grouped-mesh` run at any size. The host API, the sweep's
+/// defaults and the checker's catalogue all ask this.
 pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
     let capped = path == Path::Host
         && match kind {
-            Kind::AllReduce => mode != Mode::Rhd,
+            Kind::AllReduce => !matches!(mode, Mode::Rhd | Mode::Hier),
             Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast => {
                 mode == Mode::Mesh
             }
@@ -328,6 +382,8 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::AivMesh) => format!("hccl.allreduce_aiv_mesh__{op}__{dt}"),
         (Kind::AllReduce, Mode::SdmaMesh) => format!("hccl.allreduce_sdma_mesh__{op}__{dt}"),
         (Kind::AllReduce, Mode::Rhd) => format!("hccl.allreduce_rhd__{op}__{dt}"),
+        (Kind::AllReduce, Mode::Hier) => format!("hccl.allreduce_hier__{op}__{dt}"),
+        (Kind::AllToAll, Mode::GroupedMesh) => format!("hccl.all_to_all_grouped_mesh__{dt}"),
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
         (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),
         (Kind::ReduceScatter, Mode::AivMesh) => format!("hccl.reduce_scatter_aiv_mesh__{op}__{dt}"),
@@ -367,13 +423,14 @@ mod tests {
         assert!("AllGather".parse::<Kind>().unwrap_err().contains("did you mean `allgather`?"));
         assert_eq!(
             "aivmesh".parse::<Mode>().unwrap_err(),
-            "unknown mode `aivmesh`: did you mean `aiv-mesh`? expected mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd"
+            "unknown mode `aivmesh`: did you mean `aiv-mesh`? expected mesh, ring, two-shot, aiv-mesh, sdma-mesh, rhd, \
+             hier or grouped-mesh"
         );
         assert!("sdmamesh".parse::<Mode>().unwrap_err().contains("did you mean `sdma-mesh`?"));
         // Nothing close: no guess.
         assert_eq!(
             "fast".parse::<Mode>().unwrap_err(),
-            "unknown mode `fast`: expected mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd"
+            "unknown mode `fast`: expected mesh, ring, two-shot, aiv-mesh, sdma-mesh, rhd, hier or grouped-mesh"
         );
         assert!(!"gather_all".parse::<Kind>().unwrap_err().contains("did you mean"));
     }
@@ -396,6 +453,8 @@ mod tests {
         assert_eq!(max_ranks(Kind::AllReduce, Mode::Mesh, Path::Host), Some(16));
         assert_eq!(max_ranks(Kind::AllReduce, Mode::AivMesh, Path::Host), Some(16));
         assert_eq!(max_ranks(Kind::AllReduce, Mode::Rhd, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Hier, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllToAll, Mode::GroupedMesh, Path::Host), None);
         assert_eq!(max_ranks(Kind::AllGather, Mode::Mesh, Path::Host), Some(16));
         assert_eq!(max_ranks(Kind::AllGather, Mode::SdmaMesh, Path::Host), None);
         assert_eq!(max_ranks(Kind::Barrier, Mode::Mesh, Path::Host), Some(16));
@@ -408,6 +467,12 @@ mod tests {
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::Host, 12, 3), vec![11, 3]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::InCore, 1024, 1), vec![32, 1]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::InCore, 4, 1), vec![6, 4]);
+        // hier: one server of 8 by default; 768 ranks in servers of 16 (48 servers, 5 steps).
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Hier, Path::Host, 8, 4), vec![10, 4]);
+        assert_eq!(signal_shape_on(Kind::AllReduce, Mode::Hier, Path::Host, 768, 2, 16), vec![33, 2]);
+        assert_eq!(signal_shape_on(Kind::AllReduce, Mode::Hier, Path::InCore, 8, 1, 16), vec![10, 1]);
+        assert_eq!(signal_shape(Kind::AllToAll, Mode::GroupedMesh, Path::Host, 8, 4), vec![8, 4]);
+        assert_eq!(signal_shape(Kind::AllToAll, Mode::GroupedMesh, Path::InCore, 8, 1), vec![8, 1]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 6), vec![4, 6]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 1), vec![4]);
         assert_eq!(signal_shape(Kind::Barrier, Mode::Mesh, Path::InCore, 4, 1), vec![4, 1]);

@@ -159,14 +159,19 @@ pub struct SweepFlags {
     /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
     /// puts; sum only, pays the channels' first-use cold start unless -w >= 1), and rhd
     /// (recursive halving-doubling, the vendor library's algorithm between servers: 2 log2(NR)
-    /// steps with one partner each, for any rank count). Give aiv-mesh and sdma-mesh many
+    /// steps with one partner each, for any rank count) and hier (the server-level hierarchy: a
+    /// reduce-scatter inside each server, rhd between servers on the ranks holding the same
+    /// slice, an allgather inside each server; servers of the config's `[machine]
+    /// server_ranks`, else its hierarchical fabric's node; the ranks must be whole servers).
+    /// Give aiv-mesh and sdma-mesh many
     /// cores, e.g. --core-num 48. Default: mesh (the builtin, one block) and the HCCL-class
     /// modes the machine runs (aiv-mesh; sdma-mesh with -w 1) on every AIV core; above 16
     /// ranks, where PyPTO's builtins return at once (kMaxSupportedRanks), rhd on one block.
     /// allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast take mesh (PyPTO's builtin) and sdma-mesh (the
     /// vendor library's copy-engine mesh), reduce_scatter and all_to_all also aiv-mesh (its AIV
-    /// kernels: every block pulls large UB tiles from every peer); a mode a collective lacks is
-    /// named and skipped.
+    /// kernels: every block pulls large UB tiles from every peer), all_to_all also grouped-mesh
+    /// (the vendor library's grouped full mesh on A3: copy-engine puts to 8 peers at a time,
+    /// each round waited for); a mode a collective lacks is named and skipped.
     #[arg(long, value_delimiter = ',')]
     mode: Option<Vec<Mode>>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
@@ -927,7 +932,8 @@ fn write_outputs(
 /// device time only, and what a host-launched op adds (small sizes are otherwise optimistic).
 fn hccl_costs_note(cfg: &Config, spec: &SweepSpec) -> Option<String> {
     let h = &cfg.host;
-    let hccl = matches!(spec.call.mode, Mode::AivMesh | Mode::SdmaMesh | Mode::Rhd) && spec.call.path == Path::Host;
+    let hccl = matches!(spec.call.mode, Mode::AivMesh | Mode::SdmaMesh | Mode::Rhd | Mode::Hier | Mode::GroupedMesh)
+        && spec.call.path == Path::Host;
     (hccl && (h.hccl_launch_us > 0.0 || h.hccl_setup_us > 0.0)).then(|| {
         format!(
             "device time only: a host-launched HCCL op also pays about {} us of setup before it (host.hccl_setup_us) \

@@ -79,6 +79,7 @@ fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: us
             t.waits = t.local_notifies;
             return scale_blocks(t, active);
         }
+        Mode::Hier | Mode::GroupedMesh => unreachable!("allreduce_strategy draws the first six modes only"),
         Mode::TwoShot | Mode::AivMesh => {
             let slice = |i: usize| (i + 1) * numel / nr - i * numel / nr;
             t.remote_read_bytes = (peers * slice(me) as u64 + (numel - slice(me)) as u64) * es as u64;

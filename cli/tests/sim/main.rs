@@ -32,6 +32,7 @@ mod gm_cells;
 mod golden;
 mod guide;
 mod hccl_class;
+mod hier;
 mod limits;
 mod measure_api;
 mod observers;

@@ -1,7 +1,9 @@
 //! allreduce: PyPTO's mesh (one-shot pull) and ring, the two-shot algorithm, and the vendor
-//! library's AIV mesh, SDMA mesh and recursive halving-doubling allreduces.
+//! library's AIV mesh, SDMA mesh, recursive halving-doubling and server-hierarchical
+//! allreduces.
 
 pub(crate) mod aiv_mesh;
+pub(crate) mod hier;
 pub(crate) mod mesh;
 pub(crate) mod rhd;
 pub(crate) mod ring;
@@ -49,4 +51,6 @@ pub(crate) struct Args {
     pub(crate) data: Tensor,
     pub(crate) sig: Tensor,
     pub(crate) op: ReduceOp,
+    /// Ranks per server (`hier` only; the others ignore it).
+    pub(crate) server: usize,
 }

@@ -66,7 +66,7 @@ fn round_up(x: usize, align: usize) -> usize {
 }
 
 /// Block `b`'s slice of `numel` elements over `blocks`, its bounds on `align`-element grid.
-fn block_slice(b: usize, numel: usize, blocks: usize, align: usize) -> (usize, usize) {
+pub(crate) fn block_slice(b: usize, numel: usize, blocks: usize, align: usize) -> (usize, usize) {
     let (lo, hi) = slice(b, numel, blocks);
     (round_up(lo, align).min(numel), round_up(hi, align).min(numel))
 }
@@ -94,28 +94,53 @@ fn halving(v: usize, p: usize, range: (usize, usize), align: usize) -> Vec<Step>
     out
 }
 
-/// What one block works with: its signal column and its tiles.
-struct Lane<'a> {
-    sig: &'a Tensor,
-    col: usize,
-    flat: Tensor,
-    tile: usize,
+/// The ranks one RHD runs among: member `v` of `size` is the domain's rank `base + v * stride`
+/// (the whole domain: base 0, stride 1; the hierarchical allreduce's servers: the ranks with
+/// one local index, `stride` = ranks per server).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Group {
+    /// This rank's member index.
+    pub(crate) v: usize,
+    /// Members.
+    pub(crate) size: usize,
+    /// The domain rank of member 0.
+    pub(crate) base: usize,
+    /// Domain ranks between consecutive members.
+    pub(crate) stride: usize,
+}
+
+impl Group {
+    /// The domain rank of member `v`.
+    fn rank(&self, v: usize) -> usize {
+        self.base + v * self.stride
+    }
+}
+
+/// What one block works with: its signal column, the signal row its rows start at, and its
+/// tiles.
+pub(crate) struct Lane<'a> {
+    pub(crate) sig: &'a Tensor,
+    pub(crate) col: usize,
+    pub(crate) row0: usize,
+    pub(crate) flat: Tensor,
+    pub(crate) tile: usize,
 }
 
 impl Lane<'_> {
     fn notify(&self, ops: &mut Ops, peer: usize, row: usize) -> SimResult<()> {
-        ops.notify(self.sig, peer, &[row, self.col], 1, NotifyOp::AtomicAdd)
+        ops.notify(self.sig, peer, &[self.row0 + row, self.col], 1, NotifyOp::AtomicAdd)
     }
 
     async fn wait(&self, ops: &mut Ops, row: usize) -> SimResult<()> {
-        ops.wait(self.sig, &[row, self.col], 1, WaitCmp::Ge).await
+        ops.wait(self.sig, &[self.row0 + row, self.col], 1, WaitCmp::Ge).await
     }
 
     /// Takes the call's credit back out of each of `rows` and declares them self-clearing.
     fn epilogue(&self, ops: &mut Ops, me: usize, rows: impl Iterator<Item = usize>) -> SimResult<()> {
         for row in rows {
-            ops.notify(self.sig, me, &[row, self.col], -1, NotifyOp::AtomicAdd)?;
-            ops.expect_clear(self.sig, &[row, self.col], &[1, 1])?;
+            let at = [self.row0 + row, self.col];
+            ops.notify(self.sig, me, &at, -1, NotifyOp::AtomicAdd)?;
+            ops.expect_clear(self.sig, &at, &[1, 1])?;
         }
         Ok(())
     }
@@ -165,7 +190,7 @@ impl Lane<'_> {
 
 /// Elements per tile: a sixth of UB (own and peer tile, each double-buffered, and the sum),
 /// in whole 32-byte blocks.
-fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
+pub(crate) fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
     ((ub_bytes / 6) & !31).max(32) / esize
 }
 
@@ -182,13 +207,27 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (numel, esize) = (a.data.numel(), a.data.dtype().size());
     let align = (32 / esize).max(1);
     let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(WHAT, e.to_string()))?;
-    let lane = Lane { sig: &a.sig, col: b, flat, tile: tile_elems(ops.chip().ub_bytes(), esize) };
+    let lane = Lane { sig: &a.sig, col: b, row0: 0, flat, tile: tile_elems(ops.chip().ub_bytes(), esize) };
     let range = block_slice(b, numel, active, align);
-    let p = 1 << steps(n);
-    if me >= p {
-        return extra(ops, &lane, me, me - p, range).await;
+    run(ops, a, &lane, Group { v: me, size: n, base: 0, stride: 1 }, range, align).await
+}
+
+/// The RHD allreduce of `range` among the members of `group`, on `lane`'s rows (from
+/// `lane.row0`, [`signal_rows`]`(group.size)` of them): the members beyond the largest power
+/// of two fold in, the core halves and doubles.
+pub(crate) async fn run(
+    ops: &mut Ops,
+    a: &Args,
+    lane: &Lane<'_>,
+    group: Group,
+    range: (usize, usize),
+    align: usize,
+) -> SimResult<()> {
+    let p = 1 << steps(group.size);
+    if group.v >= p {
+        return extra(ops, lane, group, group.v - p, range).await;
     }
-    participant(ops, a, &lane, (me, n, p), range, align).await
+    participant(ops, a, lane, group, p, range, align).await
 }
 
 /// The columns (block lanes) of `sig`, once it is known to have the rows `n` ranks need: the
@@ -213,23 +252,27 @@ async fn participant(
     ops: &mut Ops,
     a: &Args,
     lane: &Lane<'_>,
-    (me, n, p): (usize, usize, usize),
+    group: Group,
+    p: usize,
     range: (usize, usize),
     align: usize,
 ) -> SimResult<()> {
-    let k = steps(p);
-    let extra = (me + p < n).then_some(me + p);
+    let (v, k) = (group.v, steps(p));
+    let me = group.rank(v);
+    let extra = (v + p < group.size).then(|| group.rank(v + p));
     if let Some(x) = extra {
         lane.wait(ops, FOLD).await?;
         lane.reduce_from(ops, a, x, range).await?;
     }
-    let plan = halving(me, p, range, align);
+    let plan = halving(v, p, range, align);
     for (s, &(partner, keep, _)) in plan.iter().enumerate() {
+        let partner = group.rank(partner);
         lane.notify(ops, partner, ready_row(s))?;
         lane.wait(ops, ready_row(s)).await?;
         lane.reduce_from(ops, a, partner, keep).await?;
     }
     for (s, &(partner, _, give)) in plan.iter().enumerate().rev() {
+        let partner = group.rank(partner);
         lane.notify(ops, partner, gather_row(k, s))?;
         lane.wait(ops, gather_row(k, s)).await?;
         lane.copy_from(ops, partner, give).await?;
@@ -249,13 +292,15 @@ async fn participant(
     lane.epilogue(ops, me, fold.chain(own))
 }
 
-/// A rank beyond the power-of-two core: hand its data to its buddy, then pull the result back.
-async fn extra(ops: &mut Ops, lane: &Lane<'_>, me: usize, buddy: usize, range: (usize, usize)) -> SimResult<()> {
+/// A member beyond the power-of-two core: hand its data to its buddy (member `buddy`), then
+/// pull the result back.
+async fn extra(ops: &mut Ops, lane: &Lane<'_>, group: Group, buddy: usize, range: (usize, usize)) -> SimResult<()> {
+    let buddy = group.rank(buddy);
     lane.notify(ops, buddy, FOLD)?;
     lane.wait(ops, FOLD).await?;
     lane.copy_from(ops, buddy, range).await?;
     lane.notify(ops, buddy, FOLD_DONE)?;
-    lane.epilogue(ops, me, [FOLD].into_iter())
+    lane.epilogue(ops, group.rank(group.v), [FOLD].into_iter())
 }
 
 #[cfg(test)]

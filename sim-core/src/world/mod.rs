@@ -60,6 +60,8 @@ pub struct World {
     options: RunOptions,
     /// The checker's findings of the last run, whatever its outcome.
     findings: Vec<Finding>,
+    /// Ranks per server (see [`World::server_ranks`]).
+    server_ranks: usize,
     /// `gm_written[buf][chip]`: the host staged, or a queued task declared writing, some of
     /// that chip's copy of GM buffer `buf`.
     gm_written: Vec<Vec<bool>>,
@@ -100,7 +102,28 @@ impl World {
             gm_written: Vec::new(),
             opaque: vec![false; size],
             observers: Vec::new(),
+            server_ranks: size,
         })
+    }
+
+    /// Ranks per server: world ranks `s * k .. (s + 1) * k` form server `s`, the group the
+    /// server-level hierarchical collectives reduce within before they go between servers
+    /// (HCCL's level 0). A machine config sets it (its `[machine] server_ranks`, else the node of
+    /// a hierarchical fabric); a world built directly is one server of all its ranks.
+    pub fn server_ranks(&self) -> usize {
+        self.server_ranks
+    }
+
+    /// Sets the ranks per server ([`World::server_ranks`]); `k` must divide the world's size.
+    pub fn set_server_ranks(&mut self, k: usize) -> SimResult<()> {
+        if k == 0 || !self.size.is_multiple_of(k) {
+            return Err(SimError::invalid(format!(
+                "server_ranks {k} must divide the machine's {} ranks (whole servers)",
+                self.size
+            )));
+        }
+        self.server_ranks = k;
+        Ok(())
     }
 
     /// Stops storing payload bytes (timing-only mode): reads give zeros, writes are dropped,
