@@ -4,8 +4,8 @@
 //! `Path::InCore` runs the composite lowering as a one-block kernel.
 
 use crate::allreduce::{self, aiv_mesh, hier, mesh, rhd, ring, sdma_mesh, two_shot};
-use crate::check::{self, MAX_BUILTIN_RANKS, fail};
 use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape, signal_shape_on, variant};
+use crate::validate::{self, MAX_BUILTIN_RANKS, fail};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
 
@@ -56,7 +56,7 @@ const FP: [DType; 2] = [DType::F32, DType::F16];
 /// ranks may differ bitwise); ring and two-shot reduce each element once (bit-identical).
 pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllReduce) -> SimResult<()> {
     let what = format!("allreduce ({} {})", spec.mode, spec.path);
-    check::windows(&what, &[("data", data), ("signal", signal)])?;
+    validate::windows(&what, &[("data", data), ("signal", signal)])?;
     let n = domain_of(data)?.size();
     let aiv = world.chip().aiv_cores();
     if spec.core_num == 0 || spec.core_num > aiv {
@@ -67,8 +67,8 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
     }
     match spec.mode {
         Mode::Ring => {
-            check::op(&what, spec.op, if spec.path == Path::Host { &[ReduceOp::Sum] } else { &ReduceOp::ALL })?;
-            check::dtype(&what, data, if spec.path == Path::Host { &[DType::F32] } else { &FP })?;
+            validate::op(&what, spec.op, if spec.path == Path::Host { &[ReduceOp::Sum] } else { &ReduceOp::ALL })?;
+            validate::dtype(&what, data, if spec.path == Path::Host { &[DType::F32] } else { &FP })?;
             if spec.path == Path::Host && spec.core_num != 1 {
                 return fail(
                     &what,
@@ -76,35 +76,35 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
                 );
             }
             if n > 1 {
-                check::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Ring, spec.path, n, 1))?;
+                validate::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Ring, spec.path, n, 1))?;
             }
         }
         Mode::Mesh => {
-            check::op(&what, spec.op, &ReduceOp::ALL)?;
-            check::dtype(&what, data, &FP)?;
+            validate::op(&what, spec.op, &ReduceOp::ALL)?;
+            validate::dtype(&what, data, &FP)?;
             mesh_signal(&what, signal, n, spec)?;
         }
         Mode::TwoShot | Mode::AivMesh => {
-            check::op(&what, spec.op, &ReduceOp::ALL)?;
-            check::dtype(&what, data, &DType::ALL)?;
+            validate::op(&what, spec.op, &ReduceOp::ALL)?;
+            validate::dtype(&what, data, &DType::ALL)?;
             mesh_signal(&what, signal, n, spec)?;
         }
         Mode::Rhd => {
-            check::op(&what, spec.op, &ReduceOp::ALL)?;
-            check::dtype(&what, data, &DType::ALL)?;
+            validate::op(&what, spec.op, &ReduceOp::ALL)?;
+            validate::dtype(&what, data, &DType::ALL)?;
             let blocks = if spec.path == Path::Host { spec.core_num } else { 1 };
-            check::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Rhd, spec.path, n, blocks))?;
+            validate::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Rhd, spec.path, n, blocks))?;
         }
         Mode::Hier => {
-            check::op(&what, spec.op, &ReduceOp::ALL)?;
-            check::dtype(&what, data, &DType::ALL)?;
+            validate::op(&what, spec.op, &ReduceOp::ALL)?;
+            validate::dtype(&what, data, &DType::ALL)?;
             let server = world.server_ranks();
             if let Err(e) = hier::group(n, server) {
                 return fail(&what, e);
             }
             let blocks = if spec.path == Path::Host { spec.core_num } else { 1 };
             let want = signal_shape_on(Kind::AllReduce, Mode::Hier, spec.path, n, blocks, server);
-            check::signal(&what, signal, &want)?;
+            validate::signal(&what, signal, &want)?;
         }
         Mode::GroupedMesh => {
             let modes: Vec<String> = crate::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
@@ -114,10 +114,10 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
             );
         }
         Mode::SdmaMesh => {
-            check::op(&what, spec.op, &[ReduceOp::Sum])?;
+            validate::op(&what, spec.op, &[ReduceOp::Sum])?;
             let addable: Vec<DType> =
                 DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
-            check::dtype(&what, data, &addable)?;
+            validate::dtype(&what, data, &addable)?;
             if world.chip().sdma().is_none() {
                 return fail(
                     &what,
@@ -157,7 +157,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
 /// and core counts.
 fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, spec: AllGather) -> SimResult<()> {
     match spec.mode {
-        Mode::Mesh if spec.core_num == 1 => check::rank_signal(what, signal, n, false),
+        Mode::Mesh if spec.core_num == 1 => validate::rank_signal(what, signal, n, false),
         Mode::Mesh => {
             fail(what, format!("the builtin {kind} runs on one block; core_num must be 1, got {}", spec.core_num))
         }
@@ -173,14 +173,14 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
                 );
             }
             let want = signal_shape(kind, spec.mode, spec.path, n, spec.core_num);
-            check::signal(what, signal, &want)
+            validate::signal(what, signal, &want)
         }
         Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll) => {
             let aiv = world.chip().aiv_cores();
             if spec.core_num == 0 || spec.core_num > aiv {
                 return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
             }
-            check::signal(what, signal, &signal_shape(kind, Mode::AivMesh, spec.path, n, spec.core_num))
+            validate::signal(what, signal, &signal_shape(kind, Mode::AivMesh, spec.path, n, spec.core_num))
         }
         other => {
             let modes: Vec<String> = crate::spec::modes(kind).iter().map(|m| m.to_string()).collect();
@@ -199,7 +199,7 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
 /// `[NR, 1]`.
 fn mesh_signal(what: &str, sig: &Tensor, n: usize, spec: AllReduce) -> SimResult<()> {
     if spec.path == Path::InCore {
-        return check::rank_signal(what, sig, n, false);
+        return validate::rank_signal(what, sig, n, false);
     }
     let s = sig.shape();
     let ok = match s.len() {
@@ -225,9 +225,9 @@ fn mesh_signal(what: &str, sig: &Tensor, n: usize, spec: AllReduce) -> SimResult
 /// `pld.tensor.barrier(signal)`: no rank leaves before every rank has arrived.
 pub fn barrier(world: &mut World, signal: &Tensor, path: Path) -> SimResult<()> {
     let what = format!("barrier ({path})");
-    check::windows(&what, &[("signal", signal)])?;
+    validate::windows(&what, &[("signal", signal)])?;
     let n = domain_of(signal)?.size();
-    check::rank_signal(&what, signal, n, path == Path::Host)?;
+    validate::rank_signal(&what, signal, n, path == Path::Host)?;
     let name = variant(Kind::Barrier, Mode::Mesh, ReduceOp::Sum, DType::F32, 0);
     if too_many_ranks(world, &what, n, (Kind::Barrier, Mode::Mesh, path)) {
         return no_op(world, signal, &name);
@@ -248,12 +248,12 @@ pub fn broadcast(world: &mut World, data: &Tensor, signal: &Tensor, root: usize,
 pub fn broadcast_with(world: &mut World, data: &Tensor, signal: &Tensor, root: usize, how: AllGather) -> SimResult<()> {
     let path = how.path;
     let what = format!("broadcast ({} {path})", how.mode);
-    check::windows(&what, &[("data", data), ("signal", signal)])?;
+    validate::windows(&what, &[("data", data), ("signal", signal)])?;
     let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
-    check::dtype(&what, data, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    validate::dtype(&what, data, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(data)?.size();
     match how.mode {
-        Mode::Mesh => check::rank_signal(&what, signal, n, path == Path::Host)?,
+        Mode::Mesh => validate::rank_signal(&what, signal, n, path == Path::Host)?,
         _ => copy_mode(world, &what, signal, n, Kind::Broadcast, how)?,
     }
     let name = variant(Kind::Broadcast, how.mode, ReduceOp::Sum, data.dtype(), root);
@@ -295,11 +295,11 @@ pub fn allgather_with(
 ) -> SimResult<()> {
     let path = spec.path;
     let what = format!("allgather ({} {path})", spec.mode);
-    check::windows(&what, &[("stage", stage), ("target", target), ("signal", signal)])?;
+    validate::windows(&what, &[("stage", stage), ("target", target), ("signal", signal)])?;
     let builtin_f32 = path == Path::Host && spec.mode == Mode::Mesh;
-    check::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    validate::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
-    let r = check::leading(&what, target, n)?;
+    let r = validate::leading(&what, target, n)?;
     if stage.numel() != r || stage.dtype() != target.dtype() {
         return fail(
             &what,
@@ -345,18 +345,18 @@ pub fn reduce_scatter_with(
 ) -> SimResult<()> {
     let path = how.path;
     let what = format!("reduce_scatter ({} {path})", how.mode);
-    check::windows(&what, &[("data", data), ("signal", signal)])?;
-    check::op(&what, op, &[ReduceOp::Sum])?;
+    validate::windows(&what, &[("data", data), ("signal", signal)])?;
+    validate::op(&what, op, &[ReduceOp::Sum])?;
     if how.mode == Mode::SdmaMesh {
         let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
-        check::dtype(&what, data, &addable)?;
+        validate::dtype(&what, data, &addable)?;
     } else if how.mode == Mode::AivMesh {
-        check::dtype(&what, data, &FP)?;
+        validate::dtype(&what, data, &FP)?;
     } else {
-        check::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
+        validate::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
     }
     let n = domain_of(data)?.size();
-    check::leading(&what, data, n)?;
+    validate::leading(&what, data, n)?;
     copy_mode(world, &what, signal, n, Kind::ReduceScatter, how)?;
     let name = variant(Kind::ReduceScatter, how.mode, op, data.dtype(), 0);
     if too_many_ranks(world, &what, n, (Kind::ReduceScatter, how.mode, path)) {
@@ -393,11 +393,11 @@ pub fn all_to_all_with(
 ) -> SimResult<()> {
     let path = how.path;
     let what = format!("all_to_all ({} {path})", how.mode);
-    check::windows(&what, &[("input", input), ("target", target), ("signal", signal)])?;
+    validate::windows(&what, &[("input", input), ("target", target), ("signal", signal)])?;
     let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
-    check::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    validate::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
-    let r = check::leading(&what, target, n)?;
+    let r = validate::leading(&what, target, n)?;
     if input.numel() != n * r || input.dtype() != target.dtype() {
         return fail(
             &what,
@@ -459,9 +459,9 @@ pub fn all_to_all_v_with(
         ("recv_counts", recv_counts),
         ("signal", signal),
     ];
-    check::windows(&what, &ops)?;
+    validate::windows(&what, &ops)?;
     let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
-    check::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    validate::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let rows = target.shape()[0];
     if target.shape().len() < 2
@@ -483,7 +483,7 @@ pub fn all_to_all_v_with(
     if send_counts.dtype() != DType::I32 || send_counts.numel() != n {
         return fail(&what, format!("send_counts `{}` must be INT32 with {n} elements", send_counts.name()));
     }
-    check::rank_signal(&what, recv_counts, n, false)?;
+    validate::rank_signal(&what, recv_counts, n, false)?;
     copy_mode(world, &what, signal, n, Kind::AllToAllV, how)?;
     let name = variant(Kind::AllToAllV, how.mode, ReduceOp::Sum, target.dtype(), 0);
     if too_many_ranks(world, &what, n, (Kind::AllToAllV, how.mode, path)) {

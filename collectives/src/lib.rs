@@ -45,16 +45,15 @@ mod allreduce;
 mod barrier;
 mod broadcast;
 mod call;
-mod check;
 mod host;
 pub mod incore;
 mod lanes;
 mod reduce_scatter;
 mod sdma;
 mod spec;
+mod validate;
 
 pub use call::{Call, CallBuffers};
-pub use check::MAX_BUILTIN_RANKS;
 pub use host::{
     all_to_all, all_to_all_v, all_to_all_v_with, all_to_all_with, allgather, allgather_with, allreduce, barrier,
     broadcast, broadcast_with, reduce_scatter, reduce_scatter_with,
@@ -63,3 +62,4 @@ pub use spec::{
     AllGather, AllReduce, Kind, Mode, Path, did_you_mean, max_ranks, modes, name_distance, signal_shape,
     signal_shape_on,
 };
+pub use validate::MAX_BUILTIN_RANKS;

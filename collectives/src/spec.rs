@@ -365,7 +365,7 @@ pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
             }
             _ => true,
         };
-    capped.then_some(crate::check::MAX_BUILTIN_RANKS)
+    capped.then_some(crate::validate::MAX_BUILTIN_RANKS)
 }
 
 /// The PyPTO builtin variant name of a HOST collective call (`builtin.tensor.allreduce__sum__fp32`).
