@@ -107,7 +107,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
             validate::signal(&what, signal, &want)?;
         }
         Mode::GroupedMesh => {
-            let modes: Vec<String> = crate::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
+            let modes: Vec<String> = crate::spec::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
             return fail(
                 &what,
                 format!("grouped-mesh is an all_to_all algorithm; allreduce runs as {}", modes.join(", ")),
