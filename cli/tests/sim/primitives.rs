@@ -497,3 +497,43 @@ fn host_staging_round_trips_every_dtype_exactly_and_rounds_once() {
         assert_eq!(w.read_f64(&t, 1).unwrap(), vec![1.0, 1.0, up], "{dt}");
     }
 }
+
+/// A kernel polling one cell reuses its resolution from poll to poll; polls of another cell,
+/// another view of the same cells (a fresh slice each time) or another tensor in between must
+/// each answer for the cell they name, with threads and coroutines alike.
+#[test]
+fn test_signal_answers_for_the_cell_each_poll_names() {
+    for exec in [ranksim::sim_core::KernelExec::Threads, Default::default()] {
+        let mut w = simple(1);
+        w.options_mut().kernel_exec = exec;
+        let dom = all(&mut w);
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 4]).unwrap();
+        let other = w.alloc_window(&dom, "other", DType::I32, &[1, 4]).unwrap();
+        let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("polls", 2, move |core| {
+                if core.block_idx() == 1 {
+                    return core.notify(&sig, 0, &[0, 1], 5, NotifyOp::Set);
+                }
+                core.compute(1000);
+                let mut got = Vec::new();
+                for _ in 0..2 {
+                    got.push(core.test_signal(&sig, &[0, 0], 5, WaitCmp::Eq)?);
+                    got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
+                    got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
+                    let col = sig.slice(&[0, 1], &[1, 1])?;
+                    got.push(core.test_signal(&col, &[0, 0], 5, WaitCmp::Eq)?);
+                    got.push(core.test_signal(&other, &[0, 1], 5, WaitCmp::Eq)?);
+                }
+                log.lock().extend(got);
+                Ok(())
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        let one = [false, true, true, true, false];
+        assert_eq!(*seen.lock(), [one, one].concat(), "{exec:?}");
+    }
+}

@@ -191,8 +191,11 @@ pub(crate) enum Reply {
     Data(Payload),
     /// The operation completed.
     Done,
-    /// A yes/no answer: a signal test or an SDMA completion poll.
+    /// A yes/no answer: an SDMA completion poll.
     Flag(bool),
+    /// A signal test's answer, with the cells it tested handed back: a kernel polling the
+    /// same cell again sends them again instead of resolving and naming it anew.
+    Tested { holds: bool, cells: Cells },
     /// The operation was refused.
     Err(SimError),
 }

@@ -64,6 +64,8 @@ pub struct Ops {
     /// compute the same count again, which then costs no call into the model and no division.
     cycle_clock: crate::base::time::Frequency,
     last_compute: (u64, crate::base::time::SimDuration),
+    /// The cell `test_signal` polled last (see `scalar.rs`).
+    pub(super) polled: super::scalar::PolledCell,
 }
 
 impl Ops {
@@ -88,6 +90,7 @@ impl Ops {
             sdma: Default::default(),
             cycle_clock: chip.clock(),
             last_compute: (0, crate::base::time::SimDuration::ZERO),
+            polled: Default::default(),
             chip,
         }
     }

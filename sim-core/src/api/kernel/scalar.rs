@@ -5,11 +5,37 @@
 
 use super::ops::{Ops, ones};
 use crate::api::request::{Reply, Request};
-use crate::base::addr::Cells;
+use crate::base::addr::{Cells, Coords};
 use crate::base::error::SimResult;
 use crate::base::signal::WaitCmp;
 use crate::base::tensor::Tensor;
 use std::panic::Location;
+
+/// The cell a kernel tested last, resolved, so that a polling loop resolves it once: the
+/// tensor (held, so that its address names it while cached), the offsets, and the cells
+/// while they are not out in a request.
+#[derive(Default)]
+pub(super) struct PolledCell {
+    signal: Option<Tensor>,
+    offsets: Coords,
+    cells: Option<Cells>,
+}
+
+impl PolledCell {
+    /// The cells of `signal[offsets]` if they are the ones kept, taken out for a request.
+    fn take(&mut self, signal: &Tensor, offsets: &[usize]) -> Option<Cells> {
+        match &self.signal {
+            Some(s) if std::sync::Arc::ptr_eq(&s.0, &signal.0) && same(&self.offsets, offsets) => self.cells.take(),
+            _ => None,
+        }
+    }
+}
+
+/// Whether two cells' coordinates are equal: compared in place (a signal's one or two
+/// coordinates), not through `memcmp`.
+fn same(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
 
 impl Ops {
     /// Whether cell `offsets` of this rank's `signal` satisfies `cmp expected` now (signed;
@@ -35,16 +61,27 @@ impl Ops {
         cmp: WaitCmp,
     ) -> SimResult<Request> {
         self.live("test_signal")?;
-        // One cell, resolved as `wait` resolves it (the same checks and messages as a region
-        // of ones, without building one).
-        let cell = self.cell("test_signal", signal, None, offsets)?;
-        Ok(Request::Test { cells: Cells::from(cell), expected, cmp })
+        let cells = match self.polled.take(signal, offsets) {
+            Some(cells) => cells,
+            None => {
+                // One cell, resolved as `wait` resolves it (the same checks and messages as a
+                // region of ones, without building one).
+                let cell = self.cell("test_signal", signal, None, offsets)?;
+                self.polled = PolledCell { signal: Some(signal.clone()), offsets: Coords::new(offsets), cells: None };
+                Cells::from(cell)
+            }
+        };
+        Ok(Request::Test { cells, expected, cmp })
     }
 
-    /// What [`Ops::test_signal`] returns for the scheduler's `reply`.
+    /// What [`Ops::test_signal`] returns for the scheduler's `reply`; the cells come back
+    /// for the next poll.
     pub(crate) fn test_reply(&mut self, reply: Reply) -> SimResult<bool> {
         match reply {
-            Reply::Flag(holds) => Ok(holds),
+            Reply::Tested { holds, cells } => {
+                self.polled.cells = Some(cells);
+                Ok(holds)
+            }
             _ => self.bad("test_signal", "the scheduler answered a test without a flag".into()),
         }
     }

@@ -429,7 +429,7 @@ impl Engine {
             Request::Collect { ticket } => self.collect(t, actor, ticket),
             Request::ScalarRead { src, caller } => self.scalar_read(t, actor, &src, caller),
             Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
-            Request::Test { cells, expected, cmp } => self.test_cells(t, actor, &cells, expected, cmp),
+            Request::Test { cells, expected, cmp } => self.test_cells(t, actor, cells, expected, cmp),
             Request::Write { dst, data, atomic, op, caller, start } => {
                 let remote = dst.chip() != me;
                 self.obs.store_posted(actor, op, dst.chip(), data.len(), (t, resume));
