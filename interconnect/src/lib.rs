@@ -15,7 +15,10 @@
 //! `fixpipe` (as chip-model's `ChipPaths::engines` lists them), and the topology's directed links (`link {a}->{b}`, `up {c}`/`down {c}`,
 //! `nic{k}-up {c}`/`nic{k}-down {c}`). A path lists the resources a [`sim_core::model::PathKind`]
 //! crosses; a packet holds them cut-through (see [`sim_core::model::Network`]), so flows sharing a
-//! resource interleave packet by packet and incast, shared links and HBM contention emerge.
+//! resource interleave packet by packet and incast, shared links and HBM contention emerge. A
+//! path through a switch is booked up to the switch when the packet is sent and on from there
+//! when it arrives ([`sim_core::model::Onward`]): the switch buffers, the receiver's side is
+//! booked in arrival order.
 //!
 //! ## The `[fabric]` table
 //!

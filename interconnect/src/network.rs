@@ -3,6 +3,7 @@
 //! cut-through timing of one packet along a path.
 
 use crate::config::{FabricConfig, FabricConfigError, err};
+use crate::topology::Node;
 use crate::topology::Topology;
 pub use chip_model::ChipPaths;
 use chip_model::EngineKind;
@@ -10,7 +11,7 @@ use resource::Resource;
 use rustc_hash::FxHashMap;
 use sim_core::{
     Bandwidth, SimDuration, SimTime,
-    model::{Busy, Network, PacketTiming, PathId, PathKind, Route},
+    model::{Busy, Network, Onward, PacketTiming, PathId, PathKind, Route},
 };
 
 mod resource;
@@ -43,6 +44,9 @@ pub struct NetworkModel {
     /// rather than its payload: a core's remote store's links and port, when
     /// `core_write_efficiency` is below 1; `(0, 0)` for every other path.
     wire: Vec<(u32, u32)>,
+    /// Each path's first hop past a switch (an offset in its run), where a packet waits for
+    /// the rest of its path to be booked (see [`Onward`]); 0 for a path through no switch.
+    split: Vec<u32>,
     /// `1 / core_write_efficiency`, when it is below 1.
     core_write_scale: Option<f64>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
@@ -200,6 +204,7 @@ impl NetworkModel {
             hops,
             paths,
             wire: Vec::new(),
+            split: Vec::new(),
             core_write_scale,
             ids,
             link_memo: FxHashMap::default(),
@@ -365,9 +370,11 @@ impl NetworkModel {
             }
         };
         let wire = self.wire_run(route, &hops[run.0 as usize..run.1 as usize]);
+        let split = self.split_at(&hops[run.0 as usize..run.1 as usize]);
         self.hops = hops;
         self.paths.push(run);
         self.wire.push(wire);
+        self.split.push(split);
         if !dense || id.0.checked_add(1).is_none() {
             self.ids.insert(*route, id);
         }
@@ -385,6 +392,70 @@ impl NetworkModel {
         let a = hops.iter().position(fabric).unwrap_or(0);
         let b = hops.iter().rposition(fabric).map_or(a, |b| b + 1);
         (a as u32, b as u32)
+    }
+
+    /// The offset in `hops` of the first link out of a switch (0: the path crosses none).
+    fn split_at(&self, hops: &[u32]) -> u32 {
+        let leaves_switch = |r: &u32| match self.locate(*r) {
+            Some(Located::Link(l)) => matches!(self.topology.links()[l].from, Node::Switch { .. }),
+            _ => false,
+        };
+        hops.iter().position(leaves_switch).map_or(0, |i| i as u32)
+    }
+
+    /// Books hops `[from, to)` of `path` for a packet of `bytes` whose first byte is at hop
+    /// `from` at `ready` and its last at `last_in`, at event time `now`: cut-through, as
+    /// [`Network::send`] documents. Past the last hop the packet is at its destination, or at
+    /// the switch before hop `to` when `to` is the path's split.
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &mut self,
+        path: PathId,
+        (from, to): (u32, u32),
+        bytes: u64,
+        (ready, last_in): (SimTime, SimTime),
+        now: SimTime,
+        mut busy: Option<&mut Vec<Busy>>,
+    ) -> PacketTiming {
+        let mut timing = PacketTiming::idle(ready);
+        let Some(&(lo, _)) = self.paths.get(path.0 as usize) else { return timing };
+        let Some(ids) = self.hops.get((lo + from) as usize..(lo + to) as usize) else { return timing };
+        let (wa, wb) = self.wire.get(path.0 as usize).copied().unwrap_or((0, 0));
+        let wire = if wa < wb { self.wire_bytes(bytes) } else { bytes };
+        let resources = &mut self.resources;
+        // Each hop's state and calendar are read before any is booked: the loads do not
+        // depend on each other, so their cache misses overlap instead of coming one per hop.
+        let mut warm = 0;
+        for &id in ids {
+            if let Some(r) = resources.get(id as usize) {
+                warm ^= r.warm();
+            }
+        }
+        std::hint::black_box(warm);
+        // First and last byte at the next resource, and the latency in front of it (from the
+        // walk's first hop).
+        let (mut ready, mut last_in, mut ahead) = (ready, last_in, SimDuration::ZERO);
+        for (j, &id) in (from..).zip(ids) {
+            // Never skips: every hop names an existing resource (see `path`).
+            let Some(res) = resources.get_mut(id as usize) else { continue };
+            let held = if j >= wa && j < wb { wire } else { bytes };
+            let slot = res.book(held, ready, last_in, now);
+            if j == from {
+                timing.begin = slot.start;
+            }
+            let cleared = slot.end.as_ps().saturating_sub(ahead.as_ps());
+            timing.cleared = timing.cleared.max(SimTime::from_ps(cleared));
+            timing.arrival = slot.end + res.latency;
+            if let Some(b) = busy.as_deref_mut() {
+                b.push(Busy { resource: id, start: slot.start, end: slot.end, bytes });
+            }
+            ahead += res.latency;
+            (ready, last_in) = (slot.start + res.latency, slot.end + res.latency);
+        }
+        if to > from && self.split.get(path.0 as usize) == Some(&to) {
+            timing.onward = Some(Onward { hop: to, ready, last_in });
+        }
+        timing
     }
 
     /// The bytes a packet of `bytes` payload holds the fabric for on a wire hop.
@@ -468,52 +539,24 @@ impl Network for NetworkModel {
     /// after it left resource j-1 (`at` for the first), its last byte one latency after the
     /// last left j-1, and j books the earliest slot that fits (see `Resource::book`).
     /// `cleared = max_j(end_j - L_j)`, with L_j the latency in front of j: when the sender may
-    /// send again without queueing behind itself. With `busy`, appends one entry per resource
+    /// send again without queueing behind itself. A path through a switch is booked up to the
+    /// switch (its sender's side: `cleared` counts only those hops); the rest waits for
+    /// [`Network::send_onward`]. With `busy`, appends one entry per resource booked
     /// (zero-length ones included). An unknown or empty path takes no time.
-    fn send(&mut self, path: PathId, bytes: u64, at: SimTime, mut busy: Option<&mut Vec<Busy>>) -> PacketTiming {
-        let mut timing = PacketTiming { begin: at, cleared: at, arrival: at };
-        let Some(&(lo, hi)) = self.paths.get(path.0 as usize) else { return timing };
-        let Some(ids) = self.hops.get(lo as usize..hi as usize) else { return timing };
-        let Some((&first, rest)) = ids.split_first() else { return timing };
-        let (wa, wb) = self.wire.get(path.0 as usize).copied().unwrap_or((0, 0));
-        let wire = if wa < wb { self.wire_bytes(bytes) } else { bytes };
-        let resources = &mut self.resources;
-        // Each hop's state and calendar are read before any is booked: the loads do not
-        // depend on each other, so their cache misses overlap instead of coming one per hop.
-        let mut warm = 0;
-        for &id in ids {
-            if let Some(r) = resources.get(id as usize) {
-                warm ^= r.warm();
-            }
-        }
-        std::hint::black_box(warm);
-        // The first resource, peeled off: the packet enters the path there, with no latency
-        // in front of it.
-        let Some(res) = resources.get_mut(first as usize) else { return timing };
-        let slot = res.book(if wa == 0 && wb > 0 { wire } else { bytes }, at, at, at);
-        timing.begin = slot.start;
-        timing.cleared = timing.cleared.max(slot.end);
-        timing.arrival = slot.end + res.latency;
-        if let Some(b) = busy.as_deref_mut() {
-            b.push(Busy { resource: first, start: slot.start, end: slot.end, bytes });
-        }
-        // First and last byte at the next resource, and the latency in front of it.
-        let mut ahead = res.latency;
-        let (mut ready, mut last_in) = (slot.start + res.latency, slot.end + res.latency);
-        for (j, &id) in (1u32..).zip(rest) {
-            // Never skips: every hop names an existing resource (see `path`).
-            let Some(res) = resources.get_mut(id as usize) else { continue };
-            let held = if j >= wa && j < wb { wire } else { bytes };
-            let slot = res.book(held, ready, last_in, at);
-            let cleared = slot.end.as_ps().saturating_sub(ahead.as_ps());
-            timing.cleared = timing.cleared.max(SimTime::from_ps(cleared));
-            timing.arrival = slot.end + res.latency;
-            if let Some(b) = busy.as_deref_mut() {
-                b.push(Busy { resource: id, start: slot.start, end: slot.end, bytes });
-            }
-            ahead += res.latency;
-            (ready, last_in) = (slot.start + res.latency, slot.end + res.latency);
-        }
+    #[inline]
+    fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
+        let Some(&(lo, hi)) = self.paths.get(path.0 as usize) else { return PacketTiming::idle(at) };
+        let to = match self.split.get(path.0 as usize) {
+            Some(&s) if s > 0 => s,
+            _ => hi - lo,
+        };
+        self.walk(path, (0, to), bytes, (at, at), at, busy)
+    }
+
+    fn send_onward(&mut self, path: PathId, bytes: u64, from: Onward, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
+        let Some(&(lo, hi)) = self.paths.get(path.0 as usize) else { return PacketTiming::idle(from.ready) };
+        let mut timing = self.walk(path, (from.hop, hi - lo), bytes, (from.ready, from.last_in), from.ready, busy);
+        timing.onward = None;
         timing
     }
 

@@ -213,8 +213,34 @@ pub struct PacketTiming {
     /// finished on resource j and `L_j` the latency in front of j. The sender of the last
     /// packet is free from here on.
     pub cleared: SimTime,
-    /// Its last byte reached the destination (after the last resource and its latency).
+    /// Its last byte reached the destination (after the last resource and its latency); with
+    /// `onward`, the switch where it waits.
     pub arrival: SimTime,
+    /// The rest of its path, when it crosses a switch: booked by [`Network::send_onward`]
+    /// when the packet is there (`None` once at the destination).
+    pub onward: Option<Onward>,
+}
+
+impl PacketTiming {
+    /// A packet that took no time and went nowhere: every instant `at`.
+    pub fn idle(at: SimTime) -> PacketTiming {
+        PacketTiming { begin: at, cleared: at, arrival: at, onward: None }
+    }
+}
+
+/// A packet at a switch, where its path is split: the resources up to the switch are the
+/// sender's side, booked when it is sent; those after it are the receiver's, booked only
+/// when the packet gets there. So what a sender books never depends on the receiver's side
+/// at the same instant, and each side's bookings happen in its own time order (the ground a
+/// simulation split between processes at switches stands on).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Onward {
+    /// The first hop past the switch, as an offset in the path.
+    pub hop: u32,
+    /// When its first byte is at that hop.
+    pub ready: SimTime,
+    /// When its last byte is there.
+    pub last_in: SimTime,
 }
 
 /// One resource busy with one packet (for link-utilisation traces).
@@ -239,10 +265,12 @@ pub struct Busy {
 /// `end_j >= max(ready_j + bytes / rate_j, last_j)` and overlaps no booking. The burst may take
 /// an idle gap before a booking made earlier for a later time, so a packet held up downstream
 /// does not block a resource it has not reached. Concurrent flows therefore interleave packet
-/// by packet and contention (incast, shared links, HBM) falls out of the model.
+/// by packet and contention (incast, shared links, HBM) falls out of the model. A path through
+/// a switch is booked in two halves ([`Onward`]): the receiver's side when the packet is at
+/// the switch, so a sender never books, nor waits for, the receiver's side at its send.
 ///
-/// The scheduler calls [`Network::send`] in nondecreasing time order of its events, so a
-/// model may keep occupancy state and stay deterministic.
+/// The scheduler calls [`Network::send`] and [`Network::send_onward`] in nondecreasing time
+/// order of its events, so a model may keep occupancy state and stay deterministic.
 pub trait Network: Send + Debug {
     /// The path of `route` (resolved once, then cached by id). Ids are dense: the n-th
     /// distinct route gets `PathId(n)`, so the scheduler keeps per-path state in a vector.
@@ -250,9 +278,17 @@ pub trait Network: Send + Debug {
     /// Bytes per packet.
     fn packet_bytes(&self) -> u64;
     /// Moves one packet of `bytes` (at most `packet_bytes`; 0 for a request) along `path`,
-    /// entering no earlier than `at`, and reserves what it crossed. With `busy`, also appends
-    /// each resource's busy interval.
+    /// entering no earlier than `at`, and reserves what it crossed: the whole path, or up to
+    /// the switch it crosses, where [`PacketTiming::onward`] says how it goes on. With `busy`,
+    /// also appends each resource's busy interval.
     fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming;
+    /// Moves the packet of `bytes` that [`Network::send`] left at a switch (`from`) along the
+    /// rest of `path`; the scheduler calls it at `from.ready`. The default, for a network
+    /// that never splits a path, delivers it as it is.
+    fn send_onward(&mut self, path: PathId, bytes: u64, from: Onward, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
+        let _ = (path, bytes, busy);
+        PacketTiming { begin: from.ready, cleared: from.ready, arrival: from.last_in, onward: None }
+    }
     /// A resource's display name (`link 0->1`, `hbm 3`, `port 5`, `mte3 2.7`).
     fn resource_name(&self, resource: u32) -> String;
     /// The chip whose timeline shows a resource.

@@ -148,8 +148,9 @@ struct Gain {
 /// serialisation time when the packet is sent, so a packet can fill a gap that an earlier
 /// booking left before a later one. The extra flow's packets push other packets later, which
 /// changes which gaps exist, and a flow's packets can then land earlier than without it. One
-/// packet's time is not a bound (the kept case below gains 1.4 packets); the extra flow's own
-/// work is: the reshuffle it causes is made of its packets' slots.
+/// packet's time is not a bound (a kept case below gained 1.4 packets while senders booked a
+/// switch's downlink); the extra flow's own work is: the reshuffle it causes is made of its
+/// packets' slots.
 fn extra_flow_gain(i: usize, dst: usize, senders: &[(usize, u64)]) -> Vec<Gain> {
     let (text, p) = single_hop(i);
     let dst = dst % p;
@@ -175,23 +176,25 @@ fn extra_flow_gain(i: usize, dst: usize, senders: &[(usize, u64)]) -> Vec<Gain> 
 }
 
 /// A case proptest shrank when the property above was stated without slack (kept from
-/// proptest-regressions): on the 8-chip switch, a third flow into rank 0 lets the second
-/// finish earlier, by less than one packet at its bottleneck.
+/// proptest-regressions): on the 8-chip switch a third flow into rank 0 let the second finish
+/// earlier, by less than one packet, while the sender booked the receiver's downlink too. Since
+/// the receiver's side of a switch is booked when a packet gets there, in the order packets
+/// arrive, the third flow only delays the others (by the 1.4 ns its packets hold the
+/// downlink ahead of theirs).
 #[test]
-fn a_third_flow_on_a_switch_gains_another_less_than_a_packet() {
+fn a_third_flow_on_a_switch_delays_the_others() {
     let gains = extra_flow_gain(2, 0, &[(1, 3142), (418, 2813), (1133, 1364)]);
-    assert!(gains.iter().any(|g| g.gain > 0), "the kept case no longer gains: {gains:?}");
-    assert!(gains.iter().all(|g| g.gain <= g.packet as i64), "{gains:?}");
+    assert_eq!(gains.iter().map(|g| g.gain).collect::<Vec<_>>(), [-1400, -1400], "{gains:?}");
 }
 
 /// The case that refuted a one-packet bound (found by proptest on another seed): on the
-/// 8-chip switch, a fourth flow into rank 0 lets the second land 225.48 ns earlier, 1.4
-/// packets of 163.84 ns at its 25 GB/s downlink, within the fourth flow's own 1.81 us there.
+/// 8-chip switch a fourth flow into rank 0 let the second land 225.48 ns earlier (1.4 packets
+/// of 163.84 ns at its 25 GB/s downlink) when senders booked the downlink; now that the
+/// receiver books it, the fourth flow delays every other by 1.08 ns.
 #[test]
-fn a_fourth_flow_on_a_switch_gains_another_more_than_a_packet_less_than_its_work() {
+fn a_fourth_flow_on_a_switch_delays_the_others() {
     let gains = extra_flow_gain(2, 0, &[(177, 5120), (177, 4566), (433, 4402), (1414, 2593)]);
-    assert_eq!((gains[1].gain, gains[1].packet), (225_480, 163_840), "{gains:?}");
-    assert!(gains.iter().all(|g| g.gain <= g.work as i64), "{gains:?}");
+    assert_eq!(gains.iter().map(|g| g.gain).collect::<Vec<_>>(), [-1080; 3], "{gains:?}");
 }
 
 /// The same on a2a3's full mesh (ports and HBM shared at the receiver).

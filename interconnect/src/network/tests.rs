@@ -260,7 +260,11 @@ fn incast_serialises_on_the_switch_downlink_but_not_in_a_mesh() {
     let mut m = model(switch, 4, ChipPaths::unlimited(1));
     let paths: Vec<PathId> = (1..4).map(|src| write(&mut m, src, 0, 0)).collect();
     assert_eq!(names(&m, paths[0]), ["mte3 1.0", "up 1", "down 0", "port 0", "hbm 0"]);
-    let arrivals: Vec<u64> = paths.iter().map(|&p| ns(m.send(p, 1000, t(0), None)).2).collect();
+    // Each packet stops at the switch (its first byte there at 100 ns); the downlink is
+    // booked when they get there, in the order they came.
+    let at_switch: Vec<Onward> = paths.iter().filter_map(|&p| m.send(p, 1000, t(0), None).onward).collect();
+    assert_eq!(at_switch.iter().map(|o| (o.hop, o.ready, o.last_in)).collect::<Vec<_>>(), [(2, t(100), t(200)); 3]);
+    let arrivals: Vec<u64> = paths.iter().zip(at_switch).map(|(&p, o)| ns(m.send_onward(p, 1000, o, None)).2).collect();
     assert_eq!(arrivals, [300, 400, 500]);
 
     let mut m = model(mesh(10.0, 500.0), 4, ChipPaths::unlimited(1));
@@ -273,6 +277,34 @@ fn incast_serialises_on_the_switch_downlink_but_not_in_a_mesh() {
     let paths: Vec<PathId> = (1..4).map(|src| write(&mut m, src, 0, 0)).collect();
     let arrivals: Vec<u64> = paths.iter().map(|&p| ns(m.send(p, 1000, t(0), None)).2).collect();
     assert_eq!(arrivals, [600, 700, 800]);
+}
+
+/// A path through a switch is booked in two halves: the sender's side (its engine and
+/// uplink) when the packet is sent, the receiver's (downlink, port, HBM) when the packet is at
+/// the switch. So a busy downlink does not hold the sender back: its `cleared` counts its own
+/// side only, and the packet queues at the switch.
+#[test]
+fn a_sender_books_its_side_of_a_switch_and_the_receiver_books_the_rest() {
+    let switch = TopologyConfig::Switch(SwitchConfig { ranks: None, link_gbps: 10.0, link_latency_ns: 100.0 });
+    let mut m = model(switch, 3, ChipPaths::unlimited(1));
+    let (big, small) = (write(&mut m, 2, 0, 0), write(&mut m, 1, 0, 0));
+    // 10 KB from chip 2: up 2 for 1 us, at the switch from 100 ns, down 0 from 100 ns to 1.1 us,
+    // at chip 0 by 1.2 us.
+    let mut busy = Vec::new();
+    let first = m.send(big, 10_000, t(0), Some(&mut busy));
+    assert_eq!(busy.iter().map(|b| m.resource_name(b.resource)).collect::<Vec<_>>(), ["mte3 2.0", "up 2"]);
+    let o = first.onward.expect("a switch splits the path");
+    assert_eq!((first.cleared, first.arrival, o.hop, o.ready, o.last_in), (t(1000), t(1100), 2, t(100), t(1100)));
+    busy.clear();
+    assert_eq!(ns(m.send_onward(big, 10_000, o, Some(&mut busy))), (100, 1100, 1200));
+    let booked: Vec<String> = busy.iter().map(|b| m.resource_name(b.resource)).collect();
+    assert_eq!(booked, ["down 0", "port 0", "hbm 0"]);
+    // 1 KB from chip 1 at 0: its side is free, so it has cleared at 100 ns, though down 0 is
+    // busy until 1.1 us; at the switch it waits for the downlink.
+    let second = m.send(small, 1000, t(0), None);
+    assert_eq!((second.cleared, second.arrival), (t(100), t(200)));
+    let o = second.onward.expect("split");
+    assert_eq!(ns(m.send_onward(small, 1000, o, None)).2, 1300);
 }
 
 #[test]

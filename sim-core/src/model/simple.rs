@@ -70,7 +70,7 @@ impl Network for SimpleNet {
         4096
     }
     fn send(&mut self, _: PathId, _: u64, at: SimTime, _: Option<&mut Vec<Busy>>) -> PacketTiming {
-        PacketTiming { begin: at, cleared: at, arrival: at + SimDuration::from_ns(1) }
+        PacketTiming { arrival: at + SimDuration::from_ns(1), ..PacketTiming::idle(at) }
     }
     fn resource_name(&self, resource: u32) -> String {
         format!("resource {resource}")

@@ -9,6 +9,7 @@ use crate::base::dtype::DType;
 use crate::base::payload::Payload;
 use crate::base::signal::NotifyOp;
 use crate::base::time::SimTime;
+use crate::model::{Onward, PathId};
 
 /// The actor id of events the host or the chip schedulers originate.
 pub(crate) const HOST: usize = usize::MAX;
@@ -138,6 +139,9 @@ pub(crate) enum Event {
     Signal(SignalLand),
     /// The next packet of a flow enters its path.
     FlowStep { flow: usize },
+    /// A packet of `bytes` reached the switch on its path: the rest of the path is booked
+    /// now. `end` is the slot of its flow's end event, for the flow's last packet.
+    Onward { path: PathId, bytes: u64, from: Onward, end: Option<u32> },
     /// The read request of a get's chunk reached the owner.
     CopyRemoteRead { job: usize, chunk: usize },
     /// A chunk of a put/get is in UB.

@@ -8,7 +8,7 @@ use super::Engine;
 use super::event::{Event, Key};
 use super::state::flows::Flow;
 use crate::base::time::SimTime;
-use crate::model::{PathId, Route};
+use crate::model::{Busy, Network, Onward, PacketTiming, PathId, Route};
 use crate::results::trace::LinkBusy;
 use std::collections::VecDeque;
 
@@ -40,23 +40,19 @@ impl Engine {
         }
     }
 
-    /// Sends the next packet of flow `id` at the current time.
+    /// Sends the next packet of flow `id` at the current time. A packet that stops at a
+    /// switch goes on with an [`Event::Onward`] there, which ends the flow for its last one.
     pub(super) fn flow_step(&mut self, key: Key, id: usize) {
         let Some(f) = self.flows.slots[id].as_mut() else { return };
         let pkt = f.left.min(self.net.packet_bytes());
         f.left -= pkt;
         let (path, origin, more) = (f.path, f.origin, f.left > 0);
         self.stats.packets += 1;
-        let timing = match self.obs.wants_links() {
-            true => {
-                let mut busy = Vec::new();
-                let t = self.net.send(path, pkt, key.time, Some(&mut busy));
-                self.trace_busy(&busy);
-                t
-            }
-            false => self.net.send(path, pkt, key.time, None),
-        };
+        let timing = self.send_packet(|net, busy| net.send(path, pkt, key.time, busy));
         if more {
+            if let Some(from) = timing.onward {
+                self.push_derived(from.ready, origin, Event::Onward { path, bytes: pkt, from, end: None });
+            }
             self.push_derived(timing.cleared, origin, Event::FlowStep { flow: id });
             return;
         }
@@ -65,14 +61,48 @@ impl Engine {
         if let Some(slot) = f.cleared {
             self.push_derived_slot(timing.cleared, origin, slot);
         }
-        if self.slots.is_reply(f.end) {
-            if let Event::Reply { actor, reply } = self.slots.take(f.end) {
-                self.reply(actor, timing.arrival, reply);
+        match timing.onward {
+            Some(from) => {
+                self.push_derived(from.ready, origin, Event::Onward { path, bytes: pkt, from, end: Some(f.end) })
             }
-        } else {
-            self.push_derived_slot(timing.arrival, origin, f.end);
+            None => self.end_flow(timing.arrival, origin, f.end),
         }
         self.next_on_path(path, timing.cleared);
+    }
+
+    /// A packet reached the switch on its path: books the rest of the path; the flow's last
+    /// packet (`end` given) ends the flow when it arrives.
+    pub(super) fn onward(&mut self, key: Key, path: PathId, bytes: u64, from: Onward, end: Option<u32>) {
+        let timing = self.send_packet(|net, busy| net.send_onward(path, bytes, from, busy));
+        if let Some(slot) = end {
+            self.end_flow(timing.arrival, key, slot);
+        }
+    }
+
+    /// Moves a packet with `send`, reporting the resources it kept busy in a traced run.
+    fn send_packet(
+        &mut self,
+        send: impl FnOnce(&mut dyn Network, Option<&mut Vec<Busy>>) -> PacketTiming,
+    ) -> PacketTiming {
+        if !self.obs.wants_links() {
+            return send(self.net.as_mut(), None);
+        }
+        let mut busy = Vec::new();
+        let timing = send(self.net.as_mut(), Some(&mut busy));
+        self.trace_busy(&busy);
+        timing
+    }
+
+    /// Applies a flow's end event (in `slot`) when its last byte has arrived: a reply releases
+    /// its actor then, any other event is queued for then.
+    fn end_flow(&mut self, arrival: SimTime, origin: Key, slot: u32) {
+        if self.slots.is_reply(slot) {
+            if let Event::Reply { actor, reply } = self.slots.take(slot) {
+                self.reply(actor, arrival, reply);
+            }
+        } else {
+            self.push_derived_slot(arrival, origin, slot);
+        }
     }
 
     /// The flow after a finished one on `path` starts once the path has cleared.

@@ -388,6 +388,7 @@ impl Engine {
             }
             Event::Signal(s) => self.signal_arrived(key.time, s),
             Event::FlowStep { flow } => self.flow_step(key, flow),
+            Event::Onward { path, bytes, from, end } => self.onward(key, path, bytes, from, end),
             Event::CopyRemoteRead { job, chunk } => self.copy_remote_read(key, job, chunk),
             Event::CopyLoaded { job, chunk, data } => self.copy_loaded(key, job, chunk, data),
             Event::CopyStored { job } => self.copy_stored(key, job),
@@ -695,6 +696,7 @@ fn event_name(ev: &Event) -> String {
         Event::Land { op, .. } => format!("the landing of a write ({op})"),
         Event::Signal(_) => "the landing of a notify".into(),
         Event::FlowStep { .. } => "a packet of a transfer".into(),
+        Event::Onward { .. } => "a packet of a transfer past a switch".into(),
         Event::CopyRemoteRead { .. } | Event::CopyLoaded { .. } | Event::CopyStored { .. } => {
             "a chunk of a put/get".into()
         }
