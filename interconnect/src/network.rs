@@ -49,6 +49,8 @@ pub struct NetworkModel {
     split: Vec<u32>,
     /// `1 / core_write_efficiency`, when it is below 1.
     core_write_scale: Option<f64>,
+    /// Each chip's island (see [`Topology::island`]), as a chip number.
+    islands: Vec<u32>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
     ids: FxHashMap<Route, PathId>,
     /// The link resources from chip `a` to chip `b`, by `(a, b)`, as a run of `link_runs`:
@@ -192,6 +194,7 @@ impl NetworkModel {
             (Some(n), _) => (vec![0; n], Vec::new()),
             (None, _) => (Vec::new(), index.row_blocks().map_or_else(Vec::new, |n| vec![0; n])),
         };
+        let islands = (0..ranks).map(|c| u32::try_from(topology.island(c)).unwrap_or(u32::MAX)).collect();
         Ok(NetworkModel {
             packet_bytes,
             read_turnaround,
@@ -206,6 +209,7 @@ impl NetworkModel {
             wire: Vec::new(),
             split: Vec::new(),
             core_write_scale,
+            islands,
             ids,
             link_memo: FxHashMap::default(),
             link_runs: Vec::new(),
@@ -283,21 +287,25 @@ impl NetworkModel {
     }
 
     /// Appends the link resources from chip `a` to chip `b` to `out` (none for an unknown
-    /// chip or `a == b`), walking the topology the first time the pair is asked for.
+    /// chip or `a == b`).
     fn push_links(&mut self, a: usize, b: usize, out: &mut Vec<u32>) {
-        let (lo, hi) = match self.link_memo.get(&(a, b)) {
-            Some(&run) => run,
-            None => {
-                let base = self.ranks * self.per_chip();
-                let lo = self.link_runs.len();
-                let links = self.topology.route(a, b).into_iter().filter_map(|i| u32::try_from(base + i).ok());
-                self.link_runs.extend(links);
-                let run = (lo, self.link_runs.len());
-                self.link_memo.insert((a, b), run);
-                run
-            }
-        };
+        let (lo, hi) = self.link_run(a, b);
         out.extend_from_slice(&self.link_runs[lo..hi]);
+    }
+
+    /// Where the link resources from chip `a` to chip `b` are in `link_runs`, walking the
+    /// topology the first time the pair is asked for.
+    fn link_run(&mut self, a: usize, b: usize) -> (usize, usize) {
+        if let Some(&run) = self.link_memo.get(&(a, b)) {
+            return run;
+        }
+        let base = self.ranks * self.per_chip();
+        let lo = self.link_runs.len();
+        let links = self.topology.route(a, b).into_iter().filter_map(|i| u32::try_from(base + i).ok());
+        self.link_runs.extend(links);
+        let run = (lo, self.link_runs.len());
+        self.link_memo.insert((a, b), run);
+        run
     }
 
     /// Where `route`'s entry is in `dense`, if the table has one for it: in the flat table, or
@@ -583,6 +591,21 @@ impl Network for NetworkModel {
 
     fn relaxed_ordering(&self) -> bool {
         self.relaxed
+    }
+
+    fn island(&self, chip: usize) -> usize {
+        self.islands.get(chip).map_or(chip, |&i| i as usize)
+    }
+
+    /// Zero within an island; across a switch, the latency of the links from `from` to `to`.
+    fn news_delay(&mut self, from: usize, to: usize) -> SimDuration {
+        match (self.islands.get(from), self.islands.get(to)) {
+            (Some(a), Some(b)) if a != b => {}
+            _ => return SimDuration::ZERO,
+        }
+        let (lo, hi) = self.link_run(from, to);
+        let links = &self.link_runs[lo..hi];
+        links.iter().filter_map(|&r| self.resources.get(r as usize)).fold(SimDuration::ZERO, |d, r| d + r.latency)
     }
 
     fn read_turnaround(&self) -> SimDuration {

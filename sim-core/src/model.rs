@@ -300,6 +300,23 @@ pub trait Network: Send + Debug {
     fn relaxed_ordering(&self) -> bool {
         false
     }
+    /// How long news of an event on chip `from` takes to reach chip `to`: that a write of a
+    /// core of `to` has landed on `from` (the acknowledgement), or that a core of `from` may
+    /// release a notify to `to`. Zero when no switch lies between them (the default): such
+    /// chips see each other's landings at once, as one machine's shared view. Across a switch,
+    /// the one-way latency of the route, so what one side learns of the other always comes
+    /// later than it happened — what a run split into processes at switches needs.
+    fn news_delay(&mut self, from: usize, to: usize) -> SimDuration {
+        let _ = (from, to);
+        SimDuration::ZERO
+    }
+    /// The island of `chip`: chips that reach each other without crossing a switch share
+    /// one (numbered by one of its chips). Everything within an island is one shared view;
+    /// between islands news takes [`Network::news_delay`]. The default: one island.
+    fn island(&self, chip: usize) -> usize {
+        let _ = chip;
+        0
+    }
     /// Time the owner of a remote read takes from the request's arrival to sending the data.
     fn read_turnaround(&self) -> SimDuration {
         SimDuration::ZERO

@@ -2,7 +2,10 @@
 //! otherwise, so every expected value is a whole number of nanoseconds.
 
 use super::*;
-use crate::config::{FullMeshConfig, NotifyOrdering, RingConfig, SwitchConfig, TopologyConfig, TorusConfig};
+use crate::config::{
+    FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, NotifyOrdering, RingConfig, SwitchConfig,
+    TopologyConfig, TorusConfig,
+};
 use proptest::prelude::*;
 
 const NS: u64 = 1_000;
@@ -499,4 +502,27 @@ fn a_machine_too_large_for_the_flat_table_keeps_it_in_rows() {
     let d = m.path(&route(PathKind::Store, 5, 0, 9 + ROW));
     assert_eq!((d, m.dense.len()), (PathId(3), 3 * ROW));
     assert_eq!((a, b, c), (PathId(0), PathId(1), PathId(2)));
+}
+
+/// Islands are what a switch separates: on a switch every chip is one, in a hierarchy each
+/// full-mesh node is one, a mesh is one. News crosses between islands in the route's link
+/// latency and is instant within one.
+#[test]
+fn islands_and_news_follow_the_switches() {
+    let switch = TopologyConfig::Switch(SwitchConfig { ranks: None, link_gbps: 10.0, link_latency_ns: 100.0 });
+    let mut m = model(switch, 3, ChipPaths::unlimited(1));
+    assert_eq!((0..3).map(|c| m.island(c)).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!((m.news_delay(0, 2), m.news_delay(1, 1)), (SimDuration::from_ns(200), SimDuration::ZERO));
+
+    let node = NodeConfig::FullMesh(FullMeshConfig { ranks: Some(2), link_gbps: 10.0, link_latency_ns: 50.0 });
+    let level = LevelConfig { groups: 3, nic_gbps: 10.0, nic_latency_ns: 700.0 };
+    let hier = TopologyConfig::Hierarchical(HierarchicalConfig { node, levels: vec![level] });
+    let mut m = model(hier, 6, ChipPaths::unlimited(1));
+    assert_eq!((0..6).map(|c| m.island(c)).collect::<Vec<_>>(), [0, 0, 2, 2, 4, 4]);
+    assert_eq!(m.news_delay(0, 1), SimDuration::ZERO, "one node: no switch between them");
+    assert_eq!(m.news_delay(1, 4), SimDuration::from_ns(1400), "up and down the level-1 NICs");
+
+    let mut m = model(mesh(10.0, 500.0), 4, ChipPaths::unlimited(1));
+    assert!((0..4).all(|c| m.island(c) == 0));
+    assert_eq!(m.news_delay(0, 3), SimDuration::ZERO);
 }

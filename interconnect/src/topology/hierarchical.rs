@@ -124,4 +124,11 @@ impl Shape for Hierarchical {
         let across = if self.ranks > self.node_ranks() { 2 } else { 0 };
         self.node.diameter().max(across)
     }
+
+    /// Nodes talk through the levels' switches, so an island lies within a node: the node's
+    /// own (all of it, or one chip if the node is a switch).
+    fn island(&self, chip: usize) -> usize {
+        let nr = self.node_ranks().max(1);
+        (chip / nr) * nr + self.node.island(chip % nr)
+    }
 }

@@ -100,6 +100,13 @@ impl Topology {
     pub fn diameter(&self) -> usize {
         self.shape.diameter()
     }
+
+    /// The island of `chip`: the chips it reaches without crossing a switch share it (it is
+    /// one of them). Switches are where a path is split and where news of a landed write
+    /// takes the route's latency to come back (see `NetworkModel`).
+    pub fn island(&self, chip: usize) -> usize {
+        self.shape.island(chip)
+    }
 }
 
 /// The shape of `[fabric.topology]`; `ranks` is the machine's.

@@ -89,6 +89,12 @@ pub(crate) trait Shape: Debug + Send + Sync {
     fn walk(&self, a: usize, b: usize) -> Vec<Node>;
     /// The most links any route crosses.
     fn diameter(&self) -> usize;
+    /// The island of `chip`: chips of one island reach each other without crossing a switch
+    /// (numbered by one chip of it). A shape without switches is one island.
+    fn island(&self, chip: usize) -> usize {
+        let _ = chip;
+        0
+    }
 }
 
 /// Walks from position `a` to `b` of a ring of `n` positions (`at(i)` names position i), one

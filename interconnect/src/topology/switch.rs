@@ -54,4 +54,9 @@ impl Shape for Switch {
     fn diameter(&self) -> usize {
         if self.ranks > 1 { 2 } else { 0 }
     }
+
+    /// Every chip is an island: any two talk through the switch.
+    fn island(&self, chip: usize) -> usize {
+        chip
+    }
 }

@@ -10,6 +10,7 @@ use super::event::{Event, Key};
 use super::observe::OpAt;
 use super::state::copy_job::CopyJob;
 use crate::api::request::{CopySpec, Reply};
+use crate::base::addr::narrow;
 use crate::base::payload::Payload;
 use crate::model::{DmaDir, PathKind, Route};
 
@@ -100,7 +101,7 @@ impl Engine {
         let bytes = data.len() as u64;
         let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
         let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: key.time, caller });
-        let land = Event::Land { dst, data, atomic, writer: actor, op, ids };
+        let land = Event::Land { dst, data, atomic, writer: narrow(actor), op, ids };
         self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);
         if pipeline && more {
             self.copy_load(key, id);

@@ -134,7 +134,7 @@ pub(crate) enum Event {
     /// The bytes of an asynchronous load (`ticket`) have arrived in UB.
     Loaded { actor: usize, ticket: u64, data: Payload, issued: SimTime, peer: Option<usize> },
     /// Payload bytes land in memory.
-    Land { dst: Place, data: Payload, atomic: Option<DType>, writer: usize, op: OpKind, ids: WriteIds },
+    Land { dst: Place, data: Payload, atomic: Option<DType>, writer: u32, op: OpKind, ids: WriteIds },
     /// A notify lands in its cell.
     Signal(SignalLand),
     /// The next packet of a flow enters its path.
@@ -142,6 +142,11 @@ pub(crate) enum Event {
     /// A packet of `bytes` reached the switch on its path: the rest of the path is booked
     /// now. `end` is the slot of its flow's end event, for the flow's last packet.
     Onward { path: PathId, bytes: u64, from: Onward, end: Option<u32> },
+    /// The writer of write `seq` learns, across a switch, that it has landed.
+    Acked { writer: usize, seq: u64 },
+    /// The release of `writer`'s notify `seq` reaches the notify's island: the writer's earlier
+    /// writes elsewhere have landed.
+    Release { writer: usize, seq: u64 },
     /// The read request of a get's chunk reached the owner.
     CopyRemoteRead { job: usize, chunk: usize },
     /// A chunk of a put/get is in UB.
@@ -178,6 +183,9 @@ pub(crate) enum SdmaEvent {
 pub(crate) struct WriteIds {
     pub(crate) seq: u64,
     pub(crate) check: WriteToken,
+    /// Its number among its writer's writes to the destination's island, when that is not
+    /// the writer's own (see `Landings`).
+    pub(crate) nth: Option<u32>,
 }
 
 /// A notify arriving at its cell.

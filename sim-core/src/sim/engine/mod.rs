@@ -27,7 +27,7 @@ pub(crate) mod wake;
 
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
-use crate::base::addr::{MemKey, Place};
+use crate::base::addr::{MemKey, Place, narrow};
 use crate::base::dtype::DType;
 use crate::base::error::SimError;
 use crate::base::payload::Payload;
@@ -135,6 +135,7 @@ impl Engine {
     ) -> Engine {
         net.reset();
         let net_relaxed = net.relaxed_ordering();
+        let islands: Vec<u32> = (0..queues.len()).map(|c| u32::try_from(net.island(c)).unwrap_or(u32::MAX)).collect();
         let aiv = chip.aiv_cores();
         let cores = aiv + chip.cube().map_or(0, |c| c.cores);
         let world = queues.len();
@@ -162,7 +163,7 @@ impl Engine {
             records: Vec::new(),
             obs: Observers::new(world, cores, options.trace, options.check),
             jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
-            vis: state::in_flight::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering),
+            vis: state::in_flight::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering, islands),
             loads: state::pending_loads::Loads::default(),
             sdma: state::channels::Sdma::new(world, chip.sdma()),
             progress: options.progress.clone().map(|p| (p, 0)),
@@ -382,11 +383,14 @@ impl Engine {
                 self.loaded(key.time, actor, ticket, data, issued, peer)
             }
             Event::Land { dst, data, atomic, writer, op, ids } => {
+                let writer = writer as usize;
                 self.land(key.time, &dst, &data, atomic, writer, op);
                 self.obs.write_landed(ids.check);
-                self.landed(writer, ids.seq, key.time);
+                self.write_landed(key, dst.chip(), writer, ids);
             }
-            Event::Signal(s) => self.signal_arrived(key.time, s),
+            Event::Signal(s) => self.signal_arrived(key, s),
+            Event::Acked { writer, seq } => self.landed(key, writer, seq),
+            Event::Release { writer, seq } => self.released(key, writer, seq),
             Event::FlowStep { flow } => self.flow_step(key, flow),
             Event::Onward { path, bytes, from, end } => self.onward(key, path, bytes, from, end),
             Event::CopyRemoteRead { job, chunk } => self.copy_remote_read(key, job, chunk),
@@ -442,7 +446,7 @@ impl Engine {
                 };
                 let (bytes, at) = (data.len() as u64, start.max(t) + issue);
                 let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: t, caller });
-                let land = Event::Land { dst, data, atomic, writer: actor, op, ids };
+                let land = Event::Land { dst, data, atomic, writer: narrow(actor), op, ids };
                 self.start_flow(key, route, bytes, at, None, land);
             }
             Request::Copy(spec) => {
@@ -697,6 +701,8 @@ fn event_name(ev: &Event) -> String {
         Event::Signal(_) => "the landing of a notify".into(),
         Event::FlowStep { .. } => "a packet of a transfer".into(),
         Event::Onward { .. } => "a packet of a transfer past a switch".into(),
+        Event::Acked { .. } => "the news that a write landed".into(),
+        Event::Release { .. } => "the release of a notify".into(),
         Event::CopyRemoteRead { .. } | Event::CopyLoaded { .. } | Event::CopyStored { .. } => {
             "a chunk of a put/get".into()
         }

@@ -7,7 +7,7 @@ use super::event::{Event, Key};
 use super::observe::OpAt;
 use super::signals::Signals;
 use crate::api::request::{OpKind, Reply};
-use crate::base::addr::{Caller, Cells, Place};
+use crate::base::addr::{Caller, Cells, Place, narrow};
 use crate::base::payload::Payload;
 use crate::base::signal::{Cond, WaitCmp};
 use crate::base::time::SimTime;
@@ -34,8 +34,14 @@ impl Engine {
     pub(super) fn scalar_write(&mut self, key: Key, actor: usize, dst: Place, data: Vec<u8>, caller: Caller) {
         let t = key.time;
         let ids = self.issue_write(actor, &dst, false, OpAt { op: OpKind::WriteScalar, time: t, caller });
-        let land =
-            Event::Land { dst, data: Payload::Bytes(data), atomic: None, writer: actor, op: OpKind::WriteScalar, ids };
+        let land = Event::Land {
+            dst,
+            data: Payload::Bytes(data),
+            atomic: None,
+            writer: narrow(actor),
+            op: OpKind::WriteScalar,
+            ids,
+        };
         self.push_derived(t + self.chip.scalar_gm_access(), key, land);
     }
 }

@@ -7,7 +7,8 @@ use crate::api::program::Dispatch;
 use crate::base::addr::{CellRef, Coords, MemKey, Place};
 use crate::base::dtype::DType;
 use crate::base::tensor::{Region, Runs, Space, Tensor, TensorMeta};
-use crate::base::time::SimTime;
+use crate::base::time::{SimDuration, SimTime};
+use crate::model::{Busy, Network, PacketTiming, PathId, Route};
 use crate::sim::memory::Memory;
 use crate::sim::options::RunOptions;
 use std::sync::Arc;
@@ -24,11 +25,50 @@ pub(crate) fn engine(chips: usize, relaxed_ordering: bool) -> Engine {
 /// An engine like [`engine`] (one chip per entry of `queues`) that will run `queues[chip]`
 /// in order on each chip once started.
 pub(crate) fn engine_running(queues: Vec<Vec<Dispatch>>, relaxed_ordering: bool) -> Engine {
+    engine_on(Box::new(TestNet), queues, relaxed_ordering)
+}
+
+/// An engine like [`engine`] whose chips are each an island of their own, news between them
+/// taking 1 us (as if every pair talked through a switch).
+pub(crate) fn islands_engine(chips: usize) -> Engine {
+    engine_on(Box::new(IslandNet), (0..chips).map(|_| Vec::new()).collect(), false)
+}
+
+fn engine_on(net: Box<dyn Network>, queues: Vec<Vec<Dispatch>>, relaxed_ordering: bool) -> Engine {
     let mut mem = Memory::new(true);
     let domain = mem.add_domain(queues.len());
     mem.grow_window(domain, 64);
     let options = RunOptions { relaxed_ordering, ..RunOptions::default() };
-    Engine::new(Arc::new(TestChip), Box::new(TestNet), mem, queues, &options)
+    Engine::new(Arc::new(TestChip), net, mem, queues, &options)
+}
+
+/// [`TestNet`] with every chip an island: news between chips takes 1 us.
+#[derive(Debug)]
+struct IslandNet;
+
+impl Network for IslandNet {
+    fn path(&mut self, route: &Route) -> PathId {
+        TestNet.path(route)
+    }
+    fn packet_bytes(&self) -> u64 {
+        TestNet.packet_bytes()
+    }
+    fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
+        TestNet.send(path, bytes, at, busy)
+    }
+    fn resource_name(&self, resource: u32) -> String {
+        TestNet.resource_name(resource)
+    }
+    fn resource_chip(&self, resource: u32) -> usize {
+        TestNet.resource_chip(resource)
+    }
+    fn reset(&mut self) {}
+    fn island(&self, chip: usize) -> usize {
+        chip
+    }
+    fn news_delay(&mut self, from: usize, to: usize) -> SimDuration {
+        if from == to { SimDuration::ZERO } else { SimDuration::from_ns(1000) }
+    }
 }
 
 /// `len` bytes at `offset` of `member`'s window.

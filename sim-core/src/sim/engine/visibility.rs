@@ -8,10 +8,21 @@
 //! - A block ends only when its writes have landed (kernel end drains the DMA queues).
 //! - A core never reads bytes or a cell before its own writes and notifies to them have landed
 //!   (a load, put or get after a store to the same bytes waits for the store).
+//!
+//! Within an island (chips joined without a switch: a whole machine without switches) all of
+//! this is one shared view: a landing is known everywhere at once. Across a switch news takes
+//! the route's latency (`Network::news_delay`): a writer learns that its write landed on
+//! another island one route latency later (the acknowledgement), and a notify to another
+//! island waits there for the writer's earlier writes to that island (counted as that island
+//! sees them land, `Landings`) and, if the writer had earlier writes elsewhere in flight, for
+//! its release, which the writer sends once it has learnt they landed. So nothing on one
+//! island depends on the other side's state at the same instant, and a notify after a put to
+//! the same peer costs no round trip.
 
 use super::Engine;
-use super::event::{Key, SignalLand, WriteIds};
+use super::event::{Event, Key, SignalLand, WriteIds};
 use super::observe::OpAt;
+use super::state::in_flight::CrossNotify;
 use crate::api::request::{Reply, Request};
 use crate::base::addr::{CellRef, Place};
 use crate::base::error::SimError;
@@ -21,10 +32,17 @@ use crate::base::time::SimTime;
 impl Engine {
     /// Numbers a write of `actor` to `dst` and tells the observers.
     pub(super) fn issue_write(&mut self, actor: usize, dst: &Place, atomic: bool, at: OpAt) -> WriteIds {
-        let seq = self.vis.issue(actor);
+        let (seq, nth) = self.number_write(actor, dst.chip());
         self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.clone())));
         let check = self.obs.write_issued(actor, dst, atomic, at);
-        WriteIds { seq, check }
+        WriteIds { seq, check, nth }
+    }
+
+    /// The issue number of a write of `actor` to `chip`, and its number among the writes to
+    /// `chip`'s island when that is another island than the writer's.
+    fn number_write(&mut self, actor: usize, chip: usize) -> (u64, Option<u32>) {
+        let (home, to) = (self.vis.island(self.chip_of(actor)), self.vis.island(chip));
+        (self.vis.issue(actor), self.vis.nth_to(actor, home, to))
     }
 
     /// Keeps a read of `actor` until its writes in flight have landed (see
@@ -52,22 +70,118 @@ impl Engine {
         value: i32,
         at: OpAt,
     ) -> WriteIds {
-        let seq = self.vis.issue(actor);
-        *self.vis.notifying.entry((actor, cell.mem, cell.offset)).or_default() += 1;
+        let (seq, nth) = self.number_write(actor, cell.chip());
+        // Only a core's own cells are ever read with its notifies in flight (waits and tests
+        // name this rank's cells).
+        if cell.chip() == self.chip_of(actor) {
+            *self.vis.notifying.entry((actor, cell.mem, cell.offset)).or_default() += 1;
+        }
         let check = self.obs.notify_issued(actor, cell, op, value, at);
-        WriteIds { seq, check }
+        if let Some(nth) = nth.filter(|_| !self.vis.relaxed) {
+            let island = self.vis.island(cell.chip());
+            let released = !self.vis.data_elsewhere(actor, island);
+            let c = CrossNotify { chip: cell.chip(), island, nth, released, arrived: None };
+            self.vis.cross.insert((actor, seq), c);
+            if !released {
+                self.vis.unreleased[actor].push(seq);
+            }
+        }
+        WriteIds { seq, check, nth }
     }
 
     /// A notify reached its cell: apply it, or hold it behind its core's earlier writes.
-    pub(super) fn signal_arrived(&mut self, t: SimTime, s: SignalLand) {
-        let earlier = self.vis.inflight[s.writer].first().is_some_and(|&o| o < s.ids.seq);
-        if earlier && !self.vis.relaxed {
-            self.vis.held[s.writer].push(s);
+    pub(super) fn signal_arrived(&mut self, key: Key, s: SignalLand) {
+        let (writer, seq) = (s.writer, s.ids.seq);
+        if let Some(c) = self.vis.cross.get_mut(&(writer, seq)) {
+            c.arrived = Some(s);
+            return self.try_cross(key, writer, seq);
+        }
+        if !self.vis.relaxed && self.vis.inflight[writer].first().is_some_and(|&o| o < seq) {
+            self.vis.held[writer].push(s);
             return;
         }
-        let (writer, seq) = (s.writer, s.ids.seq);
-        self.apply_signal(t, &s);
-        self.landed(writer, seq, t);
+        self.apply_signal(key.time, &s);
+        self.write_landed(key, s.cell.chip(), writer, s.ids);
+    }
+
+    /// The release of `writer`'s cross-island notify `seq` has reached the notify's island.
+    pub(super) fn released(&mut self, key: Key, writer: usize, seq: u64) {
+        if let Some(c) = self.vis.cross.get_mut(&(writer, seq)) {
+            c.released = true;
+        }
+        self.try_cross(key, writer, seq);
+    }
+
+    /// Applies `writer`'s cross-island notify `seq` if it has arrived, has been released and
+    /// the writer's earlier writes to its island have landed there.
+    fn try_cross(&mut self, key: Key, writer: usize, seq: u64) {
+        let Some(c) = self.vis.cross.get(&(writer, seq)) else { return };
+        let landed = self.vis.landings.get(&(writer, c.island)).map_or(0, |l| l.below);
+        if !c.released || c.arrived.is_none() {
+            return;
+        }
+        if landed < c.nth {
+            // Arrived and released: it waits for landings on its island.
+            let waiting = self.vis.waiting.entry((writer, c.island)).or_default();
+            if let Err(i) = waiting.binary_search(&seq) {
+                waiting.insert(i, seq);
+            }
+            return;
+        }
+        let Some(CrossNotify { chip, arrived: Some(s), .. }) = self.vis.cross.remove(&(writer, seq)) else { return };
+        self.apply_signal(key.time, &s);
+        self.write_landed(key, chip, writer, s.ids);
+    }
+
+    /// Write or notify `ids` of `writer` landed on `chip` now. Another island counts it among
+    /// the writer's landings there (which may let the writer's notifies waiting there go on);
+    /// the writer learns it at once within its island, one route latency later across a
+    /// switch.
+    pub(super) fn write_landed(&mut self, key: Key, chip: usize, writer: usize, ids: WriteIds) {
+        let home = self.chip_of(writer);
+        if self.vis.island(chip) == self.vis.island(home) {
+            return self.landed(key, writer, ids.seq);
+        }
+        let island = self.vis.island(chip);
+        if let Some(n) = ids.nth {
+            self.vis.landings.entry((writer, island)).or_default().mark(n);
+            self.wake_cross(key, writer, island);
+        }
+        let at = key.time + self.net.news_delay(chip, home);
+        self.push_derived(at, key, Event::Acked { writer, seq: ids.seq });
+    }
+
+    /// Applies, in issue order, `writer`'s notifies waiting on `island` that now may go on.
+    fn wake_cross(&mut self, key: Key, writer: usize, island: u32) {
+        let Some(waiting) = self.vis.waiting.remove(&(writer, island)) else { return };
+        for seq in waiting {
+            self.try_cross(key, writer, seq);
+        }
+    }
+
+    /// Sends the releases of `writer`'s cross-island notifies whose earlier data writes to
+    /// other islands the writer now knows to have landed; each reaches its island one route
+    /// latency later. Data writes in flight before a notify to island J block it if they go
+    /// elsewhere: with `e1` the first in flight (to island `i1`) and `e2` the first to another
+    /// island than `i1`, a notify `n < e2` is free iff `n < e1` or J is `i1`, and every notify
+    /// from `e2` on waits.
+    fn release_cross(&mut self, key: Key, writer: usize) {
+        if self.vis.unreleased[writer].is_empty() {
+            return;
+        }
+        let (e1, i1, e2) = self.vis.data_fronts(writer);
+        let home = self.chip_of(writer);
+        let mut kept = Vec::new();
+        for seq in std::mem::take(&mut self.vis.unreleased[writer]) {
+            let Some(c) = self.vis.cross.get(&(writer, seq)) else { continue };
+            if seq >= e2 || (seq > e1 && c.island != i1) {
+                kept.push(seq);
+                continue;
+            }
+            let at = key.time + self.net.news_delay(home, c.chip);
+            self.push_derived(at, key, Event::Release { writer, seq });
+        }
+        self.vis.unreleased[writer] = kept;
     }
 
     fn apply_signal(&mut self, t: SimTime, s: &SignalLand) {
@@ -81,8 +195,10 @@ impl Engine {
         self.signal(t, s);
     }
 
-    /// Write or notify `seq` of `actor` has landed at `t`: release what waited for it.
-    pub(super) fn landed(&mut self, actor: usize, seq: u64, t: SimTime) {
+    /// `actor` knows now (`key`'s time) that its write or notify `seq` has landed: release
+    /// what waited for it.
+    pub(super) fn landed(&mut self, key: Key, actor: usize, seq: u64) {
+        let t = key.time;
         self.vis.inflight[actor].remove(&seq);
         let regions = &mut self.vis.regions[actor];
         if let Ok(i) = regions.binary_search_by_key(&seq, |r| r.0) {
@@ -99,6 +215,7 @@ impl Engine {
             self.apply_signal(t, &s);
             self.vis.inflight[actor].remove(&s.ids.seq);
         }
+        self.release_cross(key, actor);
         if !self.vis.inflight[actor].is_empty() {
             return;
         }
@@ -132,7 +249,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::super::observe::TraceId;
-    use super::super::testkit::{cell, engine, ns, window};
+    use super::super::testkit::{cell, engine, islands_engine, ns, window};
     use super::super::wake::Wake;
     use super::*;
     use crate::api::request::OpKind;
@@ -143,6 +260,11 @@ mod tests {
         OpAt { op, time: t, caller: None }
     }
 
+    /// The key of an event of actor 0 at `t`.
+    fn at(t: SimTime) -> Key {
+        Key::new(t, 0, 0, 0)
+    }
+
     /// Actor 0 issues a 16-byte write into member 1's window, then a notify (AtomicAdd 1) of
     /// member 1's cell at offset 32; the notify reaches its cell first, at 5 ns.
     fn write_then_early_notify(relaxed: bool) -> (Engine, WriteIds) {
@@ -151,9 +273,10 @@ mod tests {
         let sig = cell(1, 32);
         let ids = eng.issue_notify(0, &sig, NotifyOp::AtomicAdd, 1, op(OpKind::Notify, ns(2)));
         assert_eq!((write.seq, ids.seq), (0, 1), "writes and notifies share one issue order");
-        assert!(eng.vis.notifying(0, std::slice::from_ref(&sig)));
+        // Only a core's own cells are tracked: it waits and tests nothing else.
+        assert!(!eng.vis.notifying(0, std::slice::from_ref(&sig)));
         eng.signal_arrived(
-            ns(5),
+            at(ns(5)),
             SignalLand { cell: sig, value: 1, op: NotifyOp::AtomicAdd, writer: 0, trace_id: TraceId::default(), ids },
         );
         (eng, write)
@@ -167,7 +290,7 @@ mod tests {
         assert_eq!(eng.vis.held[0].len(), 1);
         // The write lands at 9 ns: the notify is applied right behind it.
         eng.mem.write(&window(1, 0, 16), &Payload::Bytes(vec![7u8; 16]), None);
-        eng.landed(0, write.seq, ns(9));
+        eng.landed(at(ns(9)), 0, write.seq);
         assert_eq!(eng.mem.cell(&sig), 1);
         assert!(eng.vis.held[0].is_empty());
         assert!(eng.vis.inflight[0].is_empty());
@@ -188,7 +311,7 @@ mod tests {
         let sig = cell(1, 32);
         assert_eq!(eng.mem.cell(&sig), 1, "applied on arrival");
         assert_eq!(eng.vis.inflight[0].0, vec![write.seq], "the write is still in flight");
-        eng.landed(0, write.seq, ns(9));
+        eng.landed(at(ns(9)), 0, write.seq);
         assert_eq!(eng.mem.cell(&sig), 1, "applied once only");
     }
 
@@ -205,9 +328,9 @@ mod tests {
         let b = eng.issue_write(0, &window(0, 8, 8), false, op(OpKind::Store, ns(3)));
         eng.fence(0, ns(4));
         assert!(eng.take_wakes().is_empty());
-        eng.landed(0, b.seq, ns(6));
+        eng.landed(at(ns(6)), 0, b.seq);
         assert!(eng.take_wakes().is_empty(), "write `a` is still in flight");
-        eng.landed(0, a.seq, ns(8));
+        eng.landed(at(ns(8)), 0, a.seq);
         assert!(
             matches!(eng.take_wakes().as_slice(), [Wake::Reply { actor: 0, at, reply: Reply::Done }] if *at == ns(8))
         );
@@ -225,5 +348,77 @@ mod tests {
         eng.vis.inflight[0].remove(&w.seq);
         eng.vis.regions[0].clear();
         assert!(!eng.vis.overlaps(0, &window(0, 31, 1)));
+    }
+
+    /// The times notifies of chip 0's actor were applied to cell 32 of member 1's window.
+    fn applied(eng: &Engine) -> Vec<SimTime> {
+        eng.signals.last_writers(MemKey::win(0, 1, 1), 32).iter().map(|w| w.time).collect()
+    }
+
+    fn notify_to_1(ids: WriteIds) -> SignalLand {
+        SignalLand {
+            cell: cell(1, 32),
+            value: 1,
+            op: NotifyOp::AtomicAdd,
+            writer: 0,
+            trace_id: TraceId::default(),
+            ids,
+        }
+    }
+
+    #[test]
+    fn across_a_switch_a_writer_learns_of_its_landing_one_route_latency_later() {
+        let mut eng = islands_engine(2);
+        let w = eng.issue_write(0, &window(1, 0, 16), false, op(OpKind::Put, ns(1)));
+        eng.fence(0, ns(2));
+        eng.write_landed(at(ns(9)), 1, 0, w);
+        assert!(eng.take_wakes().is_empty(), "landed on chip 1, not known on chip 0 yet");
+        assert_eq!(eng.vis.inflight[0].0, vec![w.seq]);
+        eng.pump();
+        assert!(
+            matches!(eng.take_wakes().as_slice(), [Wake::Reply { actor: 0, at, reply: Reply::Done }] if *at == ns(1009)),
+            "the fence returns when the news is back"
+        );
+    }
+
+    #[test]
+    fn a_notify_after_a_put_to_the_same_island_waits_only_for_the_put_there() {
+        let mut eng = islands_engine(2);
+        let w = eng.issue_write(0, &window(1, 0, 16), false, op(OpKind::Put, ns(1)));
+        let n = eng.issue_notify(0, &cell(1, 32), NotifyOp::AtomicAdd, 1, op(OpKind::Notify, ns(2)));
+        assert_eq!((w.nth, n.nth), (Some(0), Some(1)), "the second write to island 1");
+        eng.signal_arrived(at(ns(5)), notify_to_1(n));
+        assert_eq!(eng.mem.cell(&cell(1, 32)), 0, "held behind the put");
+        eng.write_landed(at(ns(9)), 1, 0, w);
+        assert_eq!(applied(&eng), vec![ns(9)], "applied as the put lands, no round trip");
+    }
+
+    #[test]
+    fn a_notify_after_a_write_to_another_island_waits_for_the_writers_release() {
+        let mut eng = islands_engine(3);
+        let w = eng.issue_write(0, &window(2, 0, 16), false, op(OpKind::Put, ns(1)));
+        let n = eng.issue_notify(0, &cell(1, 32), NotifyOp::AtomicAdd, 1, op(OpKind::Notify, ns(2)));
+        eng.signal_arrived(at(ns(5)), notify_to_1(n));
+        eng.write_landed(at(ns(9)), 2, 0, w);
+        assert!(applied(&eng).is_empty(), "chip 1 cannot know yet");
+        eng.pump();
+        // Landed on chip 2 at 9 ns, known on chip 0 at 1009, the release on chip 1 at 2009.
+        assert_eq!(applied(&eng), vec![ns(2009)]);
+        assert!(eng.vis.inflight[0].is_empty(), "the notify's own landing is known on chip 0 at 3009");
+        assert!(eng.vis.cross.is_empty() && eng.vis.waiting.is_empty());
+    }
+
+    /// Notifies wait for data, not for each other's news: two notifies to two islands with no
+    /// write in flight are applied as they arrive, in either order.
+    #[test]
+    fn notifies_to_two_islands_do_not_wait_for_each_others_news() {
+        let mut eng = islands_engine(3);
+        let a = eng.issue_notify(0, &cell(1, 32), NotifyOp::AtomicAdd, 1, op(OpKind::Notify, ns(1)));
+        let b = eng.issue_notify(0, &cell(2, 32), NotifyOp::AtomicAdd, 1, op(OpKind::Notify, ns(2)));
+        let to_2 = SignalLand { cell: cell(2, 32), ..notify_to_1(b) };
+        eng.signal_arrived(at(ns(5)), to_2);
+        eng.signal_arrived(at(ns(6)), notify_to_1(a));
+        let on_2: Vec<SimTime> = eng.signals.last_writers(MemKey::win(0, 2, 2), 32).iter().map(|w| w.time).collect();
+        assert_eq!((on_2, applied(&eng)), (vec![ns(5)], vec![ns(6)]));
     }
 }

@@ -37,6 +37,46 @@ impl InFlight {
     }
 }
 
+/// The landings, on one island, of one writer's writes to that island, numbered in the order
+/// it issued them: all below `below` have landed, and those in `above` too.
+#[derive(Clone, Debug, Default)]
+pub(in crate::sim::engine) struct Landings {
+    pub(in crate::sim::engine) below: u32,
+    above: std::collections::BTreeSet<u32>,
+}
+
+impl Landings {
+    /// Write `n` landed.
+    pub(in crate::sim::engine) fn mark(&mut self, n: u32) {
+        if n != self.below {
+            self.above.insert(n);
+            return;
+        }
+        self.below += 1;
+        while self.above.remove(&self.below) {
+            self.below += 1;
+        }
+    }
+}
+
+/// A notify to another island than its writer's, until it is applied. It is applied once it
+/// has arrived, the writer's earlier writes and notifies to the cell's island have landed there
+/// (as that island sees them: `nth` of them), and, if the writer had earlier data writes to
+/// other islands in flight, once the writer's release (sent when it learnt they had landed)
+/// has come.
+#[derive(Debug)]
+pub(in crate::sim::engine) struct CrossNotify {
+    /// The chip of its cell, and that chip's island.
+    pub(in crate::sim::engine) chip: usize,
+    pub(in crate::sim::engine) island: u32,
+    /// Its number among the writer's writes to that island: as many were issued before it.
+    pub(in crate::sim::engine) nth: u32,
+    /// The writer has released it (or never had to).
+    pub(in crate::sim::engine) released: bool,
+    /// It has arrived at its cell.
+    pub(in crate::sim::engine) arrived: Option<SignalLand>,
+}
+
 /// Per-actor state of writes in flight.
 #[derive(Debug)]
 pub(in crate::sim::engine) struct Visibility {
@@ -57,10 +97,23 @@ pub(in crate::sim::engine) struct Visibility {
     pub(in crate::sim::engine) fencing: Vec<bool>,
     /// Blocks that ended while their writes were in flight.
     pub(in crate::sim::engine) finishing: Vec<Option<Result<(), SimError>>>,
+    /// Each chip's island (see `Network::island`); all 0 on a machine without switches.
+    pub(in crate::sim::engine) islands: Vec<u32>,
+    /// Per (writer, island) other than the writer's own, the writes issued to it so far.
+    pub(in crate::sim::engine) issued_to: FxHashMap<(usize, u32), u32>,
+    /// Per (writer, island), the landings there of the writer's writes to it.
+    pub(in crate::sim::engine) landings: FxHashMap<(usize, u32), Landings>,
+    /// Notifies to another island than their writer's, by (writer, issue number).
+    pub(in crate::sim::engine) cross: FxHashMap<(usize, u64), CrossNotify>,
+    /// Per writer, its cross-island notifies not released yet, in issue order.
+    pub(in crate::sim::engine) unreleased: Vec<Vec<u64>>,
+    /// Per (writer, island), its cross-island notifies there that have arrived and been
+    /// released and wait for earlier writes to land there, in issue order.
+    pub(in crate::sim::engine) waiting: FxHashMap<(usize, u32), Vec<u64>>,
 }
 
 impl Visibility {
-    pub(in crate::sim::engine) fn new(actors: usize, relaxed: bool) -> Visibility {
+    pub(in crate::sim::engine) fn new(actors: usize, relaxed: bool, islands: Vec<u32>) -> Visibility {
         Visibility {
             relaxed,
             inflight: vec![InFlight::default(); actors],
@@ -71,7 +124,18 @@ impl Visibility {
             notifying: FxHashMap::default(),
             fencing: vec![false; actors],
             finishing: (0..actors).map(|_| None).collect(),
+            islands,
+            issued_to: FxHashMap::default(),
+            landings: FxHashMap::default(),
+            cross: FxHashMap::default(),
+            unreleased: vec![Vec::new(); actors],
+            waiting: FxHashMap::default(),
         }
+    }
+
+    /// The island of `chip` (0 past the machine).
+    pub(in crate::sim::engine) fn island(&self, chip: usize) -> u32 {
+        self.islands.get(chip).copied().unwrap_or(0)
     }
 
     /// Whether notifies travel on their own path and may overtake payload.
@@ -91,10 +155,39 @@ impl Visibility {
         })
     }
 
+    /// Numbers a write of `actor` and counts it in flight.
     pub(in crate::sim::engine) fn issue(&mut self, actor: usize) -> u64 {
         let seq = self.next[actor];
         self.next[actor] += 1;
         self.inflight[actor].insert(seq);
         seq
+    }
+
+    /// The first data write of `actor` in flight (as the actor knows) with its island, and the
+    /// first one in flight to another island than that one (issue numbers; `u64::MAX` for
+    /// none).
+    pub(in crate::sim::engine) fn data_fronts(&self, actor: usize) -> (u64, u32, u64) {
+        let regions = &self.regions[actor];
+        let Some((first, (mem, _))) = regions.first() else { return (u64::MAX, 0, u64::MAX) };
+        let island = self.island(mem.chip());
+        let other = regions.iter().find(|(_, (m, _))| self.island(m.chip()) != island).map_or(u64::MAX, |r| r.0);
+        (*first, island, other)
+    }
+
+    /// Whether `actor` has a data write in flight (as it knows) to another island than
+    /// `island`: all of them were issued before anything it issues now.
+    pub(in crate::sim::engine) fn data_elsewhere(&self, actor: usize, island: u32) -> bool {
+        self.regions[actor].iter().any(|(_, (m, _))| self.island(m.chip()) != island)
+    }
+
+    /// Numbers a write of `writer` (on island `home`) among its writes to `island`, if that
+    /// is another island.
+    pub(in crate::sim::engine) fn nth_to(&mut self, writer: usize, home: u32, island: u32) -> Option<u32> {
+        if island == home {
+            return None;
+        }
+        let n = self.issued_to.entry((writer, island)).or_default();
+        *n += 1;
+        Some(*n - 1)
     }
 }
