@@ -74,6 +74,15 @@ fn describe_with(cfg: &FabricConfig, ranks: usize, chip: &ChipPaths, all: bool) 
         table(&mut out, &rows);
         let _ = writeln!(out, "ports: {ranks} ingress, each {} raw, {} effective", gbps(port.raw), gbps(port.rate));
     }
+    if let Some((link, i)) = topo.lookahead() {
+        let _ = writeln!(
+            out,
+            "islands: {} (chips joined without a switch); across a switch a packet's path is booked in two halves and news takes the route's latency; lookahead {} (the least latency into a switch, {})",
+            topo.island_count(),
+            ns(link.latency),
+            topo.links()[i].name()
+        );
+    }
     let _ = writeln!(
         out,
         "chip paths: {} cores per chip; mte2 {}, mte3 {} per core; hbm {} per chip",

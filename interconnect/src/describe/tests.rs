@@ -75,6 +75,9 @@ fn describes_hierarchical_links_with_aligned_columns() {
     assert_eq!(lines[3], "  link 0->1    28.000 GB/s  19.600 GB/s  500.000 ns");
     assert_eq!(lines[7], "  nic1-up 0    25.000 GB/s  17.500 GB/s  750.000 ns");
     assert_eq!(lines[8], "  nic1-down 0  25.000 GB/s  17.500 GB/s  750.000 ns");
+    let islands = lines.iter().find(|l| l.starts_with("islands:")).expect("an islands line");
+    assert!(islands.starts_with("islands: 2 (chips joined without a switch);"), "{islands}");
+    assert!(islands.ends_with("lookahead 750.000 ns (the least latency into a switch, nic1-up 0)"), "{islands}");
 }
 
 #[test]

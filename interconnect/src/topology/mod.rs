@@ -107,6 +107,20 @@ impl Topology {
     pub fn island(&self, chip: usize) -> usize {
         self.shape.island(chip)
     }
+
+    /// How many islands the chips form (1 without switches).
+    pub fn island_count(&self) -> usize {
+        (0..self.ranks()).filter(|&c| self.island(c) == c).count().max(1)
+    }
+
+    /// The least latency of a link into a switch, and that link: how far ahead of its own
+    /// events an island's events on another island always lie (a packet reaches the switch
+    /// no sooner, news crosses no sooner), so the lookahead of a run split at switches.
+    /// `None` without switches.
+    pub fn lookahead(&self) -> Option<(crate::config::LinkParams, usize)> {
+        let into_switch = self.links.iter().enumerate().filter(|(_, l)| matches!(l.to, Node::Switch { .. }));
+        into_switch.min_by_key(|(_, l)| l.params.latency).map(|(i, l)| (l.params, i))
+    }
 }
 
 /// The shape of `[fabric.topology]`; `ranks` is the machine's.
