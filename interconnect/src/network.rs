@@ -461,7 +461,8 @@ impl NetworkModel {
             (ready, last_in) = (slot.start + res.latency, slot.end + res.latency);
         }
         if to > from && self.split.get(path.0 as usize) == Some(&to) {
-            timing.onward = Some(Onward { hop: to, ready, last_in });
+            let next = self.hops.get((lo + to) as usize).map_or(0, |&r| self.resource_chip(r));
+            timing.onward = Some(Onward { hop: to, chip: u32::try_from(next).unwrap_or(u32::MAX), ready, last_in });
         }
         timing
     }

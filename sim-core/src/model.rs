@@ -237,6 +237,8 @@ impl PacketTiming {
 pub struct Onward {
     /// The first hop past the switch, as an offset in the path.
     pub hop: u32,
+    /// The chip that hop belongs to: the side that books the rest.
+    pub chip: u32,
     /// When its first byte is at that hop.
     pub ready: SimTime,
     /// When its last byte is there.

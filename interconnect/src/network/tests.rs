@@ -266,7 +266,8 @@ fn incast_serialises_on_the_switch_downlink_but_not_in_a_mesh() {
     // Each packet stops at the switch (its first byte there at 100 ns); the downlink is
     // booked when they get there, in the order they came.
     let at_switch: Vec<Onward> = paths.iter().filter_map(|&p| m.send(p, 1000, t(0), None).onward).collect();
-    assert_eq!(at_switch.iter().map(|o| (o.hop, o.ready, o.last_in)).collect::<Vec<_>>(), [(2, t(100), t(200)); 3]);
+    let seen: Vec<_> = at_switch.iter().map(|o| (o.hop, o.chip, o.ready, o.last_in)).collect();
+    assert_eq!(seen, [(2, 0, t(100), t(200)); 3]);
     let arrivals: Vec<u64> = paths.iter().zip(at_switch).map(|(&p, o)| ns(m.send_onward(p, 1000, o, None)).2).collect();
     assert_eq!(arrivals, [300, 400, 500]);
 
@@ -297,7 +298,10 @@ fn a_sender_books_its_side_of_a_switch_and_the_receiver_books_the_rest() {
     let first = m.send(big, 10_000, t(0), Some(&mut busy));
     assert_eq!(busy.iter().map(|b| m.resource_name(b.resource)).collect::<Vec<_>>(), ["mte3 2.0", "up 2"]);
     let o = first.onward.expect("a switch splits the path");
-    assert_eq!((first.cleared, first.arrival, o.hop, o.ready, o.last_in), (t(1000), t(1100), 2, t(100), t(1100)));
+    assert_eq!(
+        (first.cleared, first.arrival, o.hop, o.chip, o.ready, o.last_in),
+        (t(1000), t(1100), 2, 0, t(100), t(1100))
+    );
     busy.clear();
     assert_eq!(ns(m.send_onward(big, 10_000, o, Some(&mut busy))), (100, 1100, 1200));
     let booked: Vec<String> = busy.iter().map(|b| m.resource_name(b.resource)).collect();

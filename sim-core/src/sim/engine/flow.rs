@@ -8,7 +8,7 @@ use super::Engine;
 use super::event::{Event, Key};
 use super::state::flows::Flow;
 use crate::base::time::SimTime;
-use crate::model::{Busy, Network, Onward, PacketTiming, PathId, Route};
+use crate::model::{Busy, Network, Onward, PacketTiming, PathId, PathKind, Route};
 use crate::results::trace::LinkBusy;
 use std::collections::VecDeque;
 
@@ -28,7 +28,13 @@ impl Engine {
         let path = self.net.path(&route);
         let cleared = cleared.map(|ev| self.slots.put(ev));
         let end = self.slots.put(end);
-        let id = self.flows.put(Flow { path, at, left: bytes, origin, cleared, end });
+        // Data read from a peer leaves from the peer's side.
+        let sender = match route.kind {
+            PathKind::RemoteRead | PathKind::SdmaGet => route.peer,
+            _ => route.chip,
+        };
+        let chip = crate::base::addr::narrow(sender);
+        let id = self.flows.put(Flow { path, chip, at, left: bytes, origin, cleared, end });
         let p = path.0 as usize;
         if self.flows.queues.len() <= p {
             self.flows.queues.resize_with(p + 1, VecDeque::new);

@@ -84,7 +84,10 @@ pub(crate) struct Engine {
     /// Keys of pending events, smallest first; the events themselves sit in `slots`.
     queue: queue::EventQueue,
     slots: Slots,
-    next_sub: u64,
+    /// Per chip, the next `sub` of an event derived on it (see [`Engine::derived_key`]).
+    subs: Vec<u64>,
+    /// Where the event being applied happens (see [`Here`]).
+    here: Here,
     now: SimTime,
     actors: Vec<Actor>,
     /// Lower bounds `(time, actor, seq)` of every running actor's next request.
@@ -149,7 +152,8 @@ impl Engine {
             mem,
             queue: queue::EventQueue::default(),
             slots: Slots::default(),
-            next_sub: 1,
+            subs: vec![1; queues.len().max(1)],
+            here: Here::Chip(0),
             now: SimTime::ZERO,
             actors: vec![idle; world * cores],
             running: bounds::Bounds::new(world * cores),
@@ -340,7 +344,10 @@ impl Engine {
                     let ev = self.slots.take(slot);
                     self.apply(key, ev);
                 }
-                Pending::FlowStep(flow) => self.flow_step(key, flow as usize),
+                Pending::FlowStep(flow) => {
+                    self.here = Here::Chip(self.flow_place(flow as usize));
+                    self.flow_step(key, flow as usize)
+                }
             }
         }
         if self.outcome.is_none() && self.running.is_empty() && self.queue.is_empty() {
@@ -362,10 +369,17 @@ impl Engine {
         }
     }
 
+    /// Applies `ev`, noting first where it happens (`here`: the chip whose state it reads and
+    /// changes, which numbers the events it causes) in the same match, so the dispatch on the
+    /// event's kind is one jump.
     fn apply(&mut self, key: Key, ev: Event) {
         match ev {
-            Event::Request { actor, req, resume } => self.apply_request(key, actor, req, resume),
+            Event::Request { actor, req, resume } => {
+                self.here = Here::Actor(actor);
+                self.apply_request(key, actor, req, resume)
+            }
             Event::RemoteRead { actor, src, caller, ticket, issued } => {
+                self.here = Here::Chip(src.chip());
                 self.obs.read(actor, &src, OpAt { op: OpKind::RemoteLoad, time: key.time, caller });
                 let data = self.mem.read(&src);
                 let route = Route {
@@ -380,27 +394,72 @@ impl Engine {
                 self.start_flow(key, route, bytes, at, None, end);
             }
             Event::Loaded { actor, ticket, data, issued, peer } => {
+                self.here = Here::Actor(actor);
                 self.loaded(key.time, actor, ticket, data, issued, peer)
             }
             Event::Land { dst, data, atomic, writer, op, ids } => {
+                self.here = Here::Chip(dst.chip());
                 let writer = writer as usize;
                 self.land(key.time, &dst, &data, atomic, writer, op);
                 self.obs.write_landed(ids.check);
                 self.write_landed(key, dst.chip(), writer, ids);
             }
-            Event::Signal(s) => self.signal_arrived(key, s),
-            Event::Acked { writer, seq } => self.landed(key, writer, seq),
-            Event::Release { writer, seq } => self.released(key, writer, seq),
-            Event::FlowStep { flow } => self.flow_step(key, flow),
-            Event::Onward { path, bytes, from, end } => self.onward(key, path, bytes, from, end),
-            Event::CopyRemoteRead { job, chunk } => self.copy_remote_read(key, job, chunk),
-            Event::CopyLoaded { job, chunk, data } => self.copy_loaded(key, job, chunk, data),
-            Event::CopyStored { job } => self.copy_stored(key, job),
-            Event::DispatchStart { chip } => self.start_dispatch(chip, key.time),
-            Event::DeferredReady { chip, task } => self.deferred_ready(chip, task, key.time),
-            Event::Sdma(e) => self.sdma_event(key, e),
-            Event::Reply { actor, reply } => self.reply(actor, key.time, reply),
+            Event::Signal(s) => {
+                self.here = Here::Chip(s.cell.chip());
+                self.signal_arrived(key, s)
+            }
+            Event::Acked { writer, seq } => {
+                self.here = Here::Actor(writer);
+                self.landed(key, writer, seq)
+            }
+            Event::Release { writer, seq } => {
+                let chip = self.vis.cross.get(&(writer, seq)).map_or(self.chip_of(writer), |c| c.chip);
+                self.here = Here::Chip(chip);
+                self.released(key, writer, seq)
+            }
+            Event::FlowStep { flow } => {
+                self.here = Here::Chip(self.flow_place(flow));
+                self.flow_step(key, flow)
+            }
+            Event::Onward { path, bytes, from, end } => {
+                self.here = Here::Chip(from.chip as usize);
+                self.onward(key, path, bytes, from, end)
+            }
+            Event::CopyRemoteRead { job, chunk } => {
+                let chip = self.copies[job].as_ref().and_then(|j| j.spec.chunks.get(chunk)).map_or(0, |c| c.0.chip());
+                self.here = Here::Chip(chip);
+                self.copy_remote_read(key, job, chunk)
+            }
+            Event::CopyLoaded { job, chunk, data } => {
+                self.here = self.copy_place(job);
+                self.copy_loaded(key, job, chunk, data)
+            }
+            Event::CopyStored { job } => {
+                self.here = self.copy_place(job);
+                self.copy_stored(key, job)
+            }
+            Event::DispatchStart { chip } => {
+                self.here = Here::Chip(chip);
+                self.start_dispatch(chip, key.time)
+            }
+            Event::DeferredReady { chip, task } => {
+                self.here = Here::Chip(chip);
+                self.deferred_ready(chip, task, key.time)
+            }
+            Event::Sdma(e) => {
+                self.here = Here::Chip(self.sdma_place(&e));
+                self.sdma_event(key, e)
+            }
+            Event::Reply { actor, reply } => {
+                self.here = Here::Actor(actor);
+                self.reply(actor, key.time, reply)
+            }
         }
+    }
+
+    /// Where a put/get's own steps happen: its core's chip.
+    fn copy_place(&self, job: usize) -> Here {
+        self.copies[job].as_ref().map_or(Here::Chip(0), |j| Here::Actor(j.actor))
     }
 
     fn apply_request(&mut self, key: Key, actor: usize, req: Request, resume: SimTime) {
@@ -635,10 +694,29 @@ impl Engine {
     }
 
     /// The key of an event `origin` causes at `time`: its actor and seq, and a fresh `sub`.
+    /// The key of an event caused now, at `time`, by the request `origin` (its actor and
+    /// seq): its `sub` numbers it among the events caused on this chip (`here`), chip first,
+    /// so the order of ties never depends on what other chips did meanwhile.
     fn derived_key(&mut self, time: SimTime, origin: Key) -> Key {
-        let key = origin.derived(time, self.next_sub);
-        self.next_sub += 1;
-        key
+        let chip = match self.here {
+            Here::Chip(c) => c,
+            Here::Actor(a) => self.chip_of(a),
+        };
+        origin.derived(time, self.next_sub(chip))
+    }
+
+    /// The next `sub` of `chip`: the chip in the high 24 bits, its count in the low 40
+    /// (never 0, a request's own).
+    fn next_sub(&mut self, chip: usize) -> u64 {
+        let Some(n) = self.subs.get_mut(chip) else { return u64::MAX };
+        let sub = ((chip as u64) << 40) | (*n & ((1 << 40) - 1));
+        *n += 1;
+        sub
+    }
+
+    /// The chip where flow `id` sends from.
+    fn flow_place(&self, id: usize) -> usize {
+        self.flows.slots.get(id).and_then(Option::as_ref).map_or(0, |f| f.chip as usize)
     }
 
     fn push_derived(&mut self, time: SimTime, origin: Key, ev: Event) {
@@ -656,9 +734,9 @@ impl Engine {
         self.queue.push(Entry { key, what: Pending::Slot(slot) });
     }
 
+    /// Queues a host event about chip `seq`.
     fn push_host(&mut self, time: SimTime, seq: u64, ev: Event) {
-        let key = Key::new(time, HOST, seq, self.next_sub);
-        self.next_sub += 1;
+        let key = Key::new(time, HOST, seq, self.next_sub(seq as usize));
         self.push(key, ev);
     }
 
@@ -710,5 +788,43 @@ fn event_name(ev: &Event) -> String {
         Event::DeferredReady { chip, .. } => format!("a deferred task on chip {chip}"),
         Event::Sdma(_) => "an SDMA descriptor".into(),
         Event::Reply { .. } => "the end of a read".into(),
+    }
+}
+
+/// Where the event being applied happens: a chip, or an actor's chip (worked out only if the
+/// event causes another, as most of an actor's requests cause none).
+#[derive(Copy, Clone, Debug)]
+enum Here {
+    Chip(usize),
+    Actor(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::{engine, ns};
+    use super::*;
+
+    /// A derived event's `sub` counts the events caused on the chip where it was caused, chip
+    /// first: what chip 1 causes is numbered the same whatever chip 0 did in between, so the
+    /// order of ties does not depend on how the run interleaves chips.
+    #[test]
+    fn derived_subs_are_counted_per_chip() {
+        let origin = Key::new(ns(1), 0, 5, 0);
+        let subs = |steps: &[usize]| {
+            let mut eng = engine(2, false);
+            let mut on_1 = Vec::new();
+            for &chip in steps {
+                eng.here = Here::Chip(chip);
+                let k = eng.derived_key(ns(2), origin);
+                if chip == 1 {
+                    on_1.push(k);
+                }
+            }
+            on_1
+        };
+        let alone = subs(&[1, 1]);
+        assert_eq!(alone, subs(&[0, 1, 0, 0, 1]));
+        assert_eq!(alone.iter().map(|k| k.sub).collect::<Vec<_>>(), [(1 << 40) | 1, (1 << 40) | 2]);
+        assert!(alone.iter().all(|k| k.actor() == 0 && k.time == ns(2)), "same actor and seq as the origin");
     }
 }

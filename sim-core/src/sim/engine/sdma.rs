@@ -128,6 +128,17 @@ impl Engine {
         }
     }
 
+    /// The chip where SDMA event `e` happens: the channel's, or the chip a descriptor reads
+    /// from (a get's request) or lands on.
+    pub(super) fn sdma_place(&self, e: &SdmaEvent) -> usize {
+        let desc = |i: &usize| self.sdma.descs.get(*i).and_then(Option::as_ref);
+        match e {
+            SdmaEvent::Start { ch } | SdmaEvent::Cleared { ch } => self.sdma.chip_of_channel(*ch),
+            SdmaEvent::RemoteRead { desc: i } => desc(i).map_or(0, |d| d.src.chip()),
+            SdmaEvent::Land { desc: i, .. } => desc(i).map_or(0, |d| d.dst.chip()),
+        }
+    }
+
     fn sdma_start(&mut self, key: Key, ch: usize) {
         let Some(i) = self.sdma.channels[ch].queue.pop_front() else { return };
         let Some(d) = self.sdma.descs[i].as_ref() else { return };

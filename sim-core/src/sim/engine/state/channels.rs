@@ -65,6 +65,11 @@ impl Sdma {
         }
     }
 
+    /// The chip of global channel `ch`.
+    pub(in crate::sim::engine) fn chip_of_channel(&self, ch: usize) -> usize {
+        ch / self.params.as_ref().map_or(1, |p| p.channels.max(1))
+    }
+
     pub(in crate::sim::engine) fn put(&mut self, d: Desc) -> usize {
         match self.free.pop() {
             Some(i) => {

@@ -10,6 +10,8 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub(crate) struct Flow {
     pub(in crate::sim::engine) path: PathId,
+    /// The chip whose side sends its packets (where its steps happen).
+    pub(in crate::sim::engine) chip: u32,
     /// When its first packet may enter the path.
     pub(in crate::sim::engine) at: SimTime,
     /// Bytes not yet sent (a request flow sends one empty packet).
