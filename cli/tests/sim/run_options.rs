@@ -87,6 +87,49 @@ fn jitter_is_seeded_reproducible_and_off_by_default() {
     assert_eq!(da[0], 128.0);
 }
 
+/// Each chip draws its jitter from a stream of its own: rank 0's jittered local work takes the
+/// same time whether rank 1 does little or much meanwhile (with one stream for the run,
+/// rank 1's draws would shift rank 0's).
+#[test]
+fn a_chips_jitter_does_not_depend_on_other_chips_draws() {
+    let rank0_end = |rank1_loads: usize| {
+        let (mut w, dom) = setup(2);
+        w.options_mut().jitter =
+            Some(Jitter { seed: 3, op: SimDuration::from_ns(50), dispatch: SimDuration::from_ns(500) });
+        let buf = w.alloc_window(&dom, "buf", DType::F32, &[1024]).unwrap();
+        let d = Dispatch::kernel("local", 1, move |core| {
+            let n = if core.rank() == 0 { 6 } else { rank1_loads };
+            for i in 0..n {
+                let t = core.load(&buf, &[(i % 4) * 256], &[256])?;
+                core.store(&t, &buf, &[(i % 4) * 256])?;
+            }
+            Ok(())
+        });
+        w.dispatch_all(&dom, d.in_domain(&dom)).unwrap();
+        let report = w.run().unwrap();
+        report.of_chip(0).map(|d| d.device_wall()).collect::<Vec<_>>()
+    };
+    let few = rank0_end(1);
+    assert_eq!(few, rank0_end(40));
+    assert_ne!(
+        few,
+        {
+            let (mut w, dom) = setup(2);
+            let buf = w.alloc_window(&dom, "buf", DType::F32, &[1024]).unwrap();
+            let d = Dispatch::kernel("local", 1, move |core| {
+                for i in 0..6 {
+                    let t = core.load(&buf, &[(i % 4) * 256], &[256])?;
+                    core.store(&t, &buf, &[(i % 4) * 256])?;
+                }
+                Ok(())
+            });
+            w.dispatch(0, d.in_domain(&dom)).unwrap();
+            w.run().unwrap().of_chip(0).map(|d| d.device_wall()).collect::<Vec<_>>()
+        },
+        "the jitter shows"
+    );
+}
+
 #[test]
 fn a_traced_run_records_operations_flows_and_links() {
     let (report, _) = allreduce_run(600, false, RunOptions { trace: true, ..RunOptions::default() });

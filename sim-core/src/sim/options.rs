@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// `seed`. The same seed gives the same run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Jitter {
-    /// Seed of the RNG the delays are drawn from.
+    /// Seed of the delays: each chip draws from a stream of its own made from it and the chip.
     pub seed: u64,
     /// Largest extra delay of one transfer or memory access.
     pub op: SimDuration,

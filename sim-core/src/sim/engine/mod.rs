@@ -103,8 +103,9 @@ pub(crate) struct Engine {
     pub(crate) records: Vec<DispatchRecord>,
     /// Who watches the run: traffic counters, timeline, protocol checking (see `observe.rs`).
     obs: Observers,
-    /// The seeded RNG and magnitudes of a jittered run.
-    jitter: Option<(Xoshiro256PlusPlus, Jitter)>,
+    /// The seeded RNGs (one per chip, so what one chip draws never depends on another's
+    /// draws) and magnitudes of a jittered run.
+    jitter: Option<(Vec<Xoshiro256PlusPlus>, Jitter)>,
     /// Write and notify ordering per actor (see `visibility.rs`).
     vis: state::in_flight::Visibility,
     /// Asynchronous loads whose bytes are not collected yet (see `loads.rs`).
@@ -166,7 +167,7 @@ impl Engine {
             stats: EngineStats::default(),
             records: Vec::new(),
             obs: Observers::new(world, cores, options.trace, options.check),
-            jitter: options.jitter.map(|j| (Xoshiro256PlusPlus::seed_from_u64(j.seed), j)),
+            jitter: options.jitter.map(|j| ((0..world).map(|c| chip_rng(j.seed, c)).collect(), j)),
             vis: state::in_flight::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering, islands),
             loads: state::pending_loads::Loads::default(),
             sdma: state::channels::Sdma::new(world, chip.sdma()),
@@ -188,7 +189,7 @@ impl Engine {
         let first = SimTime::ZERO + self.chip.dispatch_launch();
         for c in 0..self.world {
             if self.chips[c].has_queued() {
-                let at = first + self.dispatch_jitter();
+                let at = first + self.dispatch_jitter(c);
                 self.push_host(at, c as u64, Event::DispatchStart { chip: c });
             }
         }
@@ -562,19 +563,35 @@ impl Engine {
         }
     }
 
-    /// A random extra delay for one operation of a jittered run.
+    /// A random extra delay for one operation of a jittered run, drawn on the chip where the
+    /// event being applied happens.
     fn op_jitter(&mut self) -> SimDuration {
+        let chip = self.here_chip();
         match self.jitter.as_mut() {
-            Some((rng, j)) if j.op.as_ps() > 0 => SimDuration::from_ps(rng.random_range(0..=j.op.as_ps())),
+            Some((rngs, j)) if j.op.as_ps() > 0 => match rngs.get_mut(chip) {
+                Some(rng) => SimDuration::from_ps(rng.random_range(0..=j.op.as_ps())),
+                None => SimDuration::ZERO,
+            },
             _ => SimDuration::ZERO,
         }
     }
 
-    /// A random delay of a dispatch start in a jittered run.
-    fn dispatch_jitter(&mut self) -> SimDuration {
+    /// A random delay of a dispatch start on `chip` in a jittered run.
+    fn dispatch_jitter(&mut self, chip: usize) -> SimDuration {
         match self.jitter.as_mut() {
-            Some((rng, j)) if j.dispatch.as_ps() > 0 => SimDuration::from_ps(rng.random_range(0..=j.dispatch.as_ps())),
+            Some((rngs, j)) if j.dispatch.as_ps() > 0 => match rngs.get_mut(chip) {
+                Some(rng) => SimDuration::from_ps(rng.random_range(0..=j.dispatch.as_ps())),
+                None => SimDuration::ZERO,
+            },
             _ => SimDuration::ZERO,
+        }
+    }
+
+    /// The chip where the event being applied happens.
+    fn here_chip(&self) -> usize {
+        match self.here {
+            Here::Chip(c) => c,
+            Here::Actor(a) => self.chip_of(a),
         }
     }
 
@@ -698,10 +715,7 @@ impl Engine {
     /// seq): its `sub` numbers it among the events caused on this chip (`here`), chip first,
     /// so the order of ties never depends on what other chips did meanwhile.
     fn derived_key(&mut self, time: SimTime, origin: Key) -> Key {
-        let chip = match self.here {
-            Here::Chip(c) => c,
-            Here::Actor(a) => self.chip_of(a),
-        };
+        let chip = self.here_chip();
         origin.derived(time, self.next_sub(chip))
     }
 
@@ -789,6 +803,12 @@ fn event_name(ev: &Event) -> String {
         Event::Sdma(_) => "an SDMA descriptor".into(),
         Event::Reply { .. } => "the end of a read".into(),
     }
+}
+
+/// Chip `chip`'s jitter generator for a run seeded `seed`: one stream per chip, each from
+/// the seed and the chip through SplitMix64 (what `seed_from_u64` expands a seed with).
+fn chip_rng(seed: u64, chip: usize) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed ^ (chip as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Where the event being applied happens: a chip, or an actor's chip (worked out only if the

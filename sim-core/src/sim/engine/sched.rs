@@ -180,7 +180,7 @@ impl Engine {
         };
         self.records.push(record);
         if self.chips[chip].has_queued() {
-            let next = t + self.chip.dispatch_launch() + self.dispatch_jitter();
+            let next = t + self.chip.dispatch_launch() + self.dispatch_jitter(chip);
             self.push_host(next, chip as u64, Event::DispatchStart { chip });
         }
     }
