@@ -262,10 +262,11 @@ fn grouped_mesh_runs_where_posting_every_put_at_once_overflows_a_channel() {
 
 #[test]
 fn grouped_mesh_waits_for_each_group_of_eight_peers() {
-    // atlas950's one switch, 4 KiB per rank, latency-bound: a round's last put must land
-    // before the next round posts, so against sdma-mesh (every put posted at once) grouped
-    // mesh pays about one put's flight per extra round: one more from 9 to 10 ranks (8 -> 9
-    // peers), none from 10 to 17, one more at 18.
+    // atlas950's one switch, 4 KiB per rank, latency-bound: a round's last put must land,
+    // and the news of it come back across the switch, before the next round posts, so
+    // against sdma-mesh (every put posted at once) grouped mesh pays about one round trip per
+    // extra round: one more from 9 to 10 ranks (8 -> 9 peers), none from 10 to 17, one more
+    // at 18.
     let cfg = Config::preset("atlas950-superpod").unwrap();
     let time = |mode: Mode, n: usize| {
         let spec = sweep_spec(Kind::AllToAll, mode, n, 1).with_warmup(1).with_timing_only(true);
@@ -273,10 +274,11 @@ fn grouped_mesh_waits_for_each_group_of_eight_peers() {
     };
     let extra = |n: usize| time(Mode::GroupedMesh, n) - time(Mode::SdmaMesh, n);
     let (e9, e10, e17, e18) = (extra(9), extra(10), extra(17), extra(18));
-    // One put's flight: the uplink and downlink latencies (2 x 0.5 us).
-    assert!(e10 - e9 >= 0.9 && e10 - e9 <= 2.0, "9 -> 10 ranks: {e9} -> {e10} us");
+    // A round trip: the put's flight and the news back, each the uplink and downlink
+    // latencies (2 x 0.5 us), plus the round's serialisation and poll.
+    assert!(e10 - e9 >= 1.9 && e10 - e9 <= 3.0, "9 -> 10 ranks: {e9} -> {e10} us");
     assert!((e17 - e10).abs() <= 0.3, "10 -> 17 ranks (both two rounds): {e10} -> {e17} us");
-    assert!(e18 - e17 >= 0.9 && e18 - e17 <= 2.0, "17 -> 18 ranks: {e17} -> {e18} us");
+    assert!(e18 - e17 >= 1.9 && e18 - e17 <= 3.0, "17 -> 18 ranks: {e17} -> {e18} us");
 }
 
 fn ranksim(args: &[&str]) -> (i32, String) {

@@ -93,6 +93,28 @@ fn a_put_of_n_bytes_costs_issue_cold_descriptor_alpha_and_n_times_the_slowest_be
     }
 }
 
+/// Across a switch the channel's chip learns that the put landed one route latency later:
+/// the same 4-byte put, with the same 1 us of link latency on its route, completes exactly
+/// 1 us later on a switch (500 ns up, 500 ns down; cut-through, the downlink adds no time)
+/// than on a mesh.
+#[test]
+fn a_put_across_a_switch_completes_when_the_news_is_back() {
+    let put = |topo: &str| {
+        let table = sdma(20.0, 1 << 20, 8, (ISSUE / NS, POLL / NS));
+        let toml = format!("{}\n[chip.sdma]\n{table}", links_only(2, 4096, topo));
+        let w = Config::from_toml(&toml, "sdma").unwrap().world().unwrap();
+        times(w, 1, 1, |core, data, log| {
+            let h = core.put_async(data, 1, data, &row(1))?;
+            core.wait_async(h)?;
+            log.push(core.now().as_ps());
+            Ok(())
+        })[0]
+    };
+    let mesh = put("kind = \"full_mesh\"\nlink_gbps = 10.0\nlink_latency_ns = 1000.0\n");
+    let switch = put("kind = \"switch\"\nlink_gbps = 10.0\nlink_latency_ns = 500.0\n");
+    assert_eq!(switch - mesh, 1000 * NS);
+}
+
 #[test]
 fn a_get_pays_a_request_leg_then_the_data_back() {
     let cols = 4096;

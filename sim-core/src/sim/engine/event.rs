@@ -175,6 +175,9 @@ pub(crate) enum SdmaEvent {
     Cleared { ch: usize },
     /// A descriptor's bytes land (`check` is the observers' token of the write).
     Land { desc: usize, data: Payload, check: WriteToken },
+    /// The news that a descriptor of `actor`'s transfer `id` on channel `ch` landed across a
+    /// switch reaches the channel's chip.
+    Done { actor: usize, id: u64, ch: usize },
 }
 
 /// How a write in flight is known: its place in its writer's issue order, and the observers'

@@ -13,6 +13,10 @@
 //! channel's queue from submission until its bytes land; a transfer is complete when its last
 //! descriptor has landed.
 //!
+//! Across a switch the channel's chip learns that a descriptor landed one route latency later
+//! (`SdmaEvent::Done`), as it learns of a core's writes: its queue slot and the transfer's
+//! completion wait for that.
+//!
 //! Ordering: SDMA writes are not the core's writes. A notify or `fence` of the issuing core
 //! does not wait for them (a notify issued before `wait_async` may overtake the data); only
 //! `wait_async`, or a `test_async` that answers true, orders what follows after the data.
@@ -125,6 +129,7 @@ impl Engine {
                 self.sdma_kick(key, ch);
             }
             SdmaEvent::Land { desc, data, check } => self.sdma_land(key, desc, data, check),
+            SdmaEvent::Done { actor, id, ch } => self.sdma_done(key.time, actor, id, ch),
         }
     }
 
@@ -133,7 +138,9 @@ impl Engine {
     pub(super) fn sdma_place(&self, e: &SdmaEvent) -> usize {
         let desc = |i: &usize| self.sdma.descs.get(*i).and_then(Option::as_ref);
         match e {
-            SdmaEvent::Start { ch } | SdmaEvent::Cleared { ch } => self.sdma.chip_of_channel(*ch),
+            SdmaEvent::Start { ch } | SdmaEvent::Cleared { ch } | SdmaEvent::Done { ch, .. } => {
+                self.sdma.chip_of_channel(*ch)
+            }
             SdmaEvent::RemoteRead { desc: i } => desc(i).map_or(0, |d| d.src.chip()),
             SdmaEvent::Land { desc: i, .. } => desc(i).map_or(0, |d| d.dst.chip()),
         }
@@ -178,17 +185,31 @@ impl Engine {
         self.start_flow(key, route, bytes, at, cleared, end);
     }
 
+    /// A descriptor's bytes land: its channel's chip learns it at once within its island, one
+    /// route latency later across a switch (`Network::news_delay`).
     fn sdma_land(&mut self, key: Key, i: usize, data: Payload, check: WriteToken) {
         let Some(d) = self.sdma.descs[i].take() else { return };
         self.sdma.free.push(i);
         self.land(key.time, &d.dst, &data, d.atomic, d.actor, d.op);
         self.obs.write_landed(check);
-        self.sdma.channels[d.ch].held -= 1;
-        let Some(t) = self.sdma.transfers.get_mut(&(d.actor, d.id)) else { return };
-        t.left -= 1;
-        if t.left == 0 && t.waiting {
+        let home = self.sdma.chip_of_channel(d.ch);
+        if self.vis.island(d.dst.chip()) == self.vis.island(home) {
+            return self.sdma_done(key.time, d.actor, d.id, d.ch);
+        }
+        let at = key.time + self.net.news_delay(d.dst.chip(), home);
+        let done = SdmaEvent::Done { actor: d.actor, id: d.id, ch: d.ch };
+        self.push_derived(at, key, Event::Sdma(done));
+    }
+
+    /// Channel `ch`'s chip knows at `t` that a descriptor of `actor`'s transfer `id` landed:
+    /// the descriptor leaves the channel's queue, and the transfer completes with its last.
+    fn sdma_done(&mut self, t: SimTime, actor: usize, id: u64, ch: usize) {
+        self.sdma.channels[ch].held -= 1;
+        let Some(tr) = self.sdma.transfers.get_mut(&(actor, id)) else { return };
+        tr.left -= 1;
+        if tr.left == 0 && tr.waiting {
             let poll = self.sdma.params.as_ref().map(|p| p.poll).unwrap_or_default();
-            self.sdma_complete(d.actor, d.id, key.time + poll);
+            self.sdma_complete(actor, id, t + poll);
         }
     }
 
