@@ -9,8 +9,8 @@ use super::Engine;
 use super::event::{Event, Key};
 use super::observe::OpAt;
 use super::state::copy_job::CopyJob;
-use crate::api::request::{CopySpec, Reply};
-use crate::base::addr::narrow;
+use crate::api::request::{CopySpec, OpKind, Reply};
+use crate::base::addr::{Caller, Place, narrow};
 use crate::base::payload::Payload;
 use crate::model::{DmaDir, PathKind, Route};
 
@@ -53,16 +53,21 @@ impl Engine {
             self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
         } else {
             let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip() };
-            self.start_flow(key, route, 0, at, None, Event::CopyRemoteRead { job: id, chunk });
+            let read = Event::CopyRemoteRead { job: id, chunk, actor, src, op, caller };
+            self.start_flow(key, route, 0, at, None, read);
         }
     }
 
     /// The read request of a get's chunk reached the owner: read there, send the data back.
-    pub(super) fn copy_remote_read(&mut self, key: Key, id: usize, chunk: usize) {
-        let Some(job) = self.copies[id].as_ref() else { return };
-        let actor = job.actor;
-        let src = job.spec.chunks[chunk].0.clone();
-        let (op, caller) = (job.spec.op, job.spec.caller);
+    pub(super) fn copy_remote_read(
+        &mut self,
+        key: Key,
+        (id, chunk): (usize, usize),
+        actor: usize,
+        src: Place,
+        op: OpKind,
+        caller: Caller,
+    ) {
         self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
         let data = self.mem.read(&src);
         let route = Route {

@@ -148,7 +148,9 @@ pub(crate) enum Event {
     /// writes elsewhere have landed.
     Release { writer: usize, seq: u64 },
     /// The read request of a get's chunk reached the owner.
-    CopyRemoteRead { job: usize, chunk: usize },
+    /// It carries what the owner needs (the reading core, the source, the op and its caller),
+    /// so the owner's side reads nothing of the job, which stays with its core.
+    CopyRemoteRead { job: usize, chunk: usize, actor: usize, src: Place, op: OpKind, caller: Caller },
     /// A chunk of a put/get is in UB.
     CopyLoaded { job: usize, chunk: usize, data: Payload },
     /// The store of a put/get chunk has cleared MTE3.

@@ -426,10 +426,9 @@ impl Engine {
                 self.here = Here::Chip(from.chip as usize);
                 self.onward(key, path, bytes, from, end)
             }
-            Event::CopyRemoteRead { job, chunk } => {
-                let chip = self.copies[job].as_ref().and_then(|j| j.spec.chunks.get(chunk)).map_or(0, |c| c.0.chip());
-                self.here = Here::Chip(chip);
-                self.copy_remote_read(key, job, chunk)
+            Event::CopyRemoteRead { job, chunk, actor, src, op, caller } => {
+                self.here = Here::Chip(src.chip());
+                self.copy_remote_read(key, (job, chunk), actor, src, op, caller)
             }
             Event::CopyLoaded { job, chunk, data } => {
                 self.here = self.copy_place(job);
