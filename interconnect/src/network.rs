@@ -38,15 +38,9 @@ pub struct NetworkModel {
     /// The resources of every path, path after path (each id below `resources.len()`), so a
     /// packet's walk reads one contiguous run.
     hops: Vec<u32>,
-    /// Each path's run `hops[lo..hi]`, by id.
-    paths: Vec<(u32, u32)>,
-    /// Each path's hops `[a, b)` (offsets in its run) that a packet holds for its wire bytes
-    /// rather than its payload: a core's remote store's links and port, when
-    /// `core_write_efficiency` is below 1; `(0, 0)` for every other path.
-    wire: Vec<(u32, u32)>,
-    /// Each path's first hop past a switch (an offset in its run), where a packet waits for
-    /// the rest of its path to be booked (see [`Onward`]); 0 for a path through no switch.
-    split: Vec<u32>,
+    /// Each path's run of `hops` and what a packet's walk needs of it, by id (one load a
+    /// packet).
+    paths: Vec<PathRun>,
     /// `1 / core_write_efficiency`, when it is below 1.
     core_write_scale: Option<f64>,
     /// Each chip's island (see [`Topology::island`]), as a chip number.
@@ -67,6 +61,19 @@ pub struct NetworkModel {
     /// missed the cache.
     rows: Vec<u32>,
     index: RouteIndex,
+}
+
+/// A path: its run `hops[lo..hi]`, its hops `[wire.0, wire.1)` (offsets in the run) that a
+/// packet holds for its wire bytes rather than its payload (a core's remote store's links and
+/// port, when `core_write_efficiency` is below 1; `(0, 0)` for every other path), and its
+/// first hop past a switch (`split`, an offset in the run), where a packet waits for the rest
+/// of its path to be booked (see [`Onward`]; 0 for a path through no switch).
+#[derive(Copy, Clone, Debug, Default)]
+struct PathRun {
+    lo: u32,
+    hi: u32,
+    wire: (u32, u32),
+    split: u32,
 }
 
 /// Route numbering for the dense path table, by chip, then core, then kind, then peer
@@ -206,8 +213,6 @@ impl NetworkModel {
             engines,
             hops,
             paths,
-            wire: Vec::new(),
-            split: Vec::new(),
             core_write_scale,
             islands,
             ids,
@@ -226,7 +231,7 @@ impl NetworkModel {
 
     /// The resources of a path, in order (empty for an unknown id).
     pub fn path_resources(&self, path: PathId) -> &[u32] {
-        self.paths.get(path.0 as usize).and_then(|&(lo, hi)| self.hops.get(lo as usize..hi as usize)).unwrap_or(&[])
+        self.paths.get(path.0 as usize).and_then(|p| self.hops.get(p.lo as usize..p.hi as usize)).unwrap_or(&[])
     }
 
     /// A resource's effective rate (`None` = unlimited) and latency, if it exists.
@@ -380,9 +385,7 @@ impl NetworkModel {
         let wire = self.wire_run(route, &hops[run.0 as usize..run.1 as usize]);
         let split = self.split_at(&hops[run.0 as usize..run.1 as usize]);
         self.hops = hops;
-        self.paths.push(run);
-        self.wire.push(wire);
-        self.split.push(split);
+        self.paths.push(PathRun { lo: run.0, hi: run.1, wire, split });
         if !dense || id.0.checked_add(1).is_none() {
             self.ids.insert(*route, id);
         }
@@ -426,9 +429,8 @@ impl NetworkModel {
         mut busy: Option<&mut Vec<Busy>>,
     ) -> PacketTiming {
         let mut timing = PacketTiming::idle(ready);
-        let Some(&(lo, _)) = self.paths.get(path.0 as usize) else { return timing };
+        let Some(&PathRun { lo, wire: (wa, wb), split, .. }) = self.paths.get(path.0 as usize) else { return timing };
         let Some(ids) = self.hops.get((lo + from) as usize..(lo + to) as usize) else { return timing };
-        let (wa, wb) = self.wire.get(path.0 as usize).copied().unwrap_or((0, 0));
         let wire = if wa < wb { self.wire_bytes(bytes) } else { bytes };
         let resources = &mut self.resources;
         // Each hop's state and calendar are read before any is booked: the loads do not
@@ -460,7 +462,7 @@ impl NetworkModel {
             ahead += res.latency;
             (ready, last_in) = (slot.start + res.latency, slot.end + res.latency);
         }
-        if to > from && self.split.get(path.0 as usize) == Some(&to) {
+        if to > from && split == to {
             let next = self.hops.get((lo + to) as usize).map_or(0, |&r| self.resource_chip(r));
             timing.onward = Some(Onward { hop: to, chip: u32::try_from(next).unwrap_or(u32::MAX), ready, last_in });
         }
@@ -554,16 +556,17 @@ impl Network for NetworkModel {
     /// (zero-length ones included). An unknown or empty path takes no time.
     #[inline]
     fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
-        let Some(&(lo, hi)) = self.paths.get(path.0 as usize) else { return PacketTiming::idle(at) };
-        let to = match self.split.get(path.0 as usize) {
-            Some(&s) if s > 0 => s,
-            _ => hi - lo,
+        let Some(&PathRun { lo, hi, split, .. }) = self.paths.get(path.0 as usize) else {
+            return PacketTiming::idle(at);
         };
+        let to = if split > 0 { split } else { hi - lo };
         self.walk(path, (0, to), bytes, (at, at), at, busy)
     }
 
     fn send_onward(&mut self, path: PathId, bytes: u64, from: Onward, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
-        let Some(&(lo, hi)) = self.paths.get(path.0 as usize) else { return PacketTiming::idle(from.ready) };
+        let Some(&PathRun { lo, hi, .. }) = self.paths.get(path.0 as usize) else {
+            return PacketTiming::idle(from.ready);
+        };
         let mut timing = self.walk(path, (from.hop, hi - lo), bytes, (from.ready, from.last_in), from.ready, busy);
         timing.onward = None;
         timing

@@ -41,6 +41,9 @@ impl Engine {
     /// The issue number of a write of `actor` to `chip`, and its number among the writes to
     /// `chip`'s island when that is another island than the writer's.
     fn number_write(&mut self, actor: usize, chip: usize) -> (u64, Option<u32>) {
+        if self.vis.one_island {
+            return (self.vis.issue(actor), None);
+        }
         let (home, to) = (self.vis.island(self.chip_of(actor)), self.vis.island(chip));
         (self.vis.issue(actor), self.vis.nth_to(actor, home, to))
     }
@@ -138,6 +141,9 @@ impl Engine {
     /// the writer learns it at once within its island, one route latency later across a
     /// switch.
     pub(super) fn write_landed(&mut self, key: Key, chip: usize, writer: usize, ids: WriteIds) {
+        if self.vis.one_island {
+            return self.landed(key, writer, ids.seq);
+        }
         let home = self.chip_of(writer);
         if self.vis.island(chip) == self.vis.island(home) {
             return self.landed(key, writer, ids.seq);

@@ -99,6 +99,9 @@ pub(in crate::sim::engine) struct Visibility {
     pub(in crate::sim::engine) finishing: Vec<Option<Result<(), SimError>>>,
     /// Each chip's island (see `Network::island`); all 0 on a machine without switches.
     pub(in crate::sim::engine) islands: Vec<u32>,
+    /// The machine is one island: every landing is known at once (the common case, checked
+    /// before any per-chip lookup).
+    pub(in crate::sim::engine) one_island: bool,
     /// Per (writer, island) other than the writer's own, the writes issued to it so far.
     pub(in crate::sim::engine) issued_to: FxHashMap<(usize, u32), u32>,
     /// Per (writer, island), the landings there of the writer's writes to it.
@@ -124,6 +127,7 @@ impl Visibility {
             notifying: FxHashMap::default(),
             fencing: vec![false; actors],
             finishing: (0..actors).map(|_| None).collect(),
+            one_island: islands.windows(2).all(|w| w[0] == w[1]),
             islands,
             issued_to: FxHashMap::default(),
             landings: FxHashMap::default(),
