@@ -141,11 +141,8 @@ impl Engine {
     /// the writer learns it at once within its island, one route latency later across a
     /// switch.
     pub(super) fn write_landed(&mut self, key: Key, chip: usize, writer: usize, ids: WriteIds) {
-        if self.vis.one_island {
-            return self.landed(key, writer, ids.seq);
-        }
         let home = self.chip_of(writer);
-        if self.vis.island(chip) == self.vis.island(home) {
+        if self.vis.one_island || self.vis.island(chip) == self.vis.island(home) {
             return self.landed(key, writer, ids.seq);
         }
         let island = self.vis.island(chip);
