@@ -67,13 +67,15 @@ pub struct NetworkModel {
 /// packet holds for its wire bytes rather than its payload (a core's remote store's links and
 /// port, when `core_write_efficiency` is below 1; `(0, 0)` for every other path), and its
 /// first hop past a switch (`split`, an offset in the run), where a packet waits for the rest
-/// of its path to be booked (see [`Onward`]; 0 for a path through no switch).
+/// of its path to be booked (see [`Onward`]; 0 for a path through no switch), with the chip
+/// that hop belongs to (`past`).
 #[derive(Copy, Clone, Debug, Default)]
 struct PathRun {
     lo: u32,
     hi: u32,
     wire: (u32, u32),
     split: u32,
+    past: u32,
 }
 
 /// Route numbering for the dense path table, by chip, then core, then kind, then peer
@@ -384,8 +386,10 @@ impl NetworkModel {
         };
         let wire = self.wire_run(route, &hops[run.0 as usize..run.1 as usize]);
         let split = self.split_at(&hops[run.0 as usize..run.1 as usize]);
+        let past = hops.get((run.0 + split) as usize).filter(|_| split > 0).map_or(0, |&r| self.resource_chip(r));
         self.hops = hops;
-        self.paths.push(PathRun { lo: run.0, hi: run.1, wire, split });
+        let past = u32::try_from(past).unwrap_or(u32::MAX);
+        self.paths.push(PathRun { lo: run.0, hi: run.1, wire, split, past });
         if !dense || id.0.checked_add(1).is_none() {
             self.ids.insert(*route, id);
         }
@@ -429,7 +433,9 @@ impl NetworkModel {
         mut busy: Option<&mut Vec<Busy>>,
     ) -> PacketTiming {
         let mut timing = PacketTiming::idle(ready);
-        let Some(&PathRun { lo, wire: (wa, wb), split, .. }) = self.paths.get(path.0 as usize) else { return timing };
+        let Some(&PathRun { lo, wire: (wa, wb), split, past, .. }) = self.paths.get(path.0 as usize) else {
+            return timing;
+        };
         let Some(ids) = self.hops.get((lo + from) as usize..(lo + to) as usize) else { return timing };
         let wire = if wa < wb { self.wire_bytes(bytes) } else { bytes };
         let resources = &mut self.resources;
@@ -463,8 +469,7 @@ impl NetworkModel {
             (ready, last_in) = (slot.start + res.latency, slot.end + res.latency);
         }
         if to > from && split == to {
-            let next = self.hops.get((lo + to) as usize).map_or(0, |&r| self.resource_chip(r));
-            timing.onward = Some(Onward { hop: to, chip: u32::try_from(next).unwrap_or(u32::MAX), ready, last_in });
+            timing.onward = Some(Onward { hop: to, chip: past, ready, last_in });
         }
         timing
     }

@@ -144,9 +144,9 @@ pub(crate) enum Event {
     Onward { path: PathId, bytes: u64, from: Onward, end: Option<u32> },
     /// The writer of write `seq` learns, across a switch, that it has landed.
     Acked { writer: usize, seq: u64 },
-    /// The release of `writer`'s notify `seq` reaches the notify's island: the writer's earlier
-    /// writes elsewhere have landed.
-    Release { writer: usize, seq: u64 },
+    /// The release of `writer`'s notify `seq` reaches `chip`, the notify's: the writer's
+    /// earlier writes elsewhere have landed.
+    Release { writer: usize, seq: u64, chip: usize },
     /// The read request of a get's chunk reached the owner.
     /// It carries what the owner needs (the reading core, the source, the op and its caller),
     /// so the owner's side reads nothing of the job, which stays with its core.

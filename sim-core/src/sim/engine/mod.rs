@@ -413,8 +413,7 @@ impl Engine {
                 self.here = Here::Actor(writer);
                 self.landed(key, writer, seq)
             }
-            Event::Release { writer, seq } => {
-                let chip = self.vis.cross.get(&(writer, seq)).map_or(self.chip_of(writer), |c| c.chip);
+            Event::Release { writer, seq, chip } => {
                 self.here = Here::Chip(chip);
                 self.released(key, writer, seq)
             }

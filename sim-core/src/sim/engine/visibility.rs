@@ -81,9 +81,8 @@ impl Engine {
         }
         let check = self.obs.notify_issued(actor, cell, op, value, at);
         if let Some(nth) = nth.filter(|_| !self.vis.relaxed) {
-            let island = self.vis.island(cell.chip());
-            let released = !self.vis.data_elsewhere(actor, island);
-            let c = CrossNotify { chip: cell.chip(), island, nth, released, arrived: None };
+            let released = !self.vis.data_elsewhere(actor, self.vis.island(cell.chip()));
+            let c = CrossNotify { chip: cell.chip(), nth, released, arrived: None };
             self.vis.cross.insert((actor, seq), c);
             if !released {
                 self.vis.unreleased[actor].push(seq);
@@ -119,13 +118,13 @@ impl Engine {
     /// the writer's earlier writes to its island have landed there.
     fn try_cross(&mut self, key: Key, writer: usize, seq: u64) {
         let Some(c) = self.vis.cross.get(&(writer, seq)) else { return };
-        let landed = self.vis.landings.get(&(writer, c.island)).map_or(0, |l| l.below);
         if !c.released || c.arrived.is_none() {
             return;
         }
-        if landed < c.nth {
+        let island = self.vis.island(c.chip);
+        if self.vis.landings.get(&(writer, island)).map_or(0, |l| l.below) < c.nth {
             // Arrived and released: it waits for landings on its island.
-            let waiting = self.vis.waiting.entry((writer, c.island)).or_default();
+            let waiting = self.vis.waiting.entry((writer, island)).or_default();
             if let Err(i) = waiting.binary_search(&seq) {
                 waiting.insert(i, seq);
             }
@@ -177,12 +176,12 @@ impl Engine {
         let mut kept = Vec::new();
         for seq in std::mem::take(&mut self.vis.unreleased[writer]) {
             let Some(c) = self.vis.cross.get(&(writer, seq)) else { continue };
-            if seq >= e2 || (seq > e1 && c.island != i1) {
+            if seq >= e2 || (seq > e1 && self.vis.island(c.chip) != i1) {
                 kept.push(seq);
                 continue;
             }
             let at = key.time + self.net.news_delay(home, c.chip);
-            self.push_derived(at, key, Event::Release { writer, seq });
+            self.push_derived(at, key, Event::Release { writer, seq, chip: c.chip });
         }
         self.vis.unreleased[writer] = kept;
     }

@@ -66,9 +66,8 @@ impl Landings {
 /// has come.
 #[derive(Debug)]
 pub(in crate::sim::engine) struct CrossNotify {
-    /// The chip of its cell, and that chip's island.
+    /// The chip of its cell.
     pub(in crate::sim::engine) chip: usize,
-    pub(in crate::sim::engine) island: u32,
     /// Its number among the writer's writes to that island: as many were issued before it.
     pub(in crate::sim::engine) nth: u32,
     /// The writer has released it (or never had to).
