@@ -28,6 +28,8 @@ pub struct SweepSpec {
     pub jitter: Option<Jitter>,
     /// Skip payload bytes (no validation).
     pub timing_only: bool,
+    /// Partitions each run is split into (see `RunOptions::partitions`).
+    pub partitions: usize,
 }
 
 impl SweepSpec {
@@ -38,13 +40,14 @@ impl SweepSpec {
             warmup: self.warmup,
             jitter: self.jitter,
             timing_only: self.timing_only,
+            partitions: self.partitions,
             ..Measure::new(self.call.ranks)
         }
     }
 
     /// One measured call of `call` with payload: no warmup, no jitter.
     pub fn new(call: Call) -> SweepSpec {
-        SweepSpec { call, iters: 1, warmup: 0, jitter: None, timing_only: false }
+        SweepSpec { call, iters: 1, warmup: 0, jitter: None, timing_only: false, partitions: 1 }
     }
 
     /// With `iters` measured calls.
@@ -60,6 +63,11 @@ impl SweepSpec {
     /// With `jitter`.
     pub fn with_jitter(self, jitter: Option<Jitter>) -> SweepSpec {
         SweepSpec { jitter, ..self }
+    }
+
+    /// Split into `partitions` (1: one engine).
+    pub fn with_partitions(self, partitions: usize) -> SweepSpec {
+        SweepSpec { partitions, ..self }
     }
 
     /// Timing-only (no payload) or not.

@@ -13,6 +13,7 @@ use sim_core::{
     Bandwidth, SimDuration, SimTime,
     model::{Busy, Network, Onward, PacketTiming, PathId, PathKind, Route},
 };
+use std::sync::Arc;
 
 mod resource;
 
@@ -20,7 +21,7 @@ mod resource;
 /// (`hbm c`, `port c`, then the chip's engines as [`ChipPaths::engines`] lists them, indexed
 /// through [`ChipPaths::engine_offset`]: the one layout, written once in chip-model), then the
 /// topology's links in its order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct NetworkModel {
     packet_bytes: u64,
     read_turnaround: SimDuration,
@@ -28,7 +29,8 @@ pub struct NetworkModel {
     ranks: usize,
     /// The chip's engines: how many of each, and where each sits in a chip's block.
     chip: ChipPaths,
-    topology: Topology,
+    /// Shared by the copies of a split run (see [`Network::fork`]): it never changes.
+    topology: Arc<Topology>,
     /// The booking state of each resource (hot: `send` walks it per packet).
     resources: Vec<Resource>,
     /// The name and index of each chip-side engine after the HBM and the port, in resource
@@ -47,6 +49,8 @@ pub struct NetworkModel {
     islands: Vec<u32>,
     /// Path ids by route (looked up, never iterated: a hash map keeps runs deterministic).
     ids: FxHashMap<Route, PathId>,
+    /// The route of each path, by id.
+    routes: Vec<Route>,
     /// The link resources from chip `a` to chip `b`, by `(a, b)`, as a run of `link_runs`:
     /// the routes of a chip pair are walked once, not once per core and kind.
     link_memo: FxHashMap<(usize, usize), (usize, usize)>,
@@ -210,7 +214,7 @@ impl NetworkModel {
             relaxed,
             ranks,
             chip: *chip,
-            topology,
+            topology: Arc::new(topology),
             resources,
             engines,
             hops,
@@ -218,6 +222,7 @@ impl NetworkModel {
             core_write_scale,
             islands,
             ids,
+            routes: Vec::new(),
             link_memo: FxHashMap::default(),
             link_runs: Vec::new(),
             dense,
@@ -390,6 +395,7 @@ impl NetworkModel {
         self.hops = hops;
         let past = u32::try_from(past).unwrap_or(u32::MAX);
         self.paths.push(PathRun { lo: run.0, hi: run.1, wire, split, past });
+        self.routes.push(*route);
         if !dense || id.0.checked_add(1).is_none() {
             self.ids.insert(*route, id);
         }
@@ -625,6 +631,20 @@ impl Network for NetworkModel {
         for r in &mut self.resources {
             r.reset();
         }
+    }
+
+    fn fork(&self) -> Option<Box<dyn Network>> {
+        let mut copy = self.clone();
+        copy.reset();
+        Some(Box::new(copy))
+    }
+
+    fn route_of(&self, path: PathId) -> Option<Route> {
+        self.routes.get(path.0 as usize).copied()
+    }
+
+    fn lookahead(&self) -> Option<(SimDuration, String)> {
+        self.topology.lookahead().map(|(params, link)| (params.latency, self.topology.links()[link].name()))
     }
 }
 

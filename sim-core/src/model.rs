@@ -323,4 +323,22 @@ pub trait Network: Send + Debug {
     fn read_turnaround(&self) -> SimDuration {
         SimDuration::ZERO
     }
+    /// A copy of this model with no occupancy, for another partition of a run split at
+    /// switches (each partition books only its own islands' resources). `None` (the
+    /// default): this model cannot be split.
+    fn fork(&self) -> Option<Box<dyn Network>> {
+        None
+    }
+    /// The route `path` was resolved from: a partition names a path to another by its route,
+    /// as each copy numbers its paths in the order it first meets them.
+    fn route_of(&self, path: PathId) -> Option<Route> {
+        let _ = path;
+        None
+    }
+    /// The least latency of a link into a switch, and the link's name: nothing one island
+    /// does reaches another sooner, so a run split at switches may advance its partitions
+    /// that far apart. `None` without switches (the default).
+    fn lookahead(&self) -> Option<(SimDuration, String)> {
+        None
+    }
 }

@@ -75,12 +75,23 @@ pub struct Measure {
     pub trace: bool,
     /// Where the runs publish how far they have got (a sweep's progress bar); `None`: nowhere.
     pub progress: Option<Progress>,
+    /// Partitions each run is split into (`RunOptions::partitions`; 1: one engine).
+    pub partitions: usize,
 }
 
 impl Measure {
     /// One timed call on `ranks` ranks, no warmup, no jitter, checked, not traced.
     pub fn new(ranks: usize) -> Measure {
-        Measure { ranks, iters: 1, warmup: 0, jitter: None, timing_only: false, trace: false, progress: None }
+        Measure {
+            ranks,
+            iters: 1,
+            warmup: 0,
+            jitter: None,
+            timing_only: false,
+            trace: false,
+            progress: None,
+            partitions: 1,
+        }
     }
 
     /// Warmup plus timed calls (at least one): the calls of a timed run.
@@ -118,6 +129,7 @@ fn world(cfg: &Config, m: &Measure) -> Result<World, Error> {
     w.options_mut().trace = m.trace;
     w.options_mut().jitter = m.jitter;
     w.options_mut().progress = m.progress.clone();
+    w.options_mut().partitions = m.partitions;
     Ok(w)
 }
 

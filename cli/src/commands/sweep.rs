@@ -74,6 +74,8 @@ pub struct SweepArgs {
     pub jobs: Option<usize>,
     /// Print the engine's work (events, packets) and the host time it took.
     pub stats: bool,
+    /// Partitions each run is split into (1: one engine). Results do not depend on it.
+    pub partitions: usize,
 }
 
 impl SweepArgs {
@@ -136,6 +138,7 @@ impl From<SeriesFlags> for SweepArgs {
             no_data: s.no_data || s.check == Some(0),
             jobs: s.jobs.map(usize::from),
             stats: s.stats,
+            partitions: usize::from(s.partitions),
         }
     }
 }
@@ -258,6 +261,12 @@ pub struct SeriesFlags {
     /// Print the engine's work (events, packets) and the host time it took.
     #[arg(long)]
     stats: bool,
+    /// Split each run into this many partitions of whole islands (servers or supernodes,
+    /// chips a switch joins), each simulated on a host thread of its own, in windows of the
+    /// least latency into a switch (`ranksim topo` prints it). The results are the same for
+    /// any value; a machine of fewer islands leaves partitions empty. Not with --trace.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    partitions: u16,
 }
 
 /// The default largest size (`-e`): 16 MiB, where the HCCL-class algorithms are within a few
@@ -861,7 +870,8 @@ fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
         .with_op(a.op.unwrap_or(ReduceOp::Sum))
         .with_root(a.root.unwrap_or(0))
         .with_core_num(c.core_num);
-    SweepSpec::new(call).with_iters(a.iters).with_warmup(c.warmup).with_jitter(a.jitter).with_timing_only(a.no_data)
+    let s = SweepSpec::new(call).with_iters(a.iters).with_warmup(c.warmup).with_jitter(a.jitter);
+    s.with_timing_only(a.no_data).with_partitions(a.partitions)
 }
 
 fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {

@@ -77,6 +77,13 @@ pub enum SimError {
     /// Returned to kernels still running when another part of the run failed.
     #[error("the run was aborted because another kernel failed")]
     Aborted,
+
+    /// In a run split into partitions, another partition failed; its error is the run's.
+    #[error("partition {partition} of the split run failed, which ended this one")]
+    PartitionFailed {
+        /// The partition that failed first (the lowest-numbered, when several did at once).
+        partition: usize,
+    },
 }
 
 impl SimError {

@@ -23,6 +23,8 @@ use crate::results::stats::HostStats;
 use crate::sim::engine::Engine;
 use crate::sim::engine::wake::{Assignment, Wake};
 use crate::sim::options::KernelExec;
+use crate::sim::split::Seat;
+pub(crate) use futures::panic_message as panic_text;
 use futures::{Virtual, panic_message, poll_virtual, start_virtual};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -78,9 +80,24 @@ pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, exec: KernelExec) -> (
     // requests wait aside until it returns.
     let outer = Mailbox::stash();
     let r = match exec {
-        KernelExec::Coroutines { stack_bytes } => coro::run(eng, chip, stack_bytes),
+        KernelExec::Coroutines { stack_bytes } => coro::run(eng, chip, stack_bytes, None),
         KernelExec::Threads => run_threads(eng, chip),
     };
+    Mailbox::unstash(outer);
+    r
+}
+
+/// Runs one partition of a split run on this thread, its synchronous kernels as coroutines
+/// of `stack_bytes`, meeting the other partitions at `seat` between windows.
+pub(crate) fn run_partition(
+    mut eng: Engine,
+    chip: Arc<dyn ChipTiming>,
+    stack_bytes: usize,
+    seat: &mut Seat,
+) -> (Engine, HostStats) {
+    let outer = Mailbox::stash();
+    seat.first(&mut eng);
+    let r = coro::run(eng, chip, stack_bytes, Some(seat));
     Mailbox::unstash(outer);
     r
 }

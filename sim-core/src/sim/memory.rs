@@ -69,6 +69,32 @@ impl Memory {
         self.cells.forget_domain(domain);
     }
 
+    /// Takes over from `other` (a partition's copy after a split run) the bytes and cells of
+    /// every chip `theirs` says it owned; `chip_of(domain, member)` is the chip holding a
+    /// window.
+    pub(crate) fn adopt(
+        &mut self,
+        mut other: Memory,
+        theirs: &dyn Fn(usize) -> bool,
+        chip_of: &dyn Fn(usize, usize) -> usize,
+    ) {
+        for (mine, from) in self.gm.iter_mut().zip(other.gm.iter_mut()) {
+            for (chip, (m, f)) in mine.iter_mut().zip(from.iter_mut()).enumerate() {
+                if theirs(chip) {
+                    std::mem::swap(m, f);
+                }
+            }
+        }
+        for (domain, (mine, from)) in self.win.iter_mut().zip(other.win.iter_mut()).enumerate() {
+            for (member, (m, f)) in mine.iter_mut().zip(from.iter_mut()).enumerate() {
+                if theirs(chip_of(domain, member)) {
+                    std::mem::swap(m, f);
+                }
+            }
+        }
+        self.cells.adopt(other.cells, &|k: MemKey| theirs(k.chip()));
+    }
+
     /// Appends `len` bytes at `off` of memory `k` to `out` (zeros in timing-only mode).
     pub(crate) fn host_read(&self, k: MemKey, off: usize, len: usize, out: &mut Vec<u8>) {
         if !self.payload {
@@ -233,6 +259,35 @@ impl<T: Default> CellPages<T> {
             }
         });
         &mut self.values[i as usize * PAGE + slot]
+    }
+
+    /// Replaces the cells of every memory `theirs` picks with `other`'s.
+    pub(crate) fn adopt(&mut self, other: CellPages<T>, theirs: &dyn Fn(MemKey) -> bool)
+    where
+        T: Clone,
+    {
+        let free = &mut self.free;
+        self.index.retain(|(k, _), i| {
+            let keep = !theirs(*k);
+            if !keep {
+                free.push(*i);
+            }
+            keep
+        });
+        self.odd.retain(|(k, _), _| !theirs(*k));
+        let mut pages: Vec<(&(MemKey, usize), &u32)> = other.index.iter().filter(|((k, _), _)| theirs(*k)).collect();
+        pages.sort_unstable();
+        for (&(k, page), &i) in pages {
+            // Makes the page here (or finds it), then copies the partition's values into it.
+            let _ = self.entry(k, page * 4 * PAGE);
+            let base = self.index[&(k, page)] as usize * PAGE;
+            self.values[base..base + PAGE].clone_from_slice(&other.values[i as usize * PAGE..][..PAGE]);
+        }
+        for ((k, off), v) in other.odd {
+            if theirs(k) {
+                self.odd.insert((k, off), v);
+            }
+        }
     }
 
     /// Drops every cell of the windows of `domain`.

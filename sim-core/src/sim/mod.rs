@@ -10,3 +10,4 @@ pub(crate) mod engine;
 pub(crate) mod memory;
 pub mod observe;
 pub(crate) mod options;
+pub(crate) mod split;

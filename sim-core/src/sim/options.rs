@@ -38,6 +38,12 @@ pub struct RunOptions {
     /// scheduler's thread (the default) or on one OS thread per simulated core. Results and
     /// times are the same either way.
     pub kernel_exec: KernelExec,
+    /// Split each run into this many partitions of whole islands (chips joined without a
+    /// switch), each simulated by an engine of its own on a host thread, advancing in windows
+    /// of the lookahead (the least latency into a switch). Results are the same as one
+    /// engine's. 0 or 1: one engine. Needs coroutine kernels, and no trace, checker or
+    /// observer.
+    pub partitions: usize,
 }
 
 /// How the blocks of a synchronous kernel (a `|core| { .. }` closure) are run. Async kernels

@@ -25,6 +25,7 @@ mod domains;
 mod observers;
 mod run;
 mod run_report;
+mod split;
 mod staging;
 
 use crate::api::program::Dispatch;

@@ -4,12 +4,16 @@
 use super::World;
 use super::check::{CheckRun, check_runs};
 use super::run_report::RunReport;
+use crate::api::program::Dispatch;
 use crate::base::error::{SimError, SimResult};
 use crate::base::time::SimTime;
+use crate::model::Network;
+use crate::results::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::results::trace::Mark;
 use crate::sim::check::{CheckOptions, CheckReport};
 use crate::sim::driver;
 use crate::sim::engine::Engine;
+use crate::sim::memory::Memory;
 
 impl World {
     /// Runs every queued dispatch to completion and returns its timing. On failure (bad
@@ -27,21 +31,39 @@ impl World {
         for i in 0..self.domains.len() {
             self.prepare_domain(i);
         }
+        let plan = if self.options.partitions > 1 { Some(self.split_plan()?) } else { None };
         let queues = std::mem::replace(&mut self.queues, vec![Vec::new(); self.size]);
         let mem = std::mem::take(&mut self.mem);
         let net =
             self.net.take().ok_or_else(|| SimError::invalid("the network model was lost by an earlier failed run"))?;
+        let ended = match plan {
+            Some(plan) => self.run_split(&plan, net, mem, queues),
+            None => self.run_whole(net, mem, queues),
+        };
+        self.report(ended)
+    }
+
+    /// Runs the dispatches on one engine.
+    fn run_whole(&mut self, net: Box<dyn Network>, mem: Memory, queues: Vec<Vec<Dispatch>>) -> Ended {
         let mut engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
         engine.attach_observers(std::mem::take(&mut self.observers));
         let (mut engine, host) = driver::run(engine, self.chip.clone(), self.options.kernel_exec);
         self.observers = engine.detach_observers();
         let outcome =
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
-        let mut dispatches = engine.records.clone();
-        dispatches.sort_by_key(|d| (d.end, d.chip, d.index));
         let findings = engine.take_findings();
+        let trace = engine.take_trace();
+        let (records, stats, traffic, now) =
+            (engine.records.clone(), engine.stats.clone(), engine.traffic().to_vec(), engine.now());
+        let (mem, net) = engine.into_parts();
+        Ended { outcome, now, records, stats, host, traffic, findings, trace, mem, net }
+    }
+
+    /// Makes the run's report from what its engines left, and takes back its memory and network.
+    fn report(&mut self, ended: Ended) -> SimResult<RunReport> {
+        let Ended { outcome, now, mut records, stats, host, traffic, findings, mut trace, mem, net } = ended;
+        records.sort_by_key(|d| (d.end, d.chip, d.index));
         self.findings = findings.clone();
-        let mut trace = engine.take_trace();
         if let Some(tr) = trace.as_mut() {
             tr.marks = findings
                 .iter()
@@ -49,16 +71,15 @@ impl World {
                 .collect();
         }
         let report = RunReport {
-            end: engine.now(),
-            dispatches,
-            stats: engine.stats.clone(),
+            end: now,
+            dispatches: records,
+            stats,
             host,
-            traffic: engine.traffic().to_vec(),
+            traffic,
             findings,
             trace,
             warnings: std::mem::take(&mut self.warnings),
         };
-        let (mem, net) = engine.into_parts();
         self.mem = mem;
         self.net = Some(net);
         for d in &mut self.domains {
@@ -69,6 +90,21 @@ impl World {
             ..report
         })
     }
+}
+
+/// What a run's engines leave behind, before it becomes a [`RunReport`].
+pub(super) struct Ended {
+    pub(super) outcome: SimResult<()>,
+    /// The time of the last event applied.
+    pub(super) now: SimTime,
+    pub(super) records: Vec<DispatchRecord>,
+    pub(super) stats: EngineStats,
+    pub(super) host: HostStats,
+    pub(super) traffic: Vec<Traffic>,
+    pub(super) findings: Vec<crate::sim::check::Finding>,
+    pub(super) trace: Option<crate::results::trace::Trace>,
+    pub(super) mem: Memory,
+    pub(super) net: Box<dyn Network>,
 }
 
 impl World {

@@ -20,6 +20,7 @@ use crate::model::ChipTiming;
 use crate::results::stats::HostStats;
 use crate::sim::engine::Engine;
 use crate::sim::engine::wake::{Assignment, Wake};
+use crate::sim::split::Windows;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -66,8 +67,14 @@ struct Driver {
 }
 
 /// Runs the engine's dispatches to completion with every synchronous kernel's block as a
-/// coroutine of `stack_bytes` on this thread.
-pub(super) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, stack_bytes: usize) -> (Engine, HostStats) {
+/// coroutine of `stack_bytes` on this thread. In a split run, `windows` is where the driver
+/// goes when the engine's window has nothing more to do.
+pub(super) fn run(
+    eng: Engine,
+    chip: Arc<dyn ChipTiming>,
+    stack_bytes: usize,
+    mut windows: Option<&mut dyn Windows>,
+) -> (Engine, HostStats) {
     let n = eng.actor_count();
     let mut d = Driver {
         eng,
@@ -83,13 +90,12 @@ pub(super) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, stack_bytes: usize) ->
     d.eng.start();
     let mut wakes = Vec::new();
     loop {
-        d.eng.pump();
-        d.eng.swap_wakes(&mut wakes);
-        if wakes.is_empty() {
+        d.settle(&mut wakes);
+        let more = windows.as_deref_mut().is_some_and(|w| w.next(&mut d.eng));
+        if !more {
+            // The end of a split run may abort blocked kernels: they hear it here.
+            d.settle(&mut wakes);
             break;
-        }
-        for w in wakes.drain(..) {
-            d.deliver(w);
         }
     }
     drop(std::mem::take(&mut d.coros));
@@ -98,6 +104,21 @@ pub(super) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, stack_bytes: usize) ->
 }
 
 impl Driver {
+    /// Applies events and runs the kernels they release until nothing more can happen
+    /// without another window (or the run is over).
+    fn settle(&mut self, wakes: &mut Vec<Wake>) {
+        loop {
+            self.eng.pump();
+            self.eng.swap_wakes(wakes);
+            if wakes.is_empty() {
+                return;
+            }
+            for w in wakes.drain(..) {
+                self.deliver(w);
+            }
+        }
+    }
+
     /// Hands one release to the coroutine or future it concerns.
     fn deliver(&mut self, w: Wake) {
         match w {

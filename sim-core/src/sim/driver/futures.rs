@@ -66,7 +66,7 @@ fn block_future(kernel: AsyncKernel, mut ops: Ops) -> BlockFuture {
 }
 
 /// The message of a kernel's panic payload.
-pub(super) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {

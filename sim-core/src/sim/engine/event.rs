@@ -3,6 +3,7 @@
 //! inherit its actor and seq and take a fresh `sub`. Host events use actor `HOST`.
 
 use super::observe::{TraceId, WriteToken};
+use super::state::channels::Desc;
 use crate::api::request::{OpKind, Reply, Request};
 use crate::base::addr::{Caller, CellRef, Place};
 use crate::base::dtype::DType;
@@ -140,8 +141,10 @@ pub(crate) enum Event {
     /// The next packet of a flow enters its path.
     FlowStep { flow: usize },
     /// A packet of `bytes` reached the switch on its path: the rest of the path is booked
-    /// now. `end` is the slot of its flow's end event, for the flow's last packet.
-    Onward { path: PathId, bytes: u64, from: Onward, end: Option<u32> },
+    /// now. `end` is the slot of its flow's end event, for the flow's last packet, and
+    /// `cleared` that of its flow's cleared event when that belongs to the receiver's side (a
+    /// get's channel): it is applied when the packet has cleared that side.
+    Onward { path: PathId, bytes: u64, from: Onward, end: Option<u32>, cleared: Option<u32> },
     /// The writer of write `seq` learns, across a switch, that it has landed.
     Acked { writer: usize, seq: u64 },
     /// The release of `writer`'s notify `seq` reaches `chip`, the notify's: the writer's
@@ -171,12 +174,13 @@ pub(crate) enum Event {
 pub(crate) enum SdmaEvent {
     /// Channel `ch` (global index) starts its front descriptor: the first byte moves now.
     Start { ch: usize },
-    /// The request of a get's descriptor reached the source's chip.
-    RemoteRead { desc: usize },
+    /// The request of a get's descriptor reached the source's chip. A descriptor in flight
+    /// travels with its events, so the chip where each happens reads nothing of another's.
+    RemoteRead { desc: Box<Desc> },
     /// The descriptor in progress on channel `ch` has cleared it.
     Cleared { ch: usize },
     /// A descriptor's bytes land (`check` is the observers' token of the write).
-    Land { desc: usize, data: Payload, check: WriteToken },
+    Land { desc: Box<Desc>, data: Payload, check: WriteToken },
     /// The news that a descriptor of `actor`'s transfer `id` on channel `ch` landed across a
     /// switch reaches the channel's chip.
     Done { actor: usize, id: u64, ch: usize },
@@ -188,9 +192,18 @@ pub(crate) enum SdmaEvent {
 pub(crate) struct WriteIds {
     pub(crate) seq: u64,
     pub(crate) check: WriteToken,
-    /// Its number among its writer's writes to the destination's island, when that is not
-    /// the writer's own (see `Landings`).
-    pub(crate) nth: Option<u32>,
+    /// What the destination's island needs to know of it, when that is not the writer's own.
+    pub(crate) away: Option<Away>,
+}
+
+/// A write or notify to another island than its writer's, as that island sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Away {
+    /// Its number among its writer's writes to that island (see `Landings`).
+    pub(crate) nth: u32,
+    /// A notify that must wait there for its writer's release (the writer had data writes
+    /// to other islands in flight when it issued it).
+    pub(crate) held: bool,
 }
 
 /// A notify arriving at its cell.
@@ -270,6 +283,11 @@ impl Slots {
                 _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
             }
         }
+    }
+
+    /// The event in `slot`, if any.
+    pub(crate) fn peek(&self, slot: u32) -> Option<&Event> {
+        self.events.get(slot as usize).and_then(Option::as_ref)
     }
 
     /// Whether the event in `slot` releases an actor ([`Event::Reply`]).

@@ -57,19 +57,25 @@ impl Engine {
         let timing = self.send_packet(|net, busy| net.send(path, pkt, key.time, busy));
         if more {
             if let Some(from) = timing.onward {
-                self.push_derived(from.ready, origin, Event::Onward { path, bytes: pkt, from, end: None });
+                let ev = Event::Onward { path, bytes: pkt, from, end: None, cleared: None };
+                self.push_derived(from.ready, origin, ev);
             }
             self.push_derived(timing.cleared, origin, Event::FlowStep { flow: id });
             return;
         }
         let Some(f) = self.flows.slots[id].take() else { return };
         self.flows.free.push(id);
-        if let Some(slot) = f.cleared {
+        let mut cleared = f.cleared;
+        if let Some(slot) = cleared
+            && !timing.onward.is_some_and(|_| self.past_switch(slot, f.chip as usize))
+        {
             self.push_derived_slot(timing.cleared, origin, slot);
+            cleared = None;
         }
         match timing.onward {
             Some(from) => {
-                self.push_derived(from.ready, origin, Event::Onward { path, bytes: pkt, from, end: Some(f.end) })
+                let ev = Event::Onward { path, bytes: pkt, from, end: Some(f.end), cleared };
+                self.push_derived(from.ready, origin, ev)
             }
             None => self.end_flow(timing.arrival, origin, f.end),
         }
@@ -78,11 +84,22 @@ impl Engine {
 
     /// A packet reached the switch on its path: books the rest of the path; the flow's last
     /// packet (`end` given) ends the flow when it arrives.
-    pub(super) fn onward(&mut self, key: Key, path: PathId, bytes: u64, from: Onward, end: Option<u32>) {
+    pub(super) fn onward(&mut self, key: Key, path: PathId, bytes: u64, from: Onward, slots: [Option<u32>; 2]) {
+        let [end, cleared] = slots;
         let timing = self.send_packet(|net, busy| net.send_onward(path, bytes, from, busy));
+        if let Some(slot) = cleared {
+            self.push_derived_slot(timing.cleared, key, slot);
+        }
         if let Some(slot) = end {
             self.end_flow(timing.arrival, key, slot);
         }
+    }
+
+    /// Whether the event in `slot` (a flow's cleared event) happens past the switch of the
+    /// flow's path, on another island than the flow's sender `chip`: a get's channel, which the
+    /// data reaches after the switch.
+    fn past_switch(&self, slot: u32, chip: usize) -> bool {
+        self.slots.peek(slot).is_some_and(|ev| self.vis.island(self.place_of(ev)) != self.vis.island(chip))
     }
 
     /// Moves a packet with `send`, reporting the resources it kept busy in a traced run.

@@ -14,6 +14,7 @@ mod event;
 mod flow;
 mod loads;
 mod observe;
+mod partition;
 mod queue;
 mod scalar;
 mod sched;
@@ -24,6 +25,8 @@ mod state;
 pub(crate) mod testkit;
 mod visibility;
 pub(crate) mod wake;
+
+pub(crate) use partition::Crossing;
 
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
@@ -114,6 +117,11 @@ pub(crate) struct Engine {
     sdma: state::channels::Sdma,
     /// Where the run's progress is published, and the event count at the last publication.
     progress: Option<(Progress, u64)>,
+    /// Events at or after this time wait: the end of the window of a split run's partition
+    /// ([`SimTime::NEVER`] in a run that is not split).
+    horizon: SimTime,
+    /// The partition this engine runs, in a split run (see `partition.rs`).
+    part: Option<Box<partition::Part>>,
 }
 
 impl Engine {
@@ -172,6 +180,8 @@ impl Engine {
             loads: state::pending_loads::Loads::default(),
             sdma: state::channels::Sdma::new(world, chip.sdma()),
             progress: options.progress.clone().map(|p| (p, 0)),
+            horizon: SimTime::NEVER,
+            part: None,
             chip,
         }
     }
@@ -322,6 +332,9 @@ impl Engine {
             let Some(top) = self.queue.peek_key() else {
                 break;
             };
+            if top.time >= self.horizon {
+                return;
+            }
             if let Some(bound) = self.running.first_packed()
                 && top.at_or_after(bound)
             {
@@ -351,7 +364,7 @@ impl Engine {
                 }
             }
         }
-        if self.outcome.is_none() && self.running.is_empty() && self.queue.is_empty() {
+        if self.outcome.is_none() && self.running.is_empty() && self.queue.is_empty() && self.part.is_none() {
             if self.chips.iter().all(ChipSched::is_idle) {
                 // Every dispatch has ended and every in-flight write has landed.
                 self.outcome = Some(Ok(()));
@@ -421,9 +434,9 @@ impl Engine {
                 self.here = Here::Chip(self.flow_place(flow));
                 self.flow_step(key, flow)
             }
-            Event::Onward { path, bytes, from, end } => {
+            Event::Onward { path, bytes, from, end, cleared } => {
                 self.here = Here::Chip(from.chip as usize);
-                self.onward(key, path, bytes, from, end)
+                self.onward(key, path, bytes, from, [end, cleared])
             }
             Event::CopyRemoteRead { job, chunk, actor, src, op, caller } => {
                 self.here = Here::Chip(src.chip());
@@ -743,6 +756,9 @@ impl Engine {
             let ev = self.slots.take(slot);
             return self.push(key, ev);
         }
+        if self.part.is_some() && self.slots.peek(slot).is_some_and(|ev| self.foreign(self.place_of(ev))) {
+            return self.slot_across(key, slot);
+        }
         self.queue.push(Entry { key, what: Pending::Slot(slot) });
     }
 
@@ -769,6 +785,9 @@ impl Engine {
                 self.now
             )));
             return;
+        }
+        if self.part.is_some() && self.foreign(self.place_of(&ev)) {
+            return self.send_across(key, ev);
         }
         let what = match ev {
             Event::FlowStep { flow } if u32::try_from(flow).is_ok() => Pending::FlowStep(flow as u32),

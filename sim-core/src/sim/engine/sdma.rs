@@ -91,6 +91,7 @@ impl Engine {
                 ready: resume.max(t),
                 op: spec.op,
                 caller: spec.caller,
+                clock,
             };
             let i = self.sdma.put(d);
             self.sdma.channels[ch].queue.push_back(i);
@@ -128,7 +129,7 @@ impl Engine {
                 self.sdma.channels[ch].busy = false;
                 self.sdma_kick(key, ch);
             }
-            SdmaEvent::Land { desc, data, check } => self.sdma_land(key, desc, data, check),
+            SdmaEvent::Land { desc, data, check } => self.sdma_land(key, &desc, data, check),
             SdmaEvent::Done { actor, id, ch } => self.sdma_done(key.time, actor, id, ch),
         }
     }
@@ -136,41 +137,40 @@ impl Engine {
     /// The chip where SDMA event `e` happens: the channel's, or the chip a descriptor reads
     /// from (a get's request) or lands on.
     pub(super) fn sdma_place(&self, e: &SdmaEvent) -> usize {
-        let desc = |i: &usize| self.sdma.descs.get(*i).and_then(Option::as_ref);
         match e {
             SdmaEvent::Start { ch } | SdmaEvent::Cleared { ch } | SdmaEvent::Done { ch, .. } => {
                 self.sdma.chip_of_channel(*ch)
             }
-            SdmaEvent::RemoteRead { desc: i } => desc(i).map_or(0, |d| d.src.chip()),
-            SdmaEvent::Land { desc: i, .. } => desc(i).map_or(0, |d| d.dst.chip()),
+            SdmaEvent::RemoteRead { desc } => desc.src.chip(),
+            SdmaEvent::Land { desc, .. } => desc.dst.chip(),
         }
     }
 
+    /// Channel `ch` starts its front descriptor, which leaves the channel's store: from here
+    /// on it travels with its events.
     fn sdma_start(&mut self, key: Key, ch: usize) {
         let Some(i) = self.sdma.channels[ch].queue.pop_front() else { return };
-        let Some(d) = self.sdma.descs[i].as_ref() else { return };
+        let Some(d) = self.sdma.descs[i].take() else { return };
+        self.sdma.free.push(i);
+        let d = Box::new(d);
         if d.get {
             let channel = ch - self.chip_of(d.actor) * self.sdma.params.as_ref().map_or(1, |p| p.channels);
             let route =
                 Route { kind: PathKind::SdmaRequest, chip: self.chip_of(d.actor), core: channel, peer: d.src.chip() };
-            let end = Event::Sdma(SdmaEvent::RemoteRead { desc: i });
+            let end = Event::Sdma(SdmaEvent::RemoteRead { desc: d });
             self.start_flow(key, route, 0, key.time, None, end);
         } else {
-            self.sdma_read(key, i);
+            self.sdma_read(key, d);
         }
     }
 
     /// Reads a descriptor's source now and sends its bytes on their way.
-    fn sdma_read(&mut self, key: Key, i: usize) {
-        let Some(d) = self.sdma.descs[i].as_ref() else { return };
+    fn sdma_read(&mut self, key: Key, d: Box<Desc>) {
         let (actor, ch) = (d.actor, d.ch);
         let me = self.chip_of(actor);
         let channel = ch - me * self.sdma.params.as_ref().map_or(1, |p| p.channels);
         let at = OpAt { op: d.op, time: key.time, caller: d.caller };
-        let check = match self.sdma.transfers.get(&(actor, d.id)) {
-            Some(x) => self.obs.sdma_moved(&x.clock, (&d.src, &d.dst), d.atomic.is_some(), at),
-            None => WriteToken::default(),
-        };
+        let check = self.obs.sdma_moved(&d.clock, (&d.src, &d.dst), d.atomic.is_some(), at);
         let data = self.mem.read(&d.src);
         let get = d.get;
         let route = if d.get {
@@ -180,16 +180,14 @@ impl Engine {
         };
         let bytes = data.len() as u64;
         let cleared = Some(Event::Sdma(SdmaEvent::Cleared { ch }));
-        let end = Event::Sdma(SdmaEvent::Land { desc: i, data, check });
+        let end = Event::Sdma(SdmaEvent::Land { desc: d, data, check });
         let at = if get { key.time + self.net.read_turnaround() } else { key.time };
         self.start_flow(key, route, bytes, at, cleared, end);
     }
 
     /// A descriptor's bytes land: its channel's chip learns it at once within its island, one
     /// route latency later across a switch (`Network::news_delay`).
-    fn sdma_land(&mut self, key: Key, i: usize, data: Payload, check: WriteToken) {
-        let Some(d) = self.sdma.descs[i].take() else { return };
-        self.sdma.free.push(i);
+    fn sdma_land(&mut self, key: Key, d: &Desc, data: Payload, check: WriteToken) {
         self.land(key.time, &d.dst, &data, d.atomic, d.actor, d.op);
         self.obs.write_landed(check);
         let home = self.sdma.chip_of_channel(d.ch);

@@ -20,7 +20,7 @@
 //! the same peer costs no round trip.
 
 use super::Engine;
-use super::event::{Event, Key, SignalLand, WriteIds};
+use super::event::{Away, Event, Key, SignalLand, WriteIds};
 use super::observe::OpAt;
 use super::state::in_flight::CrossNotify;
 use crate::api::request::{Reply, Request};
@@ -35,7 +35,7 @@ impl Engine {
         let (seq, nth) = self.number_write(actor, dst.chip());
         self.vis.regions[actor].push((seq, (dst.mem, dst.region.runs.clone())));
         let check = self.obs.write_issued(actor, dst, atomic, at);
-        WriteIds { seq, check, nth }
+        WriteIds { seq, check, away: nth.map(|nth| Away { nth, held: false }) }
     }
 
     /// The issue number of a write of `actor` to `chip`, and its number among the writes to
@@ -80,21 +80,22 @@ impl Engine {
             *self.vis.notifying.entry((actor, cell.mem, cell.offset)).or_default() += 1;
         }
         let check = self.obs.notify_issued(actor, cell, op, value, at);
-        if let Some(nth) = nth.filter(|_| !self.vis.relaxed) {
-            let released = !self.vis.data_elsewhere(actor, self.vis.island(cell.chip()));
-            let c = CrossNotify { chip: cell.chip(), nth, released, arrived: None };
-            self.vis.cross.insert((actor, seq), c);
-            if !released {
-                self.vis.unreleased[actor].push(seq);
-            }
+        // A notify to another island waits there for its writer's release if the writer has
+        // data writes to other islands in flight: the notify carries that, so its island
+        // needs nothing of the writer's state.
+        let held = nth.is_some() && !self.vis.relaxed && self.vis.data_elsewhere(actor, self.vis.island(cell.chip()));
+        if held {
+            self.vis.unreleased[actor].push((seq, cell.chip()));
         }
-        WriteIds { seq, check, nth }
+        WriteIds { seq, check, away: nth.map(|nth| Away { nth, held }) }
     }
 
     /// A notify reached its cell: apply it, or hold it behind its core's earlier writes.
     pub(super) fn signal_arrived(&mut self, key: Key, s: SignalLand) {
         let (writer, seq) = (s.writer, s.ids.seq);
-        if let Some(c) = self.vis.cross.get_mut(&(writer, seq)) {
+        if let Some(away) = s.ids.away.filter(|_| !self.vis.relaxed) {
+            let c = self.vis.cross.entry((writer, seq)).or_default();
+            c.released |= !away.held;
             c.arrived = Some(s);
             return self.try_cross(key, writer, seq);
         }
@@ -108,21 +109,17 @@ impl Engine {
 
     /// The release of `writer`'s cross-island notify `seq` has reached the notify's island.
     pub(super) fn released(&mut self, key: Key, writer: usize, seq: u64) {
-        if let Some(c) = self.vis.cross.get_mut(&(writer, seq)) {
-            c.released = true;
-        }
+        self.vis.cross.entry((writer, seq)).or_default().released = true;
         self.try_cross(key, writer, seq);
     }
 
     /// Applies `writer`'s cross-island notify `seq` if it has arrived, has been released and
     /// the writer's earlier writes to its island have landed there.
     fn try_cross(&mut self, key: Key, writer: usize, seq: u64) {
-        let Some(c) = self.vis.cross.get(&(writer, seq)) else { return };
-        if !c.released || c.arrived.is_none() {
-            return;
-        }
-        let island = self.vis.island(c.chip);
-        if self.vis.landings.get(&(writer, island)).map_or(0, |l| l.below) < c.nth {
+        let Some(CrossNotify { released: true, arrived: Some(s) }) = self.vis.cross.get(&(writer, seq)) else { return };
+        let (chip, nth) = (s.cell.chip(), s.ids.away.map_or(0, |a| a.nth));
+        let island = self.vis.island(chip);
+        if self.vis.landings.get(&(writer, island)).map_or(0, |l| l.below) < nth {
             // Arrived and released: it waits for landings on its island.
             let waiting = self.vis.waiting.entry((writer, island)).or_default();
             if let Err(i) = waiting.binary_search(&seq) {
@@ -130,7 +127,7 @@ impl Engine {
             }
             return;
         }
-        let Some(CrossNotify { chip, arrived: Some(s), .. }) = self.vis.cross.remove(&(writer, seq)) else { return };
+        let Some(CrossNotify { arrived: Some(s), .. }) = self.vis.cross.remove(&(writer, seq)) else { return };
         self.apply_signal(key.time, &s);
         self.write_landed(key, chip, writer, s.ids);
     }
@@ -145,8 +142,8 @@ impl Engine {
             return self.landed(key, writer, ids.seq);
         }
         let island = self.vis.island(chip);
-        if let Some(n) = ids.nth {
-            self.vis.landings.entry((writer, island)).or_default().mark(n);
+        if let Some(Away { nth, .. }) = ids.away {
+            self.vis.landings.entry((writer, island)).or_default().mark(nth);
             self.wake_cross(key, writer, island);
         }
         let at = key.time + self.net.news_delay(chip, home);
@@ -174,14 +171,13 @@ impl Engine {
         let (e1, i1, e2) = self.vis.data_fronts(writer);
         let home = self.chip_of(writer);
         let mut kept = Vec::new();
-        for seq in std::mem::take(&mut self.vis.unreleased[writer]) {
-            let Some(c) = self.vis.cross.get(&(writer, seq)) else { continue };
-            if seq >= e2 || (seq > e1 && self.vis.island(c.chip) != i1) {
-                kept.push(seq);
+        for (seq, chip) in std::mem::take(&mut self.vis.unreleased[writer]) {
+            if seq >= e2 || (seq > e1 && self.vis.island(chip) != i1) {
+                kept.push((seq, chip));
                 continue;
             }
-            let at = key.time + self.net.news_delay(home, c.chip);
-            self.push_derived(at, key, Event::Release { writer, seq, chip: c.chip });
+            let at = key.time + self.net.news_delay(home, chip);
+            self.push_derived(at, key, Event::Release { writer, seq, chip });
         }
         self.vis.unreleased[writer] = kept;
     }
@@ -388,7 +384,7 @@ mod tests {
         let mut eng = islands_engine(2);
         let w = eng.issue_write(0, &window(1, 0, 16), false, op(OpKind::Put, ns(1)));
         let n = eng.issue_notify(0, &cell(1, 32), NotifyOp::AtomicAdd, 1, op(OpKind::Notify, ns(2)));
-        assert_eq!((w.nth, n.nth), (Some(0), Some(1)), "the second write to island 1");
+        assert_eq!((w.away.map(|a| a.nth), n.away.map(|a| a.nth)), (Some(0), Some(1)), "the second write to island 1");
         eng.signal_arrived(at(ns(5)), notify_to_1(n));
         assert_eq!(eng.mem.cell(&cell(1, 32)), 0, "held behind the put");
         eng.write_landed(at(ns(9)), 1, 0, w);

@@ -23,6 +23,9 @@ pub(in crate::sim::engine) struct Desc {
     pub(in crate::sim::engine) ready: SimTime,
     pub(in crate::sim::engine) op: OpKind,
     pub(in crate::sim::engine) caller: Caller,
+    /// The observers' token of its transfer (so the chip that reads its source needs
+    /// nothing of the transfer's state, which stays with its core).
+    pub(in crate::sim::engine) clock: SdmaToken,
 }
 
 #[derive(Debug, Default)]

@@ -59,17 +59,14 @@ impl Landings {
     }
 }
 
-/// A notify to another island than its writer's, until it is applied. It is applied once it
-/// has arrived, the writer's earlier writes and notifies to the cell's island have landed there
-/// (as that island sees them: `nth` of them), and, if the writer had earlier data writes to
-/// other islands in flight, once the writer's release (sent when it learnt they had landed)
-/// has come.
-#[derive(Debug)]
+/// A notify to another island than its writer's, as its island knows it, until it is applied.
+/// It is applied once it has arrived, the writer's earlier writes and notifies to the cell's
+/// island have landed there (as that island sees them: as many as its `nth`), and, if the
+/// writer had earlier data writes to other islands in flight (it says so: `Away::held`),
+/// once the writer's release (sent when it learnt they had landed) has come. The release may
+/// come first.
+#[derive(Debug, Default)]
 pub(in crate::sim::engine) struct CrossNotify {
-    /// The chip of its cell.
-    pub(in crate::sim::engine) chip: usize,
-    /// Its number among the writer's writes to that island: as many were issued before it.
-    pub(in crate::sim::engine) nth: u32,
     /// The writer has released it (or never had to).
     pub(in crate::sim::engine) released: bool,
     /// It has arrived at its cell.
@@ -107,8 +104,9 @@ pub(in crate::sim::engine) struct Visibility {
     pub(in crate::sim::engine) landings: FxHashMap<(usize, u32), Landings>,
     /// Notifies to another island than their writer's, by (writer, issue number).
     pub(in crate::sim::engine) cross: FxHashMap<(usize, u64), CrossNotify>,
-    /// Per writer, its cross-island notifies not released yet, in issue order.
-    pub(in crate::sim::engine) unreleased: Vec<Vec<u64>>,
+    /// Per writer, its cross-island notifies not released yet, in issue order, with the chip
+    /// of each one's cell.
+    pub(in crate::sim::engine) unreleased: Vec<Vec<(u64, usize)>>,
     /// Per (writer, island), its cross-island notifies there that have arrived and been
     /// released and wait for earlier writes to land there, in issue order.
     pub(in crate::sim::engine) waiting: FxHashMap<(usize, u32), Vec<u64>>,
