@@ -46,6 +46,7 @@ mod references;
 mod run_options;
 mod sdma;
 mod slices;
+mod split;
 mod sweep_rows;
 mod sweep_timing;
 mod tile_ops;

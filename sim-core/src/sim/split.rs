@@ -122,7 +122,7 @@ impl Seat {
         match self.board.meet.wait() {
             Ok(()) => true,
             Err(dead) => {
-                eng.abort(SimError::invalid(format!("partition {dead} of the split run died (see its error above)")));
+                eng.abort(SimError::PartitionFailed { partition: dead });
                 false
             }
         }
@@ -211,5 +211,111 @@ impl Rendezvous {
         let mut g = self.state.lock();
         g.2.get_or_insert(id);
         self.cv.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::program::Dispatch;
+    use crate::base::dtype::DType;
+    use crate::base::tile::Tile;
+    use crate::model::{Busy, PacketTiming, PathId, Route};
+    use crate::sim::engine::testkit::{TestChip, TestNet};
+    use crate::world::World;
+    use std::sync::Arc;
+
+    /// [`TestNet`] with chips in islands of `per` and a lookahead of `lookahead_ns`; a packet
+    /// sent by chip `dies` panics (a partition that dies).
+    #[derive(Clone, Debug)]
+    struct SplitNet {
+        per: usize,
+        lookahead_ns: u64,
+        dies: Option<usize>,
+    }
+
+    impl Network for SplitNet {
+        fn path(&mut self, route: &Route) -> PathId {
+            PathId(u32::try_from(route.chip).unwrap_or(0))
+        }
+        fn packet_bytes(&self) -> u64 {
+            TestNet.packet_bytes()
+        }
+        fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
+            assert!(self.dies != Some(path.0 as usize), "the model failed on chip {}", path.0);
+            TestNet.send(path, bytes, at, busy)
+        }
+        fn resource_name(&self, r: u32) -> String {
+            TestNet.resource_name(r)
+        }
+        fn resource_chip(&self, r: u32) -> usize {
+            TestNet.resource_chip(r)
+        }
+        fn reset(&mut self) {}
+        fn island(&self, chip: usize) -> usize {
+            chip - chip % self.per
+        }
+        fn fork(&self) -> Option<Box<dyn Network>> {
+            Some(Box::new(self.clone()))
+        }
+        fn lookahead(&self) -> Option<(SimDuration, String)> {
+            Some((SimDuration::from_ns(self.lookahead_ns), "uplink 0".into()))
+        }
+    }
+
+    fn net(per: usize, lookahead_ns: u64) -> SplitNet {
+        SplitNet { per, lookahead_ns, dies: None }
+    }
+
+    #[test]
+    fn partitions_take_whole_consecutive_islands_as_evenly_as_they_allow() {
+        let owner = |chips, per, parts| plan(&net(per, 5), chips, parts).unwrap().owner.to_vec();
+        assert_eq!(owner(8, 2, 2), [0, 0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!(owner(8, 2, 3), [0, 0, 0, 0, 1, 1, 2, 2], "4 islands over 3");
+        // Fewer islands than partitions: the rest stay empty.
+        assert_eq!(owner(4, 2, 4), [0, 0, 1, 1]);
+        // One island: one partition holds it all, and nothing ever crosses.
+        assert_eq!(owner(3, 3, 2), [0, 0, 0]);
+        assert_eq!(plan(&net(2, 5), 8, 3).unwrap().lookahead, SimDuration::from_ns(5));
+    }
+
+    #[test]
+    fn a_split_with_no_lookahead_is_refused_naming_the_link() {
+        let e = plan(&net(2, 0), 4, 2).unwrap_err().to_string();
+        assert!(e.contains("link `uplink 0` into a switch has zero latency") && e.contains("--partitions 1"), "{e}");
+        assert!(plan(&TestNet, 4, 2).is_ok(), "one island needs no lookahead");
+        assert!(plan(&net(2, 5), 4, 0).unwrap_err().to_string().contains("at least 1"));
+    }
+
+    /// A world of 4 chips in islands of 2 on `n`, split in 2, where each chip stores to
+    /// chip `to(rank)`.
+    fn storing_world(n: SplitNet, to: fn(usize) -> usize) -> World {
+        let mut w = World::new(4, Arc::new(TestChip), Box::new(n)).unwrap();
+        w.options_mut().partitions = 2;
+        let dom = w.create_domain("d", &[0, 1, 2, 3], Default::default()).unwrap();
+        let buf = w.alloc_window(&dom, "buf", DType::F32, &[1, 4]).unwrap();
+        let d = Dispatch::kernel("store", 1, move |core| {
+            let t = Tile::from_slice(1, 4, &[1.0f32; 4])?;
+            core.remote_store(&t, &buf, to(core.rank()), &[0, 0], crate::base::signal::AtomicType::None)
+        });
+        w.dispatch_all(&dom, d.in_domain(&dom)).unwrap();
+        w
+    }
+
+    /// This model lands a store on another island with no switch to split its path at: an
+    /// event that would cross partitions at once ends the run with an error, not a wrong result.
+    #[test]
+    fn an_event_that_may_not_cross_ends_the_run_saying_so() {
+        let e = storing_world(net(2, 5), |r| (r + 1) % 4).run().unwrap_err().to_string();
+        assert!(e.contains("the landing of a write") && e.contains("may cross partitions"), "{e}");
+    }
+
+    /// Partition 1's engine panics: every partition ends, and the run's error names it. (Each
+    /// chip stores to its island's other chip, which this model may split.)
+    #[test]
+    fn a_partition_that_dies_ends_the_run_with_an_error_naming_it() {
+        assert!(storing_world(net(2, 5), |r| r ^ 1).run().is_ok());
+        let e = storing_world(SplitNet { dies: Some(2), ..net(2, 5) }, |r| r ^ 1).run().unwrap_err().to_string();
+        assert!(e.contains("partition 1 of the split run died") && e.contains("the model failed on chip 2"), "{e}");
     }
 }

@@ -1,0 +1,142 @@
+//! Runs split into partitions of whole islands (`--partitions`, `RunOptions::partitions`)
+//! give what one engine gives, byte for byte: every collective and algorithm on two-node with
+//! data, the 1024-rank cluster timing-only, users' own kernels, and a deadlock's report. What
+//! a split run cannot do yet is refused with an error that says what to change.
+
+#[path = "../../../benches/user_kernels/kernels.rs"]
+mod kernels;
+
+use kernels::USER_WORKLOADS;
+use ranksim::Config;
+use ranksim::prelude::*;
+use ranksim::sim_core::KernelExec;
+use ranksim::sim_core::stats::HostStats;
+use std::process::Command;
+
+/// `ranksim sweep ARGS --partitions P` with JSON and STRACE files: exit code, stdout and
+/// both files.
+fn sweep(args: &[&str], parts: usize) -> (i32, String, Vec<u8>, Vec<u8>) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ranksim-split-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, strace) = (dir.join("out.json"), dir.join("out.strace"));
+    let (j, s, p) = (json.display().to_string(), strace.display().to_string(), parts.to_string());
+    let mut all: Vec<&str> = vec!["sweep", "--json", &j, "--strace", &s, "--partitions", &p];
+    all.extend(args);
+    let out = Command::new(env!("CARGO_BIN_EXE_ranksim")).args(&all).output().expect("ranksim runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let files = (std::fs::read(&json).unwrap_or_default(), std::fs::read(&strace).unwrap_or_default());
+    std::fs::remove_dir_all(&dir).ok();
+    (out.status.code().unwrap_or(-1), stdout, files.0, files.1)
+}
+
+#[test]
+fn every_collective_on_two_node_is_byte_identical_split_in_one_to_four() {
+    let modes = "mesh,ring,two-shot,aiv-mesh,sdma-mesh,rhd,hier,grouped-mesh";
+    let args = ["--config", "two-node", "--collective", "all", "--mode", modes, "-b", "64K", "-e", "128K"];
+    let one = sweep(&args, 1);
+    assert_eq!(one.0, 0, "{}", one.1);
+    // Data is checked: every row has a #wrong of 0, and no row failed.
+    assert!(!one.1.contains("FAILED"), "{}", one.1);
+    assert!(one.1.matches("Out of bounds values : 0 OK").count() >= 15, "{}", one.1);
+    for parts in 2..=4 {
+        let split = sweep(&args, parts);
+        assert!(split == one, "--partitions {parts} differs from one engine:\n{}", split.1);
+    }
+}
+
+#[test]
+fn the_1024_rank_cluster_is_byte_identical_split_in_one_to_four() {
+    let args = ["--config", "cluster1024", "--no-data", "--mode", "rhd,hier", "-b", "256K", "-e", "256K"];
+    let one = sweep(&args, 1);
+    assert_eq!(one.0, 0, "{}", one.1);
+    for parts in 2..=4 {
+        assert!(sweep(&args, parts) == one, "--partitions {parts} differs from one engine");
+    }
+}
+
+/// A world of the two-node preset (two servers of 8 behind a switch) split in `parts`.
+fn two_node(parts: usize) -> World {
+    let mut w = Config::preset("two-node").unwrap().world().unwrap();
+    w.options_mut().partitions = parts;
+    w
+}
+
+/// A report without its host counters (how the host ran it, not what ran).
+fn simulated(mut r: RunReport) -> RunReport {
+    r.host = HostStats::default();
+    r
+}
+
+/// Users' own kernels (remote stores, AtomicAdd, notify / wait, test polling, put / get) on
+/// all 16 ranks of both servers, as coroutines and as async kernels.
+#[test]
+fn user_kernels_across_servers_are_byte_identical_split() {
+    for w in USER_WORKLOADS {
+        let run = |parts| {
+            let mut world = two_node(parts);
+            let windows = (w.setup)(&mut world, 16, 2).unwrap();
+            let report = world.run().unwrap_or_else(|e| panic!("{} split in {parts}: {e}", w.name));
+            let bytes: Vec<Vec<u8>> =
+                windows.iter().flat_map(|t| (0..16).map(|r| world.read_bytes(t, r).unwrap())).collect();
+            (simulated(report), bytes)
+        };
+        let one = run(1);
+        assert!(one.0.stats.events > 1000, "{}: {:?}", w.name, one.0.stats);
+        for parts in 2..=4 {
+            let split = run(parts);
+            assert!(split.1 == one.1, "{} split in {parts}: memory differs", w.name);
+            assert_eq!(split.0, one.0, "{} split in {parts}", w.name);
+        }
+    }
+}
+
+/// Rank 0 waits for a notify that rank 9 (the other server) never sends, and rank 9 for one
+/// from rank 0: the split run ends in the same deadlock, reported the same way.
+#[test]
+fn a_deadlock_across_servers_is_reported_as_one_engine_reports_it() {
+    let run = |parts| {
+        let mut w = two_node(parts);
+        let dom = w.create_domain("d", &(0..16).collect::<Vec<_>>(), Default::default()).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[16, 8]).unwrap();
+        let d = Dispatch::kernel("stuck", 1, move |core| {
+            let me = core.rank();
+            if me == 0 || me == 9 {
+                core.notify(&sig, 9 - me, &[me, 1], 1, NotifyOp::AtomicAdd)?;
+                core.wait(&sig, &[9 - me, 0], 1, WaitCmp::Ge)?;
+            }
+            Ok(())
+        });
+        w.dispatch_all(&dom, d.in_domain(&dom)).unwrap();
+        w.run().expect_err("the run deadlocks").to_string()
+    };
+    let one = run(1);
+    assert!(one.contains("deadlock at") && one.contains("2 blocked wait(s)"), "{one}");
+    for parts in 2..=3 {
+        assert_eq!(run(parts), one, "split in {parts}");
+    }
+}
+
+#[test]
+fn what_a_split_run_cannot_do_is_refused_with_what_to_change() {
+    for (set, what) in [
+        (&(|w: &mut World| w.options_mut().trace = true) as &dyn Fn(&mut World), "be traced"),
+        (&|w: &mut World| w.options_mut().check = true, "be checked"),
+        (&|w: &mut World| w.options_mut().kernel_exec = KernelExec::Threads, "run kernels on threads"),
+    ] {
+        let mut w = two_node(2);
+        set(&mut w);
+        let dom = w.create_domain("d", &[0, 9], Default::default()).unwrap();
+        w.dispatch_all(&dom, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&dom)).unwrap();
+        let e = w.run().expect_err("refused").to_string();
+        assert!(e.contains(what) && e.contains("--partitions 1"), "{e}");
+        // The world is left whole: the same program runs unsplit.
+        w.options_mut().partitions = 1;
+        w.dispatch_all(&dom, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&dom)).unwrap();
+        w.run().expect("runs on one engine");
+    }
+    let (code, out, _, _) = sweep(&["--config", "two-node", "--trace", "/dev/null", "-b", "1K", "-e", "1K"], 2);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("cannot be traced yet; run with --partitions 1"), "{out}");
+}
