@@ -5,7 +5,7 @@
 //! reused across blocks.
 
 #[path = "../../../benches/user_kernels/kernels.rs"]
-mod kernels;
+pub(crate) mod kernels;
 
 use crate::common::{a2a3, all};
 use kernels::{USER_WORKLOADS, run_user};

@@ -3,10 +3,7 @@
 //! data, the 1024-rank cluster timing-only, users' own kernels, and a deadlock's report. What
 //! a split run cannot do yet is refused with an error that says what to change.
 
-#[path = "../../../benches/user_kernels/kernels.rs"]
-mod kernels;
-
-use kernels::USER_WORKLOADS;
+use crate::coroutines::kernels::USER_WORKLOADS;
 use ranksim::Config;
 use ranksim::prelude::*;
 use ranksim::sim_core::KernelExec;
