@@ -123,6 +123,7 @@ pub use base::tensor::{Domain, Tensor};
 pub use base::tile::{Axis, ReduceOp, Tile};
 pub use base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use half::{bf16, f16};
+pub use sim::split::{LocalGroup, ProcessGroup, join_processes};
 pub use world::{
     CheckRun, CheckedRuns, DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport,
     WINDOW_ALIGN, World, check_runs,

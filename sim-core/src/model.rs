@@ -153,7 +153,7 @@ pub struct SdmaParams {
 }
 
 /// What a flow of bytes carries, which decides the resources it crosses (see [`Network`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum PathKind {
     /// GM -> UB on the core's own chip (TLOAD): the chip's HBM, then the core's MTE2.
     Load,
@@ -187,7 +187,7 @@ pub enum PathKind {
 
 /// The endpoints of a flow: core `core` of chip `chip` talks to chip `peer` (`peer == chip`
 /// for the local kinds).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Route {
     /// Which kind of path.
     pub kind: PathKind,
@@ -233,7 +233,7 @@ impl PacketTiming {
 /// when the packet gets there. So what a sender books never depends on the receiver's side
 /// at the same instant, and each side's bookings happen in its own time order (the ground a
 /// simulation split between processes at switches stands on).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Onward {
     /// The first hop past the switch, as an offset in the path.
     pub hop: u32,

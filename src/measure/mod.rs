@@ -77,6 +77,9 @@ pub struct Measure {
     pub progress: Option<Progress>,
     /// Partitions each run is split into (`RunOptions::partitions`; 1: one engine).
     pub partitions: usize,
+    /// The partitions are this thread's process group's members, one each
+    /// (`RunOptions::processes`, `sim_core::join_processes`).
+    pub processes: bool,
 }
 
 impl Measure {
@@ -91,6 +94,7 @@ impl Measure {
             trace: false,
             progress: None,
             partitions: 1,
+            processes: false,
         }
     }
 
@@ -130,6 +134,7 @@ fn world(cfg: &Config, m: &Measure) -> Result<World, Error> {
     w.options_mut().jitter = m.jitter;
     w.options_mut().progress = m.progress.clone();
     w.options_mut().partitions = m.partitions;
+    w.options_mut().processes = m.processes;
     Ok(w)
 }
 

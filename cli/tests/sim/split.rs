@@ -5,9 +5,11 @@
 
 use crate::coroutines::kernels::USER_WORKLOADS;
 use ranksim::Config;
+use ranksim::collectives::{Call, Kind, Mode};
+use ranksim::measure::{self, Builtin, Measure};
 use ranksim::prelude::*;
-use ranksim::sim_core::KernelExec;
 use ranksim::sim_core::stats::HostStats;
+use ranksim::sim_core::{KernelExec, LocalGroup, join_processes};
 use std::process::Command;
 
 /// `ranksim sweep ARGS --partitions P` with JSON and STRACE files: exit code, stdout and
@@ -136,4 +138,59 @@ fn what_a_split_run_cannot_do_is_refused_with_what_to_change() {
     let (code, out, _, _) = sweep(&["--config", "two-node", "--trace", "/dev/null", "-b", "1K", "-e", "1K"], 2);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("cannot be traced yet; run with --partitions 1"), "{out}");
+}
+
+/// `f` on each member of a group of `n` processes played by threads (every crossing and
+/// every partition's result travels as bytes, as over MPI), by rank.
+fn over_processes<R: Send>(n: usize, f: impl Fn() -> R + Sync) -> Vec<R> {
+    std::thread::scope(|s| {
+        let members: Vec<_> = LocalGroup::new(n)
+            .into_iter()
+            .map(|g| {
+                let f = &f;
+                s.spawn(move || {
+                    join_processes(Box::new(g));
+                    f()
+                })
+            })
+            .collect();
+        members.into_iter().map(|h| h.join().expect("a member ran")).collect()
+    })
+}
+
+/// Collectives and users' kernels split over processes (threads standing in for MPI's
+/// ranks): every process ends with what one engine gives, memory included.
+#[test]
+fn runs_over_processes_give_every_process_what_one_engine_gives() {
+    let cfg = Config::preset("two-node").unwrap();
+    for (kind, mode) in [(Kind::AllReduce, Mode::Rhd), (Kind::AllReduce, Mode::Hier), (Kind::AllToAll, Mode::SdmaMesh)]
+    {
+        let call = Call::new(kind, 16).with_mode(mode);
+        let run = |m: &Measure| {
+            let r = measure::run(&cfg, &Builtin(&call), m, 64 << 10, 1).unwrap();
+            (simulated(r.report), r.wrong.count())
+        };
+        let one = run(&Measure::new(16));
+        assert_eq!(one.1, 0, "{kind} {mode}: wrong elements");
+        for n in [2, 3] {
+            let m = Measure { partitions: n, processes: true, ..Measure::new(16) };
+            for (rank, got) in over_processes(n, || run(&m)).into_iter().enumerate() {
+                assert_eq!(got, one, "{kind} {mode} over {n} processes, process {rank}");
+            }
+        }
+    }
+    let w = &USER_WORKLOADS[1];
+    let run = |parts: usize, processes: bool| {
+        let mut world = two_node(parts);
+        world.options_mut().processes = processes;
+        let windows = (w.setup)(&mut world, 16, 2).unwrap();
+        let report = world.run().unwrap();
+        let bytes: Vec<Vec<u8>> =
+            windows.iter().flat_map(|t| (0..16).map(|r| world.read_bytes(t, r).unwrap())).collect();
+        (simulated(report), bytes)
+    };
+    let one = run(1, false);
+    for got in over_processes(2, || run(2, true)) {
+        assert!(got == one, "{} over 2 processes differs", w.name);
+    }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// What a core's memory or signal operation is. Requests and events carry it typed; its
 /// [`OpKind::name`] is the operation's name in the program API, which checker findings, traces
 /// and deadlock reports print.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) enum OpKind {
     /// `load` (also the AIC's `load_l1`): a read of local GM or the own window.
     Load,
@@ -244,5 +244,33 @@ impl Request {
             Request::SdmaTest { .. } => "test_async",
             Request::SdmaWait { .. } => "wait_async",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OpKind;
+    use crate::base::deadlock::DATA_WRITES;
+
+    /// Every operation but the waits, tests and fences can write a cell's bytes: the list a
+    /// deadlock report read back from another process names them by holds each.
+    #[test]
+    fn every_writing_operation_is_named_in_the_list_of_data_writes() {
+        use OpKind::*;
+        let writes = [
+            Load,
+            RemoteLoad,
+            Store,
+            RemoteStore,
+            StoreAcc,
+            Put,
+            Get,
+            PutAsync,
+            GetAsync,
+            ReadScalar,
+            WriteScalar,
+            Notify,
+        ];
+        assert_eq!(writes.map(OpKind::name), DATA_WRITES);
     }
 }

@@ -15,7 +15,7 @@ pub(crate) type Caller = Option<&'static Location<'static>>;
 /// Identifies one byte array of simulated memory, and the chip that holds it. Fields are
 /// 32-bit (a world has far fewer ranks, buffers and domains), so the addresses every request
 /// and event carries stay small to move.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) enum MemKey {
     /// GM buffer `buf` on chip `chip`.
     Gm { buf: u32, chip: u32 },

@@ -7,12 +7,48 @@ use std::fmt;
 
 /// What wrote a signal cell: a notify, or a data write (`store`, `put`, ...) whose bytes cover
 /// the cell, named as the program API spells it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum CellWriteOp {
     /// A notify.
     Notify(NotifyOp),
     /// A data write.
     Data(&'static str),
+}
+
+/// The names a [`CellWriteOp::Data`] may carry: the program API's data writes (`OpKind::name`
+/// of each; a test in `api/request.rs` holds the two lists together).
+pub(crate) const DATA_WRITES: [&str; 12] = [
+    "load",
+    "remote_load",
+    "store",
+    "remote_store",
+    "store_acc",
+    "put",
+    "get",
+    "put_async",
+    "get_async",
+    "read_scalar",
+    "write_scalar",
+    "notify",
+];
+
+/// A report read back from another process of a split run names its data writes by the
+/// static names above.
+impl<'de> serde::Deserialize<'de> for CellWriteOp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        enum Named {
+            Notify(NotifyOp),
+            Data(String),
+        }
+        Ok(match Named::deserialize(d)? {
+            Named::Notify(op) => CellWriteOp::Notify(op),
+            Named::Data(name) => match DATA_WRITES.iter().find(|&&n| n == name) {
+                Some(n) => CellWriteOp::Data(n),
+                None => return Err(serde::de::Error::custom(format!("`{name}` is not a data write"))),
+            },
+        })
+    }
 }
 
 impl fmt::Display for CellWriteOp {
@@ -26,7 +62,7 @@ impl fmt::Display for CellWriteOp {
 }
 
 /// One write to a signal cell, kept for reports.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CellWrite {
     /// Chip (world rank) of the writer.
     pub chip: usize,
@@ -43,7 +79,7 @@ pub struct CellWrite {
 }
 
 /// A wait (blocking or deferred) that never became true.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BlockedWait {
     /// Chip (world rank) of the waiter.
     pub chip: usize,
@@ -75,7 +111,7 @@ pub struct BlockedWait {
 }
 
 /// A task that could not start or finish.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StuckTask {
     /// Chip (world rank) the task was dispatched to.
     pub chip: usize,
@@ -90,7 +126,7 @@ pub struct StuckTask {
 }
 
 /// Everything blocked at the moment the run stopped making progress.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeadlockReport {
     /// Simulated time of the last event processed.
     pub time: SimTime,

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 /// An element type. Memory holds little-endian bytes; arithmetic on f16/bf16 is done in f32
 /// and rounded back after every operation, as a 16-bit vector unit would.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum DType {
     /// 32-bit IEEE float.
     F32,

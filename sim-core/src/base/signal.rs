@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// How a notify changes its cell.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum NotifyOp {
     /// Signed 32-bit atomic add (wrapping); negative values are legal.
     AtomicAdd,
@@ -13,7 +13,7 @@ pub enum NotifyOp {
 }
 
 /// How a wait compares a cell with its expected value (signed 32-bit).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum WaitCmp {
     /// The cell equals the expected value.
     Eq,
@@ -71,7 +71,7 @@ pub(crate) fn deferred_holds(value: i32, expected: u32) -> bool {
 /// The condition a waiter waits for: what the engine tests on every write of a waited cell,
 /// what the checker records a satisfied wait under, and what a deadlock report says a blocked
 /// wait needs.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Cond {
     /// `wait`: signed compare.
     Signed(WaitCmp, i32),

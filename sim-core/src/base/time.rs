@@ -8,11 +8,11 @@ use std::ops::{Add, AddAssign, Sub};
 pub(crate) const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// An instant on the simulated clock, in picoseconds since the start of a run.
-#[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SimTime(u64);
 
 /// A span of simulated time, in picoseconds.
-#[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SimDuration(u64);
 
 impl SimTime {

@@ -4,7 +4,7 @@
 use crate::base::time::{SimDuration, SimTime};
 
 /// One task of a dispatch: when its blocks were placed and when it completed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TaskRecord {
     /// Name of the task.
     pub name: String,
@@ -17,7 +17,7 @@ pub struct TaskRecord {
 }
 
 /// One dispatch on one chip.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DispatchRecord {
     /// World rank of the chip.
     pub chip: usize,
@@ -48,7 +48,7 @@ impl DispatchRecord {
 
 /// Counters of the scheduler's own work. They are deterministic: the same program and config
 /// always give the same counts.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineStats {
     /// Requests taken from actors.
     pub requests: u64,
@@ -60,7 +60,7 @@ pub struct EngineStats {
 
 /// Counters of how the host ran the simulation; they depend on OS scheduling and are not
 /// part of any simulated result.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HostStats {
     /// Blocking requests whose sender had to park its thread until another thread answered.
     pub handoffs: u64,
@@ -74,7 +74,7 @@ pub struct HostStats {
 
 /// What one chip moved during a run. "Remote" counts only transfers to or from another chip;
 /// a chip addressing its own window is local.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Traffic {
     /// Bytes this chip read from peers (remote_load, get chunks).
     pub remote_read_bytes: u64,

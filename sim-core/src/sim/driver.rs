@@ -17,13 +17,13 @@ use crate::api::kernel::{Answer, Core, Mailbox, Ops, Transport, Uplink};
 use crate::api::program::Body;
 use crate::api::request::{Reply, Request};
 use crate::base::error::SimError;
-use crate::base::time::SimTime;
+use crate::base::time::{SimDuration, SimTime};
 use crate::model::ChipTiming;
 use crate::results::stats::HostStats;
 use crate::sim::engine::Engine;
 use crate::sim::engine::wake::{Assignment, Wake};
 use crate::sim::options::KernelExec;
-use crate::sim::split::Seat;
+use crate::sim::split::Windows;
 pub(crate) use futures::panic_message as panic_text;
 use futures::{Virtual, panic_message, poll_virtual, start_virtual};
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -88,16 +88,18 @@ pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, exec: KernelExec) -> (
 }
 
 /// Runs one partition of a split run on this thread, its synchronous kernels as coroutines
-/// of `stack_bytes`, meeting the other partitions at `seat` between windows.
+/// of `stack_bytes`, meeting the other partitions through `windows` between windows; the
+/// first window ends at `lookahead` (every partition starts at time 0).
 pub(crate) fn run_partition(
     mut eng: Engine,
     chip: Arc<dyn ChipTiming>,
     stack_bytes: usize,
-    seat: &mut Seat,
+    windows: &mut dyn Windows,
+    lookahead: SimDuration,
 ) -> (Engine, HostStats) {
     let outer = Mailbox::stash();
-    seat.first(&mut eng);
-    let r = coro::run(eng, chip, stack_bytes, Some(seat));
+    eng.open_window(SimTime::ZERO + lookahead);
+    let r = coro::run(eng, chip, stack_bytes, Some(windows));
     Mailbox::unstash(outer);
     r
 }

@@ -11,7 +11,7 @@ use crate::base::tile::{ReduceOp, combine_bytes};
 use rustc_hash::FxHashMap;
 
 /// Every byte array of a world: `gm[buf][chip]` and `win[domain][member]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Memory {
     payload: bool,
     gm: Vec<Vec<Vec<u8>>>,
@@ -93,6 +93,26 @@ impl Memory {
             }
         }
         self.cells.adopt(other.cells, &|k: MemKey| theirs(k.chip()));
+    }
+
+    /// Drops the bytes and cells of every chip `mine` does not pick (what a partition of a
+    /// split run sends the others: only its own chips changed).
+    pub(crate) fn keep_only(&mut self, mine: &dyn Fn(usize) -> bool, chip_of: &dyn Fn(usize, usize) -> usize) {
+        for bufs in &mut self.gm {
+            for (chip, b) in bufs.iter_mut().enumerate() {
+                if !mine(chip) {
+                    *b = Vec::new();
+                }
+            }
+        }
+        for (domain, wins) in self.win.iter_mut().enumerate() {
+            for (member, w) in wins.iter_mut().enumerate() {
+                if !mine(chip_of(domain, member)) {
+                    *w = Vec::new();
+                }
+            }
+        }
+        self.cells.adopt(CellPages::default(), &|k: MemKey| !mine(k.chip()));
     }
 
     /// Appends `len` bytes at `off` of memory `k` to `out` (zeros in timing-only mode).
@@ -212,7 +232,7 @@ const PAGE: usize = 128;
 /// there, and nearly every notify and test missed the cache on it; the page map stays a
 /// thousand times smaller. A cell not at a multiple of 4 bytes (which no INT32 tensor has)
 /// is kept alone, so overlapping cells stay apart exactly as with a map per cell.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct CellPages<T> {
     /// The page of each `(memory, offset / (4 * PAGE))` that holds a cell: its values are
     /// `values[page * PAGE..][..PAGE]`.

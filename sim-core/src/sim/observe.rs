@@ -273,6 +273,13 @@ macro_rules! id_type {
             pub fn get(self) -> u64 {
                 self.0.get()
             }
+
+            /// The id numbered `n` (none for 0), as [`Self::get`] gave it: how an id
+            /// travels between the partitions of a split run.
+            #[allow(dead_code)]
+            pub(crate) fn from_raw(n: u64) -> Option<Self> {
+                NonZeroU64::new(n).map(Self)
+            }
         }
     };
 }

@@ -44,6 +44,10 @@ pub struct RunOptions {
     /// engine's. 0 or 1: one engine. Needs coroutine kernels, and no trace, checker or
     /// observer.
     pub partitions: usize,
+    /// Split over the processes of this process's group (`split::join_processes`, MPI's ranks
+    /// through the `ranksim` library): each runs its own partition, and `partitions` is
+    /// their number.
+    pub processes: bool,
 }
 
 /// How the blocks of a synchronous kernel (a `|core| { .. }` closure) are run. Async kernels

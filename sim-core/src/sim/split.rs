@@ -65,7 +65,7 @@ pub(crate) fn plan(net: &dyn Network, chips: usize, parts: usize) -> Result<Plan
 }
 
 /// What one partition tells the others at a window's end.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Report {
     /// The earliest time it has anything to do at.
     next: Option<SimTime>,
@@ -113,11 +113,6 @@ pub(crate) struct Seat {
 }
 
 impl Seat {
-    /// Opens the first window: every partition starts at time 0.
-    pub(crate) fn first(&self, eng: &mut Engine) {
-        eng.open_window(SimTime::ZERO + self.board.lookahead);
-    }
-
     fn meet(&self, eng: &mut Engine) -> bool {
         match self.board.meet.wait() {
             Ok(()) => true,
@@ -147,29 +142,233 @@ impl Windows for Seat {
         for c in inbox {
             eng.accept(c);
         }
-        let failed = eng.outcome().is_some_and(Result::is_err);
-        b.reports.lock()[self.id] = Report { next: eng.next_time(), failed };
+        b.reports.lock()[self.id] = report(eng);
         if !self.meet(eng) {
             return false;
         }
         let reports = b.reports.lock().clone();
-        if let Some(p) = reports.iter().position(|r| r.failed) {
-            if !failed {
-                eng.abort(SimError::PartitionFailed { partition: p });
-            }
-            return false;
+        decide(eng, &reports, b.lookahead)
+    }
+}
+
+/// This partition's report at a window's end.
+fn report(eng: &mut Engine) -> Report {
+    Report { next: eng.next_time(), failed: eng.outcome().is_some_and(Result::is_err) }
+}
+
+/// What every partition decides from all the reports, the same everywhere: end the run (a
+/// partition failed, or nothing is left to do anywhere) or open the next window.
+fn decide(eng: &mut Engine, reports: &[Report], lookahead: SimDuration) -> bool {
+    if let Some(p) = reports.iter().position(|r| r.failed) {
+        if !eng.outcome().is_some_and(Result::is_err) {
+            eng.abort(SimError::PartitionFailed { partition: p });
         }
-        match reports.iter().filter_map(|r| r.next).min() {
-            Some(t) => {
-                eng.open_window(t + b.lookahead);
-                true
-            }
-            None => {
-                eng.end_split();
-                false
-            }
+        return false;
+    }
+    match reports.iter().filter_map(|r| r.next).min() {
+        Some(t) => {
+            eng.open_window(t + lookahead);
+            true
+        }
+        None => {
+            eng.end_split();
+            false
         }
     }
+}
+
+/// The processes a run is split over, one partition each: what sim-core needs of a transport
+/// between processes (MPI's, which the `ranksim` library plugs in behind its `mpi` feature).
+/// Both calls are collective: every process makes them, in the same order.
+pub trait ProcessGroup {
+    /// This process's number, `0..size`: the partition it runs.
+    fn rank(&self) -> usize;
+    /// How many processes (partitions).
+    fn size(&self) -> usize;
+    /// Sends `out[p]` to process `p` for every `p` and returns what each sent to this one,
+    /// by sender.
+    fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, String>;
+    /// Sends `mine` to every process and returns every process's, by rank.
+    fn all_gather(&mut self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>, String>;
+}
+
+thread_local! {
+    /// The group this thread's split runs go over (see [`join_processes`]).
+    static GROUP: std::cell::RefCell<Option<Box<dyn ProcessGroup>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Makes `group` the processes that the runs this thread makes with `RunOptions::processes`
+/// are split over: each process runs its own partition and they meet through it. (MPI's calls
+/// come from the thread that joined; a sweep over processes runs its sizes on that thread.)
+pub fn join_processes(group: Box<dyn ProcessGroup>) {
+    GROUP.with(|g| *g.borrow_mut() = Some(group));
+}
+
+/// Runs `f` on this thread's group, if it joined one (and is not in a run over it already).
+pub(crate) fn with_group<R>(f: impl FnOnce(&mut (dyn ProcessGroup + 'static)) -> R) -> Option<R> {
+    GROUP.with(|g| g.try_borrow_mut().ok()?.as_mut().map(|b| f(b.as_mut())))
+}
+
+/// Processes played by threads of this process: a [`ProcessGroup`] of `n` members, one for
+/// each thread, that meet in shared memory. Runs over it test the path between processes
+/// (every crossing and result as bytes) without MPI.
+pub struct LocalGroup {
+    rank: usize,
+    shared: Arc<LocalShared>,
+}
+
+struct LocalShared {
+    /// `boxes[to][from]`: what `from` sent `to` in the current call.
+    boxes: Mutex<Vec<Vec<Vec<u8>>>>,
+    meet: Rendezvous,
+}
+
+impl LocalGroup {
+    /// The `n` members of a new group, member `i` first at `i`.
+    pub fn new(n: usize) -> Vec<LocalGroup> {
+        let shared =
+            Arc::new(LocalShared { boxes: Mutex::new(vec![vec![Vec::new(); n]; n]), meet: Rendezvous::new(n) });
+        (0..n).map(|rank| LocalGroup { rank, shared: shared.clone() }).collect()
+    }
+
+    fn meet(&self) -> Result<(), String> {
+        self.shared.meet.wait().map_err(|p| format!("member {p} of the group left"))
+    }
+}
+
+impl Drop for LocalGroup {
+    /// A member that goes away (its thread ended or panicked) releases the others.
+    fn drop(&mut self) {
+        self.shared.meet.break_off(self.rank);
+    }
+}
+
+impl ProcessGroup for LocalGroup {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.shared.meet.n
+    }
+
+    fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, String> {
+        {
+            let mut boxes = self.shared.boxes.lock();
+            for (to, bytes) in out.into_iter().enumerate() {
+                if let Some(b) = boxes.get_mut(to) {
+                    b[self.rank] = bytes;
+                }
+            }
+        }
+        self.meet()?;
+        let mine = std::mem::take(&mut self.shared.boxes.lock()[self.rank]);
+        self.shared.boxes.lock()[self.rank] = vec![Vec::new(); mine.len()];
+        self.meet()?;
+        Ok(mine)
+    }
+
+    fn all_gather(&mut self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
+        let n = self.size();
+        self.all_to_all(vec![mine; n])
+    }
+}
+
+/// This process's side of a split run over a [`ProcessGroup`]: crossings travel as bytes.
+pub(crate) struct GroupSeat<'a> {
+    pub(crate) group: &'a mut (dyn ProcessGroup + 'static),
+    pub(crate) lookahead: SimDuration,
+}
+
+impl GroupSeat<'_> {
+    /// The transport failed: the run ends here with an error naming it (the other processes
+    /// see their own error, or MPI ends them).
+    fn lost(&self, eng: &mut Engine, what: String) -> bool {
+        eng.abort(SimError::invalid(format!(
+            "partition {}: the exchange between processes failed: {what}",
+            self.group.rank()
+        )));
+        false
+    }
+}
+
+impl Windows for GroupSeat<'_> {
+    fn next(&mut self, eng: &mut Engine) -> bool {
+        let mut out = vec![Vec::new(); self.group.size()];
+        for (to, batch) in eng.take_outbox().into_iter().enumerate() {
+            for c in batch {
+                match c.to_bytes() {
+                    Ok(b) if to < out.len() => push_framed(&mut out[to], &b),
+                    Ok(_) => {}
+                    Err(e) => eng.abort(SimError::invalid(e)),
+                }
+            }
+        }
+        let inbox = match self.group.all_to_all(out) {
+            Ok(i) => i,
+            Err(e) => return self.lost(eng, e),
+        };
+        let mut crossings = Vec::new();
+        for buf in &inbox {
+            for frame in frames(buf) {
+                match frame.and_then(Crossing::from_bytes) {
+                    Ok(c) => crossings.push(c),
+                    Err(e) => return self.lost(eng, e),
+                }
+            }
+        }
+        crossings.sort_by_key(Crossing::order);
+        for c in crossings {
+            eng.accept(c);
+        }
+        let mine = bincode::serialize(&report(eng)).unwrap_or_default();
+        let all = match self.group.all_gather(mine) {
+            Ok(a) => a,
+            Err(e) => return self.lost(eng, e),
+        };
+        let reports: Result<Vec<Report>, _> = all.iter().map(|b| bincode::deserialize(b)).collect();
+        match reports {
+            Ok(r) => decide(eng, &r, self.lookahead),
+            Err(e) => self.lost(eng, format!("a partition's report did not decode: {e}")),
+        }
+    }
+}
+
+/// This process's side of the window the others are in when its partition died: nothing to
+/// send, and a report that it failed, so every process ends (what each call answers no
+/// longer matters here).
+pub(crate) fn dead_window(group: &mut dyn ProcessGroup) {
+    let n = group.size();
+    let _ = group.all_to_all(vec![Vec::new(); n]);
+    let failed = bincode::serialize(&Report { next: None, failed: true }).unwrap_or_default();
+    let _ = group.all_gather(failed);
+}
+
+/// Appends `bytes` to `buf` with its length in front.
+pub(crate) fn push_framed(buf: &mut Vec<u8>, bytes: &[u8]) {
+    buf.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    buf.extend_from_slice(bytes);
+}
+
+/// The frames [`push_framed`] put in `buf`, in order.
+pub(crate) fn frames(mut buf: &[u8]) -> impl Iterator<Item = Result<&[u8], String>> {
+    std::iter::from_fn(move || {
+        if buf.is_empty() {
+            return None;
+        }
+        let Some((len, rest)) = buf.split_first_chunk::<8>() else {
+            buf = &[];
+            return Some(Err("a truncated frame".to_string()));
+        };
+        let n = usize::try_from(u64::from_le_bytes(*len)).unwrap_or(usize::MAX);
+        if n > rest.len() {
+            buf = &[];
+            return Some(Err("a truncated frame".to_string()));
+        }
+        let (frame, rest) = rest.split_at(n);
+        buf = rest;
+        Some(Ok(frame))
+    })
 }
 
 /// A reusable rendezvous of `n` threads that a dying thread can break.
@@ -217,51 +416,7 @@ impl Rendezvous {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::program::Dispatch;
-    use crate::base::dtype::DType;
-    use crate::base::tile::Tile;
-    use crate::model::{Busy, PacketTiming, PathId, Route};
-    use crate::sim::engine::testkit::{TestChip, TestNet};
-    use crate::world::World;
-    use std::sync::Arc;
-
-    /// [`TestNet`] with chips in islands of `per` and a lookahead of `lookahead_ns`; a packet
-    /// sent by chip `dies` panics (a partition that dies).
-    #[derive(Clone, Debug)]
-    struct SplitNet {
-        per: usize,
-        lookahead_ns: u64,
-        dies: Option<usize>,
-    }
-
-    impl Network for SplitNet {
-        fn path(&mut self, route: &Route) -> PathId {
-            PathId(u32::try_from(route.chip).unwrap_or(0))
-        }
-        fn packet_bytes(&self) -> u64 {
-            TestNet.packet_bytes()
-        }
-        fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
-            assert!(self.dies != Some(path.0 as usize), "the model failed on chip {}", path.0);
-            TestNet.send(path, bytes, at, busy)
-        }
-        fn resource_name(&self, r: u32) -> String {
-            TestNet.resource_name(r)
-        }
-        fn resource_chip(&self, r: u32) -> usize {
-            TestNet.resource_chip(r)
-        }
-        fn reset(&mut self) {}
-        fn island(&self, chip: usize) -> usize {
-            chip - chip % self.per
-        }
-        fn fork(&self) -> Option<Box<dyn Network>> {
-            Some(Box::new(self.clone()))
-        }
-        fn lookahead(&self) -> Option<(SimDuration, String)> {
-            Some((SimDuration::from_ns(self.lookahead_ns), "uplink 0".into()))
-        }
-    }
+    use crate::sim::engine::testkit::{SplitNet, TestNet};
 
     fn net(per: usize, lookahead_ns: u64) -> SplitNet {
         SplitNet { per, lookahead_ns, dies: None }
@@ -285,37 +440,5 @@ mod tests {
         assert!(e.contains("link `uplink 0` into a switch has zero latency") && e.contains("--partitions 1"), "{e}");
         assert!(plan(&TestNet, 4, 2).is_ok(), "one island needs no lookahead");
         assert!(plan(&net(2, 5), 4, 0).unwrap_err().to_string().contains("at least 1"));
-    }
-
-    /// A world of 4 chips in islands of 2 on `n`, split in 2, where each chip stores to
-    /// chip `to(rank)`.
-    fn storing_world(n: SplitNet, to: fn(usize) -> usize) -> World {
-        let mut w = World::new(4, Arc::new(TestChip), Box::new(n)).unwrap();
-        w.options_mut().partitions = 2;
-        let dom = w.create_domain("d", &[0, 1, 2, 3], Default::default()).unwrap();
-        let buf = w.alloc_window(&dom, "buf", DType::F32, &[1, 4]).unwrap();
-        let d = Dispatch::kernel("store", 1, move |core| {
-            let t = Tile::from_slice(1, 4, &[1.0f32; 4])?;
-            core.remote_store(&t, &buf, to(core.rank()), &[0, 0], crate::base::signal::AtomicType::None)
-        });
-        w.dispatch_all(&dom, d.in_domain(&dom)).unwrap();
-        w
-    }
-
-    /// This model lands a store on another island with no switch to split its path at: an
-    /// event that would cross partitions at once ends the run with an error, not a wrong result.
-    #[test]
-    fn an_event_that_may_not_cross_ends_the_run_saying_so() {
-        let e = storing_world(net(2, 5), |r| (r + 1) % 4).run().unwrap_err().to_string();
-        assert!(e.contains("the landing of a write") && e.contains("may cross partitions"), "{e}");
-    }
-
-    /// Partition 1's engine panics: every partition ends, and the run's error names it. (Each
-    /// chip stores to its island's other chip, which this model may split.)
-    #[test]
-    fn a_partition_that_dies_ends_the_run_with_an_error_naming_it() {
-        assert!(storing_world(net(2, 5), |r| r ^ 1).run().is_ok());
-        let e = storing_world(SplitNet { dies: Some(2), ..net(2, 5) }, |r| r ^ 1).run().unwrap_err().to_string();
-        assert!(e.contains("partition 1 of the split run died") && e.contains("the model failed on chip 2"), "{e}");
     }
 }

@@ -56,7 +56,7 @@ impl World {
         let (records, stats, traffic, now) =
             (engine.records.clone(), engine.stats.clone(), engine.traffic().to_vec(), engine.now());
         let (mem, net) = engine.into_parts();
-        Ended { outcome, now, records, stats, host, traffic, findings, trace, mem, net }
+        Ended { outcome, now, records, stats, host, traffic, findings, trace, mem, net: Some(net) }
     }
 
     /// Makes the run's report from what its engines left, and takes back its memory and network.
@@ -81,7 +81,7 @@ impl World {
             warnings: std::mem::take(&mut self.warnings),
         };
         self.mem = mem;
-        self.net = Some(net);
+        self.net = net;
         for d in &mut self.domains {
             d.dirty = true;
         }
@@ -104,7 +104,8 @@ pub(super) struct Ended {
     pub(super) findings: Vec<crate::sim::check::Finding>,
     pub(super) trace: Option<crate::results::trace::Trace>,
     pub(super) mem: Memory,
-    pub(super) net: Box<dyn Network>,
+    /// The network model, for the next run (`None`: lost with a partition that died).
+    pub(super) net: Option<Box<dyn Network>>,
 }
 
 impl World {

@@ -1,5 +1,6 @@
-//! Split runs on the host's threads: one engine per partition of whole islands
-//! (`crate::sim::split`), their results merged into what one engine would have left.
+//! Split runs: one engine per partition of whole islands (`crate::sim::split`), on host
+//! threads of this process or one per process of a [`ProcessGroup`](crate::sim::split::ProcessGroup)
+//! (MPI), their results merged into what one engine would have left.
 
 use super::World;
 use super::run::Ended;
@@ -8,16 +9,86 @@ use crate::base::deadlock::DeadlockReport;
 use crate::base::error::{SimError, SimResult};
 use crate::base::time::SimTime;
 use crate::model::Network;
-use crate::results::stats::{EngineStats, HostStats, Traffic};
+use crate::results::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::sim::driver;
 use crate::sim::engine::Engine;
 use crate::sim::memory::Memory;
 use crate::sim::options::KernelExec;
-use crate::sim::split::{self, Board, Plan, Seat};
+use crate::sim::split::{self, Board, GroupSeat, Plan, ProcessGroup, Seat};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-/// What one partition's thread hands back: its engine and host counters, or why it died.
-type PartEnd = Result<(Engine, HostStats), String>;
+/// What one partition leaves behind, for the merge.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PartResult {
+    outcome: PartOutcome,
+    /// The time of its last event.
+    now: SimTime,
+    records: Vec<DispatchRecord>,
+    stats: EngineStats,
+    host: HostStats,
+    traffic: Vec<Traffic>,
+    /// Its memory (in another process's result, only its own chips' bytes and cells).
+    mem: Memory,
+}
+
+/// How one partition ended.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum PartOutcome {
+    Done,
+    /// Its part of a deadlock (its own chips' waits).
+    Deadlock(DeadlockReport),
+    /// Another partition failed first, which ended this one.
+    Ended,
+    /// Its own error. From another process it comes as its message ([`SimError::Invalid`]
+    /// prints just that).
+    Failed(#[serde(with = "error_text")] SimError),
+    /// Its engine panicked (or its thread could not run): why.
+    Died(String),
+}
+
+/// A [`SimError`] as its message between processes.
+mod error_text {
+    use crate::base::error::SimError;
+
+    pub(super) fn serialize<S: serde::Serializer>(e: &SimError, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&e.to_string())
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SimError, D::Error> {
+        let text: String = serde::Deserialize::deserialize(d)?;
+        Ok(SimError::Invalid(text))
+    }
+}
+
+impl PartResult {
+    /// What `eng` (run with host counters `host`) leaves, and its network.
+    fn of(eng: Engine, host: HostStats) -> (PartResult, Box<dyn Network>) {
+        let outcome = match eng.outcome().cloned() {
+            Some(Ok(())) => PartOutcome::Done,
+            Some(Err(SimError::Deadlock(r))) => PartOutcome::Deadlock(*r),
+            Some(Err(SimError::PartitionFailed { .. })) => PartOutcome::Ended,
+            Some(Err(e)) => PartOutcome::Failed(e),
+            None => PartOutcome::Failed(SimError::invalid("the partition ended without an outcome")),
+        };
+        let (now, records, stats, traffic) =
+            (eng.now(), eng.records.clone(), eng.stats.clone(), eng.traffic().to_vec());
+        let (mem, net) = eng.into_parts();
+        (PartResult { outcome, now, records, stats, host, traffic, mem }, net)
+    }
+
+    /// A partition that died, `why`, leaving nothing else.
+    fn died(why: String) -> PartResult {
+        PartResult {
+            outcome: PartOutcome::Died(why),
+            now: SimTime::ZERO,
+            records: Vec::new(),
+            stats: EngineStats::default(),
+            host: HostStats::default(),
+            traffic: Vec::new(),
+            mem: Memory::default(),
+        }
+    }
+}
 
 impl World {
     /// How this run is split, or why it cannot be (what to change).
@@ -38,6 +109,15 @@ impl World {
         if self.options.kernel_exec == KernelExec::Threads {
             return Err(refuse("run kernels on threads (use coroutines, the default)"));
         }
+        if self.options.processes {
+            let size = split::with_group(|g| g.size())
+                .ok_or_else(|| SimError::invalid("a run over processes needs their group (split::join_processes)"))?;
+            if size != parts {
+                return Err(SimError::invalid(format!(
+                    "--partitions {parts} over {size} processes: a run over processes has one partition per process"
+                )));
+            }
+        }
         let net = self
             .net
             .as_deref()
@@ -45,8 +125,8 @@ impl World {
         split::plan(net, self.size, parts)
     }
 
-    /// Runs the dispatches split as `plan` says, one engine per partition on a thread of its
-    /// own, and merges what they leave.
+    /// Runs the dispatches split as `plan` says, one engine per partition, on threads of
+    /// this process or one in each process of its group, and merges what they leave.
     pub(super) fn run_split(
         &mut self,
         plan: &Plan,
@@ -54,6 +134,13 @@ impl World {
         mem: Memory,
         queues: Vec<Vec<Dispatch>>,
     ) -> Ended {
+        let stack_bytes = match self.options.kernel_exec {
+            KernelExec::Coroutines { stack_bytes } => stack_bytes,
+            KernelExec::Threads => KernelExec::DEFAULT_STACK_BYTES,
+        };
+        if self.options.processes {
+            return self.run_over_processes(plan, net, mem, queues, stack_bytes);
+        }
         let mut nets = Vec::with_capacity(plan.parts);
         for _ in 1..plan.parts {
             match net.fork() {
@@ -65,10 +152,6 @@ impl World {
             }
         }
         nets.insert(0, net);
-        let stack_bytes = match self.options.kernel_exec {
-            KernelExec::Coroutines { stack_bytes } => stack_bytes,
-            KernelExec::Threads => KernelExec::DEFAULT_STACK_BYTES,
-        };
         let engines: Vec<Engine> = nets
             .into_iter()
             .enumerate()
@@ -79,65 +162,138 @@ impl World {
             })
             .collect();
         drop((mem, queues));
-        let ends = run_partitions(engines, plan, &self.chip, stack_bytes);
-        self.merge(plan, ends)
+        let mut net = None;
+        let results: Vec<PartResult> = run_partitions(engines, plan, &self.chip, stack_bytes)
+            .into_iter()
+            .map(|end| match end {
+                Ok((eng, host)) => {
+                    let (r, n) = PartResult::of(eng, host);
+                    net.get_or_insert(n);
+                    r
+                }
+                Err(why) => PartResult::died(why),
+            })
+            .collect();
+        self.merge(plan, results, net)
+    }
+
+    /// Runs this process's partition of the run, meeting the other processes of the group
+    /// between windows, then gathers every partition's result from them.
+    fn run_over_processes(
+        &mut self,
+        plan: &Plan,
+        net: Box<dyn Network>,
+        mem: Memory,
+        queues: Vec<Vec<Dispatch>>,
+        stack_bytes: usize,
+    ) -> Ended {
+        let spare = net.fork();
+        let (chip, options, owner) = (self.chip.clone(), self.options.clone(), plan.owner.clone());
+        let chip_of = self.window_chips();
+        let gathered = split::with_group(|group| {
+            let id = group.rank();
+            let mut eng = Engine::new(chip.clone(), net, mem, queues, &options);
+            eng.partition(id, owner.clone());
+            let mut seat = GroupSeat { group, lookahead: plan.lookahead };
+            let run = catch_unwind(AssertUnwindSafe(|| {
+                driver::run_partition(eng, chip, stack_bytes, &mut seat, plan.lookahead)
+            }));
+            let (mut mine, net) = match run {
+                Ok((eng, host)) => {
+                    let (r, n) = PartResult::of(eng, host);
+                    (r, Some(n))
+                }
+                Err(p) => {
+                    // Take part in the window the others are in, reporting the failure, so
+                    // they end instead of waiting for this process.
+                    split::dead_window(seat.group);
+                    (PartResult::died(driver::panic_text(p)), None)
+                }
+            };
+            mine.mem.keep_only(&|c| owner.get(c).is_some_and(|&o| o as usize == id), &chip_of);
+            (gather(seat.group, &mine), net)
+        });
+        let (results, net) = match gathered {
+            Some((Ok(results), net)) => (results, net),
+            Some((Err(e), net)) => (vec![PartResult::died(format!("the results could not be gathered: {e}"))], net),
+            None => (vec![PartResult::died("this process joined no process group".into())], None),
+        };
+        let net = net.or(spare);
+        self.merge(plan, results, net)
+    }
+
+    /// The chip of each domain member's window.
+    fn window_chips(&self) -> impl Fn(usize, usize) -> usize + use<> {
+        let members: Vec<Vec<usize>> = self.domains.iter().map(|d| d.domain.members().to_vec()).collect();
+        move |domain, member| members.get(domain).and_then(|m| m.get(member)).copied().unwrap_or(usize::MAX)
     }
 
     /// One run's result from its partitions': each chip's memory from its partition, counters
     /// summed, records together, and the first failure (deadlock reports joined).
-    fn merge(&self, plan: &Plan, ends: Vec<PartEnd>) -> Ended {
+    fn merge(&self, plan: &Plan, results: Vec<PartResult>, net: Option<Box<dyn Network>>) -> Ended {
         let mut host = HostStats::default();
         let mut stats = EngineStats::default();
         let mut traffic = vec![Traffic::default(); self.size];
         let (mut records, mut now) = (Vec::new(), SimTime::ZERO);
         let (mut failure, mut deadlocks): (Option<SimError>, Vec<DeadlockReport>) = (None, Vec::new());
-        let mut parts = Vec::new();
-        for (id, end) in ends.into_iter().enumerate() {
-            let (mut eng, h) = match end {
-                Ok(x) => x,
-                Err(msg) => {
-                    failure.get_or_insert(SimError::invalid(format!("partition {id} of the split run died: {msg}")));
-                    continue;
-                }
-            };
-            add_host(&mut host, &h);
-            stats.requests += eng.stats.requests;
-            stats.events += eng.stats.events;
-            stats.packets += eng.stats.packets;
-            for (t, e) in traffic.iter_mut().zip(eng.traffic()) {
+        let chip_of = self.window_chips();
+        let mut mem: Option<Memory> = None;
+        for (id, mut r) in results.into_iter().enumerate() {
+            add_host(&mut host, &r.host);
+            stats.requests += r.stats.requests;
+            stats.events += r.stats.events;
+            stats.packets += r.stats.packets;
+            for (t, e) in traffic.iter_mut().zip(&r.traffic) {
                 add_traffic(t, e);
             }
-            records.append(&mut eng.records);
-            now = now.max(eng.now());
-            match eng.outcome().cloned() {
-                Some(Err(SimError::Deadlock(r))) => deadlocks.push(*r),
-                Some(Err(SimError::PartitionFailed { .. })) | Some(Ok(())) => {}
-                Some(Err(e)) => {
+            records.append(&mut r.records);
+            now = now.max(r.now);
+            match r.outcome {
+                PartOutcome::Done | PartOutcome::Ended => {}
+                PartOutcome::Deadlock(d) => deadlocks.push(d),
+                PartOutcome::Failed(e) => {
                     failure.get_or_insert(e);
                 }
-                None => {
-                    failure.get_or_insert(SimError::invalid(format!("partition {id} ended without an outcome")));
+                PartOutcome::Died(why) => {
+                    failure.get_or_insert(SimError::invalid(format!("partition {id} of the split run died: {why}")));
                 }
             }
-            parts.push((id, eng.into_parts()));
+            match mem.as_mut() {
+                None => mem = Some(r.mem),
+                Some(m) => m.adopt(r.mem, &|chip| plan.owner.get(chip).is_some_and(|&o| o as usize == id), &chip_of),
+            }
         }
         let outcome = match (failure, deadlocks.is_empty()) {
             (Some(e), _) => Err(e),
             (None, false) => Err(SimError::Deadlock(Box::new(join_deadlocks(deadlocks)))),
             (None, true) => Ok(()),
         };
-        let mut it = parts.into_iter();
-        let Some((_, (mut mem, net))) = it.next() else {
-            unreachable!("partition 0 always hands back its engine or the run failed above")
-        };
-        let chip_of =
-            |domain: usize, member: usize| self.domains.get(domain).map_or(usize::MAX, |d| d.domain.members()[member]);
-        let owner = &plan.owner;
-        for (id, (m, _)) in it {
-            mem.adopt(m, &|chip| owner.get(chip).is_some_and(|&o| o as usize == id), &chip_of);
+        let mem = mem.unwrap_or_default();
+        match net {
+            Some(net) => Ended {
+                outcome,
+                now,
+                records,
+                stats,
+                host,
+                traffic,
+                findings: Vec::new(),
+                trace: None,
+                mem,
+                net: Some(net),
+            },
+            None => Ended::lost(outcome.and(Err(SimError::invalid("the split run lost its network model"))), mem),
         }
-        Ended { outcome, now, records, stats, host, traffic, findings: Vec::new(), trace: None, mem, net }
     }
+}
+
+/// Every process's result, gathered from the group.
+fn gather(group: &mut dyn ProcessGroup, mine: &PartResult) -> Result<Vec<PartResult>, String> {
+    let bytes = bincode::serialize(mine).map_err(|e| e.to_string())?;
+    let all = group.all_gather(bytes)?;
+    all.iter()
+        .map(|b| bincode::deserialize(b).map_err(|e| format!("a partition's result did not decode: {e}")))
+        .collect()
 }
 
 /// Runs each engine on a thread of its own at one board; a thread that panics marks its
@@ -147,8 +303,9 @@ fn run_partitions(
     plan: &Plan,
     chip: &std::sync::Arc<dyn crate::model::ChipTiming>,
     stack_bytes: usize,
-) -> Vec<PartEnd> {
+) -> Vec<Result<(Engine, HostStats), String>> {
     let board = Board::new(plan);
+    let lookahead = plan.lookahead;
     std::thread::scope(|s| {
         let handles: Vec<_> = engines
             .into_iter()
@@ -157,7 +314,9 @@ fn run_partitions(
                 let (board, chip) = (board.clone(), chip.clone());
                 std::thread::Builder::new().name(format!("ranksim-part{id}")).spawn_scoped(s, move || {
                     let mut seat = Seat { board: board.clone(), id };
-                    let r = catch_unwind(AssertUnwindSafe(|| driver::run_partition(eng, chip, stack_bytes, &mut seat)));
+                    let r = catch_unwind(AssertUnwindSafe(|| {
+                        driver::run_partition(eng, chip, stack_bytes, &mut seat, lookahead)
+                    }));
                     r.map_err(|p| {
                         board.dead(id);
                         driver::panic_text(p)
@@ -224,7 +383,57 @@ impl Ended {
             findings: Vec::new(),
             trace: None,
             mem,
-            net,
+            net: Some(net),
         }
+    }
+
+    /// A run whose network model was lost (every partition holding one died).
+    fn lost(outcome: SimResult<()>, mem: Memory) -> Ended {
+        Ended { net: None, ..Ended::empty(outcome, mem, Box::new(crate::model::simple::SimpleNet)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::program::Dispatch;
+    use crate::base::dtype::DType;
+    use crate::base::signal::AtomicType;
+    use crate::base::tile::Tile;
+    use crate::sim::engine::testkit::{SplitNet, TestChip};
+    use crate::world::World;
+    use std::sync::Arc;
+
+    /// A world of 4 chips in islands of 2 on `net`, split in 2, where each chip stores to
+    /// chip `to(rank)`.
+    fn storing_world(net: SplitNet, to: fn(usize) -> usize) -> World {
+        let mut w = World::new(4, Arc::new(TestChip), Box::new(net)).unwrap();
+        w.options_mut().partitions = 2;
+        let dom = w.create_domain("d", &[0, 1, 2, 3], Default::default()).unwrap();
+        let buf = w.alloc_window(&dom, "buf", DType::F32, &[1, 4]).unwrap();
+        let d = Dispatch::kernel("store", 1, move |core| {
+            let t = Tile::from_slice(1, 4, &[1.0f32; 4])?;
+            core.remote_store(&t, &buf, to(core.rank()), &[0, 0], AtomicType::None)
+        });
+        w.dispatch_all(&dom, d.in_domain(&dom)).unwrap();
+        w
+    }
+
+    const NET: SplitNet = SplitNet { per: 2, lookahead_ns: 5, dies: None };
+
+    /// This model lands a store on another island with no switch to split its path at: an
+    /// event that would cross partitions at once ends the run with an error, not a wrong result.
+    #[test]
+    fn an_event_that_may_not_cross_ends_the_run_saying_so() {
+        let e = storing_world(NET, |r| (r + 1) % 4).run().unwrap_err().to_string();
+        assert!(e.contains("the landing of a write") && e.contains("may cross partitions"), "{e}");
+    }
+
+    /// Partition 1's engine panics: every partition ends, and the run's error names it. (Each
+    /// chip stores to its island's other chip, which this model may split.)
+    #[test]
+    fn a_partition_that_dies_ends_the_run_with_an_error_naming_it() {
+        assert!(storing_world(NET, |r| r ^ 1).run().is_ok());
+        let e = storing_world(SplitNet { dies: Some(2), ..NET }, |r| r ^ 1).run().unwrap_err().to_string();
+        assert!(e.contains("partition 1 of the split run died") && e.contains("the model failed on chip 2"), "{e}");
     }
 }

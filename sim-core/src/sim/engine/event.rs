@@ -46,6 +46,16 @@ impl Key {
         Key { time, order: (a << SEQ_BITS) | (seq & (Key::MAX_SEQ - 1)), sub }
     }
 
+    /// The packed actor and seq (see [`Key::from_parts`]).
+    pub(crate) fn order(&self) -> u64 {
+        self.order
+    }
+
+    /// The key of `time`, packed actor and seq `order` ([`Key::order`]) and `sub`.
+    pub(crate) fn from_parts(time: SimTime, order: u64, sub: u64) -> Key {
+        Key { time, order, sub }
+    }
+
     /// The actor whose request this event is, or derives from ([`HOST`] for the host's).
     pub(crate) fn actor(&self) -> usize {
         match self.order >> SEQ_BITS {

@@ -25,6 +25,7 @@ mod state;
 pub(crate) mod testkit;
 mod visibility;
 pub(crate) mod wake;
+mod wire;
 
 pub(crate) use partition::Crossing;
 

@@ -33,14 +33,14 @@ pub(super) struct Part {
 /// a packet's last-hop event, its path) travels by value.
 #[derive(Debug)]
 pub(crate) struct Crossing {
-    key: Key,
-    ev: Event,
+    pub(super) key: Key,
+    pub(super) ev: Event,
     /// The events that end the flow of an [`Event::Onward`] carrying its last packet, and
     /// that clear its sender (a get's channel), when it has them.
-    end: Option<Event>,
-    cleared: Option<Event>,
+    pub(super) end: Option<Event>,
+    pub(super) cleared: Option<Event>,
     /// The route of an [`Event::Onward`]'s path.
-    route: Option<Route>,
+    pub(super) route: Option<Route>,
 }
 
 impl Crossing {

@@ -71,6 +71,45 @@ impl Network for IslandNet {
     }
 }
 
+/// [`TestNet`] with chips in islands of `per` and a lookahead of `lookahead_ns`, for split
+/// runs; a packet sent by chip `dies` panics (a partition that dies). Its paths never split
+/// at a switch, so a write to another island is an event that may not cross partitions.
+#[derive(Clone, Debug)]
+pub(crate) struct SplitNet {
+    pub(crate) per: usize,
+    pub(crate) lookahead_ns: u64,
+    pub(crate) dies: Option<usize>,
+}
+
+impl Network for SplitNet {
+    fn path(&mut self, route: &Route) -> PathId {
+        PathId(u32::try_from(route.chip).unwrap_or(0))
+    }
+    fn packet_bytes(&self) -> u64 {
+        TestNet.packet_bytes()
+    }
+    fn send(&mut self, path: PathId, bytes: u64, at: SimTime, busy: Option<&mut Vec<Busy>>) -> PacketTiming {
+        assert!(self.dies != Some(path.0 as usize), "the model failed on chip {}", path.0);
+        TestNet.send(path, bytes, at, busy)
+    }
+    fn resource_name(&self, r: u32) -> String {
+        TestNet.resource_name(r)
+    }
+    fn resource_chip(&self, r: u32) -> usize {
+        TestNet.resource_chip(r)
+    }
+    fn reset(&mut self) {}
+    fn island(&self, chip: usize) -> usize {
+        chip - chip % self.per
+    }
+    fn fork(&self) -> Option<Box<dyn Network>> {
+        Some(Box::new(self.clone()))
+    }
+    fn lookahead(&self) -> Option<(SimDuration, String)> {
+        Some((SimDuration::from_ns(self.lookahead_ns), "uplink 0".into()))
+    }
+}
+
 /// `len` bytes at `offset` of `member`'s window.
 pub(crate) fn window(member: usize, offset: usize, len: usize) -> Place {
     // Named `win`, of bytes, at the start of its memory (what reports print).
