@@ -55,6 +55,8 @@
 pub mod config;
 pub mod formats;
 pub mod measure;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod programs;
 
 pub use chip_model;

@@ -30,6 +30,8 @@ pub struct SweepSpec {
     pub timing_only: bool,
     /// Partitions each run is split into (see `RunOptions::partitions`).
     pub partitions: usize,
+    /// The partitions are this thread's process group (`RunOptions::processes`).
+    pub processes: bool,
 }
 
 impl SweepSpec {
@@ -41,13 +43,14 @@ impl SweepSpec {
             jitter: self.jitter,
             timing_only: self.timing_only,
             partitions: self.partitions,
+            processes: self.processes,
             ..Measure::new(self.call.ranks)
         }
     }
 
     /// One measured call of `call` with payload: no warmup, no jitter.
     pub fn new(call: Call) -> SweepSpec {
-        SweepSpec { call, iters: 1, warmup: 0, jitter: None, timing_only: false, partitions: 1 }
+        SweepSpec { call, iters: 1, warmup: 0, jitter: None, timing_only: false, partitions: 1, processes: false }
     }
 
     /// With `iters` measured calls.

@@ -76,6 +76,8 @@ pub struct SweepArgs {
     pub stats: bool,
     /// Partitions each run is split into (1: one engine). Results do not depend on it.
     pub partitions: usize,
+    /// The partitions are this thread's process group (MPI's ranks under `mpirun`).
+    pub processes: bool,
 }
 
 impl SweepArgs {
@@ -139,6 +141,7 @@ impl From<SeriesFlags> for SweepArgs {
             jobs: s.jobs.map(usize::from),
             stats: s.stats,
             partitions: usize::from(s.partitions),
+            processes: false,
         }
     }
 }
@@ -871,7 +874,8 @@ fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
         .with_root(a.root.unwrap_or(0))
         .with_core_num(c.core_num);
     let s = SweepSpec::new(call).with_iters(a.iters).with_warmup(c.warmup).with_jitter(a.jitter);
-    s.with_timing_only(a.no_data).with_partitions(a.partitions)
+    let s = s.with_timing_only(a.no_data).with_partitions(a.partitions);
+    SweepSpec { processes: a.processes, ..s }
 }
 
 fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {

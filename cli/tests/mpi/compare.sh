@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs split over MPI processes print what one process prints, byte for byte: stdout, the
+# JSON and the [STRACE] lines, for `mpirun -np 2` and an oversubscribed `-np 4`, on two-node
+# (every collective and algorithm, with data checked) and on the 1024-rank cluster
+# (timing-only). A refused option fails on every process, with no hang. Usage:
+# compare.sh path/to/ranksim (built with `--features mpi`).
+set -euo pipefail
+bin=$(realpath "$1")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mpi=(mpirun --allow-run-as-root --oversubscribe)
+
+# Runs `ranksim sweep ARGS` as process count $1 (0: without mpirun) into $dir/$2.*.
+run() {
+    local n=$1 name=$2
+    shift 2
+    local args=(sweep "$@" --json "$dir/$name.json" --strace "$dir/$name.strace")
+    if [ "$n" = 0 ]; then
+        "$bin" "${args[@]}" >"$dir/$name.out"
+    else
+        timeout 600 "${mpi[@]}" -np "$n" "$bin" "${args[@]}" >"$dir/$name.out"
+    fi
+}
+
+check() {
+    local what=$1
+    shift
+    run 0 one "$@"
+    for n in 2 4; do
+        run "$n" "np$n" "$@"
+        for f in out json strace; do
+            cmp "$dir/one.$f" "$dir/np$n.$f" || { echo "FAIL: $what, -np $n: $f differs"; exit 1; }
+        done
+        echo "ok: $what, mpirun -np $n: stdout, JSON and STRACE byte-identical"
+    done
+}
+
+check "two-node, every collective with data" --config two-node --collective all \
+    --mode mesh,ring,two-shot,aiv-mesh,sdma-mesh,rhd,hier,grouped-mesh -b 64K -e 128K
+grep -q "Out of bounds values : 0 OK" "$dir/np4.out"
+check "cluster1024 timing-only" --config cluster1024 --no-data --mode rhd,hier -b 256K -e 256K
+
+# A run the split refuses ends every process with the error, exit 1, and no hang.
+set +e
+timeout 300 "${mpi[@]}" -np 2 "$bin" sweep --config two-node -b 1K -e 1K --trace "$dir/t.json" >"$dir/refused.out" 2>&1
+code=$?
+set -e
+[ "$code" = 1 ] || { echo "FAIL: a refused split run exited $code"; cat "$dir/refused.out"; exit 1; }
+grep -q "cannot be traced yet; run with --partitions 1" "$dir/refused.out" || { echo "FAIL: no reason"; exit 1; }
+echo "ok: a refused option ends every process with its reason (exit 1)"
