@@ -14,7 +14,7 @@ pub(crate) fn class_of(e: &SimError) -> &'static str {
         SimError::BadOp { op, .. } if *op == KERNEL_OP => "KernelError",
         SimError::BadOp { .. } | SimError::Invalid(_) => "BadArgument",
         SimError::KernelPanic { .. } | SimError::KernelStackOverflow { .. } => "KernelError",
-        SimError::Aborted | SimError::CutShort { .. } => "SimError",
+        SimError::Aborted | SimError::CutShort { .. } | SimError::PartitionFailed { .. } => "SimError",
     }
 }
 

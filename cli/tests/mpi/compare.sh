@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs split over MPI processes print what one process prints, byte for byte: stdout, the
-# JSON and the [STRACE] lines, for `mpirun -np 2` and an oversubscribed `-np 4`, on two-node
+# JSON and the [STRACE] lines, for `mpirun -np 2` and oversubscribed `-np 3` and `-np 4`, on two-node
 # (every collective and algorithm, with data checked) and on the 1024-rank cluster
 # (timing-only). A refused option fails on every process, with no hang. Usage:
 # compare.sh path/to/ranksim (built with `--features mpi`).
@@ -26,7 +26,7 @@ check() {
     local what=$1
     shift
     run 0 one "$@"
-    for n in 2 4; do
+    for n in 2 3 4; do
         run "$n" "np$n" "$@"
         for f in out json strace; do
             cmp "$dir/one.$f" "$dir/np$n.$f" || { echo "FAIL: $what, -np $n: $f differs"; exit 1; }

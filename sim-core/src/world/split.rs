@@ -428,6 +428,31 @@ mod tests {
         assert!(e.contains("the landing of a write") && e.contains("may cross partitions"), "{e}");
     }
 
+    /// The same over processes (threads playing them): the process whose engine panicked
+    /// takes part in the window the others are in, so every process ends with the error
+    /// naming it, and none waits forever.
+    #[test]
+    fn a_process_whose_partition_dies_ends_every_process_with_an_error_naming_it() {
+        use crate::sim::split::{LocalGroup, join_processes};
+        let errors: Vec<String> = std::thread::scope(|s| {
+            let members: Vec<_> = LocalGroup::new(2)
+                .into_iter()
+                .map(|g| {
+                    s.spawn(move || {
+                        join_processes(Box::new(g));
+                        let mut w = storing_world(SplitNet { dies: Some(2), ..NET }, |r| r ^ 1);
+                        w.options_mut().processes = true;
+                        w.run().unwrap_err().to_string()
+                    })
+                })
+                .collect();
+            members.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for e in &errors {
+            assert!(e.contains("partition 1 of the split run died") && e.contains("the model failed on chip 2"), "{e}");
+        }
+    }
+
     /// Partition 1's engine panics: every partition ends, and the run's error names it. (Each
     /// chip stores to its island's other chip, which this model may split.)
     #[test]
