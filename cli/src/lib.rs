@@ -27,6 +27,7 @@ mod gemm_ar;
 pub mod measurements;
 mod os;
 mod parallel;
+pub mod processes;
 mod progress;
 mod run_stats;
 pub mod sweep;
@@ -64,8 +65,14 @@ use ranksim::{Config, programs};
 pub fn main_for<C: Collective + Sync>(c: &C) -> std::process::ExitCode {
     use std::process::ExitCode;
     restore_sigpipe();
-    let mut out = std::io::stdout().lock();
-    match commands::custom::run(c, std::env::args(), &mut out) {
+    // Under mpirun a sweep is split over the processes; the session ends MPI when dropped.
+    let (place, _session) = match processes::join(std::env::args().nth(1).is_none_or(|a| a == "sweep")) {
+        Ok(s) => s,
+        Err(e) => return exit_code(Err(e)),
+    };
+    let (mut stdout, mut sink) = (std::io::stdout().lock(), std::io::sink());
+    let out = processes::output(place, &mut stdout, &mut sink);
+    match commands::custom::run_over(c, std::env::args(), out, place) {
         Ok(result) => exit_code(result),
         // --help and --version print and exit 0; a usage error prints and exits 2.
         Err(e) => {

@@ -215,31 +215,20 @@ fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`).
     ranksim_cli::restore_sigpipe();
     let cli = parse_cli();
-    // The MPI session lives until the end of `main`, which finalizes MPI when it drops it.
-    #[cfg(feature = "mpi")]
-    let session = match mpi_session(&cli) {
+    // Under mpirun a sweep is split over the processes; the session ends MPI when dropped.
+    let (place, _session) = match ranksim_cli::processes::join(matches!(cli.command, Some(Command::Sweep(_)))) {
         Ok(s) => s,
         Err(e) => return ranksim_cli::exit_code(Err(e)),
     };
-    #[cfg(feature = "mpi")]
-    let mpi = session.as_ref().map(|s| (s.rank, s.size)).filter(|&(_, size)| size > 1);
-    #[cfg(not(feature = "mpi"))]
-    let mpi: Option<(usize, usize)> = None;
-    let mut stdout = std::io::stdout().lock();
-    let mut sink = std::io::sink();
-    // Every process of a run over MPI computes the same output; the first prints it.
-    let out: &mut dyn std::io::Write = match mpi {
-        Some((rank, _)) if rank > 0 => &mut sink,
-        _ => &mut stdout,
-    };
+    let (mut stdout, mut sink) = (std::io::stdout().lock(), std::io::sink());
+    let out = ranksim_cli::processes::output(place, &mut stdout, &mut sink);
     let result = match cli.command {
         None => commands::run::run(&mut *out, None, None, None, false),
         Some(Command::Run { program, config, ranks, list, stats }) => {
             commands::run::run_with_stats(&mut *out, program.as_deref(), config.as_deref(), ranks, list, stats)
         }
-        Some(Command::Sweep(s)) => {
-            over_processes(SweepArgs::from(*s), mpi).and_then(|a| commands::sweep::sweep(&mut *out, &a))
-        }
+        Some(Command::Sweep(s)) => ranksim_cli::processes::sweep_args(SweepArgs::from(*s), place)
+            .and_then(|a| commands::sweep::sweep(&mut *out, &a)),
         Some(Command::Topo { config, route, links }) => {
             let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
             commands::topo::topo(&mut *out, config.as_deref(), route, links)
@@ -256,46 +245,6 @@ fn main() -> ExitCode {
         }
     };
     ranksim_cli::exit_code(result)
-}
-
-/// Under `mpirun` (the `mpi` feature), this process's MPI session (its rank and the number of
-/// processes): `None` when not started by an MPI launcher. Only `sweep` is split over
-/// processes; another command under several refuses to run (each process would run it whole).
-#[cfg(feature = "mpi")]
-fn mpi_session(cli: &Cli) -> Result<Option<ranksim::mpi::Session>, String> {
-    if !ranksim::mpi::launched() {
-        return Ok(None);
-    }
-    let session = ranksim::mpi::join().ok_or("MPI could not be initialized")?;
-    if session.size > 1 && !matches!(cli.command, Some(Command::Sweep(_))) {
-        return Err(format!(
-            "under mpirun only `ranksim sweep` is split over the processes ({} here); run other commands without mpirun",
-            session.size
-        ));
-    }
-    Ok(Some(session))
-}
-
-/// A sweep's arguments for a run over `mpi = (rank, size)` processes: one partition each,
-/// sizes one after another (every process takes part in every run), and the JSON, STRACE and
-/// plot written by the first process only. Nothing that changes a run may differ between the
-/// processes (they would wait for each other forever): `--trace`, which asks for a traced run,
-/// stays on every process (a split run refuses it on each).
-fn over_processes(mut a: SweepArgs, mpi: Option<(usize, usize)>) -> Result<SweepArgs, String> {
-    let Some((rank, size)) = mpi else { return Ok(a) };
-    if a.partitions != 1 && a.partitions != size {
-        return Err(format!(
-            "--partitions {}: under mpirun a run has one partition per process ({size}); leave it out",
-            a.partitions
-        ));
-    }
-    a.partitions = size;
-    a.processes = true;
-    a.jobs = Some(1);
-    if rank > 0 {
-        (a.json, a.plot, a.strace) = (None, None, None);
-    }
-    Ok(a)
 }
 
 /// Parses the command line; `sweep --help` ends with the dtype x path support matrix of the

@@ -99,6 +99,16 @@ pub fn run<C: Collective + Sync>(
     args: impl IntoIterator<Item = String>,
     out: &mut dyn Write,
 ) -> Result<CmdResult, clap::Error> {
+    run_over(c, args, out, None)
+}
+
+/// [`run`] as process `place = (rank, size)` of a sweep split over processes (`mpirun`).
+pub fn run_over<C: Collective + Sync>(
+    c: &C,
+    args: impl IntoIterator<Item = String>,
+    out: &mut dyn Write,
+    place: crate::processes::Place,
+) -> Result<CmdResult, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let about = format!(
         "{}: your collective on ranksim, with the sweep, bench and check of `ranksim` and their exit codes \
@@ -108,8 +118,10 @@ pub fn run<C: Collective + Sync>(
     let matches = CollectiveCli::command().bin_name(c.name()).about(about).try_get_matches_from(args)?;
     let cli = CollectiveCli::from_arg_matches(&matches)?;
     Ok(match cli.command {
-        None => sweep(out, c, &SweepArgs::new(None)),
-        Some(CollectiveCommand::Sweep(s)) => sweep(out, c, &SweepArgs::from(*s)),
+        None => crate::processes::sweep_args(SweepArgs::new(None), place).and_then(|a| sweep(out, c, &a)),
+        Some(CollectiveCommand::Sweep(s)) => {
+            crate::processes::sweep_args(SweepArgs::from(*s), place).and_then(|a| sweep(out, c, &a))
+        }
         Some(CollectiveCommand::Bench(b)) => bench(out, c, &b),
         Some(CollectiveCommand::Check(k)) => check(out, c, &k),
     })
@@ -138,8 +150,15 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
     {
         return Err(format!("--min-busbw {min}: must be a finite number of GB/s, 0 or more"));
     }
-    let m =
-        Measure { iters: a.iters, warmup: a.warmup, jitter: a.jitter, timing_only: a.no_data, ..Measure::new(ranks) };
+    let m = Measure {
+        iters: a.iters,
+        warmup: a.warmup,
+        jitter: a.jitter,
+        timing_only: a.no_data,
+        partitions: a.partitions,
+        processes: a.processes,
+        ..Measure::new(ranks)
+    };
     crate::sweep::validate_measure(&m, "-e", a.max_bytes)?;
     let mut todo: Vec<u64> = Vec::new();
     let mut last = None;

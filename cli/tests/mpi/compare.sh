@@ -2,10 +2,12 @@
 # Runs split over MPI processes print what one process prints, byte for byte: stdout, the
 # JSON and the [STRACE] lines, for `mpirun -np 2` and oversubscribed `-np 3` and `-np 4`, on two-node
 # (every collective and algorithm, with data checked) and on the 1024-rank cluster
-# (timing-only). A refused option fails on every process, with no hang. Usage:
-# compare.sh path/to/ranksim (built with `--features mpi`).
+# (timing-only), and a user's collective (the guide's my_allgather, through `main_for`). A
+# refused option fails on every process, with no hang. Usage: compare.sh path/to/ranksim
+# path/to/my_allgather (both built with ranksim-cli's `mpi` feature).
 set -euo pipefail
 bin=$(realpath "$1")
+user=$(realpath "$2")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mpi=(mpirun --allow-run-as-root --oversubscribe)
@@ -39,6 +41,10 @@ check "two-node, every collective with data" --config two-node --collective all 
     --mode mesh,ring,two-shot,aiv-mesh,sdma-mesh,rhd,hier,grouped-mesh -b 64K -e 128K
 grep -q "Out of bounds values : 0 OK" "$dir/np4.out"
 check "cluster1024 timing-only" --config cluster1024 --no-data --mode rhd,hier -b 256K -e 256K
+ranksim=$bin
+bin=$user
+check "my_allgather (a user's collective) on two-node" --config two-node -b 64K -e 256K
+bin=$ranksim
 
 # A run the split refuses ends every process with the error, exit 1, and no hang.
 set +e

@@ -194,3 +194,21 @@ fn runs_over_processes_give_every_process_what_one_engine_gives() {
         assert!(got == one, "{} over 2 processes differs", w.name);
     }
 }
+
+/// A user's own collective through `ranksim_cli::main_for` (the guide's `my_allgather`) splits
+/// as the built-ins do: `--partitions` gives what one engine gives.
+#[test]
+fn a_users_collective_sweep_is_byte_identical_split() {
+    let exe = crate::examples::example_dir().join("my_allgather");
+    let run = |parts: &str| {
+        let args = ["sweep", "--config", "two-node", "-b", "64K", "-e", "256K", "--partitions", parts];
+        let out = Command::new(&exe).args(args).output().expect("the my_allgather example (cargo build --examples)");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let one = run("1");
+    assert!(one.contains("Out of bounds values : 0 OK"), "{one}");
+    for parts in ["2", "3"] {
+        assert_eq!(run(parts), one, "--partitions {parts}");
+    }
+}
