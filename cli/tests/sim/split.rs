@@ -212,3 +212,33 @@ fn a_users_collective_sweep_is_byte_identical_split() {
         assert_eq!(run(parts), one, "--partitions {parts}");
     }
 }
+
+/// Rank 9 waits for 2 in a cell that rank 0 (the other server, another partition) notifies
+/// once: the deadlock report names rank 0's block and task as the cell's last writer, as one
+/// engine does, though that writer runs in another partition (on a thread, or in another
+/// process), and at the time of the run's last event, which the other partition applied.
+#[test]
+fn a_deadlock_names_a_last_writer_from_another_partition_by_its_block_and_task() {
+    let run = |parts, processes| {
+        let mut w = two_node(parts);
+        w.options_mut().processes = processes;
+        let dom = w.create_domain("d", &(0..16).collect::<Vec<_>>(), Default::default()).unwrap();
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[16, 8]).unwrap();
+        let d = Dispatch::kernel("short", 2, move |core| {
+            match (core.rank(), core.block_idx()) {
+                (0, 1) => core.notify(&sig, 9, &[0, 0], 1, NotifyOp::AtomicAdd)?,
+                (9, 0) => core.wait(&sig, &[0, 0], 2, WaitCmp::Ge)?,
+                _ => {}
+            }
+            Ok(())
+        });
+        w.dispatch_all(&dom, d.in_domain(&dom)).unwrap();
+        w.run().expect_err("the run deadlocks").to_string()
+    };
+    let one = run(1, false);
+    assert!(one.contains("rank 0 block 1 task `short`: notify AtomicAdd 1"), "{one}");
+    assert_eq!(run(2, false), one);
+    for got in over_processes(2, || run(2, true)) {
+        assert_eq!(got, one, "over processes");
+    }
+}

@@ -265,7 +265,7 @@ impl World {
         }
         let outcome = match (failure, deadlocks.is_empty()) {
             (Some(e), _) => Err(e),
-            (None, false) => Err(SimError::Deadlock(Box::new(join_deadlocks(deadlocks)))),
+            (None, false) => Err(SimError::Deadlock(Box::new(join_deadlocks(deadlocks, now)))),
             (None, true) => Ok(()),
         };
         let mem = mem.unwrap_or_default();
@@ -355,11 +355,11 @@ fn add_traffic(to: &mut Traffic, t: &Traffic) {
     to.waits += t.waits;
 }
 
-/// One deadlock report from the partitions' (each lists its own chips' waits).
-fn join_deadlocks(parts: Vec<DeadlockReport>) -> DeadlockReport {
-    let mut all = DeadlockReport { time: SimTime::ZERO, waits: Vec::new(), deferred: Vec::new(), stuck: Vec::new() };
+/// One deadlock report from the partitions' (each lists its own chips' waits), at `now`, the
+/// last event of the whole run (a partition with nothing blocked may have applied it).
+fn join_deadlocks(parts: Vec<DeadlockReport>, now: SimTime) -> DeadlockReport {
+    let mut all = DeadlockReport { time: now, waits: Vec::new(), deferred: Vec::new(), stuck: Vec::new() };
     for mut r in parts {
-        all.time = all.time.max(r.time);
         all.waits.append(&mut r.waits);
         all.deferred.append(&mut r.deferred);
         all.stuck.append(&mut r.stuck);

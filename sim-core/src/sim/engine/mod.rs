@@ -123,6 +123,9 @@ pub(crate) struct Engine {
     horizon: SimTime,
     /// The partition this engine runs, in a split run (see `partition.rs`).
     part: Option<Box<partition::Part>>,
+    /// In a split run, the block and task of each writer of another partition whose writes
+    /// landed here, as its crossings said (for cells' write histories).
+    foreign_jobs: rustc_hash::FxHashMap<usize, (usize, Arc<str>)>,
 }
 
 impl Engine {
@@ -183,6 +186,7 @@ impl Engine {
             progress: options.progress.clone().map(|p| (p, 0)),
             horizon: SimTime::NEVER,
             part: None,
+            foreign_jobs: rustc_hash::FxHashMap::default(),
             chip,
         }
     }
@@ -662,9 +666,10 @@ impl Engine {
     /// Adds a write of `value` by `writer` to the history of the cell at `offset` of `mem`.
     fn cell_write(&mut self, mem: MemKey, offset: usize, writer: usize, op: WriteOp, value: i32, time: SimTime) {
         let chip = self.chip_of(writer);
-        let (block, task) = match &self.actors[writer].job {
-            Some((_, a)) => (a.block, self.signals.intern(&a.ctx.task)),
-            None => (writer % self.cores, NameId::NONE),
+        let (block, task) = match (&self.actors[writer].job, self.foreign_jobs.get(&writer)) {
+            (Some((_, a)), _) => (a.block, self.signals.intern(&a.ctx.task)),
+            (None, Some((block, task))) => (*block, self.signals.intern(task)),
+            (None, None) => (writer % self.cores, NameId::NONE),
         };
         self.signals.record(mem, offset, Written::new(chip, block, task, op, value, time));
     }

@@ -41,6 +41,17 @@ pub(crate) struct Crossing {
     pub(super) cleared: Option<Event>,
     /// The route of an [`Event::Onward`]'s path.
     pub(super) route: Option<Route>,
+    /// The block and task of the writer of the write or notify its flow lands (its writer's
+    /// partition knows them): a landing records them in the cell's history, for reports.
+    pub(super) job: Option<WriterJob>,
+}
+
+/// The block and task a writer (an actor of another partition) runs.
+#[derive(Clone, Debug)]
+pub(crate) struct WriterJob {
+    pub(super) writer: usize,
+    pub(super) block: usize,
+    pub(super) task: Arc<str>,
 }
 
 impl Crossing {
@@ -117,7 +128,10 @@ impl Engine {
 
     /// Queues an event another partition caused for one of this partition's chips.
     pub(crate) fn accept(&mut self, c: Crossing) {
-        let Crossing { key, mut ev, end, cleared, route } = c;
+        let Crossing { key, mut ev, end, cleared, route, job } = c;
+        if let Some(j) = job {
+            self.foreign_jobs.insert(j.writer, (j.block, j.task));
+        }
         if let Event::Onward { path, end: slot, cleared: cleared_slot, .. } = &mut ev {
             if let Some(r) = route {
                 *path = self.net.path(&r);
@@ -192,11 +206,25 @@ impl Engine {
             end = slot.take().map(|s| self.slots.take(s));
             cleared = cleared_slot.take().map(|s| self.slots.take(s));
         }
+        let job = end.as_ref().and_then(|e| self.writer_job(e));
         if let Some(p) = self.part.as_deref_mut()
             && let Some(out) = p.outbox.get_mut(to)
         {
-            out.push(Crossing { key, ev, end, cleared, route });
+            out.push(Crossing { key, ev, end, cleared, route, job });
         }
+    }
+
+    /// The block and task of the writer whose write or notify `end` lands. Its block runs
+    /// until the write has landed and it has heard so, so they are still the writer's then.
+    fn writer_job(&self, end: &Event) -> Option<WriterJob> {
+        let writer = match end {
+            Event::Land { writer, .. } => *writer as usize,
+            Event::Signal(s) => s.writer,
+            Event::Sdma(SdmaEvent::Land { desc, .. }) => desc.actor,
+            _ => return None,
+        };
+        let (_, a) = self.actors.get(writer)?.job.as_ref()?;
+        Some(WriterJob { writer, block: a.block, task: a.ctx.task.clone() })
     }
 
     /// [`Engine::push_derived_slot`]'s event, when it is bound for another partition.

@@ -8,7 +8,7 @@
 //! runs the same program, so the rest (memory keys, regions, cores) means the same everywhere.
 
 use super::event::{Away, Event, Key, SdmaEvent, SignalLand, WriteIds};
-use super::partition::Crossing;
+use super::partition::{Crossing, WriterJob};
 use super::state::channels::Desc;
 use crate::api::request::{OpKind, Reply};
 use crate::base::addr::{CellRef, Coords, MemKey, Place};
@@ -30,6 +30,8 @@ struct WireCrossing {
     end: Option<WireEvent>,
     cleared: Option<WireEvent>,
     route: Option<Route>,
+    /// The writer's (actor, block, task), see `WriterJob`.
+    job: Option<(usize, usize, String)>,
 }
 
 /// The events that may cross, or end or clear a flow that crosses.
@@ -104,6 +106,7 @@ impl Crossing {
             end: self.end.as_ref().map(wire).transpose()?,
             cleared: self.cleared.as_ref().map(wire).transpose()?,
             route: self.route,
+            job: self.job.as_ref().map(|j| (j.writer, j.block, j.task.to_string())),
         };
         bincode::serialize(&w).map_err(|e| e.to_string())
     }
@@ -118,6 +121,7 @@ impl Crossing {
             end: w.end.map(unwire).transpose()?,
             cleared: w.cleared.map(unwire).transpose()?,
             route: w.route,
+            job: w.job.map(|(writer, block, task)| WriterJob { writer, block, task: Arc::from(task) }),
         })
     }
 }
