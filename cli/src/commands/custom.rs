@@ -185,7 +185,8 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
             format!("{}: your collective (measure::Collective), on {ranks} ranks", c.name()),
             format!("bound: {}", bound.line()),
         ],
-        threads: a.jobs.unwrap_or_else(crate::os::threads),
+        // A run split in N takes N host threads.
+        threads: a.jobs.unwrap_or_else(|| (crate::os::threads() / a.partitions.max(1)).max(1)),
         sizes: todo,
         bound: Some(bound.gbps).filter(|b| b.is_finite()),
         trust: Some(format!("no measured table covers {}: its numbers are the model's alone", c.name())),

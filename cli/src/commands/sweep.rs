@@ -267,7 +267,8 @@ pub struct SeriesFlags {
     /// Split each run into this many partitions of whole islands (servers or supernodes,
     /// chips a switch joins), each simulated on a host thread of its own, in windows of the
     /// least latency into a switch (`ranksim topo` prints it). The results are the same for
-    /// any value; a machine of fewer islands leaves partitions empty. Not with --trace.
+    /// any value; a machine of fewer islands leaves partitions empty. Each run takes that many
+    /// host threads, so without -j fewer sizes run at once. Not with --trace.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     partitions: u16,
 }
@@ -682,15 +683,18 @@ fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
     out
 }
 
-/// Host threads for a series' sizes: `--jobs`, or every host thread, fewer when payload runs
-/// of its largest size would not fit in the host's free memory together (none fitting is an
-/// error that names --no-data).
+/// Host threads for a series' sizes: `--jobs`, or every host thread shared among the runs'
+/// partitions (a run split in N takes N threads), fewer when payload runs of its largest size
+/// would not fit in the host's free memory together (none fitting is an error that names
+/// --no-data; each partition of a split run holds a copy of the payload).
 fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, String> {
-    let wanted = a.jobs.unwrap_or_else(crate::os::threads);
+    let parts = a.partitions.max(1);
+    let wanted = a.jobs.unwrap_or_else(|| (crate::os::threads() / parts).max(1));
     if spec.timing_only {
         return Ok(wanted);
     }
-    let per_run = sizes.iter().map(|&s| crate::sweep::payload_bytes(spec, s)).max().unwrap_or(0);
+    let largest = sizes.iter().map(|&s| crate::sweep::payload_bytes(spec, s)).max().unwrap_or(0);
+    let per_run = largest.saturating_mul(parts as u64);
     crate::os::runs_that_fit(per_run, crate::os::available_memory(), wanted)
 }
 
@@ -973,5 +977,23 @@ mod tests {
         assert!(a.json.is_none() && a.plot.is_none() && a.strace.is_none() && a.trace.is_none());
         assert!(a.min_busbw.is_none() && a.jitter.is_none() && a.jobs.is_none());
         assert!(!a.no_data && !a.stats);
+        assert_eq!((a.partitions, a.processes), (1, false));
+    }
+
+    /// A run split in N takes N host threads: without -j a sweep runs fewer sizes at once
+    /// (never none); -j is taken as given.
+    #[test]
+    fn split_runs_leave_host_threads_to_their_partitions() {
+        let mut a = SweepArgs::new(None);
+        let spec =
+            spec(&a, &Combo { kind: Kind::AllReduce, mode: Mode::Rhd, core_num: 1, warmup: 0, max_bytes: None }, 8)
+                .with_timing_only(true);
+        let all = threads_for(&a, &spec, &[1024]).unwrap();
+        a.partitions = 2;
+        assert_eq!(threads_for(&a, &spec, &[1024]).unwrap(), (all / 2).max(1));
+        a.partitions = 1 << 10;
+        assert_eq!(threads_for(&a, &spec, &[1024]).unwrap(), 1);
+        a.jobs = Some(3);
+        assert_eq!(threads_for(&a, &spec, &[1024]).unwrap(), 3);
     }
 }
