@@ -147,7 +147,7 @@ impl World {
                 Some(n) => nets.push(n),
                 None => {
                     let outcome = Err(SimError::invalid("this network model cannot be split; run with --partitions 1"));
-                    return Ended::empty(outcome, mem, net);
+                    return Ended::empty(outcome, mem, Some(net));
                 }
             }
         }
@@ -269,21 +269,13 @@ impl World {
             (None, true) => Ok(()),
         };
         let mem = mem.unwrap_or_default();
-        match net {
-            Some(net) => Ended {
-                outcome,
-                now,
-                records,
-                stats,
-                host,
-                traffic,
-                findings: Vec::new(),
-                trace: None,
-                mem,
-                net: Some(net),
-            },
-            None => Ended::lost(outcome.and(Err(SimError::invalid("the split run lost its network model"))), mem),
-        }
+        // Every partition holding a network model died: the world has none for its next run.
+        let outcome = if net.is_none() {
+            outcome.and(Err(SimError::invalid("the split run lost its network model")))
+        } else {
+            outcome
+        };
+        Ended { outcome, now, records, stats, host, traffic, findings: Vec::new(), trace: None, mem, net }
     }
 }
 
@@ -372,7 +364,7 @@ fn join_deadlocks(parts: Vec<DeadlockReport>, now: SimTime) -> DeadlockReport {
 
 impl Ended {
     /// A run that failed before any engine ran.
-    fn empty(outcome: SimResult<()>, mem: Memory, net: Box<dyn Network>) -> Ended {
+    fn empty(outcome: SimResult<()>, mem: Memory, net: Option<Box<dyn Network>>) -> Ended {
         Ended {
             outcome,
             now: SimTime::ZERO,
@@ -383,13 +375,8 @@ impl Ended {
             findings: Vec::new(),
             trace: None,
             mem,
-            net: Some(net),
+            net,
         }
-    }
-
-    /// A run whose network model was lost (every partition holding one died).
-    fn lost(outcome: SimResult<()>, mem: Memory) -> Ended {
-        Ended { net: None, ..Ended::empty(outcome, mem, Box::new(crate::model::simple::SimpleNet)) }
     }
 }
 
