@@ -23,8 +23,6 @@ pub(super) struct Part {
     id: usize,
     /// The partition of each chip.
     owner: Arc<[u32]>,
-    /// Events at or after this time wait for the next window.
-    pub(super) horizon: SimTime,
     /// Events for other partitions, by partition, in the order they were caused.
     outbox: Vec<Vec<Crossing>>,
 }
@@ -71,21 +69,13 @@ impl Engine {
                 *sched = super::state::tasks::ChipSched::new(Vec::new(), self.cores);
             }
         }
-        self.part = Some(Box::new(Part {
-            id,
-            owner,
-            horizon: SimTime::ZERO,
-            outbox: (0..parts).map(|_| Vec::new()).collect(),
-        }));
+        self.part = Some(Box::new(Part { id, owner, outbox: (0..parts).map(|_| Vec::new()).collect() }));
         self.horizon = SimTime::ZERO;
     }
 
     /// Lets this partition apply events before `horizon` (its next window).
     pub(crate) fn open_window(&mut self, horizon: SimTime) {
         self.horizon = horizon;
-        if let Some(p) = self.part.as_mut() {
-            p.horizon = horizon;
-        }
     }
 
     /// The earliest time this partition has anything to do at: its first pending event, or
@@ -190,14 +180,14 @@ impl Engine {
                 super::event_name(&ev),
             )));
         }
-        if key.time < p.horizon {
+        if key.time < self.horizon {
             return self.fail(SimError::invalid(format!(
                 "partition {} caused {} on chip {chip} of partition {to} at {}, before the window's end at {}: the \
                  lookahead was too long for this event (run it with --partitions 1)",
                 p.id,
                 super::event_name(&ev),
                 key.time,
-                p.horizon
+                self.horizon
             )));
         }
         let (mut end, mut cleared, mut route) = (None, None, None);
