@@ -666,10 +666,13 @@ impl Engine {
     /// Adds a write of `value` by `writer` to the history of the cell at `offset` of `mem`.
     fn cell_write(&mut self, mem: MemKey, offset: usize, writer: usize, op: WriteOp, value: i32, time: SimTime) {
         let chip = self.chip_of(writer);
-        let (block, task) = match (&self.actors[writer].job, self.foreign_jobs.get(&writer)) {
-            (Some((_, a)), _) => (a.block, self.signals.intern(&a.ctx.task)),
-            (None, Some((block, task))) => (*block, self.signals.intern(task)),
-            (None, None) => (writer % self.cores, NameId::NONE),
+        // A writer of another partition of a split run is known by what its crossings said.
+        let (block, task) = match &self.actors[writer].job {
+            Some((_, a)) => (a.block, self.signals.intern(&a.ctx.task)),
+            None => match self.foreign_jobs.get(&writer) {
+                Some((block, task)) => (*block, self.signals.intern(task)),
+                None => (writer % self.cores, NameId::NONE),
+            },
         };
         self.signals.record(mem, offset, Written::new(chip, block, task, op, value, time));
     }
