@@ -240,7 +240,8 @@ fn main() -> ExitCode {
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut *out, &a)),
         Some(Command::Check { config, program, ranks, reruns, json, trace, list }) => {
-            let a = commands::check::CheckArgs { config, program, ranks, options: reruns.options(), json, trace, list };
+            let (options, partitions) = (reruns.options(), reruns.partitions());
+            let a = commands::check::CheckArgs { config, program, ranks, options, partitions, json, trace, list };
             commands::check::check(&mut *out, &a)
         }
     };

@@ -18,6 +18,8 @@ pub struct CheckArgs {
     pub ranks: Option<usize>,
     /// Seeds and jitter of the reruns.
     pub options: CheckOptions,
+    /// Partitions each run is split into (1: one engine).
+    pub partitions: usize,
     /// Where to write the findings as JSON.
     pub json: Option<PathBuf>,
     /// Write the unperturbed run's Perfetto trace, findings as instant events (one program).
@@ -39,6 +41,10 @@ pub struct RerunFlags {
     /// Largest jitter per dispatch start in the jittered runs, ns.
     #[arg(long, default_value_t = 5000)]
     jitter_dispatch_ns: u64,
+    /// Split each checked run into this many partitions of whole islands, each on a host
+    /// thread of its own (as `sweep --partitions`): the findings are the same for any value.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    partitions: u16,
 }
 
 impl RerunFlags {
@@ -49,6 +55,11 @@ impl RerunFlags {
             op_jitter: sim_core::SimDuration::from_ns(self.jitter_op_ns),
             dispatch_jitter: sim_core::SimDuration::from_ns(self.jitter_dispatch_ns),
         }
+    }
+
+    /// The partitions each checked run is split into.
+    pub fn partitions(&self) -> usize {
+        usize::from(self.partitions)
     }
 }
 
@@ -104,7 +115,7 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
             continue;
         }
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
-        let (r, timeline) = checker::check_traced(&cfg, c, ranks, o, a.trace.is_some())?;
+        let (r, timeline) = checker::check_traced(&cfg, c, (ranks, a.partitions), o, a.trace.is_some())?;
         if let (Some(path), Some(t)) = (&a.trace, timeline) {
             let json = ranksim::formats::to_chrome_json(&t, cfg.machine.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

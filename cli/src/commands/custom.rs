@@ -268,7 +268,7 @@ fn check<C: Collective>(out: &mut dyn Write, c: &C, k: &CheckFlags) -> CmdResult
         opts.dispatch_jitter
     )
     .map_err(io)?;
-    let m = Measure { trace: k.trace.is_some(), ..Measure::new(ranks) };
+    let m = Measure { trace: k.trace.is_some(), partitions: k.reruns.partitions(), ..Measure::new(ranks) };
     let measure::Checked { report: r, timeline } =
         measure::check(&cfg, c, &m, k.size, k.calls, &opts).map_err(|e| e.to_string())?;
     if let (Some(path), Some(t)) = (&k.trace, timeline) {

@@ -268,7 +268,7 @@ pub struct SeriesFlags {
     /// chips a switch joins), each simulated on a host thread of its own, in windows of the
     /// least latency into a switch (`ranksim topo` prints it). The results are the same for
     /// any value; a machine of fewer islands leaves partitions empty. Each run takes that many
-    /// host threads, so without -j fewer sizes run at once. Not with --trace.
+    /// host threads, so without -j fewer sizes run at once. Traces are the same too.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     partitions: u16,
 }

@@ -1,7 +1,8 @@
 //! Runs split into partitions of whole islands (`--partitions`, `RunOptions::partitions`)
 //! give what one engine gives, byte for byte: every collective and algorithm on two-node with
-//! data, the 1024-rank cluster timing-only, users' own kernels, and a deadlock's report. What
-//! a split run cannot do yet is refused with an error that says what to change.
+//! data, the 1024-rank cluster timing-only, users' own kernels, a deadlock's report, and what
+//! the protocol checker and the tracer see. What a split run cannot do is refused with an error
+//! that says what to change.
 
 use crate::coroutines::kernels::USER_WORKLOADS;
 use ranksim::Config;
@@ -119,25 +120,102 @@ fn a_deadlock_across_servers_is_reported_as_one_engine_reports_it() {
 
 #[test]
 fn what_a_split_run_cannot_do_is_refused_with_what_to_change() {
-    for (set, what) in [
-        (&(|w: &mut World| w.options_mut().trace = true) as &dyn Fn(&mut World), "be traced"),
-        (&|w: &mut World| w.options_mut().check = true, "be checked"),
-        (&|w: &mut World| w.options_mut().kernel_exec = KernelExec::Threads, "run kernels on threads"),
-    ] {
-        let mut w = two_node(2);
-        set(&mut w);
-        let dom = w.create_domain("d", &[0, 9], Default::default()).unwrap();
-        w.dispatch_all(&dom, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&dom)).unwrap();
-        let e = w.run().expect_err("refused").to_string();
-        assert!(e.contains(what) && e.contains("--partitions 1"), "{e}");
-        // The world is left whole: the same program runs unsplit.
-        w.options_mut().partitions = 1;
-        w.dispatch_all(&dom, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&dom)).unwrap();
-        w.run().expect("runs on one engine");
+    let mut w = two_node(2);
+    w.options_mut().kernel_exec = KernelExec::Threads;
+    let dom = w.create_domain("d", &[0, 9], Default::default()).unwrap();
+    w.dispatch_all(&dom, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&dom)).unwrap();
+    let e = w.run().expect_err("refused").to_string();
+    assert!(e.contains("run kernels on threads") && e.contains("--partitions 1"), "{e}");
+    // The world is left whole: the same program runs unsplit.
+    w.options_mut().partitions = 1;
+    w.dispatch_all(&dom, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&dom)).unwrap();
+    w.run().expect("runs on one engine");
+}
+
+/// `ranksim check ARGS --partitions P` with JSON findings and the unperturbed run's trace:
+/// exit code, stdout and both files.
+fn check(args: &[&str], parts: usize) -> (i32, String, Vec<u8>, Vec<u8>) {
+    let dir =
+        std::env::temp_dir().join(format!("ranksim-split-check-{}-{}-{parts}", std::process::id(), args.join("-")));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, trace) = (dir.join("out.json"), dir.join("trace.json"));
+    let (j, t, p) = (json.display().to_string(), trace.display().to_string(), parts.to_string());
+    let mut all: Vec<&str> = vec!["check", "--json", &j, "--trace", &t, "--partitions", &p];
+    all.extend(args);
+    let out = Command::new(env!("CARGO_BIN_EXE_ranksim")).args(&all).output().expect("ranksim runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let files = (std::fs::read(&json).unwrap_or_default(), std::fs::read(&trace).unwrap_or_default());
+    std::fs::remove_dir_all(&dir).ok();
+    (out.status.code().unwrap_or(-1), stdout, files.0, files.1)
+}
+
+/// Every program of the checker's zoo of broken protocols, across both servers of two-node:
+/// the checker finds the same (text, JSON, the trace with its findings marked) whether the
+/// runs are split in 1, 2, 3 or 4 partitions, unperturbed and jittered.
+#[test]
+fn the_checker_finds_the_same_in_a_run_split_in_one_to_four() {
+    let list = Command::new(env!("CARGO_BIN_EXE_ranksim")).args(["check", "--list"]).output().unwrap();
+    let list = String::from_utf8(list.stdout).unwrap();
+    let broken: Vec<&str> =
+        list.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| n.starts_with("broken-")).collect();
+    assert!(broken.len() >= 10, "{list}");
+    for prog in broken {
+        let args = ["--config", "two-node", "--program", prog, "--seeds", "1"];
+        let one = check(&args, 1);
+        assert_eq!(one.0, 1, "{prog} has findings:\n{}", one.1);
+        assert!(one.1.contains("FOUND"), "{prog}:\n{}", one.1);
+        for parts in 2..=4 {
+            let split = check(&args, parts);
+            assert!(split == one, "{prog} split in {parts} differs from one engine:\n{}\n---\n{}", split.1, one.1);
+        }
     }
-    let (code, out, _, _) = sweep(&["--config", "two-node", "--trace", "/dev/null", "-b", "1K", "-e", "1K"], 2);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("cannot be traced yet; run with --partitions 1"), "{out}");
+}
+
+/// A traced sweep (the timeline of its first run, with links and flows) across the switch:
+/// the trace file is the same split or not.
+#[test]
+fn a_traced_sweep_is_byte_identical_split() {
+    for (coll, mode) in [("allreduce", "rhd"), ("all_to_all", "sdma-mesh"), ("allreduce", "hier")] {
+        let run = |parts: usize| {
+            let dir =
+                std::env::temp_dir().join(format!("ranksim-split-trace-{}-{coll}-{mode}-{parts}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let t = dir.join("trace.json").display().to_string();
+            let args =
+                ["--config", "two-node", "--collective", coll, "--mode", mode, "-b", "64K", "-e", "64K", "--trace", &t];
+            let (code, out, ..) = sweep(&args, parts);
+            let trace = std::fs::read(&t).unwrap_or_default();
+            std::fs::remove_dir_all(&dir).ok();
+            assert_eq!(code, 0, "{out}");
+            (out.replace(&t, "TRACE"), trace)
+        };
+        let one = run(1);
+        assert!(one.1.len() > 10_000, "{coll} {mode}: a trace was written");
+        for parts in 2..=4 {
+            assert!(run(parts) == one, "{coll} {mode} traced, split in {parts}");
+        }
+    }
+}
+
+/// Users' own kernels checked and traced: the run's report (findings, the timeline with its
+/// spans, flows and link occupancy) is the same split in 1 to 4.
+#[test]
+fn checked_and_traced_user_kernels_are_byte_identical_split() {
+    for w in USER_WORKLOADS {
+        let run = |parts| {
+            let mut world = two_node(parts);
+            world.options_mut().check = true;
+            world.options_mut().trace = true;
+            (w.setup)(&mut world, 16, 2).unwrap();
+            simulated(world.run().unwrap_or_else(|e| panic!("{} split in {parts}: {e}", w.name)))
+        };
+        let one = run(1);
+        let trace = one.trace.as_ref().expect("a traced run has a trace");
+        assert!(!trace.ops.is_empty(), "{}", w.name);
+        for parts in 2..=4 {
+            assert_eq!(run(parts), one, "{} checked and traced, split in {parts}", w.name);
+        }
+    }
 }
 
 /// `f` on each member of a group of `n` processes played by threads (every crossing and

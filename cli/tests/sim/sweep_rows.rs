@@ -229,6 +229,7 @@ fn run_on_one_rank_skips_programs_that_need_two() {
         program: None,
         ranks: None,
         options: CheckOptions { seeds: 0, op_jitter: SimDuration::ZERO, dispatch_jitter: SimDuration::ZERO },
+        partitions: 1,
         json: None,
         trace: None,
         list: false,

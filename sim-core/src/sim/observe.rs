@@ -314,6 +314,14 @@ impl Default for Ids {
 }
 
 impl Ids {
+    /// The ids of partition `part` of a split run: numbered from `part << 40`, so ids from
+    /// different partitions never meet (the merge numbers them again). Partition 0's, and a
+    /// whole run's, start at 1.
+    pub(crate) fn of_partition(part: usize) -> Ids {
+        let base = NonZeroU64::new(((part as u64) << 40) | 1).unwrap_or(NonZeroU64::MIN);
+        Ids { op: base, write: base, sdma: base }
+    }
+
     pub(crate) fn op(&mut self) -> OpId {
         let id = self.op;
         self.op = id.saturating_add(1);

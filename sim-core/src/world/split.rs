@@ -11,7 +11,7 @@ use crate::base::time::SimTime;
 use crate::model::Network;
 use crate::results::stats::{DispatchRecord, EngineStats, HostStats, Traffic};
 use crate::sim::driver;
-use crate::sim::engine::Engine;
+use crate::sim::engine::{Engine, Observers, Recording};
 use crate::sim::memory::Memory;
 use crate::sim::options::KernelExec;
 use crate::sim::split::{self, Board, GroupSeat, Plan, ProcessGroup, Seat};
@@ -29,6 +29,9 @@ struct PartResult {
     traffic: Vec<Traffic>,
     /// Its memory (in another process's result, only its own chips' bytes and cells).
     mem: Memory,
+    /// The facts a checked or traced run's partition recorded, for the merge to replay.
+    #[serde(skip)]
+    recording: Option<Recording>,
 }
 
 /// How one partition ended.
@@ -62,7 +65,7 @@ mod error_text {
 
 impl PartResult {
     /// What `eng` (run with host counters `host`) leaves, and its network.
-    fn of(eng: Engine, host: HostStats) -> (PartResult, Box<dyn Network>) {
+    fn of(mut eng: Engine, host: HostStats) -> (PartResult, Box<dyn Network>) {
         let outcome = match eng.outcome().cloned() {
             Some(Ok(())) => PartOutcome::Done,
             Some(Err(SimError::Deadlock(r))) => PartOutcome::Deadlock(*r),
@@ -72,8 +75,9 @@ impl PartResult {
         };
         let (now, records, stats, traffic) =
             (eng.now(), eng.records.clone(), eng.stats.clone(), eng.traffic().to_vec());
+        let recording = eng.take_recording();
         let (mem, net) = eng.into_parts();
-        (PartResult { outcome, now, records, stats, host, traffic, mem }, net)
+        (PartResult { outcome, now, records, stats, host, traffic, mem, recording }, net)
     }
 
     /// A partition that died, `why`, leaving nothing else.
@@ -86,6 +90,7 @@ impl PartResult {
             host: HostStats::default(),
             traffic: Vec::new(),
             mem: Memory::default(),
+            recording: None,
         }
     }
 }
@@ -97,11 +102,8 @@ impl World {
         let refuse = |what: &str| {
             SimError::invalid(format!("--partitions {parts}: a split run cannot {what} yet; run with --partitions 1"))
         };
-        if self.options.check {
-            return Err(refuse("be checked (the protocol checker sees one engine)"));
-        }
-        if self.options.trace {
-            return Err(refuse("be traced"));
+        if self.options.processes && (self.options.check || self.options.trace) {
+            return Err(refuse("be checked or traced over processes"));
         }
         if !self.observers.is_empty() {
             return Err(refuse("have observers"));
@@ -238,7 +240,12 @@ impl World {
         let (mut failure, mut deadlocks): (Option<SimError>, Vec<DeadlockReport>) = (None, Vec::new());
         let chip_of = self.window_chips();
         let mut mem: Option<Memory> = None;
+        let watched = self.options.check || self.options.trace;
+        let mut recordings = Vec::new();
         for (id, mut r) in results.into_iter().enumerate() {
+            if watched {
+                recordings.push(r.recording.take());
+            }
             add_host(&mut host, &r.host);
             stats.requests += r.stats.requests;
             stats.events += r.stats.events;
@@ -269,13 +276,26 @@ impl World {
             (None, true) => Ok(()),
         };
         let mem = mem.unwrap_or_default();
+        let (findings, trace, outcome) = match recordings.into_iter().collect::<Option<Vec<Recording>>>() {
+            Some(parts) if watched => {
+                let what = (self.size, self.options.trace, self.options.check);
+                match Observers::replay_split(what, parts, &mut records, now, |m, off| mem.cell_at(m, off)) {
+                    Ok((findings, trace)) => (findings, trace, outcome),
+                    Err(e) => {
+                        (Vec::new(), None, outcome.and(Err(SimError::invalid(format!("the split run's checker: {e}")))))
+                    }
+                }
+            }
+            // A partition that died recorded nothing: the run has failed already.
+            _ => (Vec::new(), None, outcome),
+        };
         // Every partition holding a network model died: the world has none for its next run.
         let outcome = if net.is_none() {
             outcome.and(Err(SimError::invalid("the split run lost its network model")))
         } else {
             outcome
         };
-        Ended { outcome, now, records, stats, host, traffic, findings: Vec::new(), trace: None, mem, net }
+        Ended { outcome, now, records, stats, host, traffic, findings, trace, mem, net }
     }
 }
 

@@ -102,6 +102,12 @@ impl Key {
         (k.time, k.actor(), k.seq())
     }
 
+    /// The key as one sortable pair, `(time, actor, seq)` packed and `sub`: where the facts
+    /// its event emits sit in one engine's order.
+    pub(crate) fn stamp(&self) -> (u128, u64) {
+        (self.head(), self.sub)
+    }
+
     fn head(&self) -> u128 {
         (u128::from(self.time.as_ps()) << 64) | u128::from(self.order)
     }

@@ -27,6 +27,7 @@ mod visibility;
 pub(crate) mod wake;
 mod wire;
 
+pub(crate) use observe::{Observers, Recording};
 pub(crate) use partition::Crossing;
 
 use crate::api::program::Dispatch;
@@ -44,7 +45,7 @@ use crate::sim::check;
 use crate::sim::memory::Memory;
 use crate::sim::options::{Jitter, Progress, RunOptions};
 use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
-use observe::{Observers, OpAt, TraceId, UserObserver};
+use observe::{OpAt, TraceId, UserObserver};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use signals::{NameId, Signals, Waiter, WaiterKind, WriteOp, Written};
@@ -273,6 +274,11 @@ impl Engine {
         self.obs.take_trace(&self.records)
     }
 
+    /// What this partition of a checked or traced split run recorded for the merge.
+    pub(crate) fn take_recording(&mut self) -> Option<observe::Recording> {
+        self.obs.take_recording()
+    }
+
     /// The findings of a checked run (empty otherwise); ends the checking.
     pub(crate) fn take_findings(&mut self) -> Vec<check::Finding> {
         let mem = &self.mem;
@@ -358,6 +364,7 @@ impl Engine {
             {
                 self.slots.prefetch(next);
             }
+            self.obs.applying(Some(key.stamp()));
             match what {
                 Pending::Slot(slot) => {
                     let ev = self.slots.take(slot);
@@ -368,6 +375,7 @@ impl Engine {
                     self.flow_step(key, flow as usize)
                 }
             }
+            self.obs.applying(None);
         }
         if self.outcome.is_none() && self.running.is_empty() && self.queue.is_empty() && self.part.is_none() {
             if self.chips.iter().all(ChipSched::is_idle) {

@@ -59,6 +59,9 @@ macro_rules! fan {
         if let Some(o) = $self.checker.as_mut() {
             Observe::$m(o, $($arg),*);
         }
+        if let Some(o) = $self.record.as_deref_mut() {
+            Observe::$m(o, $($arg),*);
+        }
         if !$self.users.is_empty() {
             for o in $self.users.iter_mut() {
                 o.$m($($arg),*);
@@ -66,6 +69,10 @@ macro_rules! fan {
         }
     }};
 }
+
+mod record;
+
+pub(crate) use record::{Recording, interleave, order_records};
 
 /// Everything that watches a run: the traffic counters (always on), the timeline recorder
 /// (traced runs), the protocol checker (checked runs) and the user's observers.
@@ -76,6 +83,9 @@ pub(crate) struct Observers {
     traffic: Counters,
     tracer: Option<Tracer>,
     checker: Option<Checker>,
+    /// In a split run's partition, what the tracer and checker would have seen, kept for the
+    /// merge to replay (see `record.rs`).
+    record: Option<Box<record::Recorder>>,
     users: Vec<UserObserver>,
     /// Whether some observer wants link occupancy.
     links: bool,
@@ -90,6 +100,7 @@ impl Observers {
             traffic: Counters::new(world),
             tracer: trace.then(|| Tracer::new(world * cores)),
             checker: check.then(|| Checker::new(world * cores, world)),
+            record: None,
             users: Vec::new(),
             links: trace,
         }
@@ -119,14 +130,40 @@ impl Observers {
         CoreId { actor, cores: self.cores }
     }
 
+    /// Makes these the observers of partition `part` of a split run: a checked or traced run
+    /// records its facts for the merge instead of checking or tracing them here, and numbers
+    /// its ids from the partition's own base.
+    pub(crate) fn record_partition(&mut self, part: usize) {
+        self.ids = Ids::of_partition(part);
+        let traced = self.tracer.take().is_some();
+        let checked = self.checker.take().is_some();
+        if traced || checked {
+            self.record = Some(Box::new(record::Recorder::new(traced)));
+        }
+    }
+
+    /// Facts from now on belong to the event with key `at` being applied (none: between
+    /// events). Only a recording partition keeps it.
+    #[inline]
+    pub(crate) fn applying(&mut self, at: Option<record::Stamp>) {
+        if let Some(r) = self.record.as_deref_mut() {
+            r.applying(at);
+        }
+    }
+
+    /// What this partition recorded, if it records.
+    pub(crate) fn take_recording(&mut self) -> Option<Recording> {
+        self.record.take().map(|r| r.finish(self.cores))
+    }
+
     /// Whether an observer that reads operations' sizes and peers is on.
     fn spans(&self) -> bool {
-        self.tracer.is_some() || !self.users.is_empty()
+        self.tracer.is_some() || !self.users.is_empty() || self.record.is_some()
     }
 
     /// Whether the run records a timeline (kernels then report their local work).
     pub(crate) fn traced(&self) -> bool {
-        self.tracer.is_some()
+        self.tracer.is_some() || self.record.as_ref().is_some_and(|r| r.traced)
     }
 
     /// What each chip moved so far.
@@ -142,6 +179,26 @@ impl Observers {
             .map(|d| DispatchSpan { chip: d.chip, name: d.name.clone(), start: d.start, end: d.end })
             .collect();
         Some(trace)
+    }
+
+    /// The findings and timeline of a checked or traced split run of `world` chips, from
+    /// its partitions' recordings, as one engine would have given them; `records` are the
+    /// run's dispatches (put in one engine's order) and `value` reads a signal cell at the
+    /// run's end, `now`.
+    pub(crate) fn replay_split(
+        (world, trace, check): (usize, bool, bool),
+        parts: Vec<Recording>,
+        records: &mut Vec<DispatchRecord>,
+        now: SimTime,
+        value: impl Fn(MemKey, usize) -> i32,
+    ) -> Result<(Vec<check::Finding>, Option<Trace>), String> {
+        let cores = parts.first().map_or(1, |r| r.cores);
+        let facts = interleave(parts)?;
+        *records = order_records(std::mem::take(records), &facts, world);
+        let mut obs = Observers::new(world, cores, trace, check);
+        obs.replay(facts);
+        let trace = obs.take_trace(records);
+        Ok((obs.take_findings(now, value), trace))
     }
 
     /// The checker's findings (empty when the run was not checked); ends the checking.
@@ -162,7 +219,7 @@ impl Observers {
 
     /// Task `ti` of `chip`'s dispatch is placed; it depends on tasks `deps`.
     pub(crate) fn task_placed(&mut self, chip: usize, ti: usize, deps: impl Iterator<Item = usize>) {
-        if self.checker.is_none() && self.users.is_empty() {
+        if self.checker.is_none() && self.users.is_empty() && self.record.is_none() {
             return;
         }
         let deps: Vec<usize> = deps.collect();
@@ -465,6 +522,9 @@ impl Observers {
     pub(crate) fn link_busy(&mut self, busy: LinkBusy) {
         for o in self.users.iter_mut() {
             o.link_busy(&busy);
+        }
+        if let Some(r) = self.record.as_deref_mut() {
+            r.link(&busy);
         }
         if let Some(tr) = self.tracer.as_mut() {
             tr.link(busy);

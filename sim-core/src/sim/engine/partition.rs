@@ -55,7 +55,7 @@ pub(crate) struct WriterJob {
 impl Crossing {
     /// The event's key, for a deterministic order of arrival.
     pub(crate) fn order(&self) -> (u128, u64) {
-        (Key::bound(self.key.time, self.key.actor(), self.key.seq()), self.key.sub)
+        self.key.stamp()
     }
 }
 
@@ -70,6 +70,7 @@ impl Engine {
             }
         }
         self.part = Some(Box::new(Part { id, owner, outbox: (0..parts).map(|_| Vec::new()).collect() }));
+        self.obs.record_partition(id);
         self.horizon = SimTime::ZERO;
     }
 
