@@ -107,24 +107,24 @@ pub fn catalogue() -> Vec<Checkable> {
 /// Checks `c` on `ranks` ranks of `cfg`'s machine: the unperturbed run, then `opts.seeds`
 /// jittered runs, each on a fresh world. Deadlocks are findings; a kernel error is an error.
 pub fn check(cfg: &Config, c: &Checkable, ranks: usize, opts: &CheckOptions) -> Result<CheckReport, String> {
-    check_traced(cfg, c, (ranks, 1), opts, false).map(|(r, _)| r)
+    check_traced(cfg, c, &Measure::new(ranks), opts).map(|(r, _)| r)
 }
 
-/// As [`check`], each run split in `partitions`; with `trace`, also returns the timeline of the unperturbed run, findings
+/// As [`check`] on `m.ranks` ranks, each run split as `m` says (`partitions`, `processes`);
+/// with `m.trace`, also returns the timeline of the unperturbed run, findings
 /// included as instant events (none when that run did not complete). A run the simulator
 /// warned about (a builtin cut short) checked nothing: it is an error, never a clean report.
 pub fn check_traced(
     cfg: &Config,
     c: &Checkable,
-    (ranks, partitions): (usize, usize),
+    m: &Measure,
     opts: &CheckOptions,
-    trace: bool,
 ) -> Result<(CheckReport, Option<Trace>), String> {
+    let ranks = m.ranks;
     let max = c.max_ranks.unwrap_or(usize::MAX).min(cfg.machine.ranks);
     if ranks < c.min_ranks || ranks > max {
         return Err(format!("{} needs {}..={max} ranks, got {ranks}", c.name, c.min_ranks));
     }
-    let m = Measure { trace, partitions, ..Measure::new(ranks) };
-    let checked = measure::check_program(cfg, &c.name, &m, opts, &|w| c.run(w, ranks)).map_err(|e| e.to_string())?;
+    let checked = measure::check_program(cfg, &c.name, m, opts, &|w| c.run(w, ranks)).map_err(|e| e.to_string())?;
     Ok((checked.report, checked.timeline))
 }

@@ -215,8 +215,10 @@ fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`).
     ranksim_cli::restore_sigpipe();
     let cli = parse_cli();
-    // Under mpirun a sweep is split over the processes; the session ends MPI when dropped.
-    let (place, _session) = match ranksim_cli::processes::join(matches!(cli.command, Some(Command::Sweep(_)))) {
+    // Under mpirun a sweep or a check is split over the processes; the session ends MPI when
+    // dropped.
+    let split = matches!(cli.command, Some(Command::Sweep(_) | Command::Check { list: false, .. }));
+    let (place, _session) = match ranksim_cli::processes::join(split) {
         Ok(s) => s,
         Err(e) => return ranksim_cli::exit_code(Err(e)),
     };
@@ -241,8 +243,18 @@ fn main() -> ExitCode {
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut *out, &a)),
         Some(Command::Check { config, program, ranks, reruns, json, trace, list }) => {
             let (options, partitions) = (reruns.options(), reruns.partitions());
-            let a = commands::check::CheckArgs { config, program, ranks, options, partitions, json, trace, list };
-            commands::check::check(&mut *out, &a)
+            let a = commands::check::CheckArgs {
+                config,
+                program,
+                ranks,
+                options,
+                partitions,
+                json,
+                trace,
+                list,
+                ..Default::default()
+            };
+            ranksim_cli::processes::check_args(a, place).and_then(|a| commands::check::check(&mut *out, &a))
         }
     };
     ranksim_cli::exit_code(result)

@@ -1,7 +1,9 @@
-//! Sweeps split over MPI processes (`mpirun -np N ranksim sweep ...`, the `mpi` feature): the
-//! session every process joins at start, and what a sweep's arguments become under it. The
-//! built-in `ranksim` and a user's collective (`main_for`) share both.
+//! Runs split over MPI processes (`mpirun -np N ranksim sweep ...`, or `ranksim check`; the
+//! `mpi` feature): the session every process joins at start, and what a command's arguments
+//! become under it. The built-in `ranksim` and a user's collective (`main_for`, whose sweep
+//! splits) share both.
 
+use crate::commands::check::CheckArgs;
 use crate::commands::sweep::SweepArgs;
 
 /// This process's place among the processes a sweep is split over: `(rank, size)`, `None`
@@ -9,11 +11,11 @@ use crate::commands::sweep::SweepArgs;
 pub type Place = Option<(usize, usize)>;
 
 /// The MPI session of a process started by `mpirun` (the `mpi` feature): MPI is finalized
-/// when it is dropped, at the end of `main`. `sweep` says whether the command is a sweep,
-/// the one command split over processes; another under several processes is refused (each
-/// would run it whole).
+/// when it is dropped, at the end of `main`. `split` says whether the command is one that
+/// splits over processes (a sweep, `ranksim check`); another under several processes is
+/// refused (each would run it whole).
 #[cfg(feature = "mpi")]
-pub fn join(sweep: bool) -> Result<(Place, Option<ranksim::mpi::Session>), String> {
+pub fn join(split: bool) -> Result<(Place, Option<ranksim::mpi::Session>), String> {
     if !ranksim::mpi::launched() {
         return Ok((None, None));
     }
@@ -21,9 +23,10 @@ pub fn join(sweep: bool) -> Result<(Place, Option<ranksim::mpi::Session>), Strin
     if session.size < 2 {
         return Ok((None, Some(session)));
     }
-    if !sweep {
+    if !split {
         return Err(format!(
-            "under mpirun only `sweep` is split over the processes ({} here); run other commands without mpirun",
+            "under mpirun only `sweep` and `ranksim check` are split over the processes ({} here); run other commands \
+             without mpirun",
             session.size
         ));
     }
@@ -32,7 +35,7 @@ pub fn join(sweep: bool) -> Result<(Place, Option<ranksim::mpi::Session>), Strin
 
 /// Without the `mpi` feature every process runs alone.
 #[cfg(not(feature = "mpi"))]
-pub fn join(_sweep: bool) -> Result<(Place, Option<()>), String> {
+pub fn join(_split: bool) -> Result<(Place, Option<()>), String> {
     Ok((None, None))
 }
 
@@ -40,22 +43,40 @@ pub fn join(_sweep: bool) -> Result<(Place, Option<()>), String> {
 /// sizes one after another (every process takes part in every run), and the JSON, STRACE and
 /// plot written by the first process only. Nothing that changes a run may differ between the
 /// processes (they would wait for each other forever): `--trace`, which asks for a traced run,
-/// stays on every process (a split run refuses it on each).
+/// stays on every process, and only the first writes the file.
 pub fn sweep_args(mut a: SweepArgs, place: Place) -> Result<SweepArgs, String> {
     let Some((rank, size)) = place else { return Ok(a) };
-    if a.partitions != 1 && a.partitions != size {
-        return Err(format!(
-            "--partitions {}: under mpirun a run has one partition per process ({size}); leave it out",
-            a.partitions
-        ));
-    }
-    a.partitions = size;
+    a.partitions = one_each(a.partitions, size)?;
     a.processes = true;
     a.jobs = Some(1);
     if rank > 0 {
-        (a.json, a.plot, a.strace) = (None, None, None);
+        (a.json, a.plot, a.strace, a.no_trace_file) = (None, None, None, true);
     }
     Ok(a)
+}
+
+/// `check`'s arguments for a run over `place = (rank, size)` processes: one partition each,
+/// the findings' JSON and the trace written by the first process only (every process traces
+/// alike).
+pub fn check_args(mut a: CheckArgs, place: Place) -> Result<CheckArgs, String> {
+    let Some((rank, size)) = place else { return Ok(a) };
+    a.partitions = one_each(a.partitions, size)?;
+    a.processes = true;
+    if rank > 0 {
+        (a.json, a.no_trace_file) = (None, true);
+    }
+    Ok(a)
+}
+
+/// The partitions of a run over `size` processes: one each (`--partitions` left out, or
+/// saying so).
+fn one_each(partitions: usize, size: usize) -> Result<usize, String> {
+    if partitions > 1 && partitions != size {
+        return Err(format!(
+            "--partitions {partitions}: under mpirun a run has one partition per process ({size}); leave it out"
+        ));
+    }
+    Ok(size)
 }
 
 /// Where a process's output goes: stdout for the first process (or one alone), nowhere for the
@@ -78,13 +99,28 @@ mod tests {
     #[test]
     fn a_sweep_over_processes_has_one_partition_each_and_only_the_first_writes_files() {
         let mut a = SweepArgs::new(None);
-        a.json = Some("r.json".into());
+        (a.json, a.trace) = (Some("r.json".into()), Some("t.json".into()));
         let first = sweep_args(a.clone(), Some((0, 3))).unwrap();
         assert_eq!((first.partitions, first.processes, first.jobs), (3, true, Some(1)));
-        assert!(first.json.is_some());
-        assert!(sweep_args(a.clone(), Some((2, 3))).unwrap().json.is_none());
+        assert!(first.json.is_some() && !first.no_trace_file);
+        let third = sweep_args(a.clone(), Some((2, 3))).unwrap();
+        assert!(third.json.is_none());
+        assert!(third.trace.is_some() && third.no_trace_file, "every process traces, the first writes the file");
         assert_eq!(sweep_args(a.clone(), None).unwrap().partitions, 1, "alone: unchanged");
         a.partitions = 2;
         assert!(sweep_args(a, Some((0, 3))).unwrap_err().contains("one partition per process (3)"));
+    }
+
+    #[test]
+    fn a_check_over_processes_has_one_partition_each_and_only_the_first_writes_files() {
+        let a = CheckArgs { json: Some("f.json".into()), trace: Some("t.json".into()), ..Default::default() };
+        let first = check_args(a.clone(), Some((0, 2))).unwrap();
+        assert_eq!((first.partitions, first.processes), (2, true));
+        assert!(first.json.is_some() && !first.no_trace_file);
+        let second = check_args(a.clone(), Some((1, 2))).unwrap();
+        assert!(second.json.is_none() && second.trace.is_some() && second.no_trace_file);
+        assert_eq!(check_args(a.clone(), None).unwrap().partitions, 0, "alone: unchanged");
+        let four = CheckArgs { partitions: 4, ..a };
+        assert!(check_args(four, Some((0, 2))).unwrap_err().contains("one partition per process (2)"));
     }
 }

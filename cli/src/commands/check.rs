@@ -3,6 +3,7 @@
 use super::{CmdResult, Status};
 use crate::checker::{self, Checkable};
 use ranksim::Config;
+use ranksim::measure::Measure;
 use sim_core::check::{CheckOptions, CheckReport, Finding};
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,6 +21,11 @@ pub struct CheckArgs {
     pub options: CheckOptions,
     /// Partitions each run is split into (1: one engine).
     pub partitions: usize,
+    /// The partitions are this thread's process group (MPI's ranks under `mpirun`).
+    pub processes: bool,
+    /// Leave the trace file to another process (under `mpirun`, every process traces the
+    /// run alike and the first writes it).
+    pub no_trace_file: bool,
     /// Where to write the findings as JSON.
     pub json: Option<PathBuf>,
     /// Write the unperturbed run's Perfetto trace, findings as instant events (one program).
@@ -115,8 +121,14 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
             continue;
         }
         let ranks = a.ranks.unwrap_or(max.max(c.min_ranks));
-        let (r, timeline) = checker::check_traced(&cfg, c, (ranks, a.partitions), o, a.trace.is_some())?;
-        if let (Some(path), Some(t)) = (&a.trace, timeline) {
+        let m = Measure {
+            trace: a.trace.is_some(),
+            partitions: a.partitions.max(1),
+            processes: a.processes,
+            ..Measure::new(ranks)
+        };
+        let (r, timeline) = checker::check_traced(&cfg, c, &m, o)?;
+        if let (Some(path), Some(t), false) = (&a.trace, timeline, a.no_trace_file) {
             let json = ranksim::formats::to_chrome_json(&t, cfg.machine.ranks);
             std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }

@@ -63,6 +63,9 @@ pub struct SweepArgs {
     pub strace: Option<PathBuf>,
     /// Where to write the Chrome trace of one run.
     pub trace: Option<PathBuf>,
+    /// Leave the trace file to another process (under `mpirun`, every process traces the
+    /// run alike and the first writes it).
+    pub no_trace_file: bool,
     /// Fail when a series' average busbw is below this, GB/s.
     pub min_busbw: Option<f64>,
     /// Seeded timing jitter (`None`: deterministic, unperturbed runs).
@@ -135,6 +138,7 @@ impl From<SeriesFlags> for SweepArgs {
             plot: s.plot,
             strace: s.strace,
             trace: s.trace,
+            no_trace_file: false,
             min_busbw: s.min_busbw,
             jitter: s.jitter.jitter(),
             no_data: s.no_data || s.check == Some(0),
@@ -569,8 +573,10 @@ impl SweepRun {
         if self.traced.is_none()
             && let (Some(path), Some(trace)) = (&a.trace, &point.report.trace)
         {
-            let json = ranksim::formats::to_chrome_json(trace, plan.config.ranks);
-            std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            if !a.no_trace_file {
+                let json = ranksim::formats::to_chrome_json(trace, plan.config.ranks);
+                std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
             self.traced = Some((plan.label.clone(), point.row.size));
         }
         if a.strace.is_some() {

@@ -320,3 +320,64 @@ fn a_deadlock_names_a_last_writer_from_another_partition_by_its_block_and_task()
         assert_eq!(got, one, "over processes");
     }
 }
+
+/// Rank 9 loads from rank 0's window (across the switch) while rank 0 stores into it, with
+/// nothing ordering the two, and rank 0 stores into rank 9's window while rank 9 reads it:
+/// checked and traced, the split run finds the same races, naming the same kernel lines
+/// (carried as text between processes), and draws the same timeline, on threads and over
+/// processes.
+#[test]
+fn races_across_partitions_are_found_and_traced_as_one_engine_does_over_threads_and_processes() {
+    let run = |parts, processes| {
+        let mut w = two_node(parts);
+        (w.options_mut().check, w.options_mut().trace, w.options_mut().processes) = (true, true, processes);
+        let dom = w.create_domain("d", &(0..16).collect::<Vec<_>>(), Default::default()).unwrap();
+        let buf = w.alloc_window(&dom, "buf", DType::F32, &[1, 64]).unwrap();
+        let d = Dispatch::kernel("racy", 1, move |core| {
+            let ones = ranksim::sim_core::Tile::from_slice(1, 64, &[1.0f32; 64])?;
+            match core.rank() {
+                0 => {
+                    core.store(&ones, &buf, &[0, 0])?;
+                    core.remote_store(&ones, &buf, 9, &[0, 0], AtomicType::None)?;
+                }
+                9 => {
+                    core.remote_load(&buf, 0, &[0, 0], &[1, 64])?;
+                    core.load(&buf, &[0, 0], &[1, 64])?;
+                }
+                _ => {}
+            }
+            Ok(())
+        });
+        w.dispatch_all(&dom, d.in_domain(&dom)).unwrap();
+        simulated(w.run().expect("the run ends"))
+    };
+    let one = run(1, false);
+    let text: Vec<String> = one.findings.iter().map(|f| f.to_string()).collect();
+    assert!(one.findings.len() >= 2, "{text:#?}");
+    assert!(text.iter().all(|f| f.contains("tests/sim/split.rs:")), "findings name the kernel's lines: {text:#?}");
+    assert_eq!(run(2, false), one, "on threads");
+    for n in [2, 3] {
+        for (rank, got) in over_processes(n, || run(n, true)).into_iter().enumerate() {
+            assert_eq!(got, one, "over {n} processes, process {rank}");
+        }
+    }
+}
+
+/// Users' own kernels checked and traced over processes: every process ends with one
+/// engine's report.
+#[test]
+fn checked_and_traced_user_kernels_over_processes_give_one_engines_report() {
+    for w in USER_WORKLOADS {
+        let run = |parts, processes| {
+            let mut world = two_node(parts);
+            (world.options_mut().check, world.options_mut().trace) = (true, true);
+            world.options_mut().processes = processes;
+            (w.setup)(&mut world, 16, 2).unwrap();
+            simulated(world.run().unwrap_or_else(|e| panic!("{} split in {parts}: {e}", w.name)))
+        };
+        let one = run(1, false);
+        for got in over_processes(2, || run(2, true)) {
+            assert_eq!(got, one, "{} checked and traced over 2 processes", w.name);
+        }
+    }
+}

@@ -233,6 +233,7 @@ fn run_on_one_rank_skips_programs_that_need_two() {
         json: None,
         trace: None,
         list: false,
+        ..Default::default()
     };
     let mut out = Vec::new();
     let st = ranksim_cli::commands::check::check(&mut out, &a);

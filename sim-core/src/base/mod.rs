@@ -4,6 +4,7 @@
 //! program.
 
 pub(crate) mod addr;
+pub(crate) mod call_site;
 pub(crate) mod convert;
 pub(crate) mod deadlock;
 pub(crate) mod dtype;

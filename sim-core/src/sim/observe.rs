@@ -62,6 +62,7 @@
 
 use crate::api::request::OpKind;
 use crate::base::addr::{Caller, CellRef, MemKey, Place};
+use crate::base::call_site::CallSite;
 use crate::base::signal::{Cond, NotifyOp};
 use crate::base::tensor::Tensor;
 use crate::base::time::SimTime;
@@ -265,7 +266,7 @@ impl fmt::Debug for CoreId {
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         pub struct $name(NonZeroU64);
 
         impl $name {
@@ -276,7 +277,6 @@ macro_rules! id_type {
 
             /// The id numbered `n` (none for 0), as [`Self::get`] gave it: how an id
             /// travels between the partitions of a split run.
-            #[allow(dead_code)]
             pub(crate) fn from_raw(n: u64) -> Option<Self> {
                 NonZeroU64::new(n).map(Self)
             }
@@ -386,7 +386,7 @@ pub struct OpInfo {
 pub struct OpAt {
     pub(crate) op: OpKind,
     pub(crate) time: SimTime,
-    pub(crate) caller: Caller,
+    pub(crate) caller: Option<CallSite>,
 }
 
 impl OpAt {
@@ -402,7 +402,12 @@ impl OpAt {
 
     /// The kernel's source location of the call, when known.
     pub fn location(&self) -> Option<&'static Location<'static>> {
-        self.caller
+        self.caller.and_then(|s| s.location())
+    }
+
+    /// An access of `op` at `time`, called at `caller`.
+    pub(crate) fn new(op: OpKind, time: SimTime, caller: Caller) -> OpAt {
+        OpAt { op, time, caller: caller.map(CallSite::from) }
     }
 }
 

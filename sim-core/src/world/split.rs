@@ -30,7 +30,6 @@ struct PartResult {
     /// Its memory (in another process's result, only its own chips' bytes and cells).
     mem: Memory,
     /// The facts a checked or traced run's partition recorded, for the merge to replay.
-    #[serde(skip)]
     recording: Option<Recording>,
 }
 
@@ -102,9 +101,6 @@ impl World {
         let refuse = |what: &str| {
             SimError::invalid(format!("--partitions {parts}: a split run cannot {what} yet; run with --partitions 1"))
         };
-        if self.options.processes && (self.options.check || self.options.trace) {
-            return Err(refuse("be checked or traced over processes"));
-        }
         if !self.observers.is_empty() {
             return Err(refuse("have observers"));
         }

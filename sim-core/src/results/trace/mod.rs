@@ -47,7 +47,7 @@ pub struct Flow {
 }
 
 /// A network resource (link, port, HBM, DMA engine) busy serialising one packet.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LinkBusy {
     /// The resource's name (`link 0->1`, `hbm 3`, ...).
     pub resource: String,

@@ -6,10 +6,10 @@ use super::finding::{Finding, FindingKind, site};
 use super::shadow::{Access, View};
 use super::vclock::VClock;
 use crate::base::addr::{MemKey, Place};
+use crate::base::call_site::CallSite;
 use crate::base::tensor::Runs;
 use crate::base::time::SimTime;
 use std::collections::BTreeMap;
-use std::panic::Location;
 use std::sync::Arc;
 
 /// A write issued but not landed.
@@ -35,7 +35,7 @@ pub(super) struct Pending {
 pub(crate) struct Op {
     pub(crate) name: &'static str,
     pub(crate) time: SimTime,
-    pub(crate) location: Option<&'static Location<'static>>,
+    pub(crate) location: Option<CallSite>,
 }
 
 pub(super) fn view(p: &Place) -> View {

@@ -5,9 +5,9 @@
 
 use super::vclock::{Epoch, VClock};
 use crate::base::addr::MemKey;
+use crate::base::call_site::CallSite;
 use crate::base::time::SimTime;
 use std::collections::BTreeMap;
-use std::panic::Location;
 use std::sync::Arc;
 
 /// How an access touches memory.
@@ -50,7 +50,7 @@ pub(crate) struct Access {
     pub(crate) op: &'static str,
     pub(crate) view: View,
     pub(crate) time: SimTime,
-    pub(crate) location: Option<&'static Location<'static>>,
+    pub(crate) location: Option<CallSite>,
 }
 
 /// An earlier access that conflicts with a new one over bytes `[lo, hi)`.

@@ -10,7 +10,8 @@ use super::event::{Event, Key};
 use super::observe::OpAt;
 use super::state::copy_job::CopyJob;
 use crate::api::request::{CopySpec, OpKind, Reply};
-use crate::base::addr::{Caller, Place, narrow};
+use crate::base::addr::{Place, narrow};
+use crate::base::call_site::CallSite;
 use crate::base::payload::Payload;
 use crate::model::{DmaDir, PathKind, Route};
 
@@ -46,14 +47,14 @@ impl Engine {
         self.obs.chunk_read(actor, src.chip(), src.region.bytes());
         let at = key.time + self.chip.dma_issue(DmaDir::GmToUb);
         if src.chip() == me {
-            self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
+            self.obs.read(actor, &src, OpAt::new(op, key.time, caller));
             let data = self.mem.read(&src);
             let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
             let end = Event::CopyLoaded { job: id, chunk, data };
             self.start_flow(key, route, src.region.bytes() as u64, at, None, end);
         } else {
             let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip() };
-            let read = Event::CopyRemoteRead { job: id, chunk, actor, src, op, caller };
+            let read = Event::CopyRemoteRead { job: id, chunk, actor, src, op, caller: caller.map(CallSite::from) };
             self.start_flow(key, route, 0, at, None, read);
         }
     }
@@ -66,7 +67,7 @@ impl Engine {
         actor: usize,
         src: Place,
         op: OpKind,
-        caller: Caller,
+        caller: Option<CallSite>,
     ) {
         self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
         let data = self.mem.read(&src);
@@ -105,7 +106,7 @@ impl Engine {
         let route = Route { kind, chip: me, core, peer: dst.chip() };
         let bytes = data.len() as u64;
         let at = key.time + self.chip.dma_issue(DmaDir::UbToGm);
-        let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: key.time, caller });
+        let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt::new(op, key.time, caller));
         let land = Event::Land { dst, data, atomic, writer: narrow(actor), op, ids };
         self.start_flow(key, route, bytes, at, Some(Event::CopyStored { job: id }), land);
         if pipeline && more {

@@ -5,7 +5,8 @@
 use super::observe::{TraceId, WriteToken};
 use super::state::channels::Desc;
 use crate::api::request::{OpKind, Reply, Request};
-use crate::base::addr::{Caller, CellRef, Place};
+use crate::base::addr::{CellRef, Place};
+use crate::base::call_site::CallSite;
 use crate::base::dtype::DType;
 use crate::base::payload::Payload;
 use crate::base::signal::NotifyOp;
@@ -147,7 +148,7 @@ pub(crate) enum Event {
     /// An actor's request, applied at its issue time.
     Request { actor: usize, req: Request, resume: SimTime },
     /// The request of a remote read reached the owner: read there and send the data back.
-    RemoteRead { actor: usize, src: Place, caller: Caller, ticket: Option<u64>, issued: SimTime },
+    RemoteRead { actor: usize, src: Place, caller: Option<CallSite>, ticket: Option<u64>, issued: SimTime },
     /// The bytes of an asynchronous load (`ticket`) have arrived in UB.
     Loaded { actor: usize, ticket: u64, data: Payload, issued: SimTime, peer: Option<usize> },
     /// Payload bytes land in memory.
@@ -169,7 +170,7 @@ pub(crate) enum Event {
     /// The read request of a get's chunk reached the owner.
     /// It carries what the owner needs (the reading core, the source, the op and its caller),
     /// so the owner's side reads nothing of the job, which stays with its core.
-    CopyRemoteRead { job: usize, chunk: usize, actor: usize, src: Place, op: OpKind, caller: Caller },
+    CopyRemoteRead { job: usize, chunk: usize, actor: usize, src: Place, op: OpKind, caller: Option<CallSite> },
     /// A chunk of a put/get is in UB.
     CopyLoaded { job: usize, chunk: usize, data: Payload },
     /// The store of a put/get chunk has cleared MTE3.

@@ -33,6 +33,7 @@ pub(crate) use partition::Crossing;
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
 use crate::base::addr::{MemKey, Place, narrow};
+use crate::base::call_site::CallSite;
 use crate::base::dtype::DType;
 use crate::base::error::SimError;
 use crate::base::payload::Payload;
@@ -503,7 +504,7 @@ impl Engine {
                 };
                 let at = start.max(t) + issue;
                 if src.chip() == me {
-                    self.obs.read(actor, &src, OpAt { op: OpKind::Load, time: t, caller });
+                    self.obs.read(actor, &src, OpAt::new(OpKind::Load, t, caller));
                     let data = self.mem.read(&src);
                     let route = Route { kind: PathKind::Load, chip: me, core, peer: me };
                     let bytes = data.len() as u64;
@@ -511,7 +512,7 @@ impl Engine {
                     self.start_flow(key, route, bytes, at, None, end);
                 } else {
                     let route = Route { kind: PathKind::ReadRequest, chip: me, core, peer: src.chip() };
-                    let ev = Event::RemoteRead { actor, src, caller, ticket, issued: t };
+                    let ev = Event::RemoteRead { actor, src, caller: caller.map(CallSite::from), ticket, issued: t };
                     self.start_flow(key, route, 0, at, None, ev);
                 }
             }
@@ -529,7 +530,7 @@ impl Engine {
                     _ => self.chip.dma_issue(DmaDir::UbToGm),
                 };
                 let (bytes, at) = (data.len() as u64, start.max(t) + issue);
-                let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt { op, time: t, caller });
+                let ids = self.issue_write(actor, &dst, atomic.is_some(), OpAt::new(op, t, caller));
                 let land = Event::Land { dst, data, atomic, writer: narrow(actor), op, ids };
                 self.start_flow(key, route, bytes, at, None, land);
             }
@@ -547,7 +548,7 @@ impl Engine {
                     (true, true) => PathKind::Signal,
                 };
                 let route = Route { kind, chip: me, core: self.core_of(actor), peer: cell.chip() };
-                let ids = self.issue_notify(actor, &cell, op, value, OpAt { op: OpKind::Notify, time: t, caller });
+                let ids = self.issue_notify(actor, &cell, op, value, OpAt::new(OpKind::Notify, t, caller));
                 let land = Event::Signal(SignalLand { cell, value, op, writer: actor, trace_id, ids });
                 self.start_flow(key, route, 4, at, None, land);
             }

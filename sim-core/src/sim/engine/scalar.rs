@@ -24,7 +24,7 @@ impl Engine {
 
     /// A scalar read of one local GM element: the bytes as they are now, after one access.
     pub(super) fn scalar_read(&mut self, t: SimTime, actor: usize, src: &Place, caller: Caller) {
-        self.obs.read(actor, src, OpAt { op: OpKind::ReadScalar, time: t, caller });
+        self.obs.read(actor, src, OpAt::new(OpKind::ReadScalar, t, caller));
         let data = self.mem.read(src);
         self.obs.op_started(actor, OpKind::ReadScalar, t, data.len(), None);
         self.reply(actor, t + self.chip.scalar_gm_access(), Reply::Data(data));
@@ -33,7 +33,7 @@ impl Engine {
     /// A scalar write of one local GM element: it lands one access later.
     pub(super) fn scalar_write(&mut self, key: Key, actor: usize, dst: Place, data: Vec<u8>, caller: Caller) {
         let t = key.time;
-        let ids = self.issue_write(actor, &dst, false, OpAt { op: OpKind::WriteScalar, time: t, caller });
+        let ids = self.issue_write(actor, &dst, false, OpAt::new(OpKind::WriteScalar, t, caller));
         let land = Event::Land {
             dst,
             data: Payload::Bytes(data),

@@ -26,6 +26,7 @@ use super::event::{Event, Key, SdmaEvent};
 use super::observe::{OpAt, WriteToken};
 use super::state::channels::{Desc, Transfer};
 use crate::api::request::{OpKind, Reply, SdmaSpec};
+use crate::base::call_site::CallSite;
 use crate::base::error::{SimError, Site};
 use crate::base::payload::Payload;
 use crate::base::time::SimTime;
@@ -90,7 +91,7 @@ impl Engine {
                 atomic: spec.atomic,
                 ready: resume.max(t),
                 op: spec.op,
-                caller: spec.caller,
+                caller: spec.caller.map(CallSite::from),
                 clock,
             };
             let i = self.sdma.put(d);

@@ -1,24 +1,27 @@
 //! Crossings as bytes, for partitions in other processes (a run split over MPI).
 //!
-//! A [`Crossing`] holds what the receiving partition's engine reads and nothing else: the
-//! event's key, the event, the events its flow ends with, and its path as a route (each
-//! process numbers its own paths). What only observers read is not carried, since a split run
-//! has none (no checker, no trace): a place's tensor travels as its name, dtype and shape (a
-//! dense stand-in), a kernel's call site and the observers' ids are dropped. Every process
-//! runs the same program, so the rest (memory keys, regions, cores) means the same everywhere.
+//! A [`Crossing`] holds what the receiving partition's engine reads: the event's key, the
+//! event, the events its flow ends with, and its path as a route (each process numbers its
+//! own paths), with what the checker and the tracer read of them (the observers' ids, a
+//! kernel's call site as its text, a place's buffer as the checker names it). A place's
+//! tensor travels as its name, dtype, shape and offsets, without its memory space. Every
+//! process runs the same program, so the rest (memory keys, regions, cores) means the same
+//! everywhere. A recorded fact of a checked or traced run travels with the same parts
+//! (the `facts` module).
 
 use super::event::{Away, Event, Key, SdmaEvent, SignalLand, WriteIds};
 use super::partition::{Crossing, WriterJob};
 use super::state::channels::Desc;
 use crate::api::request::{OpKind, Reply};
 use crate::base::addr::{CellRef, Coords, MemKey, Place};
+use crate::base::call_site::CallSite;
 use crate::base::dtype::DType;
 use crate::base::payload::Payload;
 use crate::base::signal::NotifyOp;
 use crate::base::tensor::{Region, Runs, Space, Tensor, TensorMeta};
 use crate::base::time::SimTime;
 use crate::model::{Onward, PathId, Route};
-use crate::sim::observe::SdmaId;
+use crate::sim::observe::{OpId, SdmaId, WriteId};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -43,13 +46,13 @@ enum WireEvent {
     SdmaDone { actor: usize, id: u64, ch: usize },
     SdmaCleared { ch: usize },
     SdmaRemoteRead { desc: WireDesc },
-    SdmaLand { desc: WireDesc, data: WirePayload },
+    SdmaLand { desc: WireDesc, data: WirePayload, check: Option<u64> },
     Land { dst: WirePlace, data: WirePayload, atomic: Option<DType>, writer: u32, op: OpKind, ids: WireIds },
-    Signal { cell: WireCell, value: i32, op: NotifyOp, writer: usize, ids: WireIds },
-    RemoteRead { actor: usize, src: WirePlace, ticket: Option<u64>, issued: SimTime },
+    Signal { cell: WireCell, value: i32, op: NotifyOp, writer: usize, ids: WireIds, trace_id: Option<u64> },
+    RemoteRead { actor: usize, src: WirePlace, ticket: Option<u64>, issued: SimTime, caller: WireSite },
     Loaded { actor: usize, ticket: u64, data: WirePayload, issued: SimTime, peer: Option<usize> },
     ReplyData { actor: usize, data: WirePayload },
-    CopyRemoteRead { job: usize, chunk: usize, actor: usize, src: WirePlace, op: OpKind },
+    CopyRemoteRead { job: usize, chunk: usize, actor: usize, src: WirePlace, op: OpKind, caller: WireSite },
     CopyLoaded { job: usize, chunk: usize, data: WirePayload },
     CopyStored { job: usize },
 }
@@ -60,17 +63,32 @@ enum WirePayload {
     Absent(usize),
 }
 
+/// A kernel's call site as its text: file, line, column.
+type WireSite = Option<(String, u32, u32)>;
+
 #[derive(Serialize, Deserialize)]
-struct WirePlace {
+pub(super) struct WirePlace {
     mem: MemKey,
     runs: Vec<(usize, usize)>,
     rows: usize,
     cols: usize,
-    tensor: (String, DType, Vec<usize>),
+    tensor: WireTensor,
+}
+
+/// A tensor view without its memory space.
+#[derive(Serialize, Deserialize)]
+struct WireTensor {
+    name: String,
+    dtype: DType,
+    shape: Vec<usize>,
+    base: usize,
+    capacity: usize,
+    start: usize,
+    strides: Option<Vec<usize>>,
 }
 
 #[derive(Serialize, Deserialize)]
-struct WireCell {
+pub(super) struct WireCell {
     mem: MemKey,
     offset: usize,
     buffer: String,
@@ -81,6 +99,7 @@ struct WireCell {
 struct WireIds {
     seq: u64,
     away: Option<(u32, bool)>,
+    check: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -95,6 +114,7 @@ struct WireDesc {
     ready: SimTime,
     op: OpKind,
     clock: u64,
+    caller: WireSite,
 }
 
 impl Crossing {
@@ -135,8 +155,8 @@ fn wire(ev: &Event) -> Result<WireEvent, String> {
         Event::Sdma(SdmaEvent::Done { actor, id, ch }) => WireEvent::SdmaDone { actor: *actor, id: *id, ch: *ch },
         Event::Sdma(SdmaEvent::Cleared { ch }) => WireEvent::SdmaCleared { ch: *ch },
         Event::Sdma(SdmaEvent::RemoteRead { desc }) => WireEvent::SdmaRemoteRead { desc: wire_desc(desc) },
-        Event::Sdma(SdmaEvent::Land { desc, data, .. }) => {
-            WireEvent::SdmaLand { desc: wire_desc(desc), data: wire_payload(data) }
+        Event::Sdma(SdmaEvent::Land { desc, data, check }) => {
+            WireEvent::SdmaLand { desc: wire_desc(desc), data: wire_payload(data), check: check.map(WriteId::get) }
         }
         Event::Land { dst, data, atomic, writer, op, ids } => WireEvent::Land {
             dst: wire_place(dst),
@@ -147,29 +167,34 @@ fn wire(ev: &Event) -> Result<WireEvent, String> {
             ids: wire_ids(ids),
         },
         Event::Signal(s) => WireEvent::Signal {
-            cell: WireCell {
-                mem: s.cell.mem,
-                offset: s.cell.offset,
-                buffer: s.cell.buffer.to_string(),
-                coords: s.cell.coords.to_vec(),
-            },
+            cell: wire_cell(&s.cell),
             value: s.value,
             op: s.op,
             writer: s.writer,
             ids: wire_ids(&s.ids),
+            trace_id: s.trace_id.map(OpId::get),
         },
-        Event::RemoteRead { actor, src, ticket, issued, .. } => {
-            WireEvent::RemoteRead { actor: *actor, src: wire_place(src), ticket: *ticket, issued: *issued }
-        }
+        Event::RemoteRead { actor, src, ticket, issued, caller } => WireEvent::RemoteRead {
+            actor: *actor,
+            src: wire_place(src),
+            ticket: *ticket,
+            issued: *issued,
+            caller: wire_site(*caller),
+        },
         Event::Loaded { actor, ticket, data, issued, peer } => {
             WireEvent::Loaded { actor: *actor, ticket: *ticket, data: wire_payload(data), issued: *issued, peer: *peer }
         }
         Event::Reply { actor, reply: Reply::Data(data) } => {
             WireEvent::ReplyData { actor: *actor, data: wire_payload(data) }
         }
-        Event::CopyRemoteRead { job, chunk, actor, src, op, .. } => {
-            WireEvent::CopyRemoteRead { job: *job, chunk: *chunk, actor: *actor, src: wire_place(src), op: *op }
-        }
+        Event::CopyRemoteRead { job, chunk, actor, src, op, caller } => WireEvent::CopyRemoteRead {
+            job: *job,
+            chunk: *chunk,
+            actor: *actor,
+            src: wire_place(src),
+            op: *op,
+            caller: wire_site(*caller),
+        },
         Event::CopyLoaded { job, chunk, data } => {
             WireEvent::CopyLoaded { job: *job, chunk: *chunk, data: wire_payload(data) }
         }
@@ -187,34 +212,31 @@ fn unwire(w: WireEvent) -> Result<Event, String> {
         WireEvent::SdmaDone { actor, id, ch } => Event::Sdma(SdmaEvent::Done { actor, id, ch }),
         WireEvent::SdmaCleared { ch } => Event::Sdma(SdmaEvent::Cleared { ch }),
         WireEvent::SdmaRemoteRead { desc } => Event::Sdma(SdmaEvent::RemoteRead { desc: Box::new(unwire_desc(desc)?) }),
-        WireEvent::SdmaLand { desc, data } => {
-            Event::Sdma(SdmaEvent::Land { desc: Box::new(unwire_desc(desc)?), data: unwire_payload(data), check: None })
-        }
+        WireEvent::SdmaLand { desc, data, check } => Event::Sdma(SdmaEvent::Land {
+            desc: Box::new(unwire_desc(desc)?),
+            data: unwire_payload(data),
+            check: check.and_then(WriteId::from_raw),
+        }),
         WireEvent::Land { dst, data, atomic, writer, op, ids } => {
             Event::Land { dst: unwire_place(dst), data: unwire_payload(data), atomic, writer, op, ids: unwire_ids(ids) }
         }
-        WireEvent::Signal { cell, value, op, writer, ids } => Event::Signal(SignalLand {
-            cell: CellRef {
-                mem: cell.mem,
-                offset: cell.offset,
-                buffer: Arc::from(cell.buffer),
-                coords: Coords::new(&cell.coords),
-            },
+        WireEvent::Signal { cell, value, op, writer, ids, trace_id } => Event::Signal(SignalLand {
+            cell: unwire_cell(cell),
             value,
             op,
             writer,
-            trace_id: None,
+            trace_id: trace_id.and_then(OpId::from_raw),
             ids: unwire_ids(ids),
         }),
-        WireEvent::RemoteRead { actor, src, ticket, issued } => {
-            Event::RemoteRead { actor, src: unwire_place(src), caller: None, ticket, issued }
+        WireEvent::RemoteRead { actor, src, ticket, issued, caller } => {
+            Event::RemoteRead { actor, src: unwire_place(src), caller: unwire_site(caller), ticket, issued }
         }
         WireEvent::Loaded { actor, ticket, data, issued, peer } => {
             Event::Loaded { actor, ticket, data: unwire_payload(data), issued, peer }
         }
         WireEvent::ReplyData { actor, data } => Event::Reply { actor, reply: Reply::Data(unwire_payload(data)) },
-        WireEvent::CopyRemoteRead { job, chunk, actor, src, op } => {
-            Event::CopyRemoteRead { job, chunk, actor, src: unwire_place(src), op, caller: None }
+        WireEvent::CopyRemoteRead { job, chunk, actor, src, op, caller } => {
+            Event::CopyRemoteRead { job, chunk, actor, src: unwire_place(src), op, caller: unwire_site(caller) }
         }
         WireEvent::CopyLoaded { job, chunk, data } => Event::CopyLoaded { job, chunk, data: unwire_payload(data) },
         WireEvent::CopyStored { job } => Event::CopyStored { job },
@@ -235,20 +257,30 @@ fn unwire_payload(p: WirePayload) -> Payload {
     }
 }
 
-fn wire_place(p: &Place) -> WirePlace {
+pub(super) fn wire_place(p: &Place) -> WirePlace {
     let t = &p.tensor.0;
     WirePlace {
         mem: p.mem,
         runs: p.region.runs.to_vec(),
         rows: p.region.rows,
         cols: p.region.cols,
-        tensor: (t.name.to_string(), t.dtype, t.shape.clone()),
+        tensor: WireTensor {
+            name: t.name.to_string(),
+            dtype: t.dtype,
+            shape: t.shape.clone(),
+            base: t.base,
+            capacity: t.capacity,
+            start: t.start,
+            strides: t.strides.clone(),
+        },
     }
 }
 
-fn unwire_place(w: WirePlace) -> Place {
-    let (name, dtype, shape) = w.tensor;
-    let meta = TensorMeta::dense(Arc::from(name), Space::Gm { buf: 0 }, 0, 0, dtype, &shape);
+/// The place `w` names; its tensor stands in a GM space of its own.
+pub(super) fn unwire_place(w: WirePlace) -> Place {
+    let t = w.tensor;
+    let mut meta = TensorMeta::dense(Arc::from(t.name), Space::Gm { buf: 0 }, t.base, t.capacity, t.dtype, &t.shape);
+    (meta.start, meta.strides) = (t.start, t.strides);
     Place {
         mem: w.mem,
         region: Region { runs: Runs::from(w.runs), rows: w.rows, cols: w.cols },
@@ -256,12 +288,29 @@ fn unwire_place(w: WirePlace) -> Place {
     }
 }
 
+pub(super) fn wire_cell(c: &CellRef) -> WireCell {
+    WireCell { mem: c.mem, offset: c.offset, buffer: c.buffer.to_string(), coords: c.coords.to_vec() }
+}
+
+pub(super) fn unwire_cell(w: WireCell) -> CellRef {
+    CellRef { mem: w.mem, offset: w.offset, buffer: Arc::from(w.buffer), coords: Coords::new(&w.coords) }
+}
+
+pub(super) fn wire_site(s: Option<CallSite>) -> WireSite {
+    s.map(|s| (s.file().to_string(), s.line(), s.column()))
+}
+
+pub(super) fn unwire_site(w: WireSite) -> Option<CallSite> {
+    w.map(|(file, line, column)| CallSite::named(&file, line, column))
+}
+
 fn wire_ids(ids: &WriteIds) -> WireIds {
-    WireIds { seq: ids.seq, away: ids.away.map(|a| (a.nth, a.held)) }
+    WireIds { seq: ids.seq, away: ids.away.map(|a| (a.nth, a.held)), check: ids.check.map(WriteId::get) }
 }
 
 fn unwire_ids(w: WireIds) -> WriteIds {
-    WriteIds { seq: w.seq, check: None, away: w.away.map(|(nth, held)| Away { nth, held }) }
+    let check = w.check.and_then(WriteId::from_raw);
+    WriteIds { seq: w.seq, check, away: w.away.map(|(nth, held)| Away { nth, held }) }
 }
 
 fn wire_desc(d: &Desc) -> WireDesc {
@@ -276,6 +325,7 @@ fn wire_desc(d: &Desc) -> WireDesc {
         ready: d.ready,
         op: d.op,
         clock: d.clock.get(),
+        caller: wire_site(d.caller),
     }
 }
 
@@ -290,7 +340,132 @@ fn unwire_desc(w: WireDesc) -> Result<Desc, String> {
         atomic: w.atomic,
         ready: w.ready,
         op: w.op,
-        caller: None,
+        caller: unwire_site(w.caller),
         clock: SdmaId::from_raw(w.clock).ok_or("an SDMA transfer's id was 0")?,
     })
+}
+
+/// Serde for the owned parts of a recorded fact (`observe/record.rs`), as crossings carry
+/// them: `#[serde(with = "...")]` on the fact's fields.
+pub(crate) mod facts {
+    use super::*;
+    use crate::base::call_site::static_text;
+    use crate::sim::observe::{CoreId, OpAt, OpInfo};
+    use serde::{Deserializer, Serializer};
+
+    /// A [`Place`].
+    pub(crate) mod place {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(p: &Place, s: S) -> Result<S::Ok, S::Error> {
+            wire_place(p).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Place, D::Error> {
+            WirePlace::deserialize(d).map(unwire_place)
+        }
+    }
+
+    /// A [`CellRef`].
+    pub(crate) mod cell {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(c: &CellRef, s: S) -> Result<S::Ok, S::Error> {
+            wire_cell(c).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CellRef, D::Error> {
+            WireCell::deserialize(d).map(unwire_cell)
+        }
+    }
+
+    /// The cells of a wait, test or `expect_clear`.
+    pub(crate) mod cells {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(c: &[CellRef], s: S) -> Result<S::Ok, S::Error> {
+            c.iter().map(wire_cell).collect::<Vec<_>>().serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<CellRef>, D::Error> {
+            Ok(Vec::<WireCell>::deserialize(d)?.into_iter().map(unwire_cell).collect())
+        }
+    }
+
+    /// A name (`Arc<str>`).
+    pub(crate) mod name {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(n: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(n)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+            String::deserialize(d).map(Arc::from)
+        }
+    }
+
+    /// A chip's active dispatch: its name and instance.
+    pub(crate) mod dispatch {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(x: &Option<(Arc<str>, usize)>, s: S) -> Result<S::Ok, S::Error> {
+            x.as_ref().map(|(n, i)| (n.to_string(), *i)).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(Arc<str>, usize)>, D::Error> {
+            Ok(Option::<(String, usize)>::deserialize(d)?.map(|(n, i)| (Arc::from(n), i)))
+        }
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct WireOp {
+        id: u64,
+        actor: usize,
+        cores: usize,
+        name: String,
+        start: SimTime,
+        bytes: u64,
+        peer: Option<usize>,
+    }
+
+    /// An [`OpInfo`].
+    pub(crate) mod op_info {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(o: &OpInfo, s: S) -> Result<S::Ok, S::Error> {
+            let w = WireOp {
+                id: o.id.get(),
+                actor: o.core.actor,
+                cores: o.core.cores,
+                name: o.name.to_string(),
+                start: o.start,
+                bytes: o.bytes,
+                peer: o.peer,
+            };
+            w.serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpInfo, D::Error> {
+            let w = WireOp::deserialize(d)?;
+            let id = OpId::from_raw(w.id).ok_or_else(|| serde::de::Error::custom("an operation's id was 0"))?;
+            let core = CoreId { actor: w.actor, cores: w.cores };
+            let name = static_text(&w.name);
+            Ok(OpInfo { id, core, name, start: w.start, bytes: w.bytes, peer: w.peer })
+        }
+    }
+
+    /// An [`OpAt`].
+    pub(crate) mod op_at {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(a: &OpAt, s: S) -> Result<S::Ok, S::Error> {
+            (a.op, a.time, wire_site(a.caller)).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpAt, D::Error> {
+            let (op, time, caller) = <(OpKind, SimTime, WireSite)>::deserialize(d)?;
+            Ok(OpAt { op, time, caller: unwire_site(caller) })
+        }
+    }
 }

@@ -10,7 +10,8 @@
 //!
 //! Each partition numbers its ids from its own base (the partition in the high bits), so an
 //! id that travels with an event to another partition (a write landing there) stays
-//! distinct from that partition's own.
+//! distinct from that partition's own. Over processes a recording travels as bytes with the
+//! partition's result (serde, the parts as crossings carry them: `wire.rs`).
 
 use super::{Observers, OpAt};
 use crate::base::addr::{CellRef, Place};
@@ -22,6 +23,7 @@ use crate::sim::observe::{
     BlockStart, CoreId, EqWaiters, MemRegion, Observe, OpId, OpInfo, SdmaId, SignalCell, SignalCells, WriteId,
 };
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -30,53 +32,176 @@ use std::sync::Arc;
 pub(crate) type Stamp = (u128, u64);
 
 /// One fact of the [`Observe`] trait, owning what the trait lends.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum Fact {
-    DispatchStarted { rank: usize, tasks: usize, instance: usize },
-    TaskPlaced { rank: usize, task: usize, deps: Vec<usize> },
+    DispatchStarted {
+        rank: usize,
+        tasks: usize,
+        instance: usize,
+    },
+    TaskPlaced {
+        rank: usize,
+        task: usize,
+        deps: Vec<usize>,
+    },
     BlockStarted(OwnedBlock),
-    BlockEnded { actor: usize, task: usize },
-    DeferredReady { rank: usize, task: usize, cell: CellRef },
-    DispatchEnded { rank: usize },
-    OpStarted(OpInfo),
-    OpSpan(OpInfo, SimTime),
-    CopyStarted(OpInfo),
-    Resumed { actor: usize, at: SimTime },
-    LoadIssued { actor: usize, from: usize, bytes: u64 },
-    StorePosted { actor: usize, op: OpId, to: usize, bytes: u64 },
-    ChunkRead { actor: usize, from: usize, bytes: u64 },
-    ChunkStored { actor: usize, to: usize, bytes: u64 },
-    Read { actor: usize, src: Place, at: OpAt },
-    WriteIssued { actor: usize, id: WriteId, dst: Place, atomic: bool, at: OpAt },
+    BlockEnded {
+        actor: usize,
+        task: usize,
+    },
+    DeferredReady {
+        rank: usize,
+        task: usize,
+        #[serde(with = "crate::sim::engine::wire::facts::cell")]
+        cell: CellRef,
+    },
+    DispatchEnded {
+        rank: usize,
+    },
+    OpStarted(#[serde(with = "crate::sim::engine::wire::facts::op_info")] OpInfo),
+    OpSpan(#[serde(with = "crate::sim::engine::wire::facts::op_info")] OpInfo, SimTime),
+    CopyStarted(#[serde(with = "crate::sim::engine::wire::facts::op_info")] OpInfo),
+    Resumed {
+        actor: usize,
+        at: SimTime,
+    },
+    LoadIssued {
+        actor: usize,
+        from: usize,
+        bytes: u64,
+    },
+    StorePosted {
+        actor: usize,
+        op: OpId,
+        to: usize,
+        bytes: u64,
+    },
+    ChunkRead {
+        actor: usize,
+        from: usize,
+        bytes: u64,
+    },
+    ChunkStored {
+        actor: usize,
+        to: usize,
+        bytes: u64,
+    },
+    Read {
+        actor: usize,
+        #[serde(with = "crate::sim::engine::wire::facts::place")]
+        src: Place,
+        #[serde(with = "crate::sim::engine::wire::facts::op_at")]
+        at: OpAt,
+    },
+    WriteIssued {
+        actor: usize,
+        id: WriteId,
+        #[serde(with = "crate::sim::engine::wire::facts::place")]
+        dst: Place,
+        atomic: bool,
+        #[serde(with = "crate::sim::engine::wire::facts::op_at")]
+        at: OpAt,
+    },
     WriteLanded(WriteId),
-    NotifyPosted { actor: usize, op: OpId, to: usize },
-    NotifyIssued { actor: usize, id: WriteId, cell: CellRef, op: NotifyOp, value: i32, at: OpAt },
-    NotifyLanded { id: WriteId, cell: CellRef, old_new: (i32, i32), eq: Vec<(i32, usize)> },
-    WaitStarted { actor: usize, op: OpId, cells: Vec<CellRef>, cond: Cond, at: SimTime },
-    WaitHeldAtOnce { actor: usize, cells: Vec<CellRef>, cond: Cond, at: SimTime },
-    WaitReleased { actor: usize, op: OpId, cells: Vec<CellRef>, cond: Cond, at: SimTime, by: Option<OpId> },
-    TestPolled { actor: usize, op: OpId, cells: Vec<CellRef>, cond: Cond, holds: bool, at: SimTime },
-    ExpectClear(Vec<CellRef>),
-    SdmaPosted { actor: usize, id: SdmaId, op: OpId, get: bool, peer: Option<usize>, bytes: u64 },
-    SdmaMoved { id: SdmaId, write: WriteId, src: Place, dst: Place, atomic: bool, at: OpAt },
-    SdmaCompleted { actor: usize, id: SdmaId, retired: bool },
+    NotifyPosted {
+        actor: usize,
+        op: OpId,
+        to: usize,
+    },
+    NotifyIssued {
+        actor: usize,
+        id: WriteId,
+        #[serde(with = "crate::sim::engine::wire::facts::cell")]
+        cell: CellRef,
+        op: NotifyOp,
+        value: i32,
+        #[serde(with = "crate::sim::engine::wire::facts::op_at")]
+        at: OpAt,
+    },
+    NotifyLanded {
+        id: WriteId,
+        #[serde(with = "crate::sim::engine::wire::facts::cell")]
+        cell: CellRef,
+        old_new: (i32, i32),
+        eq: Vec<(i32, usize)>,
+    },
+    WaitStarted {
+        actor: usize,
+        op: OpId,
+        #[serde(with = "crate::sim::engine::wire::facts::cells")]
+        cells: Vec<CellRef>,
+        cond: Cond,
+        at: SimTime,
+    },
+    WaitHeldAtOnce {
+        actor: usize,
+        #[serde(with = "crate::sim::engine::wire::facts::cells")]
+        cells: Vec<CellRef>,
+        cond: Cond,
+        at: SimTime,
+    },
+    WaitReleased {
+        actor: usize,
+        op: OpId,
+        #[serde(with = "crate::sim::engine::wire::facts::cells")]
+        cells: Vec<CellRef>,
+        cond: Cond,
+        at: SimTime,
+        by: Option<OpId>,
+    },
+    TestPolled {
+        actor: usize,
+        op: OpId,
+        #[serde(with = "crate::sim::engine::wire::facts::cells")]
+        cells: Vec<CellRef>,
+        cond: Cond,
+        holds: bool,
+        at: SimTime,
+    },
+    ExpectClear(#[serde(with = "crate::sim::engine::wire::facts::cells")] Vec<CellRef>),
+    SdmaPosted {
+        actor: usize,
+        id: SdmaId,
+        op: OpId,
+        get: bool,
+        peer: Option<usize>,
+        bytes: u64,
+    },
+    SdmaMoved {
+        id: SdmaId,
+        write: WriteId,
+        #[serde(with = "crate::sim::engine::wire::facts::place")]
+        src: Place,
+        #[serde(with = "crate::sim::engine::wire::facts::place")]
+        dst: Place,
+        atomic: bool,
+        #[serde(with = "crate::sim::engine::wire::facts::op_at")]
+        at: OpAt,
+    },
+    SdmaCompleted {
+        actor: usize,
+        id: SdmaId,
+        retired: bool,
+    },
     LinkBusy(LinkBusy),
 }
 
 /// A [`BlockStart`], owned.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct OwnedBlock {
     pub(crate) actor: usize,
     pub(crate) task: usize,
+    #[serde(with = "crate::sim::engine::wire::facts::name")]
     pub(crate) name: Arc<str>,
     pub(crate) block: usize,
     pub(crate) lane: usize,
     pub(crate) lanes: usize,
+    #[serde(with = "crate::sim::engine::wire::facts::dispatch")]
     pub(crate) dispatch: Option<(Arc<str>, usize)>,
 }
 
 /// What one partition recorded.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Recording {
     /// Cores per chip.
     pub(crate) cores: usize,

@@ -3,7 +3,8 @@
 
 use super::super::observe::SdmaToken;
 use crate::api::request::OpKind;
-use crate::base::addr::{Caller, Place};
+use crate::base::addr::Place;
+use crate::base::call_site::CallSite;
 use crate::base::dtype::DType;
 use crate::base::time::SimTime;
 use crate::model::SdmaParams;
@@ -22,7 +23,7 @@ pub(in crate::sim::engine) struct Desc {
     /// When the channel may start it (the transfer was posted).
     pub(in crate::sim::engine) ready: SimTime,
     pub(in crate::sim::engine) op: OpKind,
-    pub(in crate::sim::engine) caller: Caller,
+    pub(in crate::sim::engine) caller: Option<CallSite>,
     /// The observers' token of its transfer (so the chip that reads its source needs
     /// nothing of the transfer's state, which stays with its core).
     pub(in crate::sim::engine) clock: SdmaToken,
