@@ -65,8 +65,10 @@ use ranksim::{Config, programs};
 pub fn main_for<C: Collective + Sync>(c: &C) -> std::process::ExitCode {
     use std::process::ExitCode;
     restore_sigpipe();
-    // Under mpirun a sweep is split over the processes; the session ends MPI when dropped.
-    let (place, _session) = match processes::join(std::env::args().nth(1).is_none_or(|a| a == "sweep")) {
+    // Under mpirun a sweep or a check is split over the processes; the session ends MPI when
+    // dropped.
+    let (place, _session) = match processes::join(std::env::args().nth(1).is_none_or(|a| a == "sweep" || a == "check"))
+    {
         Ok(s) => s,
         Err(e) => return exit_code(Err(e)),
     };

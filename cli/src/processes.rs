@@ -1,7 +1,7 @@
 //! Runs split over MPI processes (`mpirun -np N ranksim sweep ...`, or `ranksim check`; the
 //! `mpi` feature): the session every process joins at start, and what a command's arguments
 //! become under it. The built-in `ranksim` and a user's collective (`main_for`, whose sweep
-//! splits) share both.
+//! and check split) share both.
 
 use crate::commands::check::CheckArgs;
 use crate::commands::sweep::SweepArgs;
@@ -70,7 +70,7 @@ pub fn check_args(mut a: CheckArgs, place: Place) -> Result<CheckArgs, String> {
 
 /// The partitions of a run over `size` processes: one each (`--partitions` left out, or
 /// saying so).
-fn one_each(partitions: usize, size: usize) -> Result<usize, String> {
+pub(crate) fn one_each(partitions: usize, size: usize) -> Result<usize, String> {
     if partitions > 1 && partitions != size {
         return Err(format!(
             "--partitions {partitions}: under mpirun a run has one partition per process ({size}); leave it out"

@@ -123,7 +123,7 @@ pub fn run_over<C: Collective + Sync>(
             crate::processes::sweep_args(SweepArgs::from(*s), place).and_then(|a| sweep(out, c, &a))
         }
         Some(CollectiveCommand::Bench(b)) => bench(out, c, &b),
-        Some(CollectiveCommand::Check(k)) => check(out, c, &k),
+        Some(CollectiveCommand::Check(k)) => check(out, c, &k, place),
     })
 }
 
@@ -243,8 +243,14 @@ fn bench<C: Collective>(out: &mut dyn Write, c: &C, b: &BenchFlags) -> CmdResult
     Ok(status)
 }
 
-/// `check` of a user's collective: `--calls` calls under the checker, unperturbed and per seed.
-fn check<C: Collective>(out: &mut dyn Write, c: &C, k: &CheckFlags) -> CmdResult {
+/// `check` of a user's collective: `--calls` calls under the checker, unperturbed and per seed;
+/// as process `place` of a run over processes, one partition each and the files written by
+/// the first (every process traces alike).
+fn check<C: Collective>(out: &mut dyn Write, c: &C, k: &CheckFlags, place: crate::processes::Place) -> CmdResult {
+    let (partitions, processes, first) = match place {
+        Some((rank, size)) => (crate::processes::one_each(k.reruns.partitions(), size)?, true, rank == 0),
+        None => (k.reruns.partitions(), false, true),
+    };
     let io = |e: std::io::Error| e.to_string();
     let cfg = Config::load_or_default(k.config.as_deref()).map_err(|e| e.to_string())?;
     let ranks = ranks(&cfg, k.ranks)?;
@@ -268,17 +274,17 @@ fn check<C: Collective>(out: &mut dyn Write, c: &C, k: &CheckFlags) -> CmdResult
         opts.dispatch_jitter
     )
     .map_err(io)?;
-    let m = Measure { trace: k.trace.is_some(), partitions: k.reruns.partitions(), ..Measure::new(ranks) };
+    let m = Measure { trace: k.trace.is_some(), partitions, processes, ..Measure::new(ranks) };
     let measure::Checked { report: r, timeline } =
         measure::check(&cfg, c, &m, k.size, k.calls, &opts).map_err(|e| e.to_string())?;
-    if let (Some(path), Some(t)) = (&k.trace, timeline) {
+    if let (Some(path), Some(t), true) = (&k.trace, timeline, first) {
         let json = formats::to_chrome_json(&t, cfg.machine.ranks);
         std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     super::check::print(out, &c.name(), ranks, &r).map_err(io)?;
     writeln!(out, "# {} finding(s)", r.findings.len()).map_err(io)?;
     let found = !r.findings.is_empty();
-    if let Some(path) = &k.json {
+    if let (Some(path), true) = (&k.json, first) {
         let results = [(c.name(), ranks, r)];
         let text = serde_json::to_string_pretty(&super::check::json(&cfg, &results)).map_err(|e| e.to_string())?;
         std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;

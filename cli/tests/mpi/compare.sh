@@ -85,6 +85,11 @@ for prog in broken-concurrent-set broken-missing-barrier broken-duplicate-notify
     compare_traced "check $prog on two-node" check --config two-node --program "$prog" --seeds 1 --json "$dir/f.json"
     grep -q "^FOUND" "$dir/np4.out" && [ "$(cat "$dir/np4.code")" = 1 ] || { echo "FAIL: $prog found nothing"; exit 1; }
 done
+bin=$user
+compare_traced "check of my_allgather (a user's collective) on two-node" check --config two-node --seeds 1 \
+    --json "$dir/f.json"
+grep -q "^clean" "$dir/np4.out" || { echo "FAIL: my_allgather's check"; cat "$dir/np4.out"; exit 1; }
+bin=$ranksim
 compare_traced "traced sweep, all_to_all sdma-mesh on two-node" sweep --config two-node --collective all_to_all \
     --mode sdma-mesh -b 64K -e 64K
 
