@@ -595,3 +595,36 @@ fn bad_block_sizes_and_queue_counts_say_what_is_allowed() {
     });
     assert!(e.contains("needs 8 descriptors") && e.contains("4 on each of its 2 channel(s)"), "{e}");
 }
+
+/// Two gets from across a switch on one channel: the second starts once the first's data has
+/// cleared the channel's side of the switch, the requester's downlink (not the peer's uplink,
+/// which the last byte leaves one downlink latency sooner). With 500 ns links up and down:
+/// the first completes at ISSUE + COLD + DESC + 1 us (the request, up and down) + 1 us (the
+/// data back) + n * BETA + POLL; the second starts DESC after the first's last byte cleared
+/// the downlink and pays its request and data legs again.
+#[test]
+fn a_second_get_across_a_switch_waits_for_the_first_to_clear_the_requesters_side() {
+    let cols = 4096;
+    let n = 4 * cols as u64;
+    let table = sdma(20.0, 1 << 20, 8, (ISSUE / NS, POLL / NS));
+    let topo = "kind = \"switch\"\nlink_gbps = 10.0\nlink_latency_ns = 500.0\n";
+    let toml = format!("{}\n[chip.sdma]\n{table}", links_only(2, 4096, topo));
+    let w = Config::from_toml(&toml, "sdma").unwrap().world().unwrap();
+    let t = times(w, 1, cols, move |core, data, log| {
+        let o = SdmaOpts::new().region(&[1, 0], &[0, 0], &[1, cols]).channel(0);
+        let a = core.get_async(data, 1, data, &o)?;
+        let b = core.get_async(data, 1, data, &o)?;
+        core.wait_async(a)?;
+        log.push(core.now().as_ps());
+        core.wait_async(b)?;
+        log.push(core.now().as_ps());
+        Ok(())
+    });
+    let (up, down) = (500 * NS, 500 * NS);
+    let first = ISSUE + COLD + DESC + (up + down) + (up + down) + n * BETA + POLL;
+    // The data left at ISSUE + COLD + DESC + the request's 1 us; its last byte cleared the
+    // downlink `up` later than the uplink.
+    let cleared = ISSUE + COLD + DESC + (up + down) + up + n * BETA;
+    let second = cleared + DESC + (up + down) + (up + down) + n * BETA + POLL;
+    assert_eq!(t, vec![first, second]);
+}
