@@ -1,9 +1,14 @@
 //! The lower bounds `(time, actor, seq)` of the running actors' next requests: the event loop
 //! may apply an event only below the smallest. Each running actor has exactly one bound (its
-//! `ActorState::Running`), replaced on every request, so the set is a min-heap with lazy
-//! deletion: a replaced bound stays in the heap, marked stale, until it reaches the top.
-//! Bounds sit in the heap as event keys' leading words ([`Key::bound`]): one 128-bit number
-//! each, compared without branches.
+//! `ActorState::Running`), replaced on every request.
+//!
+//! Under the coroutine driver few actors run at once: the ones released since the event loop
+//! last stopped, each of which sends its next request (ending its bound) before the loop
+//! goes on. Those bounds sit in a short list whose minimum is found by a scan. Only when more
+//! than [`SMALL`] actors run at once (kernels on OS threads) does the set also keep a min-heap
+//! with lazy deletion (a replaced bound stays in the heap, marked stale, until it reaches the
+//! top), from then until no actor runs. Bounds are compared as event keys' leading words
+//! ([`Key::bound`]): one 128-bit number each, compared without branches.
 
 use super::event::Key;
 use crate::base::time::SimTime;
@@ -12,12 +17,19 @@ use std::collections::BinaryHeap;
 
 type Bound = (SimTime, usize, u64);
 
+/// Running actors up to which the smallest bound is found by a scan of the list.
+const SMALL: usize = 16;
+
 #[derive(Debug, Default)]
 pub(super) struct Bounds {
-    heap: BinaryHeap<Reverse<u128>>,
     /// Each actor's live bound (time, seq), if it is running.
     live: Vec<Option<(SimTime, u64)>>,
-    count: usize,
+    /// The running actors, in no order, and each actor's place in it.
+    list: Vec<usize>,
+    place: Vec<u32>,
+    /// Every live bound (and stale ones), while more than [`SMALL`] actors have run at once
+    /// since the set was last empty.
+    heap: Option<BinaryHeap<Reverse<u128>>>,
     /// The smallest live bound as last found, while it is still live: the event loop asks
     /// for it once per event, and it changes far less often.
     first: Option<u128>,
@@ -25,49 +37,74 @@ pub(super) struct Bounds {
 
 impl Bounds {
     pub(super) fn new(actors: usize) -> Bounds {
-        Bounds { heap: BinaryHeap::new(), live: vec![None; actors], count: 0, first: None }
+        Bounds { live: vec![None; actors], list: Vec::new(), place: vec![0; actors], heap: None, first: None }
     }
 
     /// Sets `actor`'s bound (it has none).
     pub(super) fn insert(&mut self, (t, actor, seq): Bound) {
         debug_assert!(self.live[actor].is_none(), "actor {actor} has two bounds");
         self.live[actor] = Some((t, seq));
-        self.count += 1;
+        self.place[actor] = self.list.len() as u32;
+        self.list.push(actor);
         let b = Key::bound(t, actor, seq);
-        self.heap.push(Reverse(b));
-        if self.first.is_some_and(|f| b < f) {
+        match self.heap.as_mut() {
+            Some(h) => h.push(Reverse(b)),
+            None if self.list.len() > SMALL => {
+                self.heap = Some(self.list.iter().map(|&a| Reverse(self.bound(a))).collect())
+            }
+            None => {}
+        }
+        if self.first.is_some_and(|f| b < f) || self.list.len() == 1 {
             self.first = Some(b);
         }
     }
 
     /// Clears `actor`'s bound if it is `(t, seq)`.
     pub(super) fn remove(&mut self, &(t, actor, seq): &Bound) {
-        if self.live[actor] == Some((t, seq)) {
-            self.live[actor] = None;
-            self.count -= 1;
-            if self.first == Some(Key::bound(t, actor, seq)) {
-                self.first = None;
-            }
+        if self.live[actor] != Some((t, seq)) {
+            return;
         }
+        self.live[actor] = None;
+        let i = self.place[actor] as usize;
+        self.list.swap_remove(i);
+        if let Some(&moved) = self.list.get(i) {
+            self.place[moved] = i as u32;
+        }
+        if self.list.is_empty() {
+            self.heap = None;
+        }
+        if self.first == Some(Key::bound(t, actor, seq)) {
+            self.first = None;
+        }
+    }
+
+    /// The live bound of running `actor`, packed.
+    fn bound(&self, actor: usize) -> u128 {
+        let (t, seq) = self.live[actor].unwrap_or((SimTime::NEVER, 0));
+        Key::bound(t, actor, seq)
     }
 
     /// The smallest live bound, as [`Key::bound`] packs it.
     #[inline]
     pub(super) fn first_packed(&mut self) -> Option<u128> {
-        if self.first.is_none() {
+        if self.first.is_none() && !self.list.is_empty() {
             self.first = self.find_first();
         }
         self.first
     }
 
-    /// The smallest live bound, found in the heap (stale bounds above it dropped).
+    /// The smallest live bound: by a scan of the list, or found in the heap (stale bounds
+    /// above it dropped).
     fn find_first(&mut self) -> Option<u128> {
-        while let Some(&Reverse(b)) = self.heap.peek() {
+        let Some(heap) = self.heap.as_mut() else {
+            return self.list.iter().map(|&a| self.bound(a)).min();
+        };
+        while let Some(&Reverse(b)) = heap.peek() {
             let (t, a, s) = Key::unbound(b);
             if self.live[a] == Some((t, s)) {
                 return Some(b);
             }
-            self.heap.pop();
+            heap.pop();
         }
         None
     }
@@ -79,7 +116,7 @@ impl Bounds {
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.count == 0
+        self.list.is_empty()
     }
 }
 
@@ -114,32 +151,45 @@ mod tests {
     }
 
     /// The kept smallest bound stays right through any mix of inserts and removals (checked
-    /// against a sorted set, on a fixed pseudo-random sequence).
+    /// against a sorted set, on a fixed pseudo-random sequence), with few actors (the list
+    /// alone) and with more than [`SMALL`] running at once (the heap too), every actor's bound
+    /// ended now and then (back to the list).
     #[test]
     fn the_kept_first_bound_matches_a_sorted_set() {
         use std::collections::BTreeSet;
-        let actors = 6;
-        let mut b = Bounds::new(actors);
-        let mut model: BTreeSet<u128> = BTreeSet::new();
-        let mut live: Vec<Option<Bound>> = vec![None; actors];
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for step in 0..4000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let a = (x >> 33) as usize % actors;
-            match live[a].take() {
-                Some(old) if (x >> 20) & 1 == 0 => {
-                    b.remove(&old);
-                    model.remove(&Key::bound(old.0, old.1, old.2));
+        for actors in [6, 3 * SMALL] {
+            let mut b = Bounds::new(actors);
+            let mut model: BTreeSet<u128> = BTreeSet::new();
+            let mut live: Vec<Option<Bound>> = vec![None; actors];
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut heaped = 0;
+            for step in 0..8000u64 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let a = (x >> 33) as usize % actors;
+                match live[a].take() {
+                    Some(old) if (x >> 20) & 3 == 0 => {
+                        b.remove(&old);
+                        model.remove(&Key::bound(old.0, old.1, old.2));
+                    }
+                    Some(old) => live[a] = Some(old),
+                    None => {
+                        let bound = (t((x >> 40) % 50), a, step);
+                        b.insert(bound);
+                        model.insert(Key::bound(bound.0, bound.1, bound.2));
+                        live[a] = Some(bound);
+                    }
                 }
-                Some(old) => live[a] = Some(old),
-                None => {
-                    let bound = (t((x >> 40) % 50), a, step);
-                    b.insert(bound);
-                    model.insert(Key::bound(bound.0, bound.1, bound.2));
-                    live[a] = Some(bound);
+                if step % 1000 == 999 {
+                    for old in live.iter_mut().filter_map(Option::take) {
+                        b.remove(&old);
+                        model.remove(&Key::bound(old.0, old.1, old.2));
+                    }
+                    assert!(b.is_empty() && b.heap.is_none(), "step {step}");
                 }
+                heaped += usize::from(b.heap.is_some());
+                assert_eq!(b.first_packed(), model.first().copied(), "{actors} actors, step {step}");
             }
-            assert_eq!(b.first_packed(), model.first().copied(), "step {step}");
+            assert_eq!(heaped > 0, actors > SMALL, "{actors} actors: the heap is kept only past SMALL");
         }
     }
 }
