@@ -381,3 +381,132 @@ fn checked_and_traced_user_kernels_over_processes_give_one_engines_report() {
         }
     }
 }
+
+/// Every fact an observer is told, as text, in order.
+#[derive(Clone, Default)]
+struct Transcript(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Transcript {
+    fn say(&self, fact: String) {
+        self.0.lock().unwrap().push(fact);
+    }
+}
+
+mod transcript {
+    use super::Transcript;
+    use ranksim::prelude::*;
+    use ranksim::sim_core::Cond;
+    use ranksim::sim_core::observe::*;
+    use ranksim::sim_core::trace::LinkBusy;
+
+    impl Observe for Transcript {
+        fn wants_links(&self) -> bool {
+            true
+        }
+        fn run_started(&mut self, ranks: usize, cores: usize) {
+            self.say(format!("run {ranks} x {cores}"));
+        }
+        fn run_ended(&mut self, end: SimTime) {
+            self.say(format!("end {end:?}"));
+        }
+        fn block_started(&mut self, b: &BlockStart<'_>) {
+            self.say(format!("{b:?}"));
+        }
+        fn op_started(&mut self, op: &OpInfo) {
+            self.say(format!("started {op:?}"));
+        }
+        fn op_span(&mut self, op: &OpInfo, end: SimTime) {
+            self.say(format!("span {op:?} {end:?}"));
+        }
+        fn resumed(&mut self, core: CoreId, at: SimTime) {
+            self.say(format!("resumed {core:?} {at:?}"));
+        }
+        fn read(&mut self, core: CoreId, src: MemRegion<'_>, at: OpAt) {
+            self.say(format!("read {core:?} {src:?} {} {:?} {:?}", at.name(), at.time(), at.location()));
+        }
+        fn write_issued(&mut self, core: CoreId, id: WriteId, dst: MemRegion<'_>, atomic: bool, at: OpAt) {
+            self.say(format!(
+                "write {core:?} {id:?} {dst:?} {atomic} {} {:?} {:?}",
+                at.name(),
+                at.time(),
+                at.location()
+            ));
+        }
+        fn write_landed(&mut self, id: WriteId) {
+            self.say(format!("landed {id:?}"));
+        }
+        fn notify_issued(&mut self, core: CoreId, id: WriteId, cell: SignalCell<'_>, op: NotifyOp, v: i32, at: OpAt) {
+            self.say(format!("notify {core:?} {id:?} {cell:?} {op:?} {v} {:?}", at.location()));
+        }
+        fn notify_landed(&mut self, id: WriteId, cell: SignalCell<'_>, old_new: (i32, i32), eq: EqWaiters<'_>) {
+            self.say(format!("notified {id:?} {cell:?} {old_new:?} {:?}", eq.get()));
+        }
+        fn wait_released(
+            &mut self,
+            core: CoreId,
+            op: OpId,
+            (cells, c): (SignalCells<'_>, Cond),
+            at: SimTime,
+            by: Option<OpId>,
+        ) {
+            self.say(format!("released {core:?} {op:?} {cells:?} {c:?} {at:?} {by:?}"));
+        }
+        fn test_polled(
+            &mut self,
+            core: CoreId,
+            op: OpId,
+            (cells, c): (SignalCells<'_>, Cond),
+            holds: bool,
+            at: SimTime,
+        ) {
+            self.say(format!("polled {core:?} {op:?} {cells:?} {c:?} {holds} {at:?}"));
+        }
+        fn sdma_moved(
+            &mut self,
+            ids: (SdmaId, WriteId),
+            (src, dst): (MemRegion<'_>, MemRegion<'_>),
+            atomic: bool,
+            at: OpAt,
+        ) {
+            self.say(format!("moved {ids:?} {src:?} {dst:?} {atomic} {:?}", at.time()));
+        }
+        fn link_busy(&mut self, busy: &LinkBusy) {
+            self.say(format!("{busy:?}"));
+        }
+    }
+}
+
+/// A user's own observer sees a run split on threads as it sees one engine's: the same facts,
+/// with the same ids, call sites and link occupancy, in the same order; over processes it is
+/// refused with what to change.
+#[test]
+fn a_users_observer_sees_a_run_split_on_threads_as_one_engines() {
+    for w in USER_WORKLOADS {
+        let run = |parts| {
+            let mut world = two_node(parts);
+            let seen = Transcript::default();
+            world.observe(Box::new(seen.clone()));
+            (w.setup)(&mut world, 16, 2).unwrap();
+            let report = simulated(world.run().unwrap_or_else(|e| panic!("{} split in {parts}: {e}", w.name)));
+            assert_eq!(world.take_observers().len(), 1, "the observer is handed back");
+            let facts = std::mem::take(&mut *seen.0.lock().unwrap());
+            (report, facts)
+        };
+        let one = run(1);
+        assert!(one.1.len() > 100 && one.1.last().is_some_and(|f| f.starts_with("end")), "{}", w.name);
+        for parts in 2..=3 {
+            let split = run(parts);
+            assert_eq!(split.0, one.0, "{} split in {parts}: report", w.name);
+            if let Some(i) = (0..one.1.len().max(split.1.len())).find(|&i| one.1.get(i) != split.1.get(i)) {
+                panic!("{} split in {parts}: fact {i} differs:\n{:?}\n{:?}", w.name, one.1.get(i), split.1.get(i));
+            }
+        }
+    }
+    let mut w = two_node(2);
+    w.options_mut().processes = true;
+    w.observe(Box::new(Transcript::default()));
+    let dom = w.create_domain("d", &[0, 9], Default::default()).unwrap();
+    w.dispatch_all(&dom, Dispatch::kernel("k", 1, |_| Ok(())).in_domain(&dom)).unwrap();
+    let e = w.run().expect_err("refused").to_string();
+    assert!(e.contains("have observers over processes") && e.contains("--partitions 1"), "{e}");
+}

@@ -75,7 +75,10 @@ use std::sync::Arc;
 /// What watches a run: one method per kind of fact, each a no-op unless implemented. The
 /// scheduler calls them in the order it applies events (a total order, so the same program
 /// and config always give the same facts in the same order), on the thread that runs the
-/// scheduler; an observer must therefore be `Send` to be attached.
+/// scheduler; an observer must therefore be `Send` to be attached. A run split into
+/// partitions on threads (`RunOptions::partitions`) tells its observers the same facts in the
+/// same order once it has ended, from what its partitions recorded; over processes it refuses
+/// them.
 ///
 /// Ranks are world ranks; a core is named by a [`CoreId`]. A core's blocking operation
 /// starts with [`Observe::op_started`] and ends when the core is [`Observe::resumed`]; an

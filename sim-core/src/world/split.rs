@@ -101,8 +101,8 @@ impl World {
         let refuse = |what: &str| {
             SimError::invalid(format!("--partitions {parts}: a split run cannot {what} yet; run with --partitions 1"))
         };
-        if !self.observers.is_empty() {
-            return Err(refuse("have observers"));
+        if self.options.processes && !self.observers.is_empty() {
+            return Err(refuse("have observers over processes (they see a run split on threads)"));
         }
         if self.options.kernel_exec == KernelExec::Threads {
             return Err(refuse("run kernels on threads (use coroutines, the default)"));
@@ -150,12 +150,16 @@ impl World {
             }
         }
         nets.insert(0, net);
+        let users = (!self.observers.is_empty()).then(|| self.observers.iter().any(|o| o.wants_links()));
         let engines: Vec<Engine> = nets
             .into_iter()
             .enumerate()
             .map(|(id, n)| {
                 let mut e = Engine::new(self.chip.clone(), n, mem.clone(), queues.clone(), &self.options);
                 e.partition(id, plan.owner.clone());
+                if let Some(links) = users {
+                    e.record_for_users(links);
+                }
                 e
             })
             .collect();
@@ -228,7 +232,7 @@ impl World {
 
     /// One run's result from its partitions': each chip's memory from its partition, counters
     /// summed, records together, and the first failure (deadlock reports joined).
-    fn merge(&self, plan: &Plan, results: Vec<PartResult>, net: Option<Box<dyn Network>>) -> Ended {
+    fn merge(&mut self, plan: &Plan, results: Vec<PartResult>, net: Option<Box<dyn Network>>) -> Ended {
         let mut host = HostStats::default();
         let mut stats = EngineStats::default();
         let mut traffic = vec![Traffic::default(); self.size];
@@ -236,7 +240,7 @@ impl World {
         let (mut failure, mut deadlocks): (Option<SimError>, Vec<DeadlockReport>) = (None, Vec::new());
         let chip_of = self.window_chips();
         let mut mem: Option<Memory> = None;
-        let watched = self.options.check || self.options.trace;
+        let watched = self.options.check || self.options.trace || !self.observers.is_empty();
         let mut recordings = Vec::new();
         for (id, mut r) in results.into_iter().enumerate() {
             if watched {
@@ -275,11 +279,14 @@ impl World {
         let (findings, trace, outcome) = match recordings.into_iter().collect::<Option<Vec<Recording>>>() {
             Some(parts) if watched => {
                 let what = (self.size, self.options.trace, self.options.check);
-                match Observers::replay_split(what, parts, &mut records, now, |m, off| mem.cell_at(m, off)) {
+                let lent = (&mut records, &mut self.observers);
+                match Observers::replay_split(what, parts, lent, now, |m, off| mem.cell_at(m, off)) {
                     Ok((findings, trace)) => (findings, trace, outcome),
-                    Err(e) => {
-                        (Vec::new(), None, outcome.and(Err(SimError::invalid(format!("the split run's checker: {e}")))))
-                    }
+                    Err(e) => (
+                        Vec::new(),
+                        None,
+                        outcome.and(Err(SimError::invalid(format!("the split run's observers: {e}")))),
+                    ),
                 }
             }
             // A partition that died recorded nothing: the run has failed already.

@@ -27,7 +27,7 @@ mod visibility;
 pub(crate) mod wake;
 mod wire;
 
-pub(crate) use observe::{Observers, Recording};
+pub(crate) use observe::{Observers, Recording, UserObserver};
 pub(crate) use partition::Crossing;
 
 use crate::api::program::Dispatch;
@@ -46,7 +46,7 @@ use crate::sim::check;
 use crate::sim::memory::Memory;
 use crate::sim::options::{Jitter, Progress, RunOptions};
 use event::{Entry, Event, HOST, Key, Pending, SignalLand, Slots};
-use observe::{OpAt, TraceId, UserObserver};
+use observe::{OpAt, TraceId};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use signals::{NameId, Signals, Waiter, WaiterKind, WriteOp, Written};
@@ -134,6 +134,12 @@ impl Engine {
     /// Adds the user's observers to this run (before it starts).
     pub(crate) fn attach_observers(&mut self, users: Vec<UserObserver>) {
         self.obs.attach(users);
+    }
+
+    /// Makes this partition of a split run record its facts for the user's observers, which
+    /// the merge replays them to; `links` when one of them wants link occupancy.
+    pub(crate) fn record_for_users(&mut self, links: bool) {
+        self.obs.record_for_users(links);
     }
 
     /// Hands the user's observers back at the end of the run.

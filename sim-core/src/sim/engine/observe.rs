@@ -142,6 +142,15 @@ impl Observers {
         }
     }
 
+    /// Makes a partition record its facts for the user's observers too (which see the split
+    /// run replayed, after it); `links` when one of them wants link occupancy.
+    pub(crate) fn record_for_users(&mut self, links: bool) {
+        if self.record.is_none() {
+            self.record = Some(Box::new(record::Recorder::new(false)));
+        }
+        self.links |= links;
+    }
+
     /// Facts from now on belong to the event with key `at` being applied (none: between
     /// events). Only a recording partition keeps it.
     #[inline]
@@ -184,11 +193,12 @@ impl Observers {
     /// The findings and timeline of a checked or traced split run of `world` chips, from
     /// its partitions' recordings, as one engine would have given them; `records` are the
     /// run's dispatches (put in one engine's order) and `value` reads a signal cell at the
-    /// run's end, `now`.
+    /// run's end, `now`. The user's observers `users` see the run too, from its start to
+    /// its end at `now`.
     pub(crate) fn replay_split(
         (world, trace, check): (usize, bool, bool),
         parts: Vec<Recording>,
-        records: &mut Vec<DispatchRecord>,
+        (records, users): (&mut Vec<DispatchRecord>, &mut Vec<UserObserver>),
         now: SimTime,
         value: impl Fn(MemKey, usize) -> i32,
     ) -> Result<(Vec<check::Finding>, Option<Trace>), String> {
@@ -196,7 +206,9 @@ impl Observers {
         let facts = interleave(parts)?;
         *records = order_records(std::mem::take(records), &facts, world);
         let mut obs = Observers::new(world, cores, trace, check);
+        obs.attach(std::mem::take(users));
         obs.replay(facts);
+        *users = obs.detach(now);
         let trace = obs.take_trace(records);
         Ok((obs.take_findings(now, value), trace))
     }

@@ -1,12 +1,13 @@
 //! The facts of a split run's partition, kept to be replayed in one engine's order.
 //!
 //! The checker and the tracer are one state for the whole run (shadow memory, the timeline),
-//! so a partition of a split run does not feed them: it records every fact, owned, stamped
+//! and a user's observer is one object, so a partition of a split run feeds none of them: it
+//! records every fact, owned, stamped
 //! with the key of the event whose application emitted it. The merge interleaves the
 //! partitions' recordings as one engine applies events (always the smallest key among the
 //! partitions' next events, see [`interleave`]), numbers the ids again by first appearance,
-//! and replays the result into one checker and one tracer, which then see exactly what one
-//! engine would have shown them.
+//! and replays the result into one checker, one tracer and the user's observers, which then
+//! see exactly what one engine would have shown them (after the run, not as it goes).
 //!
 //! Each partition numbers its ids from its own base (the partition in the high bits), so an
 //! id that travels with an event to another partition (a write landing there) stays
