@@ -13,22 +13,27 @@ use ranksim::sim_core::stats::HostStats;
 use ranksim::sim_core::{KernelExec, LocalGroup, join_processes};
 use std::process::Command;
 
-/// `ranksim sweep ARGS --partitions P` with JSON and STRACE files: exit code, stdout and
-/// both files.
-fn sweep(args: &[&str], parts: usize) -> (i32, String, Vec<u8>, Vec<u8>) {
+/// `ranksim CMD --FLAG_A a --FLAG_B b --partitions P ARGS` with both flags' files in a
+/// directory of its own: exit code, stdout and the two files.
+fn ranksim(cmd: &str, [flag_a, flag_b]: [&str; 2], args: &[&str], parts: usize) -> (i32, String, Vec<u8>, Vec<u8>) {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("ranksim-split-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (json, strace) = (dir.join("out.json"), dir.join("out.strace"));
-    let (j, s, p) = (json.display().to_string(), strace.display().to_string(), parts.to_string());
-    let mut all: Vec<&str> = vec!["sweep", "--json", &j, "--strace", &s, "--partitions", &p];
+    let (a, b) = (dir.join("a.out"), dir.join("b.out"));
+    let (a_path, b_path, p) = (a.display().to_string(), b.display().to_string(), parts.to_string());
+    let mut all: Vec<&str> = vec![cmd, flag_a, &a_path, flag_b, &b_path, "--partitions", &p];
     all.extend(args);
     let out = Command::new(env!("CARGO_BIN_EXE_ranksim")).args(&all).output().expect("ranksim runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let files = (std::fs::read(&json).unwrap_or_default(), std::fs::read(&strace).unwrap_or_default());
+    let files = (std::fs::read(&a).unwrap_or_default(), std::fs::read(&b).unwrap_or_default());
     std::fs::remove_dir_all(&dir).ok();
     (out.status.code().unwrap_or(-1), stdout, files.0, files.1)
+}
+
+/// `ranksim sweep ARGS --partitions P` with JSON and STRACE files.
+fn sweep(args: &[&str], parts: usize) -> (i32, String, Vec<u8>, Vec<u8>) {
+    ranksim("sweep", ["--json", "--strace"], args, parts)
 }
 
 #[test]
@@ -132,21 +137,9 @@ fn what_a_split_run_cannot_do_is_refused_with_what_to_change() {
     w.run().expect("runs on one engine");
 }
 
-/// `ranksim check ARGS --partitions P` with JSON findings and the unperturbed run's trace:
-/// exit code, stdout and both files.
+/// `ranksim check ARGS --partitions P` with JSON findings and the unperturbed run's trace.
 fn check(args: &[&str], parts: usize) -> (i32, String, Vec<u8>, Vec<u8>) {
-    let dir =
-        std::env::temp_dir().join(format!("ranksim-split-check-{}-{}-{parts}", std::process::id(), args.join("-")));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (json, trace) = (dir.join("out.json"), dir.join("trace.json"));
-    let (j, t, p) = (json.display().to_string(), trace.display().to_string(), parts.to_string());
-    let mut all: Vec<&str> = vec!["check", "--json", &j, "--trace", &t, "--partitions", &p];
-    all.extend(args);
-    let out = Command::new(env!("CARGO_BIN_EXE_ranksim")).args(&all).output().expect("ranksim runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let files = (std::fs::read(&json).unwrap_or_default(), std::fs::read(&trace).unwrap_or_default());
-    std::fs::remove_dir_all(&dir).ok();
-    (out.status.code().unwrap_or(-1), stdout, files.0, files.1)
+    ranksim("check", ["--json", "--trace"], args, parts)
 }
 
 /// Every program of the checker's zoo of broken protocols, across both servers of two-node:
