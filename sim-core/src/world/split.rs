@@ -29,7 +29,8 @@ struct PartResult {
     traffic: Vec<Traffic>,
     /// Its memory (in another process's result, only its own chips' bytes and cells).
     mem: Memory,
-    /// The facts a checked or traced run's partition recorded, for the merge to replay.
+    /// The facts a checked, traced or observed run's partition recorded, for the merge to
+    /// replay.
     recording: Option<Recording>,
 }
 

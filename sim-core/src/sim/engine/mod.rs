@@ -281,7 +281,7 @@ impl Engine {
         self.obs.take_trace(&self.records)
     }
 
-    /// What this partition of a checked or traced split run recorded for the merge.
+    /// What this partition of a checked, traced or observed split run recorded for the merge.
     pub(crate) fn take_recording(&mut self) -> Option<observe::Recording> {
         self.obs.take_recording()
     }

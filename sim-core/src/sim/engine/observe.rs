@@ -83,8 +83,8 @@ pub(crate) struct Observers {
     traffic: Counters,
     tracer: Option<Tracer>,
     checker: Option<Checker>,
-    /// In a split run's partition, what the tracer and checker would have seen, kept for the
-    /// merge to replay (see `record.rs`).
+    /// In a split run's partition, what the tracer, the checker and the user's observers
+    /// would have seen, kept for the merge to replay (see `record.rs`).
     record: Option<Box<record::Recorder>>,
     users: Vec<UserObserver>,
     /// Whether some observer wants link occupancy.
@@ -190,7 +190,7 @@ impl Observers {
         Some(trace)
     }
 
-    /// The findings and timeline of a checked or traced split run of `world` chips, from
+    /// The findings and timeline of a checked, traced or observed split run of `world` chips, from
     /// its partitions' recordings, as one engine would have given them; `records` are the
     /// run's dispatches (put in one engine's order) and `value` reads a signal cell at the
     /// run's end, `now`. The user's observers `users` see the run too, from its start to
