@@ -498,9 +498,10 @@ fn host_staging_round_trips_every_dtype_exactly_and_rounds_once() {
     }
 }
 
-/// A kernel polling one cell reuses its resolution from poll to poll; polls of another cell,
-/// another view of the same cells (a fresh slice each time) or another tensor in between must
-/// each answer for the cell they name, with threads and coroutines alike.
+/// A kernel polling one cell reuses its resolution from poll to poll (the scheduler keeps the
+/// cell); polls of another cell, another view of the same cells (a fresh slice each time) or
+/// another tensor in between must each answer for the cell they name, and a poll of the same
+/// cell for another condition for that condition, with threads and coroutines alike.
 #[test]
 fn test_signal_answers_for_the_cell_each_poll_names() {
     for exec in [ranksim::sim_core::KernelExec::Threads, Default::default()] {
@@ -523,6 +524,8 @@ fn test_signal_answers_for_the_cell_each_poll_names() {
                     got.push(core.test_signal(&sig, &[0, 0], 5, WaitCmp::Eq)?);
                     got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
                     got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
+                    got.push(core.test_signal(&sig, &[0, 1], 4, WaitCmp::Eq)?);
+                    got.push(core.test_signal(&sig, &[0, 1], 4, WaitCmp::Ge)?);
                     let col = sig.slice(&[0, 1], &[1, 1])?;
                     got.push(core.test_signal(&col, &[0, 0], 5, WaitCmp::Eq)?);
                     got.push(core.test_signal(&other, &[0, 1], 5, WaitCmp::Eq)?);
@@ -533,7 +536,7 @@ fn test_signal_answers_for_the_cell_each_poll_names() {
         )
         .unwrap();
         w.run().unwrap();
-        let one = [false, true, true, true, false];
+        let one = [false, true, true, false, true, true, false];
         assert_eq!(*seen.lock(), [one, one].concat(), "{exec:?}");
     }
 }

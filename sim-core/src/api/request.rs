@@ -142,8 +142,12 @@ pub(crate) enum Request {
     Notify { cell: CellRef, value: i32, op: NotifyOp, caller: Caller },
     /// Blocking: until every cell satisfies `cmp expected`.
     Wait { cells: Cells, expected: i32, cmp: WaitCmp, caller: Caller },
-    /// Blocking for one poll: whether every cell satisfies `cmp expected` now (TTEST).
+    /// Blocking for one poll: whether every cell satisfies `cmp expected` now (TTEST). The
+    /// scheduler keeps the cells as the core's polled ones, for [`Request::Retest`].
     Test { cells: Cells, expected: i32, cmp: WaitCmp },
+    /// [`Request::Test`] of the cells the core tested last, again: a polling loop names its
+    /// cell once, and each further poll takes the scheduler's short path for tests.
+    Retest { expected: i32, cmp: WaitCmp },
     /// Blocking: until every write and notify this core issued before has landed.
     Fence,
     /// Posted: these cells of a self-clearing signal must read zero when the run ends (checked
@@ -176,6 +180,7 @@ impl Request {
                 | Request::Copy(_)
                 | Request::Wait { .. }
                 | Request::Test { .. }
+                | Request::Retest { .. }
                 | Request::DeferWait { .. }
                 | Request::Fence
                 | Request::SdmaTest { .. }
@@ -191,11 +196,8 @@ pub(crate) enum Reply {
     Data(Payload),
     /// The operation completed.
     Done,
-    /// A yes/no answer: an SDMA completion poll.
+    /// A yes/no answer: a signal test or an SDMA completion poll.
     Flag(bool),
-    /// A signal test's answer, with the cells it tested handed back: a kernel polling the
-    /// same cell again sends them again instead of resolving and naming it anew.
-    Tested { holds: bool, cells: Cells },
     /// The operation was refused.
     Err(SimError),
 }
@@ -234,7 +236,7 @@ impl Request {
             Request::Copy(_) => "put/get",
             Request::Notify { .. } => "notify",
             Request::Wait { .. } => "wait",
-            Request::Test { .. } => "test",
+            Request::Test { .. } | Request::Retest { .. } => "test",
             Request::Fence => "fence",
             Request::ExpectClear { .. } => "expect_clear",
             Request::DeferWait { .. } => "defer_wait",

@@ -11,22 +11,21 @@ use crate::base::signal::WaitCmp;
 use crate::base::tensor::Tensor;
 use std::panic::Location;
 
-/// The cell a kernel tested last, resolved, so that a polling loop resolves it once: the
-/// tensor (held, so that its address names it while cached), the offsets, and the cells
-/// while they are not out in a request.
+/// The cell a kernel tested last, so that a polling loop names it once: the tensor (held, so
+/// that its address names it while cached) and the offsets. The scheduler keeps the resolved
+/// cells of the core's last test, so a test of the same cell again is a [`Request::Retest`].
 #[derive(Default)]
 pub(super) struct PolledCell {
     signal: Option<Tensor>,
     offsets: Coords,
-    cells: Option<Cells>,
 }
 
 impl PolledCell {
-    /// The cells of `signal[offsets]` if they are the ones kept, taken out for a request.
-    fn take(&mut self, signal: &Tensor, offsets: &[usize]) -> Option<Cells> {
+    /// Whether `signal[offsets]` is the cell tested last.
+    fn is(&self, signal: &Tensor, offsets: &[usize]) -> bool {
         match &self.signal {
-            Some(s) if std::sync::Arc::ptr_eq(&s.0, &signal.0) && same(&self.offsets, offsets) => self.cells.take(),
-            _ => None,
+            Some(s) => std::sync::Arc::ptr_eq(&s.0, &signal.0) && same(&self.offsets, offsets),
+            None => false,
         }
     }
 }
@@ -61,27 +60,20 @@ impl Ops {
         cmp: WaitCmp,
     ) -> SimResult<Request> {
         self.live("test_signal")?;
-        let cells = match self.polled.take(signal, offsets) {
-            Some(cells) => cells,
-            None => {
-                // One cell, resolved as `wait` resolves it (the same checks and messages as a
-                // region of ones, without building one).
-                let cell = self.cell("test_signal", signal, None, offsets)?;
-                self.polled = PolledCell { signal: Some(signal.clone()), offsets: Coords::new(offsets), cells: None };
-                Cells::from(cell)
-            }
-        };
-        Ok(Request::Test { cells, expected, cmp })
+        if self.polled.is(signal, offsets) {
+            return Ok(Request::Retest { expected, cmp });
+        }
+        // One cell, resolved as `wait` resolves it (the same checks and messages as a region
+        // of ones, without building one).
+        let cell = self.cell("test_signal", signal, None, offsets)?;
+        self.polled = PolledCell { signal: Some(signal.clone()), offsets: Coords::new(offsets) };
+        Ok(Request::Test { cells: Cells::from(cell), expected, cmp })
     }
 
-    /// What [`Ops::test_signal`] returns for the scheduler's `reply`; the cells come back
-    /// for the next poll.
+    /// What [`Ops::test_signal`] returns for the scheduler's `reply`.
     pub(crate) fn test_reply(&mut self, reply: Reply) -> SimResult<bool> {
         match reply {
-            Reply::Tested { holds, cells } => {
-                self.polled.cells = Some(cells);
-                Ok(holds)
-            }
+            Reply::Flag(holds) => Ok(holds),
             _ => self.bad("test_signal", "the scheduler answered a test without a flag".into()),
         }
     }

@@ -162,7 +162,7 @@ impl Future for CallFuture {
 
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Answer> {
         match self.get_mut() {
-            CallFuture::Done(a) => Poll::Ready(a.take().unwrap_or(Err(SimError::Aborted))),
+            CallFuture::Done(a) => Poll::Ready(a.take().unwrap_or_else(|| Err(SimError::Aborted))),
             CallFuture::Mail { sent } if *sent => {
                 *sent = false;
                 Poll::Pending

@@ -294,6 +294,6 @@ impl Transport for CoroPort {
         // SAFETY: the yielder outlives this port (see the field) and this thread is running
         // its coroutine (checked above).
         let answer = unsafe { &*self.yielder }.suspend((at, req));
-        answer.unwrap_or(Err(SimError::Aborted))
+        answer.unwrap_or_else(|| Err(SimError::Aborted))
     }
 }

@@ -241,13 +241,15 @@ pub(crate) struct Entry {
     pub(crate) what: Pending,
 }
 
-/// What a queue entry stands for: an event kept in [`Slots`], or the next packet of a flow,
-/// carried in the entry itself. Packets are the most frequent events, so they never move
-/// through a slot.
+/// What a queue entry stands for: an event kept in [`Slots`], the next packet of a flow
+/// carried in the entry itself, or the key's actor polling its cells again
+/// ([`Request::Retest`], whose cells and condition the actor keeps). Packets and polls are the
+/// most frequent events, so they never move through a slot.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Pending {
     Slot(u32),
     FlowStep(u32),
+    Poll,
 }
 
 /// Storage for pending events, so the priority queue only moves small entries.

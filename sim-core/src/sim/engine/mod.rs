@@ -32,12 +32,12 @@ pub(crate) use partition::Crossing;
 
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
-use crate::base::addr::{MemKey, Place, narrow};
+use crate::base::addr::{Cells, MemKey, Place, narrow};
 use crate::base::call_site::CallSite;
 use crate::base::dtype::DType;
 use crate::base::error::SimError;
 use crate::base::payload::Payload;
-use crate::base::signal::{Cond, apply_notify};
+use crate::base::signal::{Cond, WaitCmp, apply_notify};
 use crate::base::time::{SimDuration, SimTime};
 use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
 use crate::results::stats::{DispatchRecord, EngineStats, Traffic};
@@ -74,6 +74,9 @@ struct Actor {
     job: Option<(usize, Assignment)>,
     /// When it last blocked (for reports).
     since: SimTime,
+    /// The cells of its last signal test and the condition of its latest, for a poll of the
+    /// same cells again ([`Request::Retest`]).
+    polled: (Cells, Cond),
 }
 
 /// The scheduler state of one run.
@@ -163,7 +166,13 @@ impl Engine {
         let aiv = chip.aiv_cores();
         let cores = aiv + chip.cube().map_or(0, |c| c.cores);
         let world = queues.len();
-        let idle = Actor { state: ActorState::Idle, next_seq: 0, job: None, since: SimTime::ZERO };
+        let idle = Actor {
+            state: ActorState::Idle,
+            next_seq: 0,
+            job: None,
+            since: SimTime::ZERO,
+            polled: (Cells::default(), Cond::Signed(WaitCmp::Ge, 0)),
+        };
         Engine {
             net,
             flows: state::flows::Flows::default(),
@@ -340,7 +349,19 @@ impl Engine {
         if let ActorState::Running { at, seq } = a.state {
             self.running.insert((at, actor, seq));
         }
-        self.push(Key::new(at, actor, seq, 0), Event::Request { actor, req, resume });
+        let key = Key::new(at, actor, seq, 0);
+        match req {
+            // A poll of the cells the actor keeps goes into its FIFO as it is, without a slot.
+            Request::Retest { expected, cmp } if !key.time.is_overflowed() => {
+                debug_assert!(
+                    !(self.part.is_some() && self.foreign(self.chip_of(actor))),
+                    "a request of another partition"
+                );
+                self.actors[actor].polled.1 = Cond::Signed(cmp, expected);
+                self.queue.push_request(key, Pending::Poll);
+            }
+            req => self.push(key, Event::Request { actor, req, resume }),
+        }
     }
 
     /// Applies every event that no running actor can still precede; ends the run with a
@@ -380,6 +401,11 @@ impl Engine {
                 Pending::FlowStep(flow) => {
                     self.here = Here::Chip(self.flow_place(flow as usize));
                     self.flow_step(key, flow as usize)
+                }
+                Pending::Poll => {
+                    let actor = key.actor();
+                    self.here = Here::Actor(actor);
+                    self.poll(key.time, actor)
                 }
             }
             self.obs.applying(None);
@@ -525,7 +551,14 @@ impl Engine {
             Request::Collect { ticket } => self.collect(t, actor, ticket),
             Request::ScalarRead { src, caller } => self.scalar_read(t, actor, &src, caller),
             Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
-            Request::Test { cells, expected, cmp } => self.test_cells(t, actor, cells, expected, cmp),
+            Request::Test { cells, expected, cmp } => {
+                self.actors[actor].polled = (cells, Cond::Signed(cmp, expected));
+                self.poll(t, actor)
+            }
+            Request::Retest { expected, cmp } => {
+                self.actors[actor].polled.1 = Cond::Signed(cmp, expected);
+                self.poll(t, actor)
+            }
             Request::Write { dst, data, atomic, op, caller, start } => {
                 let remote = dst.chip() != me;
                 self.obs.store_posted(actor, op, dst.chip(), data.len(), (t, resume));
@@ -816,7 +849,7 @@ impl Engine {
         let what = match ev {
             Event::FlowStep { flow } if u32::try_from(flow).is_ok() => Pending::FlowStep(flow as u32),
             ev @ Event::Request { .. } if key.sub == 0 && key.actor() != HOST => {
-                return self.queue.push_request(key, self.slots.put(ev));
+                return self.queue.push_request(key, Pending::Slot(self.slots.put(ev)));
             }
             ev => Pending::Slot(self.slots.put(ev)),
         };

@@ -50,8 +50,8 @@ pub(super) struct EventQueue {
     far: Vec<Vec<Item>>,
     /// Bit `b` set when bucket `b` holds an event.
     far_mask: u64,
-    /// Per actor, its requests behind the one in the heap: `(key, slot)` in key order.
-    lanes: Vec<VecDeque<(Key, u32)>>,
+    /// Per actor, its requests behind the one in the heap, in key order.
+    lanes: Vec<VecDeque<(Key, Pending)>>,
 }
 
 impl EventQueue {
@@ -60,12 +60,13 @@ impl EventQueue {
         self.push_item(Item { key: e.key, held: Held::Entry(e.what) });
     }
 
-    /// Adds the request of `key.actor` kept in `slot`. Behind an earlier request of the same
-    /// actor it waits in the actor's FIFO; out of order (never expected) it goes to the heap.
-    pub(super) fn push_request(&mut self, key: Key, slot: u32) {
+    /// Adds the request of `key.actor` (`what`: kept in a slot, or a poll). Behind an earlier
+    /// request of the same actor it waits in the actor's FIFO; out of order (never expected)
+    /// it goes to the heap.
+    pub(super) fn push_request(&mut self, key: Key, what: Pending) {
         let actor = key.actor();
         let Ok(lane) = u32::try_from(actor) else {
-            return self.push(Entry { key, what: Pending::Slot(slot) });
+            return self.push(Entry { key, what });
         };
         if self.lanes.len() <= actor {
             self.lanes.resize_with(actor + 1, VecDeque::new);
@@ -73,11 +74,11 @@ impl EventQueue {
         let fifo = &mut self.lanes[actor];
         match fifo.back() {
             None => {
-                fifo.push_back((key, slot));
+                fifo.push_back((key, what));
                 self.push_item(Item { key, held: Held::Lane(lane) });
             }
-            Some(&(last, _)) if last.lt(&key) => fifo.push_back((key, slot)),
-            Some(_) => self.push(Entry { key, what: Pending::Slot(slot) }),
+            Some(&(last, _)) if last.lt(&key) => fifo.push_back((key, what)),
+            Some(_) => self.push(Entry { key, what }),
         }
     }
 
@@ -96,12 +97,12 @@ impl EventQueue {
             Held::Entry(what) => Some(Entry { key: top.key, what }),
             Held::Lane(lane) => {
                 let fifo = &mut self.lanes[lane as usize];
-                let (key, slot) = fifo.pop_front()?;
+                let (key, what) = fifo.pop_front()?;
                 debug_assert_eq!(key, top.key, "a lane's head is its heap item");
                 if let Some(&(next, _)) = fifo.front() {
                     self.push_item(Item { key: next, held: Held::Lane(lane) });
                 }
-                Some(Entry { key, what: Pending::Slot(slot) })
+                Some(Entry { key, what })
             }
         }
     }
@@ -109,10 +110,13 @@ impl EventQueue {
     /// The slot of the event that would pop next, if it is kept in one.
     pub(super) fn next_slot(&self) -> Option<u32> {
         let top = self.front.or_else(|| self.heap.first().copied())?;
-        match top.held {
-            Held::Entry(Pending::Slot(slot)) => Some(slot),
-            Held::Entry(Pending::FlowStep(_)) => None,
-            Held::Lane(lane) => self.lanes[lane as usize].front().map(|&(_, slot)| slot),
+        let what = match top.held {
+            Held::Entry(what) => what,
+            Held::Lane(lane) => self.lanes[lane as usize].front()?.1,
+        };
+        match what {
+            Pending::Slot(slot) => Some(slot),
+            Pending::FlowStep(_) | Pending::Poll => None,
         }
     }
 
@@ -348,8 +352,10 @@ mod tests {
             let e = if r % 7 < 4 {
                 clock[actor] += r % 3;
                 let key = Key::new(SimTime::from_ps(clock[actor]), actor, u64::from(i), 0);
-                q.push_request(key, i);
-                Entry { key, what: Pending::Slot(i) }
+                // Every third request is a poll, held in the lane without a slot.
+                let what = if i % 3 == 0 { Pending::Poll } else { Pending::Slot(i) };
+                q.push_request(key, what);
+                Entry { key, what }
             } else {
                 let e = entry(r, i);
                 q.push(e);
@@ -358,7 +364,7 @@ mod tests {
             reference.push(Reverse(e));
         }
         let late = Key::new(SimTime::ZERO, 1, 0, 0);
-        q.push_request(late, 99_999);
+        q.push_request(late, Pending::Slot(99_999));
         reference.push(Reverse(Entry { key: late, what: Pending::Slot(99_999) }));
         while let Some(Reverse(want)) = reference.pop() {
             assert_eq!(q.pop().map(|e| (e.key, e.what)), Some((want.key, want.what)));

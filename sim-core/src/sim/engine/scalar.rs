@@ -7,19 +7,19 @@ use super::event::{Event, Key};
 use super::observe::OpAt;
 use super::signals::Signals;
 use crate::api::request::{OpKind, Reply};
-use crate::base::addr::{Caller, Cells, Place, narrow};
+use crate::base::addr::{Caller, Place, narrow};
 use crate::base::payload::Payload;
-use crate::base::signal::{Cond, WaitCmp};
 use crate::base::time::SimTime;
 
 impl Engine {
-    /// TTEST: answers whether every cell satisfies `cmp expected` now, after one poll. A core
-    /// does not see a cell its own notify in flight is about to change: the test says no.
-    pub(super) fn test_cells(&mut self, t: SimTime, actor: usize, cells: Cells, expected: i32, cmp: WaitCmp) {
-        let cond = Cond::Signed(cmp, expected);
-        let holds = !self.vis.notifying(actor, &cells) && Signals::satisfied(&self.mem, &cells, cond);
-        self.obs.test_polled(actor, &cells, cond, holds, t);
-        self.reply(actor, t + self.chip.wait_poll(), Reply::Tested { holds, cells });
+    /// TTEST: answers whether every cell `actor` polls satisfies the condition now (both kept
+    /// in the actor's `polled`), after one poll. A core does not see a cell its own notify in
+    /// flight is about to change: the test says no.
+    pub(super) fn poll(&mut self, t: SimTime, actor: usize) {
+        let (cells, cond) = &self.actors[actor].polled;
+        let holds = !self.vis.notifying(actor, cells) && Signals::satisfied(&self.mem, cells, *cond);
+        self.obs.test_polled(actor, cells, *cond, holds, t);
+        self.reply(actor, t + self.chip.wait_poll(), Reply::Flag(holds));
     }
 
     /// A scalar read of one local GM element: the bytes as they are now, after one access.
