@@ -27,9 +27,11 @@ pub(super) struct Bounds {
     /// The running actors, in no order, and each actor's place in it.
     list: Vec<usize>,
     place: Vec<u32>,
-    /// Every live bound (and stale ones), while more than [`SMALL`] actors have run at once
-    /// since the set was last empty.
-    heap: Option<BinaryHeap<Reverse<u128>>>,
+    /// Every live bound (and stale ones) while `heaped`: more than [`SMALL`] actors have run
+    /// at once since the set was last empty. Cleared, not freed, when the set empties, as it
+    /// does between the waves of a run.
+    heap: BinaryHeap<Reverse<u128>>,
+    heaped: bool,
     /// The smallest live bound as last found, while it is still live: the event loop asks
     /// for it once per event, and it changes far less often.
     first: Option<u128>,
@@ -37,7 +39,14 @@ pub(super) struct Bounds {
 
 impl Bounds {
     pub(super) fn new(actors: usize) -> Bounds {
-        Bounds { live: vec![None; actors], list: Vec::new(), place: vec![0; actors], heap: None, first: None }
+        Bounds {
+            live: vec![None; actors],
+            list: Vec::new(),
+            place: vec![0; actors],
+            heap: BinaryHeap::new(),
+            heaped: false,
+            first: None,
+        }
     }
 
     /// Sets `actor`'s bound (it has none).
@@ -47,12 +56,14 @@ impl Bounds {
         self.place[actor] = self.list.len() as u32;
         self.list.push(actor);
         let b = Key::bound(t, actor, seq);
-        match self.heap.as_mut() {
-            Some(h) => h.push(Reverse(b)),
-            None if self.list.len() > SMALL => {
-                self.heap = Some(self.list.iter().map(|&a| Reverse(self.bound(a))).collect())
+        if self.heaped {
+            self.heap.push(Reverse(b));
+        } else if self.list.len() > SMALL {
+            for i in 0..self.list.len() {
+                let b = self.bound(self.list[i]);
+                self.heap.push(Reverse(b));
             }
-            None => {}
+            self.heaped = true;
         }
         if self.first.is_some_and(|f| b < f) || self.list.len() == 1 {
             self.first = Some(b);
@@ -71,7 +82,8 @@ impl Bounds {
             self.place[moved] = i as u32;
         }
         if self.list.is_empty() {
-            self.heap = None;
+            self.heap.clear();
+            self.heaped = false;
         }
         if self.first == Some(Key::bound(t, actor, seq)) {
             self.first = None;
@@ -96,15 +108,15 @@ impl Bounds {
     /// The smallest live bound: by a scan of the list, or found in the heap (stale bounds
     /// above it dropped).
     fn find_first(&mut self) -> Option<u128> {
-        let Some(heap) = self.heap.as_mut() else {
+        if !self.heaped {
             return self.list.iter().map(|&a| self.bound(a)).min();
-        };
-        while let Some(&Reverse(b)) = heap.peek() {
+        }
+        while let Some(&Reverse(b)) = self.heap.peek() {
             let (t, a, s) = Key::unbound(b);
             if self.live[a] == Some((t, s)) {
                 return Some(b);
             }
-            heap.pop();
+            self.heap.pop();
         }
         None
     }
@@ -184,9 +196,9 @@ mod tests {
                         b.remove(&old);
                         model.remove(&Key::bound(old.0, old.1, old.2));
                     }
-                    assert!(b.is_empty() && b.heap.is_none(), "step {step}");
+                    assert!(b.is_empty() && !b.heaped && b.heap.is_empty(), "step {step}");
                 }
-                heaped += usize::from(b.heap.is_some());
+                heaped += usize::from(b.heaped);
                 assert_eq!(b.first_packed(), model.first().copied(), "{actors} actors, step {step}");
             }
             assert_eq!(heaped > 0, actors > SMALL, "{actors} actors: the heap is kept only past SMALL");
