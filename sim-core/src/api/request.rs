@@ -198,8 +198,8 @@ pub(crate) enum Reply {
     Done,
     /// A yes/no answer: a signal test or an SDMA completion poll.
     Flag(bool),
-    /// The operation was refused.
-    Err(SimError),
+    /// The operation was refused (boxed: rare, and a reply moves several times).
+    Err(Box<SimError>),
 }
 
 /// Facts about a task that its blocks can read.

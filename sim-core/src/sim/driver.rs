@@ -185,7 +185,7 @@ fn deliver(shared: &Arc<Shared>, g: &mut MutexGuard<'_, State>) {
                 },
                 Wake::Abort { actor } => match g.virtuals[actor].as_ref() {
                     Some(_) => {
-                        Mailbox::answer(Err(SimError::Aborted));
+                        Mailbox::answer(Err(Box::new(SimError::Aborted)));
                         let g = &mut **g;
                         poll_virtual(&mut g.eng, &mut g.virtuals[actor], actor);
                     }
@@ -269,7 +269,7 @@ impl Transport for ThreadPort {
     }
 
     fn call(&self, at: SimTime, req: Request) -> Answer {
-        call(&self.shared, self.actor, at, req)
+        call(&self.shared, self.actor, at, req).map_err(Box::new)
     }
 }
 

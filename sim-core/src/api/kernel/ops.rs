@@ -657,12 +657,12 @@ impl Ops {
     /// Takes the answer to a blocking request: the clock moves to its resume time; a refused
     /// request becomes this kernel's error.
     fn settle(&mut self, answer: super::uplink::Answer) -> SimResult<Reply> {
-        let (t, reply) = answer?;
+        let (t, reply) = answer.map_err(|e| *e)?;
         self.clock = t;
         match reply {
             Reply::Err(e) => {
-                self.error.get_or_insert(e.clone());
-                Err(e)
+                self.error.get_or_insert((*e).clone());
+                Err(*e)
             }
             r => Ok(r),
         }

@@ -10,15 +10,16 @@
 //! the program API stays below the driver that runs it.
 
 use crate::api::request::{Reply, Request};
-use crate::base::error::{SimError, SimResult};
+use crate::base::error::SimError;
 use crate::base::time::SimTime;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-/// A reply as the transport hands it back: the resume time and the answer.
-pub(crate) type Answer = SimResult<(SimTime, Reply)>;
+/// A reply as the transport hands it back: the resume time and the answer, or why there is
+/// none (boxed: it is rare, and an answer moves several times on every blocking operation).
+pub(crate) type Answer = Result<(SimTime, Reply), Box<SimError>>;
 
 /// What a polled kernel has left for the driver and what the driver has left for it.
 struct MailState {
@@ -128,7 +129,7 @@ impl Uplink {
     pub(crate) fn call_now(&self, at: SimTime, req: Request) -> Answer {
         match self {
             Uplink::Thread(t) => t.call(at, req),
-            Uplink::Mail => Err(not_synchronous()),
+            Uplink::Mail => Err(Box::new(not_synchronous())),
         }
     }
 
@@ -162,7 +163,7 @@ impl Future for CallFuture {
 
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Answer> {
         match self.get_mut() {
-            CallFuture::Done(a) => Poll::Ready(a.take().unwrap_or_else(|| Err(SimError::Aborted))),
+            CallFuture::Done(a) => Poll::Ready(a.take().unwrap_or_else(|| Err(Box::new(SimError::Aborted)))),
             CallFuture::Mail { sent } if *sent => {
                 *sent = false;
                 Poll::Pending

@@ -131,7 +131,7 @@ impl Driver {
                 Body::Thread(_) => self.start(actor, at, assignment),
             },
             Wake::Reply { actor, at, reply } => self.answer(actor, Ok((at, reply))),
-            Wake::Abort { actor } => self.answer(actor, Err(SimError::Aborted)),
+            Wake::Abort { actor } => self.answer(actor, Err(Box::new(SimError::Aborted))),
         }
     }
 
@@ -294,6 +294,6 @@ impl Transport for CoroPort {
         // SAFETY: the yielder outlives this port (see the field) and this thread is running
         // its coroutine (checked above).
         let answer = unsafe { &*self.yielder }.suspend((at, req));
-        answer.unwrap_or_else(|| Err(SimError::Aborted))
+        answer.unwrap_or_else(|| Err(Box::new(SimError::Aborted)))
     }
 }

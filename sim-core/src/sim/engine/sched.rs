@@ -202,7 +202,7 @@ impl Engine {
                 "task would have {} deferred conditions; at most {MAX_CONDS_PER_TASK} per task are allowed (PTO2_ERROR_ASYNC_REGISTRATION_FAILED): split the waits over more tasks",
                 total + conds.len()
             );
-            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg }));
+            self.reply(actor, t, Reply::Err(Box::new(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg })));
             return;
         }
         let (ready, pending): (Vec<_>, Vec<_>) =
@@ -216,7 +216,7 @@ impl Engine {
             let msg = format!(
                 "chip {chip} already has {tasks_deferred} deferred tasks; at most {MAX_DEFERRED_TASKS} may be pending at once (PTO2_ERROR_ASYNC_WAIT_OVERFLOW)"
             );
-            self.reply(actor, t, Reply::Err(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg }));
+            self.reply(actor, t, Reply::Err(Box::new(SimError::BadOp { site, op: OpKind::DeferWait.name(), msg })));
             return;
         }
         let n = pending.len();
@@ -353,10 +353,10 @@ mod tests {
         eng.submit(0, ns(12), ns(12), Request::DeferWait { conds, caller: None });
         eng.pump();
         let wakes = eng.take_wakes();
-        let [Wake::Reply { actor: 0, at, reply: Reply::Err(SimError::BadOp { op, msg, .. }) }] = wakes.as_slice()
-        else {
+        let [Wake::Reply { actor: 0, at, reply: Reply::Err(e) }] = wakes.as_slice() else {
             panic!("expected one refusal");
         };
+        let SimError::BadOp { op, msg, .. } = &**e else { panic!("expected a bad op, got {e}") };
         assert_eq!((*at, *op), (ns(12), "defer_wait"));
         assert!(msg.starts_with("task would have 65 deferred conditions; at most 64 per task"), "{msg}");
     }

@@ -223,7 +223,7 @@ impl Engine {
     fn sdma_unknown(&mut self, actor: usize, op: OpKind, id: u64, t: SimTime) {
         let msg = format!("SDMA handle #{id} is not a transfer in progress of this core (already waited?)");
         let err = SimError::BadOp { site: self.site_of(actor), op: op.name(), msg };
-        self.reply(actor, t, Reply::Err(err));
+        self.reply(actor, t, Reply::Err(Box::new(err)));
     }
 
     /// `test_async`: whether the transfer has completed, after one poll.
