@@ -2,13 +2,15 @@
 //! may apply an event only below the smallest. Each running actor has exactly one bound (its
 //! `ActorState::Running`), replaced on every request.
 //!
-//! Under the coroutine driver few actors run at once: the ones released since the event loop
-//! last stopped, each of which sends its next request (ending its bound) before the loop
-//! goes on. Those bounds sit in a short list whose minimum is found by a scan. Only when more
-//! than [`SMALL`] actors run at once (kernels on OS threads) does the set also keep a min-heap
-//! with lazy deletion (a replaced bound stays in the heap, marked stale, until it reaches the
-//! top), from then until no actor runs. Bounds are compared as event keys' leading words
-//! ([`Key::bound`]): one 128-bit number each, compared without branches.
+//! The running actors sit in a list, and the smallest bound is kept as it is inserted. Under
+//! the coroutine driver that is all it takes: bounds are only inserted while the event loop
+//! runs (each release of an actor) and only ended while it does not (each actor sends its
+//! next request before the loop goes on), so the kept smallest is always there when the loop
+//! asks. Only when the smallest has been ended while others run (kernels on OS threads) must
+//! it be found again: by a scan of a list of at most [`SMALL`], or in a min-heap with lazy
+//! deletion (a replaced bound stays in the heap, marked stale, until it reaches the top),
+//! built then and kept from then until no actor runs. Bounds are compared as event keys'
+//! leading words ([`Key::bound`]): one 128-bit number each, compared without branches.
 
 use super::event::Key;
 use crate::base::time::SimTime;
@@ -27,9 +29,9 @@ pub(super) struct Bounds {
     /// The running actors, in no order, and each actor's place in it.
     list: Vec<usize>,
     place: Vec<u32>,
-    /// Every live bound (and stale ones) while `heaped`: more than [`SMALL`] actors have run
-    /// at once since the set was last empty. Cleared, not freed, when the set empties, as it
-    /// does between the waves of a run.
+    /// Every live bound (and stale ones) while `heaped`: the smallest had to be found among
+    /// more than [`SMALL`] since the set was last empty. Cleared, not freed, when the set
+    /// empties, as it does between the waves of a run.
     heap: BinaryHeap<Reverse<u128>>,
     heaped: bool,
     /// The smallest live bound as last found, while it is still live: the event loop asks
@@ -58,12 +60,6 @@ impl Bounds {
         let b = Key::bound(t, actor, seq);
         if self.heaped {
             self.heap.push(Reverse(b));
-        } else if self.list.len() > SMALL {
-            for i in 0..self.list.len() {
-                let b = self.bound(self.list[i]);
-                self.heap.push(Reverse(b));
-            }
-            self.heaped = true;
         }
         if self.first.is_some_and(|f| b < f) || self.list.len() == 1 {
             self.first = Some(b);
@@ -109,7 +105,14 @@ impl Bounds {
     /// above it dropped).
     fn find_first(&mut self) -> Option<u128> {
         if !self.heaped {
-            return self.list.iter().map(|&a| self.bound(a)).min();
+            if self.list.len() <= SMALL {
+                return self.list.iter().map(|&a| self.bound(a)).min();
+            }
+            for i in 0..self.list.len() {
+                let b = self.bound(self.list[i]);
+                self.heap.push(Reverse(b));
+            }
+            self.heaped = true;
         }
         while let Some(&Reverse(b)) = self.heap.peek() {
             let (t, a, s) = Key::unbound(b);
@@ -160,6 +163,29 @@ mod tests {
         b.remove(&(t(9), 1, 8));
         assert!(b.is_empty());
         assert_eq!(b.first(), None);
+    }
+
+    /// The coroutine driver's pattern: many actors released while the loop runs (inserts
+    /// only, the smallest asked for after each), then all of them ending their bounds while it
+    /// does not. The kept smallest answers every time, so no heap is ever built.
+    #[test]
+    fn released_waves_keep_their_smallest_without_a_heap() {
+        let n = 4 * SMALL;
+        let mut b = Bounds::new(n);
+        for wave in 0..3u64 {
+            let mut least = u128::MAX;
+            for a in 0..n {
+                let bound = (t((a as u64 * 7919 + wave) % 97), a, wave);
+                b.insert(bound);
+                least = least.min(Key::bound(bound.0, bound.1, bound.2));
+                assert_eq!(b.first_packed(), Some(least), "wave {wave}, actor {a}");
+            }
+            assert!(!b.heaped, "wave {wave}: a heap was built for inserts alone");
+            for a in (0..n).rev() {
+                b.remove(&(t((a as u64 * 7919 + wave) % 97), a, wave));
+            }
+            assert!(b.is_empty() && !b.heaped && b.heap.is_empty(), "wave {wave}");
+        }
     }
 
     /// The kept smallest bound stays right through any mix of inserts and removals (checked
