@@ -498,6 +498,52 @@ fn host_staging_round_trips_every_dtype_exactly_and_rounds_once() {
     }
 }
 
+/// A polled cell read through the place the scheduler keeps for it (timing-only runs) answers
+/// as with payload: 0 while the cell was never written (no place yet), then each value a
+/// notify sets, the cell changing in place under the kept place.
+#[test]
+fn a_polled_cell_sees_every_value_with_and_without_payload() {
+    let polls = |timing_only: bool| {
+        let mut w = simple(1);
+        if timing_only {
+            w.set_timing_only().unwrap();
+        }
+        let dom = all(&mut w);
+        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 2]).unwrap();
+        let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        w.dispatch_all(
+            &dom,
+            Dispatch::kernel("polls", 2, move |core| {
+                if core.block_idx() == 1 {
+                    for v in [1, 2] {
+                        core.compute(3000);
+                        core.notify(&sig, 0, &[0, 0], v, NotifyOp::Set)?;
+                    }
+                    return Ok(());
+                }
+                let mut got = Vec::new();
+                for _ in 0..120 {
+                    got.push(core.test_signal(&sig, &[0, 0], 1, WaitCmp::Eq)?);
+                    core.compute(100);
+                }
+                log.lock().extend(got);
+                Ok(())
+            }),
+        )
+        .unwrap();
+        w.run().unwrap();
+        let got = seen.lock().clone();
+        got
+    };
+    let (data, timing) = (polls(false), polls(true));
+    assert_eq!(data, timing);
+    // Not yet set, then 1, then 2: false, true, false again.
+    let flips: Vec<usize> = (1..timing.len()).filter(|&i| timing[i] != timing[i - 1]).collect();
+    assert_eq!(flips.len(), 2, "{timing:?}");
+    assert!(!timing[0] && timing[flips[0]] && !timing[flips[1]], "{timing:?}");
+}
+
 /// A kernel polling one cell reuses its resolution from poll to poll (the scheduler keeps the
 /// cell); polls of another cell, another view of the same cells (a fresh slice each time) or
 /// another tensor in between must each answer for the cell they name, and a poll of the same

@@ -189,6 +189,26 @@ impl Memory {
         self.cell_at(c.mem, c.offset)
     }
 
+    /// The value of signal cell `c`, and where a timing-only run keeps it once it has a value
+    /// (its page exists), for [`Memory::cell_in`]: a test polled again reads its cell without
+    /// a map lookup. A place stays the cell's until a window is freed or zeroed, or memories
+    /// are merged, which never happens while an engine owns the memory (a run). No place with
+    /// payload, for an unaligned cell, or for a cell never written.
+    pub(crate) fn cell_and_place(&self, c: &CellRef) -> (i32, Option<usize>) {
+        if self.payload {
+            return (self.cell(c), None);
+        }
+        match self.cells.lookup(c.mem, c.offset) {
+            Ok(place) => (self.cells.values[place], Some(place)),
+            Err(v) => (v.copied().unwrap_or(0), None),
+        }
+    }
+
+    /// The value of the cell kept at `place` (from [`Memory::cell_and_place`], this run).
+    pub(crate) fn cell_in(&self, place: usize) -> i32 {
+        self.cells.values[place]
+    }
+
     /// The INT32 at byte `offset` of `mem`.
     pub(crate) fn cell_at(&self, mem: MemKey, offset: usize) -> i32 {
         if !self.payload {
@@ -254,11 +274,20 @@ impl<T: Default> CellPages<T> {
     /// The value of the cell at `offset` of `mem`, if its page (or itself, when odd) exists:
     /// a cell never written may read as the default.
     pub(crate) fn get(&self, mem: MemKey, offset: usize) -> Option<&T> {
+        match self.lookup(mem, offset) {
+            Ok(place) => Some(&self.values[place]),
+            Err(v) => v,
+        }
+    }
+
+    /// The index in `values` of the cell at `offset` of `mem` when it is aligned and its page
+    /// exists; otherwise its value, if it has one (an unaligned cell kept alone).
+    fn lookup(&self, mem: MemKey, offset: usize) -> Result<usize, Option<&T>> {
         if !offset.is_multiple_of(4) {
-            return self.odd.get(&(mem, offset));
+            return Err(self.odd.get(&(mem, offset)));
         }
         let (page, slot) = CellPages::<T>::place(offset);
-        self.index.get(&(mem, page)).map(|&i| &self.values[i as usize * PAGE + slot])
+        self.index.get(&(mem, page)).map(|&i| i as usize * PAGE + slot).ok_or(None)
     }
 
     /// The value of the cell at `offset` of `mem`, made the default if new.

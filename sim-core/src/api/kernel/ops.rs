@@ -586,7 +586,16 @@ impl Ops {
         let atomic = self.atomic_dtype(op, atomic, dst)?;
         let (vr, vc) = tile.valid_shape();
         let n = dst.shape().len();
-        let mut extent = vec![1; n];
+        // The extent lives on the stack for any tensor of up to 8 dimensions (a write per
+        // tile: no allocation).
+        let (mut small, mut big) = ([1usize; 8], Vec::new());
+        let extent: &mut [usize] = match small.get_mut(..n) {
+            Some(s) => s,
+            None => {
+                big.resize(n, 1);
+                &mut big
+            }
+        };
         match n {
             1 if vr == 1 => extent[0] = vc,
             1 => {
@@ -601,7 +610,7 @@ impl Ops {
                 extent[n - 1] = vc;
             }
         }
-        let place = self.place(op, dst, peer, offsets, &extent)?;
+        let place = self.place(op, dst, peer, offsets, extent)?;
         let data = tile.valid_bytes();
         let dma = self.chip.dma(DmaDir::UbToGm, data.len() as u64);
         let at = self.clock;

@@ -137,7 +137,9 @@ impl Driver {
 
     /// Resumes the block on `actor` with `answer`.
     fn answer(&mut self, actor: usize, answer: Answer) {
-        if self.virtuals[actor].is_some() {
+        // The coroutine is looked at first: resuming it reads that entry anyway, and most
+        // answers go to coroutines in a run that has any.
+        if self.coros[actor].is_none() && self.virtuals[actor].is_some() {
             Mailbox::answer(answer);
             poll_virtual(&mut self.eng, &mut self.virtuals[actor], actor);
         } else {

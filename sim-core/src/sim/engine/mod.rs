@@ -32,12 +32,12 @@ pub(crate) use partition::Crossing;
 
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
-use crate::base::addr::{Cells, MemKey, Place, narrow};
+use crate::base::addr::{MemKey, Place, narrow};
 use crate::base::call_site::CallSite;
 use crate::base::dtype::DType;
 use crate::base::error::SimError;
 use crate::base::payload::Payload;
-use crate::base::signal::{Cond, WaitCmp, apply_notify};
+use crate::base::signal::{Cond, apply_notify};
 use crate::base::time::{SimDuration, SimTime};
 use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
 use crate::results::stats::{DispatchRecord, EngineStats, Traffic};
@@ -74,9 +74,8 @@ struct Actor {
     job: Option<(usize, Assignment)>,
     /// When it last blocked (for reports).
     since: SimTime,
-    /// The cells of its last signal test and the condition of its latest, for a poll of the
-    /// same cells again ([`Request::Retest`]).
-    polled: (Cells, Cond),
+    /// What it tests when it polls the same cells again ([`Request::Retest`]).
+    polled: scalar::Polled,
 }
 
 /// The scheduler state of one run.
@@ -171,7 +170,7 @@ impl Engine {
             next_seq: 0,
             job: None,
             since: SimTime::ZERO,
-            polled: (Cells::default(), Cond::Signed(WaitCmp::Ge, 0)),
+            polled: scalar::Polled::default(),
         };
         Engine {
             net,
@@ -358,7 +357,7 @@ impl Engine {
                 !(self.part.is_some() && self.foreign(self.chip_of(actor))),
                 "a request of another partition"
             );
-            self.actors[actor].polled.1 = Cond::Signed(cmp, expected);
+            self.actors[actor].polled.cond = Cond::Signed(cmp, expected);
             // Nothing to drop in a retest: forgetting it skips the drop glue's variant check.
             std::mem::forget(req);
             return self.queue.push_request(key, Pending::Poll);
@@ -554,11 +553,11 @@ impl Engine {
             Request::ScalarRead { src, caller } => self.scalar_read(t, actor, &src, caller),
             Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
             Request::Test { cells, expected, cmp } => {
-                self.actors[actor].polled = (cells, Cond::Signed(cmp, expected));
+                self.actors[actor].polled = scalar::Polled::new(cells, Cond::Signed(cmp, expected));
                 self.poll(t, actor)
             }
             Request::Retest { expected, cmp } => {
-                self.actors[actor].polled.1 = Cond::Signed(cmp, expected);
+                self.actors[actor].polled.cond = Cond::Signed(cmp, expected);
                 self.poll(t, actor)
             }
             Request::Write { dst, data, atomic, op, caller, start } => {

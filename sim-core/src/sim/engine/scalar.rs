@@ -7,18 +7,52 @@ use super::event::{Event, Key};
 use super::observe::OpAt;
 use super::signals::Signals;
 use crate::api::request::{OpKind, Reply};
-use crate::base::addr::{Caller, Place, narrow};
+use crate::base::addr::{Caller, Cells, Place, narrow};
 use crate::base::payload::Payload;
+use crate::base::signal::{Cond, WaitCmp};
 use crate::base::time::SimTime;
+
+/// What an actor tests when it polls: the cells of its last [`Request::Test`], the condition
+/// of its latest test, and where the memory keeps its one cell once found (timing-only runs),
+/// so a polling loop finds its cell once.
+///
+/// [`Request::Test`]: crate::api::request::Request::Test
+#[derive(Clone, Debug)]
+pub(super) struct Polled {
+    cells: Cells,
+    pub(super) cond: Cond,
+    place: Option<usize>,
+}
+
+impl Polled {
+    pub(super) fn new(cells: Cells, cond: Cond) -> Polled {
+        Polled { cells, cond, place: None }
+    }
+}
+
+impl Default for Polled {
+    fn default() -> Polled {
+        Polled::new(Cells::default(), Cond::Signed(WaitCmp::Ge, 0))
+    }
+}
 
 impl Engine {
     /// TTEST: answers whether every cell `actor` polls satisfies the condition now (both kept
-    /// in the actor's `polled`), after one poll. A core does not see a cell its own notify in
-    /// flight is about to change: the test says no.
+    /// in the actor's [`Polled`]), after one poll. A core does not see a cell its own notify
+    /// in flight is about to change: the test says no.
     pub(super) fn poll(&mut self, t: SimTime, actor: usize) {
-        let (cells, cond) = &self.actors[actor].polled;
-        let holds = !self.vis.notifying(actor, cells) && Signals::satisfied(&self.mem, cells, *cond);
-        self.obs.test_polled(actor, cells, *cond, holds, t);
+        let p = &mut self.actors[actor].polled;
+        let holds = !self.vis.notifying(actor, &p.cells)
+            && match (p.place, &p.cells) {
+                (Some(place), _) => p.cond.holds(self.mem.cell_in(place)),
+                (None, Cells::One(c)) => {
+                    let (value, place) = self.mem.cell_and_place(c);
+                    p.place = place;
+                    p.cond.holds(value)
+                }
+                (None, cells) => Signals::satisfied(&self.mem, cells, p.cond),
+            };
+        self.obs.test_polled(actor, &p.cells, p.cond, holds, t);
         self.reply(actor, t + self.chip.wait_poll(), Reply::Flag(holds));
     }
 
