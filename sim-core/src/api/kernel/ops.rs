@@ -663,6 +663,14 @@ impl Ops {
         self.settle(answer)
     }
 
+    /// [`Ops::call_now`] of a [`Request::Retest`] (see [`Transport::retest`]).
+    ///
+    /// [`Transport::retest`]: super::uplink::Transport::retest
+    pub(crate) fn retest_now(&mut self, expected: i32, cmp: WaitCmp) -> SimResult<Reply> {
+        let answer = self.link.retest_now(self.clock, expected, cmp);
+        self.settle(answer)
+    }
+
     /// Takes the answer to a blocking request: the clock moves to its resume time; a refused
     /// request becomes this kernel's error.
     fn settle(&mut self, answer: super::uplink::Answer) -> SimResult<Reply> {

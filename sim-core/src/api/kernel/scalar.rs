@@ -59,10 +59,26 @@ impl Ops {
         expected: i32,
         cmp: WaitCmp,
     ) -> SimResult<Request> {
-        self.live("test_signal")?;
-        if self.polled.is(signal, offsets) {
+        if self.is_retest(signal, offsets)? {
             return Ok(Request::Retest { expected, cmp });
         }
+        self.first_test(signal, offsets, expected, cmp)
+    }
+
+    /// Whether a test of `signal[offsets]` tests the cell tested last (checked).
+    pub(crate) fn is_retest(&mut self, signal: &Tensor, offsets: &[usize]) -> SimResult<bool> {
+        self.live("test_signal")?;
+        Ok(self.polled.is(signal, offsets))
+    }
+
+    /// The request of a test of another cell than the last (checked).
+    pub(crate) fn first_test(
+        &mut self,
+        signal: &Tensor,
+        offsets: &[usize],
+        expected: i32,
+        cmp: WaitCmp,
+    ) -> SimResult<Request> {
         // One cell, resolved as `wait` resolves it (the same checks and messages as a region
         // of ones, without building one).
         let cell = self.cell("test_signal", signal, None, offsets)?;

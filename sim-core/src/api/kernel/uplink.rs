@@ -11,6 +11,7 @@
 
 use crate::api::request::{Reply, Request};
 use crate::base::error::SimError;
+use crate::base::signal::WaitCmp;
 use crate::base::time::SimTime;
 use std::cell::RefCell;
 use std::future::Future;
@@ -103,6 +104,12 @@ pub(crate) trait Transport: Send + Sync {
     /// Hands a blocking request to the scheduler and returns its answer (blocking the thread,
     /// or suspending the coroutine, until then).
     fn call(&self, at: SimTime, req: Request) -> Answer;
+
+    /// [`Transport::call`] of a [`Request::Retest`]: a polling loop's most frequent request,
+    /// which a transport may hand over without building a request.
+    fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
+        self.call(at, Request::Retest { expected, cmp })
+    }
 }
 
 /// A core's connection to the scheduler.
@@ -129,6 +136,14 @@ impl Uplink {
     pub(crate) fn call_now(&self, at: SimTime, req: Request) -> Answer {
         match self {
             Uplink::Thread(t) => t.call(at, req),
+            Uplink::Mail => Err(Box::new(not_synchronous())),
+        }
+    }
+
+    /// [`Uplink::call_now`] of a [`Request::Retest`], through the transport's short way.
+    pub(crate) fn retest_now(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
+        match self {
+            Uplink::Thread(t) => t.retest(at, expected, cmp),
             Uplink::Mail => Err(Box::new(not_synchronous())),
         }
     }

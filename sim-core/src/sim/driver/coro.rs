@@ -15,6 +15,7 @@ use crate::api::kernel::{Answer, Core, Mailbox, Ops, Transport, Uplink};
 use crate::api::program::Body;
 use crate::api::request::Request;
 use crate::base::error::{SimError, Site};
+use crate::base::signal::WaitCmp;
 use crate::base::time::SimTime;
 use crate::model::ChipTiming;
 use crate::results::stats::HostStats;
@@ -30,8 +31,18 @@ use std::sync::Arc;
 /// blocking request it suspended on.
 type Resume = Option<Answer>;
 
-/// What a coroutine yields with: the blocking request it suspends on, and its issue time.
-type Blocked = (SimTime, Request);
+/// What a coroutine yields with: the issue time of the blocking request it suspends on, and
+/// where that request is.
+type Blocked = (SimTime, Call);
+
+/// The blocking request a coroutine suspends on. Small, so that a suspension moves a few
+/// words: a request is over a hundred bytes, and a polling loop suspends on every poll.
+enum Call {
+    /// The last request in the thread's mailbox outbox (after the posts before it).
+    Outbox,
+    /// A poll of the cells the core tested last ([`Request::Retest`]), built by no one.
+    Retest { expected: i32, cmp: WaitCmp },
+}
 
 /// A block's coroutine: resumed with answers, it yields only when blocked, with the request
 /// it waits on (its posts before it are in the mailbox).
@@ -212,7 +223,10 @@ impl Driver {
         let eng = &mut self.eng;
         Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
         let ended = match result {
-            CoroutineResult::Yield((at, req)) => return self.eng.submit(actor, at, at, req),
+            CoroutineResult::Yield((_, Call::Outbox)) => return,
+            CoroutineResult::Yield((at, Call::Retest { expected, cmp })) => {
+                return self.eng.submit_retest(actor, at, expected, cmp);
+            }
             CoroutineResult::Return(ended) => ended,
         };
         let Some(live) = self.coros[actor].take() else { return };
@@ -293,9 +307,23 @@ impl Transport for CoroPort {
 
     fn call(&self, at: SimTime, req: Request) -> Answer {
         self.on_own_coroutine();
+        Mailbox::send(at, req);
+        self.suspend(at, Call::Outbox)
+    }
+
+    fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
+        self.on_own_coroutine();
+        self.suspend(at, Call::Retest { expected, cmp })
+    }
+}
+
+impl CoroPort {
+    /// Suspends this port's coroutine on `call`, issued at `at`, until the driver resumes it
+    /// with the answer. The caller has checked that this thread runs the coroutine.
+    fn suspend(&self, at: SimTime, call: Call) -> Answer {
         // SAFETY: the yielder outlives this port (see the field) and this thread is running
-        // its coroutine (checked above).
-        let answer = unsafe { &*self.yielder }.suspend((at, req));
+        // its coroutine (checked by every caller).
+        let answer = unsafe { &*self.yielder }.suspend((at, call));
         answer.unwrap_or_else(|| Err(Box::new(SimError::Aborted)))
     }
 }

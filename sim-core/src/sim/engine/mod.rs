@@ -37,7 +37,7 @@ use crate::base::call_site::CallSite;
 use crate::base::dtype::DType;
 use crate::base::error::SimError;
 use crate::base::payload::Payload;
-use crate::base::signal::{Cond, apply_notify};
+use crate::base::signal::{Cond, WaitCmp, apply_notify};
 use crate::base::time::{SimDuration, SimTime};
 use crate::model::{ChipTiming, DmaDir, Network, PathKind, Route};
 use crate::results::stats::{DispatchRecord, EngineStats, Traffic};
@@ -309,13 +309,55 @@ impl Engine {
     /// Takes a request from `actor`, issued at its local time `at`. `resume` is the actor's
     /// clock after a posted request (ignored for blocking ones).
     pub(crate) fn submit(&mut self, actor: usize, at: SimTime, resume: SimTime, mut req: Request) {
-        self.stats.requests += 1;
+        if let Request::Retest { expected, cmp } = req {
+            // Nothing to drop in a retest: forgetting it skips the drop glue's variant check.
+            std::mem::forget(req);
+            return self.submit_retest(actor, at, expected, cmp);
+        }
         // An asynchronous load belongs to the block issuing it, even if it is applied later
         // (held behind the core's own writes) when the block has ended.
         if let Request::Read { ticket: Some(k), .. } = &mut req {
             *k = self.loads.stamp(actor, *k);
         }
         let blocking = req.is_blocking();
+        let Some(seq) = self.next_request(actor, at, blocking) else { return };
+        let a = &mut self.actors[actor];
+        a.state = match &req {
+            Request::Finish { .. } => ActorState::Idle,
+            _ if blocking => {
+                a.since = at;
+                ActorState::Blocked
+            }
+            _ => ActorState::Running { at: resume.max(at), seq: a.next_seq },
+        };
+        if let ActorState::Running { at, seq } = a.state {
+            self.running.insert((at, actor, seq));
+        }
+        self.push(Key::new(at, actor, seq, 0), Event::Request { actor, req, resume })
+    }
+
+    /// Takes a [`Request::Retest`] from `actor` at `at`, built by no one: a poll of the cells
+    /// the actor keeps goes into its FIFO as it is, without a slot.
+    pub(crate) fn submit_retest(&mut self, actor: usize, at: SimTime, expected: i32, cmp: WaitCmp) {
+        let Some(seq) = self.next_request(actor, at, true) else { return };
+        let a = &mut self.actors[actor];
+        a.since = at;
+        a.state = ActorState::Blocked;
+        let key = Key::new(at, actor, seq, 0);
+        if key.time.is_overflowed() {
+            // The general way, which ends the run saying so.
+            let req = Request::Retest { expected, cmp };
+            return self.push(key, Event::Request { actor, req, resume: at });
+        }
+        a.polled.cond = Cond::Signed(cmp, expected);
+        debug_assert!(!(self.part.is_some() && self.foreign(self.chip_of(actor))), "a request of another partition");
+        self.queue.push_request(key, Pending::Poll);
+    }
+
+    /// Counts a request of `actor` at `at` and gives it the actor's next seq, its running
+    /// bound ended; `None` when the run is over (a `blocking` request's actor is told so).
+    fn next_request(&mut self, actor: usize, at: SimTime, blocking: bool) -> Option<u64> {
+        self.stats.requests += 1;
         // The seq after this one is a running actor's bound, keyed too.
         if self.actors[actor].next_seq >= Key::MAX_SEQ - 1 {
             let (chip, core) = (self.chip_of(actor), self.core_of(actor));
@@ -328,7 +370,7 @@ impl Engine {
             if blocking {
                 self.wakes.push(Wake::Abort { actor });
             }
-            return;
+            return None;
         }
         let a = &mut self.actors[actor];
         if let ActorState::Running { at: t, seq } = a.state {
@@ -337,32 +379,7 @@ impl Engine {
         }
         let seq = a.next_seq;
         a.next_seq += 1;
-        a.state = match &req {
-            Request::Finish { .. } => ActorState::Idle,
-            _ if blocking => {
-                a.since = at;
-                ActorState::Blocked
-            }
-            _ => ActorState::Running { at: resume.max(at), seq: a.next_seq },
-        };
-        if let ActorState::Running { at, seq } = a.state {
-            self.running.insert((at, actor, seq));
-        }
-        let key = Key::new(at, actor, seq, 0);
-        // A poll of the cells the actor keeps goes into its FIFO as it is, without a slot.
-        if let Request::Retest { expected, cmp } = req
-            && !key.time.is_overflowed()
-        {
-            debug_assert!(
-                !(self.part.is_some() && self.foreign(self.chip_of(actor))),
-                "a request of another partition"
-            );
-            self.actors[actor].polled.cond = Cond::Signed(cmp, expected);
-            // Nothing to drop in a retest: forgetting it skips the drop glue's variant check.
-            std::mem::forget(req);
-            return self.queue.push_request(key, Pending::Poll);
-        }
-        self.push(key, Event::Request { actor, req, resume })
+        Some(seq)
     }
 
     /// Applies every event that no running actor can still precede; ends the run with a

@@ -345,8 +345,13 @@ impl Core {
 
     /// Whether a cell of this rank's `signal` satisfies `cmp expected` now (TTEST); one poll.
     pub fn test_signal(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<bool> {
-        let req = self.ops.test_request(signal, offsets, expected, cmp)?;
-        let reply = self.ops.call_now(req)?;
+        let reply = if self.ops.is_retest(signal, offsets)? {
+            // Polled again: no request is built (the transport's short way).
+            self.ops.retest_now(expected, cmp)?
+        } else {
+            let req = self.ops.first_test(signal, offsets, expected, cmp)?;
+            self.ops.call_now(req)?
+        };
         self.ops.test_reply(reply)
     }
 
