@@ -7,6 +7,7 @@ pub(crate) mod addr;
 pub(crate) mod call_site;
 pub(crate) mod convert;
 pub(crate) mod deadlock;
+pub(crate) mod divider;
 pub(crate) mod dtype;
 pub(crate) mod error;
 pub(crate) mod payload;

@@ -241,17 +241,24 @@ pub struct CoreId {
     pub(crate) actor: usize,
     /// Cores per chip.
     pub(crate) cores: usize,
+    /// `actor / cores`, worked out once (observers ask for it on most facts).
+    pub(crate) rank: usize,
 }
 
 impl CoreId {
+    /// Actor `actor` of a machine of `cores` cores per chip.
+    pub(crate) fn new(actor: usize, cores: usize) -> CoreId {
+        CoreId { actor, cores, rank: actor / cores.max(1) }
+    }
+
     /// The world rank of the core's chip.
     pub fn rank(self) -> usize {
-        self.actor / self.cores
+        self.rank
     }
 
     /// The core's index on its chip.
     pub fn core(self) -> usize {
-        self.actor % self.cores
+        self.actor - self.rank * self.cores
     }
 
     /// The core's index in the machine (`rank * cores + core`).
@@ -526,7 +533,7 @@ pub struct EqWaiters<'a> {
 impl EqWaiters<'_> {
     /// Each blocked `Eq` wait on the cell: the value it expects and the waiting core.
     pub fn get(&self) -> Vec<(i32, CoreId)> {
-        (self.list)().into_iter().map(|(v, actor)| (v, CoreId { actor, cores: self.cores })).collect()
+        (self.list)().into_iter().map(|(v, actor)| (v, CoreId::new(actor, self.cores))).collect()
     }
 }
 

@@ -34,6 +34,7 @@ use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
 use crate::base::addr::{MemKey, Place, narrow};
 use crate::base::call_site::CallSite;
+use crate::base::divider::Divider;
 use crate::base::dtype::DType;
 use crate::base::error::SimError;
 use crate::base::payload::Payload;
@@ -86,6 +87,8 @@ pub(crate) struct Engine {
     /// Actors per chip: the AIV cores `0..aiv`, then the AIC cores (`[chip.cube]`) `aiv..cores`;
     /// actor `chip * cores + core`.
     cores: usize,
+    /// Divides by `cores` (an actor's chip) without a hardware division.
+    per_chip: Divider,
     aiv: usize,
     world: usize,
     pub(crate) mem: Memory,
@@ -176,6 +179,7 @@ impl Engine {
             net,
             flows: state::flows::Flows::default(),
             cores,
+            per_chip: Divider::new(cores),
             aiv,
             world,
             mem,
@@ -784,11 +788,11 @@ impl Engine {
     }
 
     fn chip_of(&self, actor: usize) -> usize {
-        actor / self.cores
+        self.per_chip.div(actor)
     }
 
     fn core_of(&self, actor: usize) -> usize {
-        actor % self.cores
+        self.per_chip.div_rem(actor).1
     }
 
     /// Whether `actor` is an AIC (cube) core: its loads fill L1, its stores leave L0C.

@@ -20,6 +20,7 @@ mod traffic;
 use super::wake::Assignment;
 use crate::api::request::{CopySpec, OpKind, SdmaSpec};
 use crate::base::addr::{CellRef, MemKey, Place};
+use crate::base::divider::Divider;
 use crate::base::signal::{Cond, NotifyOp};
 use crate::base::time::SimTime;
 use crate::results::stats::{DispatchRecord, Traffic};
@@ -77,8 +78,9 @@ pub(crate) use record::{Recording, interleave, order_records};
 /// Everything that watches a run: the traffic counters (always on), the timeline recorder
 /// (traced runs), the protocol checker (checked runs) and the user's observers.
 pub(crate) struct Observers {
-    /// Actors per chip (an actor's chip is `actor / cores`).
+    /// Actors per chip (an actor's chip is `actor / cores`), and that division's reciprocal.
     cores: usize,
+    per_chip: Divider,
     ids: Ids,
     traffic: Counters,
     tracer: Option<Tracer>,
@@ -96,6 +98,7 @@ impl Observers {
     pub(crate) fn new(world: usize, cores: usize, trace: bool, check: bool) -> Observers {
         Observers {
             cores,
+            per_chip: Divider::new(cores),
             ids: Ids::default(),
             traffic: Counters::new(world),
             tracer: trace.then(|| Tracer::new(world * cores)),
@@ -127,7 +130,7 @@ impl Observers {
     }
 
     fn core(&self, actor: usize) -> CoreId {
-        CoreId { actor, cores: self.cores }
+        CoreId { actor, cores: self.cores, rank: self.per_chip.div(actor) }
     }
 
     /// Makes these the observers of partition `part` of a split run: a checked or traced run

@@ -449,7 +449,7 @@ pub(crate) mod facts {
         pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpInfo, D::Error> {
             let w = WireOp::deserialize(d)?;
             let id = OpId::from_raw(w.id).ok_or_else(|| serde::de::Error::custom("an operation's id was 0"))?;
-            let core = CoreId { actor: w.actor, cores: w.cores };
+            let core = CoreId::new(w.actor, w.cores);
             let name = static_text(&w.name);
             Ok(OpInfo { id, core, name, start: w.start, bytes: w.bytes, peer: w.peer })
         }

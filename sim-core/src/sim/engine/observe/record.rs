@@ -463,7 +463,7 @@ impl Observers {
 
     fn replay_one(&mut self, map: &mut Renumber, f: Fact) {
         let cores = self.cores;
-        let core = move |actor| CoreId { actor, cores };
+        let core = move |actor| CoreId::new(actor, cores);
         match f {
             Fact::DispatchStarted { rank, tasks, instance } => fan!(self.dispatch_started(rank, tasks, instance)),
             Fact::TaskPlaced { rank, task, deps } => fan!(self.task_placed(rank, task, &deps)),
