@@ -355,7 +355,7 @@ impl Engine {
         }
         a.polled.cond = Cond::Signed(cmp, expected);
         debug_assert!(!(self.part.is_some() && self.foreign(self.chip_of(actor))), "a request of another partition");
-        self.queue.push_request(key, Pending::Poll);
+        self.queue.push_poll(key);
     }
 
     /// Counts a request of `actor` at `at` and gives it the actor's next seq, its running

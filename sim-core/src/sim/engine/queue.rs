@@ -82,6 +82,16 @@ impl EventQueue {
         }
     }
 
+    /// Adds a poll of `key.actor` (its blocking request, so the last it sends for now). Behind
+    /// requests of the actor still waiting it joins them; with none, it goes to the heap as
+    /// an entry of its own, without a trip through the actor's FIFO.
+    pub(super) fn push_poll(&mut self, key: Key) {
+        match self.lanes.get(key.actor()) {
+            Some(fifo) if !fifo.is_empty() => self.push_request(key, Pending::Poll),
+            _ => self.push(Entry { key, what: Pending::Poll }),
+        }
+    }
+
     /// The smallest key pending, if any.
     pub(super) fn peek_key(&self) -> Option<Key> {
         self.front.or_else(|| self.heap.first().copied()).map(|i| i.key)
@@ -352,10 +362,15 @@ mod tests {
             let e = if r % 7 < 4 {
                 clock[actor] += r % 3;
                 let key = Key::new(SimTime::from_ps(clock[actor]), actor, u64::from(i), 0);
-                // Every third request is a poll, held in the lane without a slot.
-                let what = if i % 3 == 0 { Pending::Poll } else { Pending::Slot(i) };
-                q.push_request(key, what);
-                Entry { key, what }
+                // Every third request is a poll, without a slot: behind the actor's waiting
+                // requests in its lane, or an entry of its own.
+                if i % 3 == 0 {
+                    q.push_poll(key);
+                    Entry { key, what: Pending::Poll }
+                } else {
+                    q.push_request(key, Pending::Slot(i));
+                    Entry { key, what: Pending::Slot(i) }
+                }
             } else {
                 let e = entry(r, i);
                 q.push(e);
