@@ -533,8 +533,7 @@ fn a_polled_cell_sees_every_value_with_and_without_payload() {
         )
         .unwrap();
         w.run().unwrap();
-        let got = seen.lock().clone();
-        got
+        seen.lock().clone()
     };
     let (data, timing) = (polls(false), polls(true));
     assert_eq!(data, timing);
