@@ -585,3 +585,42 @@ fn test_signal_answers_for_the_cell_each_poll_names() {
         assert_eq!(*seen.lock(), [one, one].concat(), "{exec:?}");
     }
 }
+
+/// The same polls from an async kernel (the mailbox's short way for a poll of the cell polled
+/// last) answer as the synchronous kernel's do.
+#[test]
+fn an_async_kernel_polls_answer_for_the_cell_and_condition_each_names() {
+    let mut w = simple(1);
+    let dom = all(&mut w);
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 4]).unwrap();
+    let other = w.alloc_window(&dom, "other", DType::I32, &[1, 4]).unwrap();
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut d = Dispatch::new("polls");
+    d.add(Task::new_async("polls", 2, move |ops| {
+        let (sig, other, log) = (sig.clone(), other.clone(), log.clone());
+        Box::pin(async move {
+            if ops.block_idx() == 1 {
+                return ops.notify(&sig, 0, &[0, 1], 5, NotifyOp::Set);
+            }
+            ops.compute(1000);
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                got.push(ops.test_signal(&sig, &[0, 0], 5, WaitCmp::Eq).await?);
+                got.push(ops.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq).await?);
+                got.push(ops.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq).await?);
+                got.push(ops.test_signal(&sig, &[0, 1], 4, WaitCmp::Eq).await?);
+                got.push(ops.test_signal(&sig, &[0, 1], 4, WaitCmp::Ge).await?);
+                let col = sig.slice(&[0, 1], &[1, 1])?;
+                got.push(ops.test_signal(&col, &[0, 0], 5, WaitCmp::Eq).await?);
+                got.push(ops.test_signal(&other, &[0, 1], 5, WaitCmp::Eq).await?);
+            }
+            log.lock().extend(got);
+            Ok(())
+        })
+    }));
+    w.dispatch_all(&dom, d).unwrap();
+    w.run().unwrap();
+    let one = [false, true, true, false, true, true, false];
+    assert_eq!(*seen.lock(), [one, one].concat());
+}

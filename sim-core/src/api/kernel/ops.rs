@@ -656,6 +656,12 @@ impl Ops {
         OpsCall { ops: self, answer }
     }
 
+    /// [`Ops::call`] of a [`Request::Retest`], by the link's short way.
+    pub(super) fn retest(&mut self, expected: i32, cmp: WaitCmp) -> OpsCall<'_> {
+        let answer = self.link.retest(self.clock, expected, cmp);
+        OpsCall { ops: self, answer }
+    }
+
     /// [`Ops::call`] on a synchronous link (a thread or coroutine kernel's `Core`): the same
     /// request at the same time, its answer returned without a future.
     pub(crate) fn call_now(&mut self, req: Request) -> SimResult<Reply> {

@@ -46,23 +46,14 @@ impl Ops {
         expected: i32,
         cmp: WaitCmp,
     ) -> SimResult<bool> {
-        let req = self.test_request(signal, offsets, expected, cmp)?;
-        let reply = self.call(req).await?;
+        let reply = if self.is_retest(signal, offsets)? {
+            // Polled again: no request is built (the link's short way).
+            self.retest(expected, cmp).await?
+        } else {
+            let req = self.first_test(signal, offsets, expected, cmp)?;
+            self.call(req).await?
+        };
         self.test_reply(reply)
-    }
-
-    /// The request of [`Ops::test_signal`] (checked).
-    pub(crate) fn test_request(
-        &mut self,
-        signal: &Tensor,
-        offsets: &[usize],
-        expected: i32,
-        cmp: WaitCmp,
-    ) -> SimResult<Request> {
-        if self.is_retest(signal, offsets)? {
-            return Ok(Request::Retest { expected, cmp });
-        }
-        self.first_test(signal, offsets, expected, cmp)
     }
 
     /// Whether a test of `signal[offsets]` tests the cell tested last (checked).

@@ -28,6 +28,10 @@ struct MailState {
     outbox: Vec<(SimTime, SimTime, Request)>,
     /// The answer to the blocking request last sent.
     answer: Option<Answer>,
+    /// A poll of the cells the kernel tested last, sent without a request (see
+    /// [`Request::Retest`]): its issue time and condition. It is the kernel's blocking
+    /// request, so it follows everything in `outbox`.
+    retest: Option<(SimTime, i32, WaitCmp)>,
 }
 
 thread_local! {
@@ -35,7 +39,7 @@ thread_local! {
     /// time, holding the engine's lock, and empties the mailbox before the next poll, so one
     /// per host thread serves every polled kernel, with no lock of its own.
     static MAIL: RefCell<MailState> = const {
-        RefCell::new(MailState { outbox: Vec::new(), answer: None })
+        RefCell::new(MailState { outbox: Vec::new(), answer: None, retest: None })
     };
 }
 
@@ -43,6 +47,7 @@ thread_local! {
 pub(crate) struct Stash {
     outbox: Vec<(SimTime, SimTime, Request)>,
     answer: Option<Answer>,
+    retest: Option<(SimTime, i32, WaitCmp)>,
 }
 
 /// The driver's side of the mailbox of polled kernels (this thread's).
@@ -69,10 +74,23 @@ impl Mailbox {
         });
     }
 
+    /// Leaves a poll of the cells the kernel tested last as its blocking request, without
+    /// building a [`Request::Retest`] (the driver builds it when it drains the mailbox).
+    pub(crate) fn send_retest(at: SimTime, expected: i32, cmp: WaitCmp) {
+        MAIL.with_borrow_mut(|m| {
+            m.answer = None;
+            m.retest = Some((at, expected, cmp));
+        });
+    }
+
     /// Takes what this thread's mailbox holds, leaving it empty: a run started from inside a
     /// kernel (a nested `World::run`) must not take the outer kernel's requests.
     pub(crate) fn stash() -> Stash {
-        MAIL.with_borrow_mut(|m| Stash { outbox: std::mem::take(&mut m.outbox), answer: m.answer.take() })
+        MAIL.with_borrow_mut(|m| Stash {
+            outbox: std::mem::take(&mut m.outbox),
+            answer: m.answer.take(),
+            retest: m.retest.take(),
+        })
     }
 
     /// Puts back what [`Mailbox::stash`] took (the nested run has drained the mailbox).
@@ -80,6 +98,7 @@ impl Mailbox {
         MAIL.with_borrow_mut(|m| {
             m.outbox = s.outbox;
             m.answer = s.answer;
+            m.retest = s.retest;
         });
     }
 
@@ -90,6 +109,9 @@ impl Mailbox {
         MAIL.with_borrow_mut(|m| {
             for (at, resume, req) in m.outbox.drain(..) {
                 submit(at, resume, req);
+            }
+            if let Some((at, expected, cmp)) = m.retest.take() {
+                submit(at, at, Request::Retest { expected, cmp });
             }
             m.answer = None;
         });
@@ -145,6 +167,18 @@ impl Uplink {
         match self {
             Uplink::Thread(t) => t.retest(at, expected, cmp),
             Uplink::Mail => Err(Box::new(not_synchronous())),
+        }
+    }
+
+    /// [`Uplink::call`] of a [`Request::Retest`]: a mailbox link leaves the poll in the
+    /// mailbox's retest slot instead of building the request.
+    pub(crate) fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> CallFuture {
+        match self {
+            Uplink::Thread(t) => CallFuture::Done(Some(t.retest(at, expected, cmp))),
+            Uplink::Mail => {
+                Mailbox::send_retest(at, expected, cmp);
+                CallFuture::Mail { sent: true }
+            }
         }
     }
 
@@ -260,6 +294,25 @@ mod tests {
             other => panic!("expected the answer, got {:?}", other.map(|a| a.map(|(at, _)| at))),
         }
         assert!(drained().is_empty(), "the call was sent once");
+    }
+
+    #[test]
+    fn a_mailbox_retest_is_drained_as_a_request_after_the_posts() {
+        let link = Uplink::Mail;
+        link.post(t(2), t(3), Request::Note { name: "vadd", start: t(2), end: t(3) });
+        let mut call = std::pin::pin!(link.retest(t(3), 7, WaitCmp::Ge));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(call.as_mut().poll(&mut cx).is_pending(), "sent, not yet answered");
+        let mut out = Vec::new();
+        Mailbox::drain(|at, resume, r| {
+            let cond = match r {
+                Request::Retest { expected, cmp } => Some((expected, cmp)),
+                _ => None,
+            };
+            out.push((at, resume, cond));
+        });
+        assert_eq!(out, vec![(t(2), t(3), None), (t(3), t(3), Some((7, WaitCmp::Ge)))]);
+        assert!(drained().is_empty(), "the retest was sent once");
     }
 
     #[test]
