@@ -341,7 +341,7 @@ impl Engine {
     }
 
     /// Takes a [`Request::Retest`] from `actor` at `at`, built by no one: a poll of the cells
-    /// the actor keeps goes into its FIFO as it is, without a slot.
+    /// the actor keeps is queued as a [`Pending::Poll`], with no event or slot behind it.
     pub(crate) fn submit_retest(&mut self, actor: usize, at: SimTime, expected: i32, cmp: WaitCmp) {
         let Some(seq) = self.next_request(actor, at, true) else { return };
         let a = &mut self.actors[actor];
