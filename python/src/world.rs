@@ -310,16 +310,35 @@ impl PyWorld {
     fn size(&self) -> usize {
         self.size
     }
-    /// A comm domain over `ranks` (default: every chip), windows unlimited.
-    #[pyo3(signature = (name, ranks = None))]
-    fn create_domain(&self, py: Python<'_>, name: &str, ranks: Option<Vec<usize>>) -> PyResult<PyDomain> {
+    /// A comm domain over `ranks` (default: every chip), windows unlimited. `persistent=True`
+    /// keeps its windows across runs; `reset` (default: `persistent`) zeroes them before each
+    /// reuse, as PyPTO's `prepare(persistent=..., reset_persistent_windows=...)`.
+    #[pyo3(signature = (name, ranks = None, *, persistent = false, reset = None))]
+    fn create_domain(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        ranks: Option<Vec<usize>>,
+        persistent: bool,
+        reset: Option<bool>,
+    ) -> PyResult<PyDomain> {
         let ranks = self.domain_ranks(ranks);
-        self.with(py, |w| w.create_domain(name, &ranks, DomainOptions::default())).map(PyDomain)
+        self.with(py, |w| w.create_domain(name, &ranks, DomainOptions { persistent, reset })).map(PyDomain)
     }
     /// A comm domain whose windows must fit in `window_size` bytes per rank (simpler's
-    /// `allocate_domain`).
-    fn allocate_domain(&self, py: Python<'_>, name: &str, ranks: Vec<usize>, window_size: usize) -> PyResult<PyDomain> {
-        self.with(py, |w| w.allocate_domain(name, &ranks, window_size, DomainOptions::default())).map(PyDomain)
+    /// `allocate_domain`); `persistent` and `reset` as for `create_domain`.
+    #[pyo3(signature = (name, ranks, window_size, *, persistent = false, reset = None))]
+    fn allocate_domain(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        ranks: Vec<usize>,
+        window_size: usize,
+        persistent: bool,
+        reset: Option<bool>,
+    ) -> PyResult<PyDomain> {
+        self.with(py, |w| w.allocate_domain(name, &ranks, window_size, DomainOptions { persistent, reset }))
+            .map(PyDomain)
     }
     /// Frees the domain's windows after the run that still uses them; the name is free again.
     fn release_domain(&self, py: Python<'_>, dom: PyRef<'_, PyDomain>) -> PyResult<()> {

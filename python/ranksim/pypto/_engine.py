@@ -204,6 +204,7 @@ class _Host:
         self.buffers = []
         self.next_rr = 0
         self.names = set()
+        self.temps = []
 
 
 def user_line(depth=2):
@@ -276,6 +277,11 @@ def record_dispatch(fn, args, device):
     h.ops.append(("dispatch", fn, args, device, user_line(3)))
 
 
+def record_sub(fn, args):
+    """A HOST sub-worker call: it runs on the host once everything recorded before it ran."""
+    host().ops.append(("sub", fn, args, user_line(3)))
+
+
 def record_collective(kind, operands, kw):
     h = host()
     for o in operands:
@@ -287,28 +293,99 @@ def record_collective(kind, operands, kw):
 # ---- building and running ------------------------------------------------------------------
 
 
+class Call:
+    """One InCore task of a dispatch: the kernel function and its arguments; `deps` are the
+    indices of earlier calls it waits for (``pl.at(..., deps=[...])``), `manual` says it was
+    made in a ``pl.manual_scope`` (no dependencies from its tensors)."""
+
+    __slots__ = ("fn", "args", "deps", "manual", "name")
+
+    def __init__(self, fn, args, deps=(), manual=False, name=None):
+        self.fn, self.args, self.deps, self.manual, self.name = fn, args, list(deps), manual, name
+
+
 class _Orch:
     """The InCore calls of one dispatch's orchestration function."""
 
     def __init__(self, rank):
-        self.rank, self.calls = rank, []
+        self.rank, self.calls, self.manual = rank, [], 0
+
+    def add(self, fn, args, deps=(), name=None):
+        self.calls.append(Call(fn, args, deps, self.manual > 0, name))
+        return len(self.calls) - 1
 
 
 def _align32(n):
     return (n + 31) // 32 * 32
 
 
-class Run:
-    """One execution of a program on a fresh ranksim world."""
+class Session:
+    """A ranksim world that one or more program calls run on: a fresh one per one-shot call,
+    or a ``DistributedWorker``'s for its whole life (its device tensors, the GM tensors host
+    arguments were bound to and, with ``persistent=True``, its comm domains persist)."""
 
-    def __init__(self, program, cfg, hargs, dyn):
-        self.program, self.cfg, self.hargs, self.dyn = program, cfg, hargs, dyn
+    def __init__(self, cfg, *, persistent=False, reset=None):
+        self.cfg = cfg
         self.world = cfg.world()
-        self.gm = {}  # (root key, shape, dtype, k) -> ranksim Tensor
+        self.persistent, self.reset = persistent, reset
+        self.gm = {}  # (program, root key, shape, dtype, k) -> ranksim Tensor
         self.gm_names = set()
+        self.domains = {}  # (program, descriptor) -> (Domain, {buffer name: window})
+        self.ndomains = 0
+
+    def gm_tensor(self, key, name, dtype, shape):
+        t = self.gm.get(key)
+        if t is None:
+            while name in self.gm_names:
+                name += "'"
+            self.gm_names.add(name)
+            t = self.world.alloc_tensor(name, dtype, list(shape))
+            self.gm[key] = t
+        return t
+
+    def domain(self, owner, ranks, bufs):
+        """The comm domain for `bufs` over `ranks`, and whether it is temporary (released
+        after the call)."""
+        key = (id(owner), ranks, tuple((b.name, b.nbytes, b.dtype.name if b.dtype else None, tuple(b.shape or ())) for b in bufs))
+        if self.persistent and key in self.domains:
+            return self.domains[key], False
+        size = sum(_align32(b.nbytes) for b in bufs)
+        name = f"comm_d{self.ndomains}"
+        self.ndomains += 1
+        w = self.world
+        if self.persistent:
+            dom = w.allocate_domain(name, list(ranks), size, persistent=True, reset=self.reset)
+        else:
+            # One call's windows live across its segments (runs split at sub-worker calls).
+            dom = w.allocate_domain(name, list(ranks), size, persistent=True, reset=False)
+        wins = {}
+        for b in bufs:
+            if b.shape is not None:
+                wins[b.name] = w.alloc_window(dom, b.name, b.dtype.rs, b.shape)
+            else:
+                wins[b.name] = w.alloc_window(dom, b.name, "i8", [b.nbytes])
+        entry = (dom, wins)
+        if self.persistent:
+            self.domains[key] = entry
+        return entry, not self.persistent
+
+
+class Run:
+    """One call of a program on a session's world: record the host orchestrator, build its
+    comm domains, then queue and run its operations in segments (a HOST sub-worker call
+    ends a segment: the run so far completes, outputs come back to the host arrays and the
+    callback runs on them)."""
+
+    def __init__(self, program, session, hargs, dyn, subs=None):
+        self.program, self.session, self.hargs, self.dyn = program, session, hargs, dyn
+        self.cfg = session.cfg
+        self.world = session.world
+        self.subs = subs or {}
         self.bound = {}  # (rank, host key) -> ranksim Tensor
         self.slots = {}  # (rank, root key, shape, dtype) -> [host keys]
         self.writeback = []  # (HostTensor, rank, ranksim Tensor)
+        self.uploads = []  # (HostTensor, rank, ranksim Tensor)
+        self.temporary = []  # domains released when the call ends
 
     def record(self):
         h = _Host(self.program, self.cfg.ranks)
@@ -332,103 +409,238 @@ class Run:
         for b in h.buffers:
             if b.ranks:
                 groups.setdefault(tuple(sorted(b.ranks)), []).append(b)
-        w = self.world
-        for k, (ranks, bufs) in enumerate(sorted(groups.items(), key=lambda g: g[1][0].order)):
-            size = sum(_align32(b.nbytes) for b in bufs)
-            dom = w.allocate_domain(f"comm_d{k}", list(ranks), size)
+        for ranks, bufs in sorted(groups.items(), key=lambda g: g[1][0].order):
+            (dom, wins), temporary = self.session.domain(self.program, ranks, bufs)
+            if temporary:
+                self.temporary.append(dom)
             for b in bufs:
-                if b.shape is not None:
-                    b.window = w.alloc_window(dom, b.name, b.dtype.rs, b.shape)
-                else:
-                    b.window = w.alloc_window(dom, b.name, "i8", [b.nbytes])
+                b.window = wins[b.name]
                 for v in b.views:
                     same = b.shape is not None and v.dtype is b.dtype and list(v.shape) == list(b.shape)
                     v.t = b.window if same else b.window.view(v.dtype.rs, list(v.shape))
                     v.members = list(ranks)
 
-    def device_arg(self, a, rank, fname, pname):
+    def release(self):
+        for dom in self.temporary:
+            self.world.release_domain(dom)
+        self.temporary = []
+
+    def device_arg(self, a, rank, fname, pname, out=False):
         if isinstance(a, HostTensor):
-            return Tensor(self.gm_tensor(a, rank, f"{fname}({pname}=...)"), a.dtype)
+            return Tensor(self.gm_tensor(a, rank, f"{fname}({pname}=...)", out), a.dtype)
+        if isinstance(a, DeviceArg):
+            return a.on(rank, f"{fname}({pname}=...)")
         if isinstance(a, DistributedTensor):
             a._resolved(f"{fname}({pname}=...)")
             return a
         if isinstance(a, Tensor):
             return a
-        if isinstance(a, (bool, int, float, np.integer, np.floating)):
+        if isinstance(a, (bool, int, float, np.integer, np.floating)) or a is None:
             return a
+        if isinstance(a, (list, tuple)):
+            return type(a)(self.device_arg(x, rank, fname, pname, out) for x in a)
         raise BadArgument(f"{fname}({pname}=...): {a!r} is neither a tensor nor a scalar")
 
-    def gm_tensor(self, a, rank, what):
+    def gm_tensor(self, a, rank, what, out=False):
         if a.dtype is None:
             raise BadArgument(f"{what}: host array dtype {a.arr.dtype} has no ranksim type; use float32, float16, int32, int16 or int8")
         key = (rank, a.key)
         if key in self.bound:
-            return self.bound[key]
+            t = self.bound[key]
+            if self._returns(a, out) and not any(w[0] is a and w[1] == rank for w in self.writeback):
+                self.writeback.append((a, rank, t))
+            return t
         slot = (rank, a.key[0], a.shape, a.dtype.name)
         used = self.slots.setdefault(slot, [])
         k = len(used)
         used.append(a.key)
-        gkey = (a.key[0], a.shape, a.dtype.name, k)
-        t = self.gm.get(gkey)
-        if t is None:
-            name = a.name if k == 0 else f"{a.name}.{k}"
-            while name in self.gm_names:
-                name += "'"
-            self.gm_names.add(name)
-            t = self.world.alloc_tensor(name, a.dtype.rs, list(a.shape))
-            self.gm[gkey] = t
+        name = a.name if k == 0 else f"{a.name}.{k}"
+        t = self.session.gm_tensor((id(self.program), a.key[0], a.shape, a.dtype.name, k), name, a.dtype.rs, a.shape)
         self.world.write(t, rank, a.arr)
         self.bound[key] = t
-        if self.program.fn.directions.get(a.name, "in") != "in":
+        self.uploads.append((a, rank, t))
+        if self._returns(a, out):
             self.writeback.append((a, rank, t))
         return t
 
-    def queue(self):
+    def _returns(self, a, out):
+        """Whether a dispatch's GM copy of host tensor `a` comes back to the host: the host
+        program's outputs, and its intermediates (``pl.create_tensor``) a dispatch writes."""
+        temp = isinstance(a.key[0], tuple)
+        return (out and temp) or (not temp and self.program.fn.directions.get(a.name, "in") != "in")
+
+    def queue(self, op):
+        """Queues one recorded host operation (a dispatch or a HOST collective)."""
         from .. import Dispatch, Task
 
         w = self.world
-        for op in self.h.ops:
-            if op[0] == "collective":
-                _, kind, operands, kw, _line = op
-                try:
-                    _native._host_collective(w, kind, [o.t for o in operands], **kw)
-                except SimError as e:
-                    raise type(e)(f"{e} (pld.tensor.{kind} at {_line[0]}:{_line[1]})") from None
-                continue
-            _, fn, args, rank, _line = op
-            params = fn.param_names()
-            dargs = [self.device_arg(a, rank, fn.__name__, params[i] if i < len(params) else f"#{i}") for i, a in enumerate(args)]
-            if fn.level == "incore":
-                calls = [(fn, dargs)]
-            else:
-                o = _Orch(rank)
-                _tls.orch = o
-                try:
-                    fn.check_args(dargs, {})
-                    fn.fn(*dargs)
-                finally:
-                    _tls.orch = None
-                calls = o.calls
-            d = Dispatch(fn.__name__)
-            for kfn, kargs in calls:
-                task = Task(kfn.__name__, 1, _kernel(kfn, kargs))
-                for ann, a in zip(kfn.anns(len(kargs)), kargs):
-                    if not isinstance(a, Tensor) or a.t is None:
-                        continue
-                    if a.is_window:
-                        task.no_dep(a.t)
-                    elif ann is None or ann.direction == "in":
-                        task.input(a.t)
-                    elif ann.direction == "out":
-                        task.output_existing(a.t)
-                    else:
-                        task.inout(a.t)
-                d.add(task)
-            w.dispatch(rank, d)
+        if op[0] == "collective":
+            _, kind, operands, kw, _line = op
+            try:
+                _native._host_collective(w, kind, [o.t for o in operands], **kw)
+            except SimError as e:
+                raise type(e)(f"{e} (pld.tensor.{kind} at {_line[0]}:{_line[1]})") from None
+            return
+        _, fn, args, rank, _line = op
+        params = fn.param_names()
+        anns = fn.anns(len(args))
+        writes = getattr(fn, "writes", None) or ()
+
+        def out(i):
+            ann = anns[i]
+            return (isinstance(ann, T.TensorAnn) and ann.direction != "in") or (i < len(params) and params[i] in writes)
+
+        dargs = [
+            self.device_arg(a, rank, fn.__name__, params[i] if i < len(params) else f"#{i}", out(i)) for i, a in enumerate(args)
+        ]
+        if fn.level == "incore":
+            calls = [Call(fn, dargs)]
+        else:
+            o = _Orch(rank)
+            _tls.orch = o
+            try:
+                fn.check_args(dargs, {})
+                fn.fn(*dargs)
+            finally:
+                _tls.orch = None
+            calls = o.calls
+        d = Dispatch(fn.__name__)
+        for call in calls:
+            kfn, kargs = call.fn, call.args
+            task = Task(call.name or kfn.__name__, 1, _kernel(kfn, kargs))
+            if getattr(kfn, "on_cube", False):
+                if not hasattr(task, "on_cube"):
+                    raise NotImplementedError(f"{kfn.__name__} uses the cube (pl.matmul), which this build of ranksim's Python bindings cannot place")
+                task.on_cube()
+            writes = getattr(kfn, "writes", None)
+            for ann, a in zip(kfn.anns(len(kargs)), kargs):
+                if not isinstance(a, Tensor) or a.t is None:
+                    continue
+                if a.is_window or call.manual:
+                    task.no_dep(a.t)
+                elif writes is not None:
+                    task.inout(a.t) if a.name in writes else task.input(a.t)
+                elif ann is None or ann.direction == "in":
+                    task.input(a.t)
+                elif ann.direction == "out":
+                    task.output_existing(a.t)
+                else:
+                    task.inout(a.t)
+            if call.deps:
+                task.after(call.deps)
+            d.add(task)
+        w.dispatch(rank, d)
 
     def write_back(self):
         for a, rank, t in self.writeback:
             np.copyto(a.arr, self.world.read(t, rank), casting="unsafe")
+
+    def upload(self):
+        """Host arrays are the truth between segments: a sub-worker may have changed them."""
+        for a, rank, t in self.uploads:
+            self.world.write(t, rank, a.arr)
+
+    def segments(self):
+        """The recorded operations split at sub-worker calls: lists of operations to queue
+        and run, each followed by the sub-worker op that ends it (or None)."""
+        seg = []
+        for op in self.h.ops:
+            if op[0] == "sub":
+                yield seg, op
+                seg = []
+            else:
+                seg.append(op)
+        yield seg, None
+
+    def call_sub(self, op):
+        _, fn, args, line = op
+        views = [host_view(a) if isinstance(a, HostTensor) else a for a in args]
+        override = self.subs.get(fn.__name__)
+        if override is not None:
+            override(views)
+        else:
+            fn.fn(*views)
+
+
+def host_view(h):
+    """What a sub-worker callback receives for a host tensor: a torch tensor on the caller's
+    memory when the caller passed torch tensors, else the numpy array."""
+    if type(h.root).__module__.split(".")[0] == "torch":
+        import torch
+
+        return torch.from_numpy(h.arr)
+    return h.arr
+
+
+class CubeTile:
+    """A tile in one of the cube's buffers (``buf``: l1, l0a, l0b, l0c), from ``pl.load(...,
+    target_memory=pl.MemorySpace.Mat)``, ``pl.move`` or ``pl.matmul``."""
+
+    __slots__ = ("t", "buf")
+
+    def __init__(self, t, buf):
+        self.t, self.buf = t, buf
+
+    def __repr__(self):
+        return f"<cube tile in {self.buf.upper()}>"
+
+
+def host_temp(arr, dtype):
+    """A host intermediate (``pl.create_tensor`` in the HOST orchestrator), named after the
+    variable it is assigned to."""
+    h = host()
+    file, line = user_line(3)
+    m = _ASSIGN.match(linecache.getline(file, line))
+    name = m.group(1) if m else f"tmp{len(h.temps)}"
+    t = HostTensor(arr, arr, name, (("tmp", len(h.temps)),), dtype)
+    h.temps.append(t)
+    return t
+
+
+class DeviceArg:
+    """A device tensor (``rt.alloc_tensor``) or one shard of a stacked one, as a program
+    argument: already resident on its worker's rank, so nothing is uploaded."""
+
+    __slots__ = ("t", "rank", "shape", "dtype", "name")
+
+    def __init__(self, t, rank, dtype):
+        self.t, self.rank, self.dtype = t, rank, dtype
+        self.shape, self.name = tuple(t.shape), t.name
+
+    def __repr__(self):
+        return f"<device tensor `{self.name}` {list(self.shape)} on worker {self.rank}>"
+
+    def __getitem__(self, idx):
+        offs, shape, drop = _index(self.shape, idx, repr(self))
+        v = self.t.slice(offs, shape)
+        if drop:
+            v = v.view(self.dtype.rs, [s for k, s in enumerate(shape) if k not in drop] or [1])
+        return DeviceArg(v, self.rank, self.dtype)
+
+    def on(self, rank, what):
+        if rank != self.rank:
+            raise BadArgument(f"{what}: {self!r} lives on worker {self.rank}, but this dispatch runs on device {rank}; allocate it with worker_id={rank}")
+        return Tensor(self.t, self.dtype)
+
+
+class StackedArg:
+    """A stacked device tensor as a program argument: ``x[i]`` is shard i, on its worker."""
+
+    __slots__ = ("shards", "shape", "dtype", "name")
+
+    def __init__(self, shards, shape, dtype, name):
+        self.shards, self.shape, self.dtype, self.name = shards, tuple(shape), dtype, name
+
+    def __repr__(self):
+        return f"<stacked device tensor `{self.name}` {list(self.shape)}>"
+
+    def __getitem__(self, idx):
+        first = idx[0] if isinstance(idx, tuple) else idx
+        if not isinstance(first, (int, np.integer)):
+            raise BadArgument(f"{self!r}: index the leading (shard) dimension with an int, got {idx!r}")
+        shard = self.shards[int(first)]
+        rest = idx[1:] if isinstance(idx, tuple) else ()
+        return shard[rest] if rest else shard
 
 
 def _kernel(fn, args):

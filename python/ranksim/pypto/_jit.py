@@ -14,22 +14,54 @@ from .._errors import BadArgument
 from . import _engine as E
 from . import _types as T
 
-_LEVELS = {"host": "@pl.jit.host", "orch": "@pl.jit", "incore": "@pl.jit.incore"}
+_LEVELS = {
+    "host": "@pl.jit.host",
+    "orch": "@pl.jit",
+    "incore": "@pl.jit.incore",
+    "sub": "@pl.function(level=HOST, role=SubWorker)",
+}
+
+
+def _annotations(fn):
+    """`fn`'s parameter annotations, with string annotations (``from __future__ import
+    annotations``) evaluated in the function's globals and closure."""
+    ann = dict(getattr(fn, "__annotations__", {}) or {})
+    if not any(isinstance(v, str) for v in ann.values()):
+        return ann
+    ns = dict(getattr(fn, "__globals__", {}))
+    code = getattr(fn, "__code__", None)
+    for name, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        try:
+            ns[name] = cell.cell_contents
+        except ValueError:
+            pass
+    for k, v in ann.items():
+        if isinstance(v, str):
+            try:
+                ann[k] = eval(v, ns)  # noqa: S307 - the user's own annotation text
+            except Exception:
+                ann[k] = None
+    return ann
 
 
 class JITFunction:
     """A function under one of the ``pl.jit`` decorators."""
 
-    def __init__(self, fn, level):
+    def __init__(self, fn, level, *, source=None, skip_first=False):
+        # `source` is the function as the user wrote it (its signature and annotations) when
+        # `fn` is a rewritten or bound form of it; `skip_first` drops a bound `self`.
+        src = source if source is not None else fn
         self.fn, self.level = fn, level
-        self.__name__ = getattr(fn, "__name__", "kernel")
-        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
-        self.__doc__ = fn.__doc__
-        self.__wrapped__ = fn
-        sig = inspect.signature(fn)
-        self._params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        ann = getattr(fn, "__annotations__", {}) or {}
+        self.__name__ = getattr(src, "__name__", "kernel")
+        self.__qualname__ = getattr(src, "__qualname__", self.__name__)
+        self.__doc__ = src.__doc__
+        self.__wrapped__ = src
+        sig = inspect.signature(src)
+        params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._params = params[1:] if skip_first else params
+        ann = _annotations(src)
         self._anns = [ann.get(p.name) for p in self._params]
+        self.spec = None
         self.directions = {
             p.name: a.direction for p, a in zip(self._params, self._anns) if isinstance(a, T.TensorAnn)
         }
@@ -74,12 +106,17 @@ class JITFunction:
         if o is not None:
             if self.level == "incore":
                 self.check_args(list(args), {})
-                o.calls.append((self, list(args)))
+                o.add(self, list(args))
                 return self._outs(args)
+            if self.level == "sub":
+                raise BadArgument(f"{self.__name__} is a HOST sub-worker: call it from the HOST orchestrator, not from a chip's orchestration")
             return self.fn(*args)
         if E.host() is not None:
             if self.level == "host":
                 return self.fn(*args)
+            if self.level == "sub":
+                E.record_sub(self, list(args))
+                return None
             self.check_args(list(args), {})
             E.record_dispatch(self, list(args), device)
             return self._outs(args)
@@ -113,8 +150,8 @@ class JITFunction:
             self(*args, device=0)
 
         host.__name__ = self.__name__
-        host.__annotations__ = dict(getattr(self.fn, "__annotations__", {}))
-        host.__signature__ = inspect.signature(self.fn)
+        host.__annotations__ = {p.name: a for p, a in zip(self._params, self._anns) if a is not None}
+        host.__signature__ = inspect.Signature(self._params)
         return JITFunction(host, "host")
 
 

@@ -5,6 +5,8 @@ each argument's shape, dtype and direction (input, output, in/out, window)."""
 
 from __future__ import annotations
 
+import enum as _enum
+
 from .._errors import BadArgument
 
 
@@ -18,6 +20,13 @@ class DataType:
 
     def __repr__(self):
         return f"pl.{self.name}"
+
+    def get_byte(self) -> int:
+        """Bytes per element (PyPTO's ``DataType.get_byte()``)."""
+        return self.itemsize
+
+    def get_bit(self) -> int:
+        return self.itemsize * 8
 
     def ranksim(self, what: str) -> str:
         if self.rs is None:
@@ -39,8 +48,11 @@ UINT32 = DataType("UINT32", None, "uint32", 4, False)
 FP64 = DataType("FP64", None, "float64", 8, True)
 BOOL = DataType("BOOL", None, "bool", 1, False)
 INDEX = DataType("INDEX", None, "int64", 8, False)
+UINT16 = DataType("UINT16", None, "uint16", 2, False)
+UINT64 = DataType("UINT64", None, "uint64", 8, False)
+TASK_ID = DataType("TASK_ID", None, "int64", 8, False)
 
-ALL = [FP32, FP16, BF16, INT32, INT16, INT8, INT64, UINT8, UINT32, FP64, BOOL, INDEX]
+ALL = [FP32, FP16, BF16, INT32, INT16, INT8, INT64, UINT8, UINT32, FP64, BOOL, INDEX, UINT16, UINT64, TASK_ID]
 _BY_RS = {d.rs: d for d in ALL if d.rs}
 _BY_NP = {"float32": FP32, "float16": FP16, "int32": INT32, "int16": INT16, "int8": INT8}
 
@@ -53,7 +65,51 @@ def of_numpy(np_dtype) -> DataType | None:
     return _BY_NP.get(str(np_dtype))
 
 
-class DynVar:
+class _DynArith:
+    """Arithmetic on dynamic dimensions (``NR * SIZE``): builds a :class:`DynExpr`."""
+
+    def _op(self, other, fn, sym, rev=False):
+        a, b = (other, self) if rev else (self, other)
+        return DynExpr(lambda env: fn(_value(a, env), _value(b, env)), f"({_text(a)} {sym} {_text(b)})")
+
+    def __add__(self, o):
+        return self._op(o, lambda a, b: a + b, "+")
+
+    def __radd__(self, o):
+        return self._op(o, lambda a, b: a + b, "+", True)
+
+    def __sub__(self, o):
+        return self._op(o, lambda a, b: a - b, "-")
+
+    def __rsub__(self, o):
+        return self._op(o, lambda a, b: a - b, "-", True)
+
+    def __mul__(self, o):
+        return self._op(o, lambda a, b: a * b, "*")
+
+    def __rmul__(self, o):
+        return self._op(o, lambda a, b: a * b, "*", True)
+
+    def __floordiv__(self, o):
+        return self._op(o, lambda a, b: a // b, "//")
+
+    def __rfloordiv__(self, o):
+        return self._op(o, lambda a, b: a // b, "//", True)
+
+
+def _value(x, env):
+    if isinstance(x, DynVar):
+        return env[x.name]
+    if isinstance(x, DynExpr):
+        return x.fn(env)
+    return int(x)
+
+
+def _text(x):
+    return x.name if isinstance(x, DynVar) else (x.text if isinstance(x, DynExpr) else str(x))
+
+
+class DynVar(_DynArith):
     """``pl.dynamic("NR")``: a dimension fixed by the arguments a program is called with."""
 
     __slots__ = ("name",)
@@ -65,13 +121,25 @@ class DynVar:
         return f"pl.dynamic({self.name!r})"
 
 
+class DynExpr(_DynArith):
+    """A dimension computed from dynamic ones (``NR * SIZE``), checked once they are bound."""
+
+    __slots__ = ("fn", "text")
+
+    def __init__(self, fn, text):
+        self.fn, self.text = fn, text
+
+    def __repr__(self):
+        return self.text
+
+
 def dynamic(name: str) -> DynVar:
     """A runtime-resolved dimension (``NR = pl.dynamic("NR")``)."""
     return DynVar(name)
 
 
 def _shape_text(shape) -> str:
-    return "[" + ", ".join(d.name if isinstance(d, DynVar) else str(d) for d in shape) + "]"
+    return "[" + ", ".join(_text(d) for d in shape) + "]"
 
 
 class TensorAnn:
@@ -106,7 +174,15 @@ class TensorAnn:
                     raise BadArgument(
                         f"{what}: dimension {k} is {got} but {want.name} is already {bound} from another argument"
                     )
-            elif want != got:
+        for k, (got, want) in enumerate(zip(shape, self.shape)):
+            if isinstance(want, DynExpr):
+                try:
+                    need = want.fn(dyn)
+                except KeyError:
+                    continue
+                if need != got:
+                    raise BadArgument(f"{what}: dimension {k} is {got} but {want.text} = {need} (dimensions {dyn})")
+            elif not isinstance(want, DynVar) and want != got:
                 raise BadArgument(f"{what}: shape {list(shape)} does not match the annotation {self!r} (dimension {k})")
 
 
@@ -159,3 +235,65 @@ class _TileMeta(type):
 
 class Tile(metaclass=_TileMeta):
     """``pl.Tile[[r, c], dtype]`` annotates a tile value; tiles are ``ranksim.Tile`` objects."""
+
+
+class _TupleMeta(type):
+    def __getitem__(cls, item):
+        return tuple(item) if isinstance(item, tuple) else (item,)
+
+
+class Tuple(metaclass=_TupleMeta):
+    """``pl.Tuple[...]`` annotates a tuple return; ranksim reads nothing from it."""
+
+
+class FunctionType(_enum.Enum):
+    """``pl.FunctionType``: what a ``@pl.function`` is. ranksim runs ``InCore`` (and the
+    cube / vector kinds) as kernels on cores and ``Orchestration`` as a chip's task list;
+    ``Opaque`` (the default) runs as an orchestration function."""
+
+    Opaque = "opaque"
+    Orchestration = "orchestration"
+    InCore = "incore"
+    AIC = "aic"
+    AIV = "aiv"
+    Group = "group"
+    Spmd = "spmd"
+    Inline = "inline"
+
+
+class Level(_enum.Enum):
+    """``pl.Level``: the hierarchy level a function or ``pl.at`` scope runs at."""
+
+    AIV = "aiv"
+    AIC = "aic"
+    CORE_GROUP = "core_group"
+    CHIP_DIE = "chip_die"
+    CHIP = "chip"
+    HOST = "host"
+    CLUSTER_0 = "cluster_0"
+    CLUSTER_1 = "cluster_1"
+    CLUSTER_2 = "cluster_2"
+    GLOBAL = "global"
+
+
+class Role(_enum.Enum):
+    """``pl.Role``: an orchestrator (dispatches work) or a worker / sub-worker (runs it)."""
+
+    Orchestrator = "orchestrator"
+    Worker = "worker"
+    SubWorker = "sub_worker"
+
+
+class MemorySpace(_enum.Enum):
+    """``pl.MemorySpace``: where a tile lives. ``Vec`` is the AIV core's UB; ``Mat`` (L1),
+    ``Left`` (L0A), ``Right`` (L0B) and ``Acc`` (L0C) are the cube's buffers."""
+
+    DDR = "ddr"
+    Vec = "vec"
+    Mat = "mat"
+    Left = "left"
+    Right = "right"
+    Acc = "acc"
+    Bias = "bias"
+    ScaleLeft = "scale_left"
+    ScaleRight = "scale_right"

@@ -69,7 +69,9 @@ class DistributedCompiledProgram:
         self.platform = getattr(config, "platform", "a2a3sim")
         self.cfg = machine(config, dist)
         self.last_report = None
-        self._prepare(args)
+        self.last_reports = []
+        if args:
+            self._prepare(args)
 
     @property
     def output_dir(self):
@@ -83,14 +85,25 @@ class DistributedCompiledProgram:
     def __repr__(self):
         return f"<ranksim.pypto compiled {self.fn.__name__} on {self.platform}: {self.world_size} ranks>"
 
-    def _prepare(self, args):
-        """Host arrays of `args`, checked against the host function's annotations."""
+    def _prepare(self, args, *, device_ok=False):
+        """Host arrays of `args`, checked against the host function's annotations; device
+        tensors (``DistributedWorker`` calls only, `device_ok`) pass as they are."""
         fn = self.fn
         if len(args) != len(fn._params):
             raise BadArgument(f"{fn.__name__}() takes {len(fn._params)} argument(s) ({', '.join(fn.param_names())}), got {len(args)}")
         dyn, hargs = {}, []
         for k, (p, ann, a) in enumerate(zip(fn._params, fn._anns, args)):
-            if isinstance(ann, T.TensorAnn) or (ann is None and not isinstance(a, (int, float))):
+            dev = _device_arg(a)
+            if dev is not None:
+                if not device_ok:
+                    raise TypeError(
+                        f"{fn.__name__}(): argument `{p.name}` is a device tensor; a one-shot call takes host tensors only "
+                        f"(pass device tensors through `compiled.prepare()`'s worker: `rt(...)` / `rt.run(compiled, ...)`)"
+                    )
+                if isinstance(ann, T.TensorAnn):
+                    ann.check(f"{fn.__name__}(): argument `{p.name}`", dev.shape, dev.dtype, dyn)
+                hargs.append(dev)
+            elif isinstance(ann, T.TensorAnn) or (ann is None and not isinstance(a, (int, float))):
                 arr = E.host_array(a, p.name)
                 # numpy has no bf16: float32 host data feeds a BF16 tensor (rounded to nearest on
                 # the way in, exact on the way out).
@@ -107,26 +120,45 @@ class DistributedCompiledProgram:
                 hargs.append(a)
         return hargs, dyn
 
-    def _execute(self, args, config=None, *, check=None, trace=False, check_races=False):
-        cfg = self.cfg
+    def _machine(self, config):
         if config is not None and getattr(config, "platform", None) not in (None, self.platform):
             dist = getattr(config, "distributed_config", None) or self.distributed_config
-            cfg = machine(config, dist)
-        hargs, dyn = self._prepare(args)
-        run = E.Run(self, cfg, hargs, dyn)
+            return machine(config, dist)
+        return self.cfg
+
+    def _execute(self, args, config=None, *, check=None, trace=False, check_races=False, session=None, subs=None):
+        """Runs one call on `session` (default: a fresh world) and returns its RunReport (the
+        last segment's; ``self.last_reports`` has every segment's) or, with `check`, the
+        CheckReport."""
+        hargs, dyn = self._prepare(args, device_ok=session is not None)
+        session = session or E.Session(self._machine(config))
+        run = E.Run(self, session, hargs, dyn, subs)
         run.record()
-        run.materialize()
-        run.queue()
-        if check is not None:
-            return run.world.check(seeds=check)
-        run.world.trace = trace
-        run.world.check_races = check_races
-        report = run.world.run()
-        run.write_back()
+        world = session.world
+        world.trace = trace
+        world.check_races = check_races
+        reports = []
+        try:
+            run.materialize()
+            for seg, sub in run.segments():
+                for op in seg:
+                    run.queue(op)
+                if seg or (sub is None and not reports):
+                    reports.append(world.check(seeds=check) if check is not None else world.run())
+                run.write_back()
+                if sub is not None:
+                    run.call_sub(sub)
+                    run.upload()
+        finally:
+            run.release()
         for h in hargs:
             if isinstance(h, E.HostTensor):
                 E.copy_back(h.root, h.arr)
-        return report
+        self.last_reports = reports
+        if check is not None:
+            dirty = [r for r in reports if not r.is_clean]
+            return dirty[0] if dirty else reports[-1]
+        return reports[-1]
 
     def __call__(self, *args, config=None, **kwargs):
         report = self._execute(args, config)
@@ -143,10 +175,41 @@ class DistributedCompiledProgram:
         self.last_report = report
         return report
 
+    def sub_workers(self):
+        """Names of the program's HOST sub-worker functions (``role=SubWorker``)."""
+        prog = getattr(self, "program", None)
+        return [n for n, f in prog.functions.items() if f.level == "sub"] if prog is not None else []
+
+    def prepare(self, config=None, *, extra_compiled=(), persistent=False, reset_persistent_windows=None, callbacks=None, sub_worker_overrides=None, startup_timeout_s=None):
+        """A :class:`~ranksim.pypto.runtime.DistributedWorker` for this program (and
+        `extra_compiled`): one world for many calls, device tensors, persistent windows."""
+        from ..runtime.distributed_runner import DistributedWorker
+
+        return DistributedWorker(
+            [self, *extra_compiled],
+            config,
+            persistent=persistent,
+            reset_persistent_windows=reset_persistent_windows,
+            callbacks=callbacks,
+            sub_worker_overrides=sub_worker_overrides,
+            startup_timeout_s=startup_timeout_s,
+        )
+
     def check(self, *args, seeds=0, config=None):
         """Runs the program under ranksim's protocol checker (unperturbed, then once per seed
         with jitter) and returns the CheckReport; findings name the kernels' Python lines."""
         return self._execute(args, config, check=seeds)
+
+
+def _device_arg(a):
+    """The executor's form of a device tensor argument, or None for anything else."""
+    from ..runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+
+    if isinstance(a, DeviceTensor):
+        return a._arg()
+    if isinstance(a, StackedDeviceTensor):
+        return a._arg()
+    return None
 
 
 __all__ = ["DistributedCompiledProgram", "DistributedConfig"]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from ... import _native
 
 from ..ir.distributed_compiled_program import DistributedConfig
+from .device_tensor import DeviceTensor, StackedDeviceTensor
+from .distributed_runner import DistributedRunHandle, DistributedWorker
 
 _PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 
@@ -75,4 +77,7 @@ def benchmark(compiled, args, *, rounds=100, warmup=3, platform=None, device_id=
     return stats
 
 
-__all__ = ["BenchmarkStats", "RunConfig", "TraceInvocation", "TraceSpan", "benchmark"]
+__all__ = [
+    "BenchmarkStats", "DeviceTensor", "DistributedRunHandle", "DistributedWorker", "RunConfig", "StackedDeviceTensor",
+    "TraceInvocation", "TraceSpan", "benchmark",
+]
