@@ -69,6 +69,7 @@ class Tensor:
     ``pl.Tensor[[shape], dtype]`` is an annotation."""
 
     __slots__ = ("t", "shape", "dtype", "name")
+    _ann_kind = "tensor"
 
     def __class_getitem__(cls, item):
         return T._tensor_ann("window" if cls is DistributedTensor else "tensor", item)
@@ -93,6 +94,14 @@ class Tensor:
             v = v.view(self.dtype.rs, [s for k, s in enumerate(shape) if k not in drop] or [1])
         return type(self)._wrap(self, v)
 
+    def __setitem__(self, idx, value):
+        """``out[a:b, c:d] = src``: PyPTO's slice-assign (``tensor.assemble``): the region gets
+        `src`'s values (a tile, or a tensor's, loaded whole)."""
+        from ._ops import assemble
+
+        offs, shape, _ = _index(self.shape, idx, repr(self))
+        assemble(self, value, offs)
+
     @classmethod
     def _wrap(cls, like, t):
         return Tensor(t, like.dtype)
@@ -104,6 +113,7 @@ class DistributedTensor(Tensor):
 
     __slots__ = ("buf", "members")
     is_window = True
+    _ann_kind = "window"
 
     def __init__(self, buf, shape, dtype):
         super().__init__(None, dtype)
@@ -370,6 +380,13 @@ class Session:
         return entry, not self.persistent
 
 
+class PlanSession:
+    """A session that only records (``ir/plan.py``): no world is built."""
+
+    def __init__(self, cfg):
+        self.cfg, self.world = cfg, None
+
+
 class Run:
     """One call of a program on a session's world: record the host orchestrator, build its
     comm domains, then queue and run its operations in segments (a HOST sub-worker call
@@ -435,7 +452,7 @@ class Run:
             return a
         if isinstance(a, Tensor):
             return a
-        if isinstance(a, (bool, int, float, np.integer, np.floating)) or a is None:
+        if isinstance(a, (bool, int, float, np.integer, np.floating)) or a is None or getattr(type(a), "deferred", False):
             return a
         if isinstance(a, (list, tuple)):
             return type(a)(self.device_arg(x, rank, fname, pname, out) for x in a)
@@ -476,8 +493,11 @@ class Run:
         w = self.world
         if op[0] == "collective":
             _, kind, operands, kw, _line = op
+            ts = [o.t for o in operands]
+            if ts and len(ts[-1].shape) == 1 and operands[-1].dtype.name == "INT32":
+                ts[-1] = ts[-1].view("i32", [ts[-1].shape[0], 1])  # a 1-D signal: one cell per rank
             try:
-                _native._host_collective(w, kind, [o.t for o in operands], **kw)
+                _native._host_collective(w, kind, ts, **kw)
             except SimError as e:
                 raise type(e)(f"{e} (pld.tensor.{kind} at {_line[0]}:{_line[1]})") from None
             return
@@ -513,13 +533,24 @@ class Run:
                     raise NotImplementedError(f"{kfn.__name__} uses the cube (pl.matmul), which this build of ranksim's Python bindings cannot place")
                 task.on_cube()
             writes = getattr(kfn, "writes", None)
-            for ann, a in zip(kfn.anns(len(kargs)), kargs):
+            written = getattr(kfn, "written_params", ())
+            names = kfn.param_names()
+            for k, (ann, a) in enumerate(zip(kfn.anns(len(kargs)), kargs)):
                 if not isinstance(a, Tensor) or a.t is None:
                     continue
-                if a.is_window or call.manual:
+                pname = names[k] if k < len(names) else None
+                if call.manual:
                     task.no_dep(a.t)
                 elif writes is not None:
-                    task.inout(a.t) if a.name in writes else task.input(a.t)
+                    task.inout(a.t) if pname in writes else task.input(a.t)
+                elif a.is_window:
+                    # PyPTO's DeriveCallDirections: a window is written when annotated
+                    # Out / InOut or when the kernel stores into it (store, remote_store,
+                    # put, ...), read otherwise; tasks order by it like any tensor.
+                    if (ann is not None and ann.direction != "in") or pname in written:
+                        task.inout(a.t)
+                    else:
+                        task.input(a.t)
                 elif ann is None or ann.direction == "in":
                     task.input(a.t)
                 elif ann.direction == "out":

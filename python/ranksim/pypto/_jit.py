@@ -7,7 +7,9 @@ of the dispatch)."""
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
 
 
 from .._errors import BadArgument
@@ -44,6 +46,51 @@ def _annotations(fn):
     return ann
 
 
+# Calls that write a tensor argument, and where the tensor is: (position, keyword).
+_WRITERS = {
+    "store": (2, "output_tensor"),
+    "assemble": (0, "target"),
+    "write": (0, "tensor"),
+    "remote_store": (1, "target"),
+    "put": (0, "dst"),
+    "get": (0, "dst"),
+}
+
+
+def written_names(fn):
+    """Names a function's body writes through (the tensor of ``pl.store``, ``pl.assemble``,
+    ``pl.write``, ``pld.tile.remote_store``, ``pld.tensor.put`` / ``get``), as PyPTO's
+    DeriveCallDirections finds a kernel's outputs."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _WRITERS:
+            pos, kw = _WRITERS[n.func.attr]
+            arg = n.args[pos] if len(n.args) > pos else None
+            for k in n.keywords:
+                if k.arg == kw:
+                    arg = k.value
+            if isinstance(arg, ast.Name):
+                out.add(arg.id)
+    return out
+
+
+def _bare(ann):
+    """A bare ``pl.Tensor`` / ``pld.DistributedTensor`` annotation as a shape-less one."""
+    kind = getattr(ann, "_ann_kind", None) if isinstance(ann, type) else None
+    return T.TensorAnn(kind, None, None) if kind is not None else ann
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
 class JITFunction:
     """A function under one of the ``pl.jit`` decorators."""
 
@@ -60,14 +107,21 @@ class JITFunction:
         params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._params = params[1:] if skip_first else params
         ann = _annotations(src)
-        self._anns = [ann.get(p.name) for p in self._params]
+        self._anns = [_bare(ann.get(p.name)) for p in self._params]
         self.spec = None
+        self._written = None
         self.directions = {
             p.name: a.direction for p, a in zip(self._params, self._anns) if isinstance(a, T.TensorAnn)
         }
 
     def __repr__(self):
         return f"<{_LEVELS[self.level]} {self.__name__}>"
+
+    @property
+    def written_params(self):
+        if self._written is None:
+            self._written = written_names(self.__wrapped__) if self.level == "incore" else set()
+        return self._written
 
     def param_names(self):
         return [p.name for p in self._params]
@@ -82,16 +136,30 @@ class JITFunction:
         for p, ann, a in zip(self._params, self._anns, args):
             what = f"{self.__name__}(): argument `{p.name}`"
             if isinstance(ann, T.TensorAnn):
-                if not isinstance(a, (E.Tensor, E.HostTensor)):
+                if not isinstance(a, (E.Tensor, E.HostTensor, E.DeviceArg, E.StackedArg)):
                     raise BadArgument(f"{what} is annotated {ann!r} but got {type(a).__name__} {a!r}")
                 if ann.kind == "window" and not getattr(a, "is_window", False):
                     raise BadArgument(f"{what} is annotated {ann!r}: pass a pld.window view, not a plain tensor")
                 if a.dtype is None:
                     raise BadArgument(f"{what}: host dtype {a.arr.dtype} has no ranksim type; use float32, float16, int32, int16 or int8")
+                if ann.shape is not None and ann.kind == "window" and not ann.same_rank(a.shape) and ann.numel(dyn) == _numel(a.shape):
+                    # PyPTO views a window of the same elements with the annotated shape.
+                    continue
                 ann.check(what, a.shape, a.dtype, dyn)
             elif isinstance(ann, T.ScalarAnn):
                 if isinstance(a, (E.Tensor, E.HostTensor)):
                     raise BadArgument(f"{what} is annotated {ann!r} but got the tensor {a!r}")
+
+    def conform(self, args):
+        """`args` with each window view given the shape its parameter is annotated with, when
+        the two hold as many elements (``pld.window(buf, [64])`` for a ``[1, 64]`` window)."""
+        out = list(args)
+        for k, (ann, a) in enumerate(zip(self._anns, args)):
+            if isinstance(ann, T.TensorAnn) and ann.kind == "window" and isinstance(a, E.DistributedTensor) and a.t is not None:
+                shape = ann.concrete()
+                if shape is not None and list(shape) != list(a.shape):
+                    out[k] = E.DistributedTensor._wrap(a, a.t.view(a.dtype.rs, list(shape)))
+        return out
 
     def _outs(self, args):
         outs = [a for ann, a in zip(self._anns, args) if isinstance(ann, T.TensorAnn) and ann.direction != "in"]
@@ -106,7 +174,7 @@ class JITFunction:
         if o is not None:
             if self.level == "incore":
                 self.check_args(list(args), {})
-                o.add(self, list(args))
+                o.add(self, self.conform(args))
                 return self._outs(args)
             if self.level == "sub":
                 raise BadArgument(f"{self.__name__} is a HOST sub-worker: call it from the HOST orchestrator, not from a chip's orchestration")

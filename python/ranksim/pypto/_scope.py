@@ -161,6 +161,7 @@ class _Deferred:
     value where the orchestrator continues."""
 
     __slots__ = ("name", "line")
+    deferred = True
 
     def __init__(self, name, line):
         self.name, self.line = name, line
@@ -257,7 +258,6 @@ class AtContext:
                 jf = _scope_function(fn, "incore", name, meta.get("writes", ()), cube)
             else:
                 return ScopeResult(None, fn(*args), env)
-            jf.param_names = lambda names=fn.__code__.co_varnames[: fn.__code__.co_argcount]: list(names)
             E.record_dispatch(jf, args, self.device)
             return ScopeResult(None, None, env, meta.get("aliases", ()), line)
         if o is not None:

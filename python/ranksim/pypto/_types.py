@@ -109,6 +109,11 @@ def _text(x):
     return x.name if isinstance(x, DynVar) else (x.text if isinstance(x, DynExpr) else str(x))
 
 
+BOUND = {}
+"""The dynamic dimensions of the program call running now (PyPTO resolves them at run
+time; ranksim runs one call at a time)."""
+
+
 class DynVar(_DynArith):
     """``pl.dynamic("NR")``: a dimension fixed by the arguments a program is called with."""
 
@@ -119,6 +124,13 @@ class DynVar(_DynArith):
 
     def __repr__(self):
         return f"pl.dynamic({self.name!r})"
+
+    def __index__(self):
+        if self.name not in BOUND:
+            raise BadArgument(f"dynamic dimension {self.name} is not bound: no argument of the running program has it")
+        return BOUND[self.name]
+
+    __int__ = __index__
 
 
 class DynExpr(_DynArith):
@@ -131,6 +143,14 @@ class DynExpr(_DynArith):
 
     def __repr__(self):
         return self.text
+
+    def __index__(self):
+        try:
+            return self.fn(BOUND)
+        except KeyError as e:
+            raise BadArgument(f"dimension {self.text}: {e.args[0]} is not bound by the running program's arguments") from None
+
+    __int__ = __index__
 
 
 def dynamic(name: str) -> DynVar:
@@ -150,18 +170,42 @@ class TensorAnn:
     __slots__ = ("kind", "shape", "dtype", "direction")
 
     def __init__(self, kind, shape, dtype, direction="in"):
-        self.kind, self.shape, self.dtype, self.direction = kind, tuple(shape), dtype, direction
+        # shape and dtype None: a bare ``pl.Tensor`` (any shape and dtype, fixed by the call).
+        self.kind, self.shape, self.dtype, self.direction = kind, tuple(shape) if shape is not None else None, dtype, direction
 
     def with_direction(self, direction):
         return TensorAnn(self.kind, self.shape, self.dtype, direction)
 
     def __repr__(self):
         base = "pld.DistributedTensor" if self.kind == "window" else "pl.Tensor"
-        t = f"{base}[{_shape_text(self.shape)}, {self.dtype!r}]"
+        t = f"{base}[{_shape_text(self.shape)}, {self.dtype!r}]" if self.shape is not None else base
         return {"in": t, "out": f"pl.Out[{t}]", "inout": f"pl.InOut[{t}]"}[self.direction]
+
+    def same_rank(self, shape):
+        return self.shape is None or len(tuple(shape)) == len(self.shape)
+
+    def concrete(self, dyn=None):
+        """The annotated shape with dynamic dims resolved (None if one is unbound)."""
+        if self.shape is None:
+            return None
+        try:
+            return [_value(d, dyn if dyn is not None else BOUND) for d in self.shape]
+        except KeyError:
+            return None
+
+    def numel(self, dyn=None):
+        shape = self.concrete(dyn)
+        if shape is None:
+            return -1
+        n = 1
+        for d in shape:
+            n *= d
+        return n
 
     def check(self, what: str, shape, dtype, dyn: dict):
         """Raises BadArgument unless `shape` / `dtype` fit; binds dynamic dims in `dyn`."""
+        if self.shape is None:
+            return
         shape = tuple(int(s) for s in shape)
         if dtype is not self.dtype:
             raise BadArgument(f"{what}: dtype {dtype.name} does not match the annotation {self!r}; pass {self.dtype.name} data")
@@ -210,6 +254,9 @@ class _Direction:
         self.direction = direction
 
     def __getitem__(self, ann):
+        kind = getattr(ann, "_ann_kind", None) if isinstance(ann, type) else None
+        if kind is not None:
+            ann = TensorAnn(kind, None, None)
         if not isinstance(ann, TensorAnn):
             raise TypeError(f"pl.{'Out' if self.direction == 'out' else 'InOut'}[...] wraps a tensor annotation, got {ann!r}")
         return ann.with_direction(self.direction)

@@ -89,6 +89,7 @@ def pytest_runtest_makereport(item, call):
         return
     row = {"nodeid": item.nodeid, "outcome": rep.outcome, "device_us": sum(_calls), "calls": len(_calls)}
     if rep.outcome == "failed":
-        row["message"] = str(rep.longrepr)[-1500:]
+        crash = getattr(getattr(rep, "longrepr", None), "reprcrash", None)
+        row["message"] = f"{crash.path}:{crash.lineno}: {crash.message}" if crash else str(rep.longrepr)[-1500:]
     with open(path, "a") as fh:
         fh.write(json.dumps(row) + "\n")

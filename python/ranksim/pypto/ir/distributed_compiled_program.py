@@ -9,13 +9,17 @@ run's report is ``compiled.last_report``; ``compiled.run(...)`` returns it, and
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ... import Config
 from ..._errors import BadArgument, ConfigError
 from .. import _engine as E
 from .. import _types as T
 
+_TORCH_NAMES = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16", "INT32": "int32", "INT16": "int16", "INT8": "int8"}
 _PRESETS = {"a2a3": "a2a3", "a2a3sim": "a2a3", "a5": "a5", "a5sim": "a5"}
 
 
@@ -70,13 +74,20 @@ class DistributedCompiledProgram:
         self.cfg = machine(config, dist)
         self.last_report = None
         self.last_reports = []
+        self._plan_dir = None
         if args:
             self._prepare(args)
 
     @property
     def output_dir(self):
-        """ranksim builds no artifacts: a program runs eagerly each call."""
-        return f"<ranksim: {self.fn.__name__} runs eagerly, nothing compiled>"
+        """The directory of the program's plan (see ``ir/plan.py``): ranksim compiles no kernels,
+        and writes what a call runs in the layout of PyPTO's build."""
+        if self._plan_dir is None:
+            from . import plan
+
+            self._plan_dir = plan.directory(self.fn.__name__, getattr(self, "output_dir_requested", None))
+            plan.write(self, self._plan_dir, plan.record(self))
+        return self._plan_dir
 
     @property
     def world_size(self):
@@ -89,6 +100,7 @@ class DistributedCompiledProgram:
         """Host arrays of `args`, checked against the host function's annotations; device
         tensors (``DistributedWorker`` calls only, `device_ok`) pass as they are."""
         fn = self.fn
+        args = tuple(args) + self._allocate_outputs(args)
         if len(args) != len(fn._params):
             raise BadArgument(f"{fn.__name__}() takes {len(fn._params)} argument(s) ({', '.join(fn.param_names())}), got {len(args)}")
         dyn, hargs = {}, []
@@ -120,6 +132,33 @@ class DistributedCompiledProgram:
                 hargs.append(a)
         return hargs, dyn
 
+    def _allocate_outputs(self, args):
+        """Zeroed host tensors for trailing ``pl.Out`` parameters the call leaves out (PyPTO
+        allocates them and returns them); torch tensors when the caller passed torch."""
+        fn = self.fn
+        missing = list(zip(fn._params, fn._anns))[len(args):]
+        if not missing or not args:
+            return ()
+        dyn = {}
+        for p, ann, a in zip(fn._params, fn._anns, args):
+            if isinstance(ann, T.TensorAnn) and hasattr(a, "shape"):
+                try:
+                    ann.check(p.name, a.shape, T.of_numpy(E.host_array(a, p.name).dtype) or ann.dtype, dyn)
+                except BadArgument:
+                    return ()
+        torch = sys.modules.get("torch") if type(args[0]).__module__.split(".")[0] == "torch" else None
+        out = []
+        for p, ann in missing:
+            shape = ann.concrete(dyn) if isinstance(ann, T.TensorAnn) and ann.direction == "out" else None
+            if shape is None:
+                return ()
+            if torch is not None:
+                out.append(torch.zeros(tuple(shape), dtype=getattr(torch, _TORCH_NAMES.get(ann.dtype.name, "float32"))))
+            else:
+                out.append(np.zeros(tuple(shape), dtype=np.float32 if ann.dtype is T.BF16 else ann.dtype.np))
+        self._allocated = tuple(out)
+        return self._allocated
+
     def _machine(self, config):
         if config is not None and getattr(config, "platform", None) not in (None, self.platform):
             dist = getattr(config, "distributed_config", None) or self.distributed_config
@@ -131,6 +170,8 @@ class DistributedCompiledProgram:
         last segment's; ``self.last_reports`` has every segment's) or, with `check`, the
         CheckReport."""
         hargs, dyn = self._prepare(args, device_ok=session is not None)
+        T.BOUND.clear()
+        T.BOUND.update(dyn)
         session = session or E.Session(self._machine(config))
         run = E.Run(self, session, hargs, dyn, subs)
         run.record()
@@ -161,10 +202,16 @@ class DistributedCompiledProgram:
         return reports[-1]
 
     def __call__(self, *args, config=None, **kwargs):
+        """Runs one call; outputs are written into the caller's arrays. Trailing ``pl.Out``
+        arguments left out are allocated and returned (one, or a tuple)."""
+        self._allocated = ()
         report = self._execute(args, config)
+        allocated, self._allocated = self._allocated, ()
         self.last_report = report
         if os.environ.get("RANKSIM_QUIET", "") in ("", "0"):
             print(E.timing_line(self.fn.__name__, self.platform, self.cfg, report), flush=True)
+        if allocated:
+            return allocated[0] if len(allocated) == 1 else allocated
         return None
 
     def run(self, *args, config=None, trace=False, check_races=False):

@@ -109,6 +109,14 @@ class DistributedWorker:
         self._closed = False
         self.last_report = None
 
+    @property
+    def _w(self):
+        """What PyPTO's tests read of simpler's worker: ``_next_alloc_id``, the number of comm
+        domains allocated on this worker so far."""
+        from types import SimpleNamespace
+
+        return SimpleNamespace(_next_alloc_id=self._session.ndomains)
+
     def __repr__(self):
         return f"<ranksim DistributedWorker: {', '.join(p.fn.__name__ for p in self._programs)}>"
 

@@ -194,6 +194,13 @@ def get(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *, chunk
     return dst
 
 
+def _signal_2d(sig):
+    """A 1-D ``[n]`` signal window as the ``[n, 1]`` cells the collectives index by rank."""
+    if isinstance(sig, DistributedTensor) and sig.t is not None and len(sig.shape) == 1:
+        return DistributedTensor._wrap(sig, sig.t.view(sig.dtype.rs, [sig.shape[0], 1]))
+    return sig
+
+
 def _collective(kind, operands, result, **kw):
     """An InCore composite (inside a kernel) or a HOST builtin (in the host orchestrator)."""
     if _E.in_kernel():

@@ -161,10 +161,28 @@ class Tensor(np.ndarray):
         return np.ndarray.sum(self, axis=kwargs.get("axis", dim))
 
     def max(self, dim=None, *args, **kwargs):  # noqa: A003
-        return np.ndarray.max(self, axis=dim)
+        dim = kwargs.get("dim", dim)
+        if dim is None:
+            return np.ndarray.max(self)
+        return _MinMax(np.ndarray.max(self, axis=dim), np.ndarray.argmax(self, axis=dim))
 
     def min(self, dim=None, *args, **kwargs):  # noqa: A003
-        return np.ndarray.min(self, axis=dim)
+        dim = kwargs.get("dim", dim)
+        if dim is None:
+            return np.ndarray.min(self)
+        return _MinMax(np.ndarray.min(self, axis=dim), np.ndarray.argmin(self, axis=dim))
+
+    def remainder(self, other):
+        return np.remainder(self, other)
+
+    def __mod__(self, other):
+        return np.remainder(self, other)
+
+    def prod(self, dim=None, *args, **kwargs):
+        return np.ndarray.prod(self, axis=kwargs.get("dim", dim))
+
+    def mean(self, dim=None, *args, **kwargs):
+        return np.ndarray.mean(self, axis=kwargs.get("dim", dim))
 
     def data_ptr(self):
         return self.ctypes.data
@@ -174,6 +192,21 @@ class Tensor(np.ndarray):
         while isinstance(base.base, np.ndarray):
             base = base.base
         return _NS(data_ptr=lambda: base.ctypes.data)
+
+
+class _MinMax(tuple):
+    """torch's (values, indices) result of ``max(dim=...)`` / ``min(dim=...)``."""
+
+    def __new__(cls, values, indices):
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
 
 
 def _wrap(a, bf16=False):
