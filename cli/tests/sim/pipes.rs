@@ -274,6 +274,35 @@ fn scalar_reads_and_writes_cost_one_scalar_access_and_see_program_order() {
     assert_eq!(w.read_f64(&t, 0).unwrap()[11], 1.0 + 2f64.powi(-7));
 }
 
+#[test]
+fn a_scalar_read_sees_the_cores_own_notify_into_its_window() {
+    // Each rank credits its peer four times, waits for the peer's four credits, then takes
+    // them back with one self-notify of -4 and reads its own cell: program order on the core
+    // makes the read see 0 (the self-notify landed first), not the 4 still in memory.
+    let mut w = simple(2);
+    let dom = all(&mut w);
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("credit", 1, move |core| {
+            let (me, peer) = (core.rank(), 1 - core.rank());
+            for _ in 0..4 {
+                core.notify(&sig, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+            }
+            core.wait(&sig, &[0, 0], 4, WaitCmp::Ge)?;
+            core.notify(&sig, me, &[0, 0], -4, NotifyOp::AtomicAdd)?;
+            let v = core.read_scalar(&sig, &[0, 0])?;
+            s.lock().push(v);
+            Ok(())
+        }),
+    )
+    .unwrap();
+    w.run().unwrap();
+    assert_eq!(*seen.lock(), vec![0.0, 0.0]);
+}
+
 /// Loads row 0, runs five `adds` on it, then loads row 1 (issued after the vector work in
 /// program order) and records when row 1 is in UB.
 fn load_after_vector_work(overlap: bool) -> u64 {

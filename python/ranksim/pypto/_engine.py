@@ -403,6 +403,7 @@ class Run:
         self.writeback = []  # (HostTensor, rank, ranksim Tensor)
         self.uploads = []  # (HostTensor, rank, ranksim Tensor)
         self.temporary = []  # domains released when the call ends
+        self.graphs = []  # (rank, [task: {name, deps, inputs, outputs, inouts}]) per dispatch, in queue order
 
     def record(self):
         h = _Host(self.program, self.cfg.ranks)
@@ -525,6 +526,7 @@ class Run:
                 _tls.orch = None
             calls = o.calls
         d = Dispatch(fn.__name__)
+        tasks = []
         for call in calls:
             kfn, kargs = call.fn, call.args
             task = Task(call.name or kfn.__name__, 1, _kernel(kfn, kargs))
@@ -560,7 +562,9 @@ class Run:
             if call.deps:
                 task.after(call.deps)
             d.add(task)
+            tasks.append(_task_facts(call, kfn, kargs))
         w.dispatch(rank, d)
+        self.graphs.append((rank, fn.__name__, tasks))
 
     def write_back(self):
         for a, rank, t in self.writeback:
@@ -591,6 +595,21 @@ class Run:
             override(views)
         else:
             fn.fn(*views)
+
+
+def _task_facts(call, kfn, kargs):
+    """What a DFX dependency dump says of one task: its name, the tasks it waits for by id
+    (``deps=``), and the tensors it reads and writes."""
+    names = kfn.param_names()
+    reads, writes = [], []
+    written = set(getattr(kfn, "writes", None) or ()) | set(getattr(kfn, "written_params", ()))
+    for k, (ann, a) in enumerate(zip(kfn.anns(len(kargs)), kargs)):
+        if not isinstance(a, Tensor) or a.t is None:
+            continue
+        pname = names[k] if k < len(names) else f"#{k}"
+        out = (ann is not None and getattr(ann, "direction", "in") != "in") or pname in written
+        (writes if out else reads).append(a.t.name)
+    return {"name": call.name or kfn.__name__, "deps": list(call.deps), "manual": call.manual, "reads": reads, "writes": writes}
 
 
 def host_view(h):

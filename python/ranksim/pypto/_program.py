@@ -111,13 +111,15 @@ class Program:
         self.entry = hosts[0] if hosts else self._single_device_entry()
 
     def _single_device_entry(self):
+        tops = self.orchestrations()
+        return tops[0] if tops else [f for f in self.functions.values() if f.level == "incore"][0]
+
+    def orchestrations(self):
+        """The chip-level functions no other function calls: a program without a HOST
+        orchestrator runs one of them (PyPTO's L2 programs, one or several orchestrations)."""
         orch = [f for f in self.functions.values() if f.level == "orch"]
-        pick = orch or [f for f in self.functions.values() if f.level == "incore"]
-        if len(pick) != 1 and orch:
-            # Several chip-level functions: the entry is the one no other function calls.
-            called = {n for f in self.functions.values() for n in _called_names(f)}
-            pick = [f for f in orch if f.__name__ not in called] or orch[:1]
-        return pick[0]
+        called = {n for f in self.functions.values() for n in _called_names(f)}
+        return [f for f in orch if f.__name__ not in called] or orch[:1]
 
     def __repr__(self):
         return f"<@pl.program {self.name}: {', '.join(self.functions)}>"

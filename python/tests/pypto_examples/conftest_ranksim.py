@@ -66,6 +66,12 @@ def device_ids(request):
 
 
 @pytest.fixture(autouse=True)
+def _build_dir(tmp_path, monkeypatch):
+    """A program's plan directory goes to the test's tmp dir, as PyPTO's conftest does."""
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "build_output"))
+
+
+@pytest.fixture(autouse=True)
 def _count_device_time(monkeypatch):
     """Records the device time of every program call the test makes."""
     _calls.clear()

@@ -24,10 +24,24 @@ def compile(program, output_dir=None, *args, platform=None, distributed_config=N
         platform = "a2a3sim"
     dist = distributed_config or DistributedConfig()
     config = RunConfig(platform=platform, distributed_config=dist)
-    entry = program.entry if program.entry.level == "host" else program.entry._on_rank0()
-    compiled = DistributedCompiledProgram(entry, (), config)
+    if program.entry.level == "host":
+        compiled = DistributedCompiledProgram(program.entry, (), config)
+        orchs = {}
+    else:
+        tops = program.orchestrations() or [program.entry]
+        orchs = {f.__name__: f for f in tops}
+        compiled = DistributedCompiledProgram(tops[0]._on_rank0(), (), config)
     compiled.program = program
     compiled.output_dir_requested = output_dir
+    compiled._orchs = orchs
+    if len(orchs) > 1:
+        compiled._subs = {}
+        for name, f in orchs.items():
+            sub = DistributedCompiledProgram(f._on_rank0(), (), config)
+            sub.program, sub._orchs, sub.name = program, {name: f}, name
+            sub.output_dir_requested = None
+            sub._parent = compiled
+            compiled._subs[name] = sub
     return compiled
 
 

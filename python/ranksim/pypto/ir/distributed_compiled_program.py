@@ -18,6 +18,7 @@ from ... import Config
 from ..._errors import BadArgument, ConfigError
 from .. import _engine as E
 from .. import _types as T
+from . import dfx
 
 _TORCH_NAMES = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16", "INT32": "int32", "INT16": "int16", "INT8": "int8"}
 _PRESETS = {"a2a3": "a2a3", "a2a3sim": "a2a3", "a5": "a5", "a5sim": "a5"}
@@ -85,9 +86,35 @@ class DistributedCompiledProgram:
         if self._plan_dir is None:
             from . import plan
 
+            parent = getattr(self, "_parent", None)
+            if parent is not None:
+                self._plan_dir = parent.output_dir / "next_levels" / self.name
+                return self._plan_dir
             self._plan_dir = plan.directory(self.fn.__name__, getattr(self, "output_dir_requested", None))
             plan.write(self, self._plan_dir, plan.record(self))
         return self._plan_dir
+
+    @property
+    def orchestration_names(self):
+        """The chip-level orchestrations of a program without a HOST orchestrator."""
+        return list(getattr(self, "_orchs", {}))
+
+    @property
+    def param_names(self):
+        return self.fn.param_names()
+
+    def __getitem__(self, name):
+        """One orchestration of a multi-orchestration program, as its own callable."""
+        subs = getattr(self, "_subs", None) or {}
+        if name not in subs:
+            raise KeyError(f"no orchestration {name!r}; the program has {', '.join(subs) or 'none to select'}")
+        return subs[name]
+
+    def __getattr__(self, name):
+        subs = self.__dict__.get("_subs") or {}
+        if name in subs:
+            return subs[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def world_size(self):
@@ -196,6 +223,9 @@ class DistributedCompiledProgram:
             if isinstance(h, E.HostTensor):
                 E.copy_back(h.root, h.arr)
         self.last_reports = reports
+        what = dfx.wanted(config)
+        if what and check is None:
+            dfx.write(self.output_dir / "dfx_outputs", run.graphs, reports, what)
         if check is not None:
             dirty = [r for r in reports if not r.is_clean]
             return dirty[0] if dirty else reports[-1]
@@ -204,6 +234,11 @@ class DistributedCompiledProgram:
     def __call__(self, *args, config=None, **kwargs):
         """Runs one call; outputs are written into the caller's arrays. Trailing ``pl.Out``
         arguments left out are allocated and returned (one, or a tuple)."""
+        if len(getattr(self, "_subs", None) or {}) > 1:
+            raise TypeError(
+                f"{self.program.name} has {len(self._subs)} orchestrations ({', '.join(self._subs)}); "
+                f"select one explicitly: compiled[name](...) or compiled.<name>(...)"
+            )
         self._allocated = ()
         report = self._execute(args, config)
         allocated, self._allocated = self._allocated, ()

@@ -42,6 +42,7 @@ class RunConfig:
         if platform not in _PLATFORMS:
             raise ValueError(f"RunConfig.platform {platform!r}: expected one of {', '.join(_PLATFORMS)}")
         self.platform, self.device_id, self.rtol, self.atol = platform, device_id, rtol, atol
+        self.codegen_only = bool(options.get("codegen_only", False))
         self.distributed_config, self.ranksim_config, self.options = distributed_config, ranksim_config, options
 
 

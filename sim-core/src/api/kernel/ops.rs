@@ -66,6 +66,9 @@ pub struct Ops {
     last_compute: (u64, crate::base::time::SimDuration),
     /// The cell `test_signal` polled last (see `scalar.rs`).
     pub(super) polled: super::scalar::PolledCell,
+    /// A notify of this core into its own rank's window may still be in flight: a scalar
+    /// read of its own window waits for it first (see `scalar.rs`).
+    pub(super) self_notified: bool,
 }
 
 impl Ops {
@@ -91,6 +94,7 @@ impl Ops {
             cycle_clock: chip.clock(),
             last_compute: (0, crate::base::time::SimDuration::ZERO),
             polled: Default::default(),
+            self_notified: false,
             chip,
         }
     }
@@ -342,6 +346,7 @@ impl Ops {
         let caller = self.caller.take().or(Some(Location::caller()));
         self.live("notify")?;
         let cell = self.cell("notify", signal, Some(peer), offsets)?;
+        self.self_notified |= cell.chip() == self.world_rank();
         let at = self.clock;
         self.clock += self.chip.notify_issue();
         self.link.post(at, self.clock, Request::Notify { cell, value, op, caller });
@@ -353,6 +358,7 @@ impl Ops {
     /// overtake them, whatever the fabric's ordering.
     pub async fn fence(&mut self) -> SimResult<()> {
         self.live("fence")?;
+        self.self_notified = false;
         self.call(Request::Fence).await.map(|_| ())
     }
 

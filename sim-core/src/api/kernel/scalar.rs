@@ -91,6 +91,13 @@ impl Ops {
         self.live("read_scalar")?;
         let place = self.place("read_scalar", src, None, offsets, &ones(src.shape().len()))?;
         let caller = self.caller.take();
+        if self.self_notified && place.chip() == self.world_rank() {
+            // The core's own notify into its own window lands before its later read of that
+            // window: program order on one core (a self-notify then `pl.read` of the cell
+            // reads the notified value, as PyPTO's self-notify credit reset relies on).
+            self.self_notified = false;
+            self.call(Request::Fence).await?;
+        }
         match self.call(Request::ScalarRead { src: place, caller }).await? {
             Reply::Data(bytes) => Ok(src.dtype().read_f64(&bytes.into_bytes(), 0)),
             _ => self.bad("read_scalar", "the scheduler answered a scalar read without data".into()),

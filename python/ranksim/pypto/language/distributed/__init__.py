@@ -204,6 +204,7 @@ def _signal_2d(sig):
 def _collective(kind, operands, result, **kw):
     """An InCore composite (inside a kernel) or a HOST builtin (in the host orchestrator)."""
     if _E.in_kernel():
+        operands = [*operands[:-1], _signal_2d(operands[-1])]
         ts = [_window(o, f"pld.tensor.{kind}") if isinstance(o, DistributedTensor) else o.t for o in operands]
         _native._incore_collective(_core(), kind, ts, **{k: v for k, v in kw.items() if k != "core_num"})
         return result
