@@ -132,13 +132,13 @@ class DistributedCompiledProgram:
             raise BadArgument(f"{fn.__name__}() takes {len(fn._params)} argument(s) ({', '.join(fn.param_names())}), got {len(args)}")
         dyn, hargs = {}, []
         for k, (p, ann, a) in enumerate(zip(fn._params, fn._anns, args)):
-            dev = _device_arg(a)
-            if dev is not None:
+            if _is_device(a):
                 if not device_ok:
                     raise TypeError(
                         f"{fn.__name__}(): argument `{p.name}` is a device tensor; a one-shot call takes host tensors only "
                         f"(pass device tensors through `compiled.prepare()`'s worker: `rt(...)` / `rt.run(compiled, ...)`)"
                     )
+                dev = a._arg()
                 if isinstance(ann, T.TensorAnn):
                     ann.check(f"{fn.__name__}(): argument `{p.name}`", dev.shape, dev.dtype, dyn)
                 hargs.append(dev)
@@ -283,15 +283,11 @@ class DistributedCompiledProgram:
         return self._execute(args, config, check=seeds)
 
 
-def _device_arg(a):
-    """The executor's form of a device tensor argument, or None for anything else."""
+def _is_device(a):
+    """Whether `a` is a device tensor (``rt.alloc_tensor`` / ``rt.alloc_stacked_tensor``)."""
     from ..runtime.device_tensor import DeviceTensor, StackedDeviceTensor
 
-    if isinstance(a, DeviceTensor):
-        return a._arg()
-    if isinstance(a, StackedDeviceTensor):
-        return a._arg()
-    return None
+    return isinstance(a, (DeviceTensor, StackedDeviceTensor))
 
 
 __all__ = ["DistributedCompiledProgram", "DistributedConfig"]

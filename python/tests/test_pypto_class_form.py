@@ -1,0 +1,398 @@
+"""ranksim.pypto's class form: ``@pl.program`` classes compiled with ``ir.compile``, one
+program per construct (levels and roles, ``self`` calls with ``device=``, dynamic shapes,
+scalars, tuple returns, ``pl.at`` scopes, manual scopes, loop-carried values, host
+intermediates and sub-workers, the runtime around a launch). Each checks values."""
+
+import numpy as np
+import pytest
+
+import ranksim
+import ranksim.pypto.language as pl
+import ranksim.pypto.language.distributed as pld
+from ranksim.pypto import ir
+from ranksim.pypto.ir.distributed_compiled_program import DistributedConfig
+from ranksim.pypto.runtime import DistributedWorker, RunConfig, StackedDeviceTensor, benchmark
+
+S = 64
+NR = pl.dynamic("NR")
+
+
+def compile_on(program, n, platform="a2a3sim"):
+    return ir.compile(program, platform=platform, distributed_config=DistributedConfig(device_ids=list(range(n))))
+
+
+# ---- the three levels, self calls with device=r, a ring of puts ---------------------------
+
+
+@pl.program
+class RingPut:
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(
+        self,
+        inp: pl.Tensor[[1, S], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+        src: pld.DistributedTensor[[1, S], pl.FP32],
+        dst: pld.DistributedTensor[[1, S], pl.FP32],
+        sig: pld.DistributedTensor[[1, 1], pl.INT32],
+        peer: pl.Scalar[pl.INT32],
+    ) -> pl.Tensor[[1, S], pl.FP32]:
+        src = pl.store(pl.load(inp, [0, 0], [1, S]), [0, 0], src)
+        pld.tensor.put(dst, peer=peer, src=src)
+        pld.system.notify(target=sig, peer=peer, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+        pld.system.wait(signal=sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        return pl.store(pl.load(dst, [0, 0], [1, S]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, inp, out: pl.Out[pl.Tensor[[1, S], pl.FP32]], src, dst, sig, peer: pl.Scalar[pl.INT32]):
+        return self.step(inp, out, src, dst, sig, peer)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, S], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+        n = pld.world_size()
+        src_buf = pld.alloc_window_buffer(S * pl.FP32.get_byte())
+        dst_buf = pld.alloc_window_buffer(S * pl.FP32.get_byte())
+        sig_buf = pld.alloc_window_buffer(pl.INT32.get_byte())
+        for r in pl.range(n):
+            src = pld.window(src_buf, [1, S], dtype=pl.FP32)
+            dst = pld.window(dst_buf, [1, S], dtype=pl.FP32)
+            sig = pld.window(sig_buf, [1, 1], dtype=pl.INT32)
+            self.chip(x[r], y[r], src, dst, sig, (r + 1) % n, device=r)
+        return y
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_ring_put_with_dynamic_rank_count(n):
+    x = np.arange(n * S, dtype=np.float32).reshape(n, 1, S)
+    y = np.zeros_like(x)
+    compiled = compile_on(RingPut, n)
+    assert compiled(x, y) is None
+    np.testing.assert_array_equal(y, np.roll(x, 1, axis=0))
+    assert compiled.last_report.device_time_us > 0
+    assert [d["name"] for d in compiled.last_report.dispatches] == ["chip"] * n
+
+
+def test_ir_compile_entry_points_run_check_trace_benchmark(tmp_path):
+    x = np.arange(2 * S, dtype=np.float32).reshape(2, 1, S)
+    y = np.zeros_like(x)
+    compiled = compile_on(RingPut, 2)
+    report = compiled.run(x, y, trace=True)
+    path = tmp_path / "ring.json"
+    report.write_trace(str(path))
+    assert path.stat().st_size > 0
+    assert compiled.check(x, y, seeds=2).is_clean
+    stats = benchmark(compiled, (x, y), rounds=2, warmup=1)
+    assert stats.rounds == 2
+    np.testing.assert_array_equal(y, np.roll(x, 1, axis=0))
+    # ranksim is deterministic: the same call times the same.
+    assert compiled.run(x, y).device_time_ps == report.device_time_ps
+
+
+def test_ir_compile_refuses_what_is_not_a_program():
+    with pytest.raises(TypeError, match="@pl.program"):
+        ir.compile(lambda x: x)
+    with pytest.raises(ranksim.BadArgument, match="outside a @pl.program"):
+        RingPut.cls.__dict__["step"](None)
+
+
+# ---- scalars, INDEX parameters, tuple returns, a program without HOST level ----------------
+
+
+@pl.program
+class SumDiff:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(
+        self,
+        a: pl.Tensor[[4, S], pl.FP32],
+        b: pl.Tensor[[4, S], pl.FP32],
+        s: pl.Out[pl.Tensor[[4, S], pl.FP32]],
+        d: pl.Out[pl.Tensor[[4, S], pl.FP32]],
+        rows: pl.Scalar[pl.INDEX],
+    ) -> pl.Tuple[pl.Tensor[[4, S], pl.FP32], pl.Tensor[[4, S], pl.FP32]]:
+        ta = pl.load(a, [0, 0], [rows, S])
+        tb = pl.load(b, [0, 0], [rows, S])
+        return pl.store(pl.add(ta, tb), [0, 0], s), pl.store(pl.sub(ta, tb), [0, 0], d)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, a: pl.Tensor[[4, S], pl.FP32], b: pl.Tensor[[4, S], pl.FP32], s: pl.Out[pl.Tensor[[4, S], pl.FP32]], d: pl.Out[pl.Tensor[[4, S], pl.FP32]]):
+        s2, d2 = self.kernel(a, b, s, d, 3)
+        return s2, d2
+
+
+def test_tuple_return_index_scalar_and_single_device_program():
+    a = np.full((4, S), 5.0, np.float32)
+    b = np.full((4, S), 2.0, np.float32)
+    s, d = np.zeros_like(a), np.zeros_like(a)
+    compile_on(SumDiff, 1)(a, b, s, d)
+    np.testing.assert_array_equal(s[:3], 7.0)
+    np.testing.assert_array_equal(d[:3], 3.0)
+    np.testing.assert_array_equal(s[3], 0.0)  # rows=3 of 4: the last row untouched
+
+
+# ---- pl.at scopes in the HOST orchestrator (the tensor-level API) --------------------------
+
+
+@pl.program
+class Inline:
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, a: pl.Tensor[[16, S], pl.FP32], b: pl.Tensor[[16, S], pl.FP32], s: pl.Out[pl.Tensor[[16, S], pl.FP32]], d: pl.Out[pl.Tensor[[16, S], pl.FP32]]):
+        with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out = pl.add(a, b)
+                out_s = pl.assemble(s, out, [0, 0])
+        with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                pl.assemble(d, pl.sub(a, b), [0, 0])
+        return out_s
+
+
+def test_pl_at_scopes_become_dispatches_round_robin():
+    a = np.arange(16 * S, dtype=np.float32).reshape(16, S)
+    b = np.ones_like(a)
+    s, d = np.zeros_like(a), np.zeros_like(a)
+    compiled = compile_on(Inline, 2)
+    compiled(a, b, s, d)
+    np.testing.assert_array_equal(s, a + 1)
+    np.testing.assert_array_equal(d, a - 1)
+    # Comm-less dispatches go round-robin over the devices, as PyPTO assigns them.
+    assert sorted(x["chip"] for x in compiled.last_report.dispatches) == [0, 1]
+
+
+# ---- manual scopes: tasks ordered by deps= only --------------------------------------------
+
+W = 8
+
+
+@pl.program
+class Deferred:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, inp: pl.Tensor[[1, W], pl.INT32], out: pl.Out[pl.Tensor[[4, W], pl.INT32]], payload: pl.InOut[pld.DistributedTensor[[1, W], pl.INT32]], sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]], peer: pl.Scalar[pl.INT32]):
+        with pl.manual_scope():
+            for slot in pl.range(4):
+                with pl.at(level=pl.Level.CORE_GROUP, name_hint="waiter") as tid:
+                    pld.system.defer_wait(signal=sig, offsets=[0, 0], expected=pl.read(inp, [0, 0]), cmp=pld.WaitCmp.Ge)
+                with pl.at(level=pl.Level.CORE_GROUP, name_hint="consumer", deps=[tid]):
+                    out = pl.store(pl.load(payload, [0, 0], [1, W]), [slot, 0], out)
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="publisher"):
+                pld.tile.remote_store(pl.load(inp, [0, 0], [1, W]), target=payload, peer=peer, offsets=[0, 0])
+                pld.system.notify(target=sig, peer=peer, offsets=[0, 0], value=pl.read(inp, [0, 0]), op=pld.NotifyOp.Set)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[2, 1, W], pl.INT32], y: pl.Out[pl.Tensor[[2, 4, W], pl.INT32]]):
+        payload_buf = pld.alloc_window_buffer(W * 4)
+        sig_buf = pld.alloc_window_buffer(4)
+        for r in pl.range(2):
+            self.chip(x[r], y[r], pld.window(payload_buf, [1, W], dtype=pl.INT32), pld.window(sig_buf, [1, 1], dtype=pl.INT32), 1 - r, device=r)
+
+
+def test_manual_scope_orders_by_deps_and_persistent_windows_keep_epochs():
+    x = np.zeros((2, 1, W), np.int32)
+    x[0, 0, 1:], x[1, 0, 1:] = 10, 20
+    y = np.full((2, 4, W), -1, np.int32)
+    compiled = compile_on(Deferred, 2)
+    with compiled.prepare(persistent=True, reset_persistent_windows=False) as rt:
+        for epoch in (1, 2, 3):
+            x[:, 0, 0] = epoch
+            y[:] = -1
+            rt(x, y)
+            # Each consumer reads the peer's payload of this epoch, after its waiter.
+            assert (y[0, :, 0] == epoch).all() and (y[0, :, 1:] == 20).all()
+            assert (y[1, :, 0] == epoch).all() and (y[1, :, 1:] == 10).all()
+            tasks = {t["name"]: t for t in rt.last_report.dispatches[0]["tasks"]}
+            assert set(tasks) == {"waiter", "consumer", "publisher"}
+    assert rt._w._next_alloc_id == 1, "a persistent worker allocates its comm domain once"
+
+
+# ---- loops with carried values, while_ / cond, unroll, parallel, const, scalar arrays ------
+
+
+@pl.program
+class Loops:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[8, S], pl.FP32], y: pl.Out[pl.Tensor[[8, S], pl.FP32]], n: pl.Out[pl.Tensor[[1, 8], pl.INT32]]):
+        acc = pl.load(x, [0, 0], [1, S])
+        for i, (acc_i,) in pl.range(1, 8, init_values=(acc,)):
+            nxt = pl.add(acc_i, pl.load(x, [i, 0], [1, S]))
+            acc = pl.yield_(nxt)
+        y = pl.store(acc, [0, 0], y)
+        for (k,) in pl.while_(init_values=(pl.const(0, pl.INT32),)):
+            pl.cond(k < 5)
+            k_out = pl.yield_(k + 1)
+        counts = pl.array.create(8, pl.INT32)
+        for j in pl.unroll(4):
+            counts[j] = j * 10
+        for j in pl.parallel(4, 8):
+            counts[j] = k_out
+        for j in pl.range(8):
+            pl.write(n, [0, j], counts[j])
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, x: pl.Tensor[[8, S], pl.FP32], y: pl.Out[pl.Tensor[[8, S], pl.FP32]], n: pl.Out[pl.Tensor[[1, 8], pl.INT32]]):
+        return self.kernel(x, y, n)
+
+
+def test_loop_carried_values_while_cond_and_scalar_arrays():
+    x = np.arange(8 * S, dtype=np.float32).reshape(8, S)
+    y, n = np.zeros_like(x), np.zeros((1, 8), np.int32)
+    compile_on(Loops, 1)(x, y, n)
+    np.testing.assert_array_equal(y[0], x.sum(axis=0))
+    assert n.tolist() == [[0, 10, 20, 30, 5, 5, 5, 5]]
+
+
+# ---- host intermediates, sub-workers and their overrides -----------------------------------
+
+
+@pl.program
+class Reduce:
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, a: pl.Tensor[[8, S], pl.FP32], f: pl.Out[pl.Tensor[[8, S], pl.FP32]]):
+        return pl.store(pl.mul(pl.load(a, [0, 0], [8, S]), 2.0), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, a: pl.Tensor[[8, S], pl.FP32], f: pl.Out[pl.Tensor[[8, S], pl.FP32]]):
+        return self.twice(a, f)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def finish(tmp: pl.Tensor[[8, S], pl.FP32], f: pl.Out[pl.Tensor[[8, S], pl.FP32]]):
+        f[:] = tmp + 1.0
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, a: pl.Tensor[[8, S], pl.FP32], f: pl.Out[pl.Tensor[[8, S], pl.FP32]]):
+        tmp = pl.create_tensor([8, S], dtype=pl.FP32)
+        out = self.chip(a, tmp)
+        self.finish(out, f)
+        return f
+
+
+def test_host_intermediate_then_sub_worker_and_allocated_output():
+    a = np.arange(8 * S, dtype=np.float32).reshape(8, S)
+    compiled = compile_on(Reduce, 1)
+    f = compiled(a)  # the trailing pl.Out is allocated and returned
+    np.testing.assert_array_equal(f, 2 * a + 1)
+    seen = []
+    with compiled.prepare(sub_worker_overrides={"finish": lambda args: seen.append(np.array(args[0]))}) as rt:
+        f2 = np.zeros_like(a)
+        rt(a, f2)
+    np.testing.assert_array_equal(seen[0], 2 * a)
+    assert not f2.any(), "the override replaced `finish`"
+    with pytest.raises(ValueError, match="not sub-workers"):
+        compiled.prepare(sub_worker_overrides={"nope": print})
+
+
+# ---- device tensors: resident, stacked and permuted, bounded submissions -------------------
+
+
+@pl.program
+class AddResident:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, a: pl.Tensor[[8, S], pl.FP32], b: pl.Tensor[[8, S], pl.FP32], f: pl.Out[pl.Tensor[[8, S], pl.FP32]]):
+        return pl.store(pl.add(pl.load(a, [0, 0], [8, S]), pl.load(b, [0, 0], [8, S])), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, a: pl.Tensor[[8, S], pl.FP32], b: pl.Tensor[[8, S], pl.FP32], f: pl.Out[pl.Tensor[[8, S], pl.FP32]]):
+        return self.add(a, b, f)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, a: pl.Tensor[[2, 8, S], pl.FP32], b: pl.Tensor[[2, 8, S], pl.FP32], f: pl.Out[pl.Tensor[[2, 8, S], pl.FP32]]):
+        self.chip(a[0], b[0], f[0], device=1)
+        self.chip(a[1], b[1], f[1], device=0)
+
+
+def test_stacked_device_tensor_permuted_and_reused():
+    compiled = compile_on(AddResident, 2)
+    b = np.stack([np.full((8, S), 10.0, np.float32), np.full((8, S), 11.0, np.float32)])
+    with compiled.prepare() as rt:
+        w = rt.alloc_stacked_tensor(b, worker_ids=[1, 0])
+        assert isinstance(w, StackedDeviceTensor)
+        b[:] = 0  # resident: the host copy no longer matters
+        for av in (2.0, 7.0):
+            a, f = np.full((2, 8, S), av, np.float32), np.zeros((2, 8, S), np.float32)
+            h = rt.submit(compiled, a, w, f)
+            assert h.done and h.result() is None
+            np.testing.assert_array_equal(f[0], av + 10)
+            np.testing.assert_array_equal(f[1], av + 11)
+        back = np.zeros((2, 8, S), np.float32)
+        rt.copy_stacked_from(w, back)
+        assert back[0, 0, 0] == 10 and back[1, 0, 0] == 11
+    with pytest.raises(RuntimeError, match="after close"):
+        rt.register(compiled)
+    with pytest.raises(TypeError, match="one-shot call takes host tensors"):
+        compiled(np.zeros((2, 8, S), np.float32), w, np.zeros((2, 8, S), np.float32))
+
+
+def test_two_programs_share_a_worker_and_a_device_tensor():
+    compiled = compile_on(AddResident, 2)
+    other = compile_on(AddResident, 2)
+    rt = DistributedWorker([compiled, other])
+    with pytest.raises(TypeError, match="ambiguous"):
+        rt(np.zeros(1))
+    kv = rt.alloc_tensor((8, S), np.float32, init=np.full((8, S), 4.0, np.float32), worker_id=1)
+    with pytest.raises(ranksim.BadArgument, match="lives on worker 0, but this dispatch runs on device 1"):
+        rt.run(other, np.zeros((2, 8, S), np.float32), rt.alloc_stacked_tensor(np.zeros((2, 8, S), np.float32)), np.zeros((2, 8, S), np.float32))
+    rt.free_tensor(kv)
+    rt.close()
+    assert not rt._owned_tensors
+
+
+# ---- slices, slice-assign and window slices inside a kernel --------------------------------
+
+
+@pl.program
+class Slices:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[8, S], pl.FP32], y: pl.Out[pl.Tensor[[4, S], pl.FP32]], win: pld.DistributedTensor[[8, S], pl.FP32]):
+        win = pl.store(pl.load(x, [0, 0], [8, S]), [0, 0], win)
+        y[0:2, 0:S] = win[6:8, 0:S]
+        bottom = pl.tensor.slice(win, [2, S], [2, 0])
+        pl.assemble(y, pl.load(bottom, [0, 0], [2, S]), [2, 0])
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[8, S], pl.FP32], y: pl.Out[pl.Tensor[[4, S], pl.FP32]], win: pld.DistributedTensor[[8, S], pl.FP32]):
+        return self.kernel(x, y, win)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[8, S], pl.FP32], y: pl.Out[pl.Tensor[[4, S], pl.FP32]]):
+        buf = pld.alloc_window_buffer(8 * S * 4)
+        self.chip(x, y, pld.window(buf, [8, S], dtype=pl.FP32), device=0)
+
+
+def test_slices_and_slice_assign_on_windows():
+    x = np.arange(8 * S, dtype=np.float32).reshape(8, S)
+    y = np.zeros((4, S), np.float32)
+    compile_on(Slices, 1)(x, y)
+    np.testing.assert_array_equal(y, np.concatenate([x[6:8], x[2:4]]))
+
+
+# ---- plan directory and DFX outputs --------------------------------------------------------
+
+
+def test_plan_and_dfx_outputs_describe_what_ran(tmp_path):
+    compiled = ir.compile(RingPut, str(tmp_path / "out"), platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0, 1]))
+    assert (compiled.output_dir / "next_levels" / "chip" / "kernel_config.py").is_file()
+    assert "def host" in (compiled.output_dir / "orchestration" / "host.py").read_text()
+    x = np.arange(2 * S, dtype=np.float32).reshape(2, 1, S)
+    compiled(x, np.zeros_like(x), config=RunConfig(enable_dep_gen=True, enable_chip_swimlane=True))
+    import json
+
+    deps = json.loads((compiled.output_dir / "dfx_outputs" / "rank1" / "d0" / "deps.json").read_text())
+    assert [t["name"] for t in deps["tasks"]] == ["step"]
+    assert deps["tasks"][0]["end_ps"] > deps["tasks"][0]["start_ps"]
+    assert (compiled.output_dir / "dfx_outputs" / "rank0" / "d0" / "chip_swimlane_records.json").is_file()
+
+
+# ---- what PyPTO's parser needs that ranksim must say it lacks ------------------------------
+
+
+def test_scope_and_cond_outside_a_program_say_what_to_change():
+    with pytest.raises(ranksim.BadArgument, match="@pl.program"):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pass
+    with pytest.raises(ranksim.BadArgument, match="first statement"):
+        pl.cond(True)
+    with pytest.raises(ranksim.BadArgument, match="C\\+\\+ kernel"):
+        pl.function(external_source="k.cpp")
+    with pytest.raises(ranksim.BadArgument, match="yield_ gives 2"):
+        for _i, (_a,) in pl.range(2, init_values=(0,)):
+            pl.yield_(1, 2)
