@@ -5,7 +5,7 @@
 GIT_DIR is a clone (or bare mirror) of hw-native-sys/pypto; the seven
 `examples/distributed/0*.py` are read with `git show`, written to OUT_DIR (default a temp dir)
 with `pypto.` imports rewritten to `ranksim.pypto.`, and run in every mode they have, with the
-numpy torch stand-in of `torch_stub/` on the path. Nothing of PyPTO is kept in this repository.
+numpy torch stand-in (`ranksim.pypto.torch_standin`) on the path. Nothing of PyPTO is kept in this repository.
 Exit status 0 when every run prints OK."""
 
 import os
@@ -37,7 +37,9 @@ def main(argv):
     git_dir = argv[1]
     out = argv[2] if len(argv) > 2 else tempfile.mkdtemp(prefix="pypto-examples-")
     os.makedirs(out, exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(HERE, "torch_stub"), os.environ.get("PYTHONPATH", "")]))
+    from ranksim.pypto.torch_standin import PATH as standin
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([standin, os.environ.get("PYTHONPATH", "")]))
     failed = 0
     for name in NAMES:
         src = subprocess.run(["git", "-C", git_dir, "show", f"HEAD:examples/distributed/{name}.py"], capture_output=True, text=True, check=True).stdout

@@ -25,7 +25,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-STANDIN = os.path.join(ROOT, "ranksim", "pypto", "torch_standin")
+STANDIN = os.path.join(ROOT, "ranksim", "pypto", "torch_standin")  # ranksim.pypto.torch_standin.PATH
 IMPORT = re.compile(r"^(\s*)(import|from)(\s+)pypto\b", re.M)
 TREES = ["tests/st/distributed", "examples/runtime"]
 
