@@ -84,6 +84,26 @@ pub fn main_for<C: Collective + Sync>(c: &C) -> std::process::ExitCode {
     }
 }
 
+/// [`main_for`] for a host that is not a Rust `main` (the Python package's `python -m
+/// ranksim`): runs the command line `args` (`args[0]` names the program) in this process, no
+/// MPI, and returns the exit code (0 ok; 1 a wrong element, a finding, a FAILED row or busbw
+/// below `--min-busbw`; 2 a usage error, printed on stderr).
+pub fn run_for<C: Collective + Sync>(c: &C, args: Vec<String>) -> u8 {
+    let mut stdout = std::io::stdout().lock();
+    match commands::custom::run_over(c, args, &mut stdout, None) {
+        Ok(Ok(commands::Status::Ok)) => 0,
+        Ok(Ok(commands::Status::Failed)) => 1,
+        Ok(Err(msg)) => {
+            eprintln!("error: {msg}");
+            2
+        }
+        Err(e) => {
+            let _ = e.print();
+            if e.use_stderr() { 2 } else { 0 }
+        }
+    }
+}
+
 /// Entry point of the cargo examples: runs program `name` on the default preset with the rank
 /// count given as the first argument (default 2, as PyPTO's `-d 0,1`), prints `OK` when it
 /// matches its golden, and the report when it fails.

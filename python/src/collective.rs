@@ -315,3 +315,12 @@ pub(crate) fn check(
     let r = released(py, || custom::check(cfg, &c, &m, size_bytes, calls, &opts).map(|r| r.report))?;
     PyCheckReport::new(py, &r, &|seed, s| c.shared.line_of(seed, s))
 }
+
+/// `python -m ranksim sweep | bench | check MODULE:OBJECT [FLAGS]`: the command line of
+/// `ranksim_cli::main_for` for a Python collective (`args[0]` names the program), with the GIL
+/// released while it runs; returns the exit code (0 ok, 1 failed, 2 a usage error).
+#[pyfunction]
+pub(crate) fn cli(py: Python<'_>, collective: &Bound<'_, PyAny>, args: Vec<String>) -> PyResult<u8> {
+    let c = self::collective(py, collective)?;
+    released(py, move || Ok::<u8, String>(ranksim_cli::run_for(&c, args)))
+}

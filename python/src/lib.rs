@@ -30,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<report::PyFinding>()?;
     m.add_function(wrap_pyfunction!(collective::point, m)?)?;
     m.add_function(wrap_pyfunction!(collective::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(collective::cli, m)?)?;
     m.add_function(wrap_pyfunction!(collective::bench, m)?)?;
     m.add_function(wrap_pyfunction!(collective::check, m)?)?;
     m.add_class::<benchstats::PyBenchmarkStats>()?;

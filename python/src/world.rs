@@ -528,6 +528,16 @@ impl PyWorld {
             Ok(())
         })
     }
+    /// Records that `rank`'s copy of `tensor` was staged without values (timing-only worlds,
+    /// which keep none): tasks reading it need no producer, as after `write`.
+    fn mark_staged(&self, py: Python<'_>, tensor: PyRef<'_, PyTensor>, rank: usize) -> PyResult<()> {
+        self.with(py, |w| w.mark_staged(&tensor.0, rank))
+    }
+    /// Whether the world keeps payload bytes (False after `set_timing_only`).
+    #[getter]
+    fn has_payload(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with_ref(py, |w| Ok(w.has_payload()))
+    }
     /// Keeps no payload bytes from now on (same times, no values): before anything is
     /// written or queued.
     fn set_timing_only(&self, py: Python<'_>) -> PyResult<()> {

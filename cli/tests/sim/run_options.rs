@@ -52,6 +52,31 @@ fn timing_only_mode_gives_the_same_times_without_payload() {
 }
 
 #[test]
+fn a_timing_only_input_is_staged_without_values() {
+    // A task reading a GM tensor needs its producer: a host write, or in a timing-only world
+    // (which keeps no values) `mark_staged`. Without either the dispatch is refused.
+    let reader = |staged: bool| {
+        let mut w = ranksim::Config::default_preset().world().unwrap();
+        w.set_timing_only().unwrap();
+        let dom = w.create_domain("comm_d0", &[0], DomainOptions::default()).unwrap();
+        let x = w.alloc_tensor("x", DType::F32, &[1, 64]).unwrap();
+        if staged {
+            w.mark_staged(&x, 0).unwrap();
+        }
+        let xk = x.clone();
+        let task = Task::new("read", 1, move |core| core.load(&xk, &[0, 0], &[1, 64]).map(|_| ())).input(&x);
+        let mut d = Dispatch::new("d");
+        d.add(task);
+        w.dispatch_all(&dom, d).map(|_| w.run().unwrap().device_time())
+    };
+    assert!(reader(false).unwrap_err().to_string().contains("the host never staged it"));
+    assert!(reader(true).unwrap() > SimDuration::ZERO);
+    let (mut w, _) = setup(1);
+    let x = w.alloc_tensor("x", DType::F32, &[4]).unwrap();
+    assert!(w.mark_staged(&x, 0).unwrap_err().to_string().contains("keeps values"));
+}
+
+#[test]
 fn timing_only_mode_must_be_chosen_before_allocating() {
     let (mut w, _) = setup(2);
     assert!(w.set_timing_only().unwrap_err().to_string().contains("before any domain or buffer"));

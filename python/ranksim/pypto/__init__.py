@@ -11,5 +11,6 @@ See docs/python.md ("PyPTO programs on ranksim") for what runs and what cannot r
 """
 
 from . import ir, language, runtime
+from ._collective import Collective
 
-__all__ = ["ir", "language", "runtime"]
+__all__ = ["Collective", "ir", "language", "runtime"]

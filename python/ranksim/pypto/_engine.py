@@ -334,14 +334,22 @@ class Session:
     or a ``DistributedWorker``'s for its whole life (its device tensors, the GM tensors host
     arguments were bound to and, with ``persistent=True``, its comm domains persist)."""
 
-    def __init__(self, cfg, *, persistent=False, reset=None):
+    def __init__(self, cfg, *, persistent=False, reset=None, world=None, prefix="comm_d", fresh=False):
+        # `world`: run on a world made elsewhere (a measured collective's); `fresh`: windows
+        # zeroed at every run, as a non-persistent PyPTO launch gets them.
         self.cfg = cfg
-        self.world = cfg.world()
-        self.persistent, self.reset = persistent, reset
+        self.world = world if world is not None else cfg.world()
+        self.ranks = self.world.size
+        self.persistent, self.reset, self.prefix, self.fresh = persistent, reset, prefix, fresh
         self.gm = {}  # (program, root key, shape, dtype, k) -> ranksim Tensor
         self.gm_names = set()
         self.domains = {}  # (program, descriptor) -> (Domain, {buffer name: window})
         self.ndomains = 0
+
+    @property
+    def payload(self):
+        """Whether the world keeps values (not timing-only)."""
+        return self.world.has_payload
 
     def gm_tensor(self, key, name, dtype, shape):
         t = self.gm.get(key)
@@ -360,10 +368,12 @@ class Session:
         if self.persistent and key in self.domains:
             return self.domains[key], False
         size = sum(_align32(b.nbytes) for b in bufs)
-        name = f"comm_d{self.ndomains}"
+        name = f"{self.prefix}{self.ndomains}"
         self.ndomains += 1
         w = self.world
-        if self.persistent:
+        if self.fresh:
+            dom = w.allocate_domain(name, list(ranks), size)
+        elif self.persistent:
             dom = w.allocate_domain(name, list(ranks), size, persistent=True, reset=self.reset)
         else:
             # One call's windows live across its segments (runs split at sub-worker calls).
@@ -406,7 +416,7 @@ class Run:
         self.graphs = []  # (rank, [task: {name, deps, inputs, outputs, inouts}]) per dispatch, in queue order
 
     def record(self):
-        h = _Host(self.program, self.cfg.ranks)
+        h = _Host(self.program, self.session.ranks)
         _tls.host = h
         try:
             self.program.fn.fn(*self.hargs)
@@ -474,7 +484,10 @@ class Run:
         used.append(a.key)
         name = a.name if k == 0 else f"{a.name}.{k}"
         t = self.session.gm_tensor((id(self.program), a.key[0], a.shape, a.dtype.name, k), name, a.dtype.rs, a.shape)
-        self.world.write(t, rank, a.arr)
+        if self.session.payload:
+            self.world.write(t, rank, a.arr)
+        else:
+            self.world.mark_staged(t, rank)  # timing-only: no values, the input counts as staged
         self.bound[key] = t
         self.uploads.append((a, rank, t))
         if self._returns(a, out):
@@ -567,11 +580,15 @@ class Run:
         self.graphs.append((rank, fn.__name__, tasks))
 
     def write_back(self):
+        if not self.session.payload:
+            return
         for a, rank, t in self.writeback:
             np.copyto(a.arr, self.world.read(t, rank), casting="unsafe")
 
     def upload(self):
         """Host arrays are the truth between segments: a sub-worker may have changed them."""
+        if not self.session.payload:
+            return
         for a, rank, t in self.uploads:
             self.world.write(t, rank, a.arr)
 

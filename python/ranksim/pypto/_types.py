@@ -6,6 +6,7 @@ each argument's shape, dtype and direction (input, output, in/out, window)."""
 from __future__ import annotations
 
 import enum as _enum
+import threading
 
 from .._errors import BadArgument
 
@@ -109,9 +110,31 @@ def _text(x):
     return x.name if isinstance(x, DynVar) else (x.text if isinstance(x, DynExpr) else str(x))
 
 
-BOUND = {}
-"""The dynamic dimensions of the program call running now (PyPTO resolves them at run
-time; ranksim runs one call at a time)."""
+class _Bound(threading.local):
+    """The dynamic dimensions of the program call being set up on this thread (PyPTO resolves
+    them at run time); other threads (kernels) see the ones set last."""
+
+    last = {}
+
+    def __init__(self):
+        self.dims = None
+
+    def get(self):
+        return self.dims if self.dims is not None else _Bound.last
+
+
+_BOUND = _Bound()
+
+
+def bind(dyn):
+    """Binds the dynamic dimensions of the call being set up on this thread."""
+    _BOUND.dims = dict(dyn)
+    _Bound.last = _BOUND.dims
+
+
+def bound():
+    """The dynamic dimensions in force here."""
+    return _BOUND.get()
 
 
 class DynVar(_DynArith):
@@ -126,9 +149,10 @@ class DynVar(_DynArith):
         return f"pl.dynamic({self.name!r})"
 
     def __index__(self):
-        if self.name not in BOUND:
+        dims = bound()
+        if self.name not in dims:
             raise BadArgument(f"dynamic dimension {self.name} is not bound: no argument of the running program has it")
-        return BOUND[self.name]
+        return dims[self.name]
 
     __int__ = __index__
 
@@ -146,7 +170,7 @@ class DynExpr(_DynArith):
 
     def __index__(self):
         try:
-            return self.fn(BOUND)
+            return self.fn(bound())
         except KeyError as e:
             raise BadArgument(f"dimension {self.text}: {e.args[0]} is not bound by the running program's arguments") from None
 
@@ -189,7 +213,7 @@ class TensorAnn:
         if self.shape is None:
             return None
         try:
-            return [_value(d, dyn if dyn is not None else BOUND) for d in self.shape]
+            return [_value(d, dyn if dyn is not None else bound()) for d in self.shape]
         except KeyError:
             return None
 

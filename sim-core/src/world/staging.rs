@@ -29,6 +29,23 @@ impl World {
         Ok(())
     }
 
+    /// Records that the host staged rank `rank`'s copy of `t` without values, as a timing-only
+    /// run does (it keeps none): a task that reads `t` then needs no producer, as after
+    /// [`World::write`]. An error when the world keeps payload (write the values instead).
+    pub fn mark_staged(&mut self, t: &Tensor, rank: usize) -> SimResult<()> {
+        if self.has_payload() {
+            return Err(SimError::invalid(format!(
+                "mark_staged of `{}`: this world keeps values; write them (World::write)",
+                t.name()
+            )));
+        }
+        self.check_host_io("write", t, rank, t.dtype(), t.numel())?;
+        if let Space::Gm { buf } = &t.0.space {
+            self.gm_written[*buf][rank] = true;
+        }
+        Ok(())
+    }
+
     /// Copies rank `rank`'s copy of `t` back to the host.
     pub fn read<T: Element>(&self, t: &Tensor, rank: usize) -> SimResult<Vec<T>> {
         self.check_host_io("read", t, rank, T::DTYPE, t.numel())?;

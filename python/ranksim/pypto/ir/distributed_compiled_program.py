@@ -197,8 +197,7 @@ class DistributedCompiledProgram:
         last segment's; ``self.last_reports`` has every segment's) or, with `check`, the
         CheckReport."""
         hargs, dyn = self._prepare(args, device_ok=session is not None)
-        T.BOUND.clear()
-        T.BOUND.update(dyn)
+        T.bind(dyn)
         session = session or E.Session(self._machine(config))
         run = E.Run(self, session, hargs, dyn, subs)
         run.record()

@@ -94,8 +94,7 @@ def record(compiled, args=None):
             return None
     try:
         hargs, dyn = compiled._prepare(args)
-        T.BOUND.clear()
-        T.BOUND.update(dyn)
+        T.bind(dyn)
         run = E.Run(compiled, E.PlanSession(compiled.cfg), hargs, dyn)
         run.record()
     except Exception:

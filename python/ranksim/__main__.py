@@ -1,0 +1,70 @@
+"""``python -m ranksim sweep | bench | check MODULE:OBJECT [FLAGS]``: ranksim's command line for
+a collective written in Python, with the flags, tables, output files and exit codes of
+``ranksim sweep`` / ``bench`` / ``check`` (0 ok; 1 a wrong element, a checker finding, a
+FAILED row or an average busbw below ``--min-busbw``; 2 a usage error).
+
+OBJECT, found in MODULE (an importable module, or a path to a ``.py`` file), is a
+``ranksim.pypto.Collective`` (a PyPTO program with its arguments and golden), an object with
+the collective methods (``setup``, ``stage``, ``call``, ``wrong``; see docs/python.md), or a
+function or class taking no arguments that returns one. ``python -m ranksim sweep
+MODULE:OBJECT --help`` lists every flag."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+
+USAGE = "usage: python -m ranksim {sweep,bench,check} MODULE:OBJECT [FLAGS]  (python -m ranksim sweep MODULE:OBJECT --help for the flags)"
+
+
+def load(spec):
+    """The collective `spec` names (``module:object`` or ``path/to/file.py:object``)."""
+    if ":" not in spec:
+        raise ValueError(f"{spec!r}: give MODULE:OBJECT, e.g. my_collectives:ring")
+    mod_name, obj_name = spec.rsplit(":", 1)
+    if mod_name.endswith(".py") or os.sep in mod_name:
+        path = os.path.abspath(mod_name)
+        if not os.path.isfile(path):
+            raise ValueError(f"{mod_name}: no such file")
+        sys.path.insert(0, os.path.dirname(path))
+        s = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+        module = importlib.util.module_from_spec(s)
+        sys.modules[s.name] = module
+        s.loader.exec_module(module)
+    else:
+        sys.path.insert(0, os.getcwd())
+        module = importlib.import_module(mod_name)
+    obj = module
+    for part in obj_name.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"{mod_name} has no `{obj_name}`")
+        obj = getattr(obj, part)
+    if not hasattr(obj, "setup") or isinstance(obj, type):
+        obj = obj()
+    for m in ("setup", "stage", "call", "wrong"):
+        if not hasattr(obj, m):
+            raise ValueError(f"{spec} is not a collective: it has no `{m}` method (make it a ranksim.pypto.Collective)")
+    return obj
+
+
+def main(argv=None):
+    from . import _native
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) < 2 or argv[0] not in ("sweep", "bench", "check"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    command, spec, flags = argv[0], argv[1], argv[2:]
+    try:
+        collective = load(spec)
+    except Exception as e:  # an import error of the user's module is a usage error here
+        print(f"error: {spec}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    return _native.cli(collective, [f"python -m ranksim {spec}", command, *flags])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
