@@ -194,8 +194,10 @@ impl PyCore {
         Ok(CorePtr(p))
     }
 
-    /// The Python exception for `e`, remembering `e` for the kernel's result.
+    /// The Python exception for `e`, remembering `e` for the kernel's result; an operation's
+    /// error names the kernel's Python line that called it.
     fn fail(&self, py: Python<'_>, e: SimError) -> PyErr {
+        let e = at_line(e, &python_line(py));
         let err = errors::sim(py, &e);
         lock(&self.last_err).get_or_insert(e);
         err
@@ -243,6 +245,18 @@ impl PyCore {
         let r = self.blocking(py, "wait", targets, f)?;
         lock(&self.shared.waits).remove(&self.key);
         Ok(r)
+    }
+}
+
+/// `e` with ` (at file:line in function)` after its message when it is an operation's own
+/// error (a bad argument): so the error a run ends with names the kernel's line.
+fn at_line(e: SimError, line: &str) -> SimError {
+    match e {
+        SimError::BadOp { site, op, msg } if op != KERNEL_OP => {
+            SimError::BadOp { site, op, msg: format!("{msg} (at {line})") }
+        }
+        SimError::Invalid(msg) => SimError::Invalid(format!("{msg} (at {line})")),
+        other => other,
     }
 }
 

@@ -116,7 +116,7 @@ def test_strace_log_is_what_pyptos_parser_reads(bench):
 def test_benchmark_argument_checks(bench):
     compiled, _ = bench
     x = np.zeros((N, 1, S), np.float32)
-    for kw, msg in [({"rounds": 0}, "rounds"), ({"warmup": -1}, "warmup"), ({"platform": "a5"}, "L2"), ({"persistent": True}, "persistent")]:
+    for kw, msg in [({"rounds": 0}, "rounds"), ({"warmup": -1}, "warmup"), ({"platform": "a5"}, "L2"), ({"reset_persistent_windows": True}, "requires persistent=True"), ({"seed": -1}, "seed")]:
         with pytest.raises(ValueError, match=msg):
             benchmark(compiled, [x, x.copy()], **kw)
 
@@ -133,3 +133,28 @@ def test_strace_to_stderr_on_request(bench, monkeypatch, capfd):
     again = benchmark(compiled, [x, np.zeros_like(x)], rounds=3, warmup=2)
     err = capfd.readouterr().err
     assert err == again.strace == st.strace
+
+
+def test_benchmark_simulates_once_unless_jittered_or_persistent(bench):
+    compiled, st = bench
+    x = np.arange(N * S, dtype=np.float32).reshape(N, 1, S)
+    assert st.simulations == 1, "deterministic launches are simulated once"
+    jittered = benchmark(compiled, [x, np.zeros_like(x)], rounds=4, warmup=1, seed=7)
+    assert jittered.simulations == 5
+    assert jittered.device_us_stdev > 0, "seeded jitter moves the rounds"
+    again = benchmark(compiled, [x, np.zeros_like(x)], rounds=4, warmup=1, seed=7)
+    assert again.device_wall_us == jittered.device_wall_us, "the same seed times the same"
+    kept = benchmark(compiled, [x, np.zeros_like(x)], rounds=2, warmup=0, persistent=True)
+    assert kept.simulations == 2
+
+
+def test_timing_only_pypto_run_gives_the_same_times_without_values(bench):
+    compiled, _ = bench
+    x = np.arange(N * S, dtype=np.float32).reshape(N, 1, S)
+    y = np.zeros_like(x)
+    with_values = compiled.run(x, y)
+    assert y.any()
+    y2 = np.zeros_like(x)
+    without = compiled.run(x, y2, config=RunConfig(timing_only=True))
+    assert without.device_time_ps == with_values.device_time_ps
+    assert not y2.any(), "a timing-only run writes nothing back"

@@ -396,3 +396,71 @@ def test_scope_and_cond_outside_a_program_say_what_to_change():
     with pytest.raises(ranksim.BadArgument, match="yield_ gives 2"):
         for _i, (_a,) in pl.range(2, init_values=(0,)):
             pl.yield_(1, 2)
+
+
+# ---- an operation's error names the kernel's line -----------------------------------------
+
+
+def op_error_program(body):
+    @pl.program
+    class OpError:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[1, S], pl.FP32], y: pl.Out[pl.Tensor[[1, S], pl.FP32]], win: pld.DistributedTensor[[1, S], pl.FP32]):
+            body(x, y, win)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def o(self, x: pl.Tensor[[1, S], pl.FP32], y: pl.Out[pl.Tensor[[1, S], pl.FP32]], win: pld.DistributedTensor[[1, S], pl.FP32]):
+            return self.k(x, y, win)
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def h(self, x: pl.Tensor[[2, 1, S], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, S], pl.FP32]]):
+            buf = pld.alloc_window_buffer(S * 4)
+            for r in pl.range(2):
+                self.o(x[r], y[r], pld.window(buf, [1, S], dtype=pl.FP32), device=r)
+
+    return OpError
+
+
+def _oob_load(x, y, win):
+    pl.load(x, [0, 32], [1, S])  # LINE: oob_load
+
+
+def _bad_peer(x, y, win):
+    pld.tile.remote_store(pl.load(x, [0, 0], [1, S]), target=win, peer=5, offsets=[0, 0])  # LINE: bad_peer
+
+
+def _oob_remote_store(x, y, win):
+    pld.tile.remote_store(pl.load(x, [0, 0], [1, S]), target=win, peer=0, offsets=[0, 8])  # LINE: oob_remote_store
+
+
+def _shape_mismatch(x, y, win):
+    pl.add(pl.load(x, [0, 0], [1, S]), pl.load(x, [0, 0], [1, S // 2]))  # LINE: shape_mismatch
+
+
+def _ub_overflow(x, y, win):
+    pl.full([256, 256], pl.FP32, 1.0)  # LINE: ub_overflow
+
+
+def _line(tag):
+    src = open(__file__).read().splitlines()
+    return next(i + 1 for i, text in enumerate(src) if text.endswith(f"# LINE: {tag}"))
+
+
+@pytest.mark.parametrize(
+    "body, tag, words",
+    [
+        (_oob_load, "oob_load", "outside `x`"),
+        (_bad_peer, "bad_peer", "peer 5"),
+        (_oob_remote_store, "oob_remote_store", "outside"),
+        (_shape_mismatch, "shape_mismatch", "shape"),
+        (_ub_overflow, "ub_overflow", "UB"),
+    ],
+)
+def test_an_operations_error_names_the_kernels_line(body, tag, words):
+    x = np.zeros((2, 1, S), np.float32)
+    with pytest.raises(ranksim.SimError) as e:
+        compile_on(op_error_program(body), 2)(x, np.zeros_like(x))
+    msg = str(e.value)
+    assert words in msg, msg
+    assert f"test_pypto_class_form.py:{_line(tag)} in {body.__name__}" in msg, msg

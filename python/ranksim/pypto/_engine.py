@@ -334,11 +334,16 @@ class Session:
     or a ``DistributedWorker``'s for its whole life (its device tensors, the GM tensors host
     arguments were bound to and, with ``persistent=True``, its comm domains persist)."""
 
-    def __init__(self, cfg, *, persistent=False, reset=None, world=None, prefix="comm_d", fresh=False):
+    def __init__(self, cfg, *, persistent=False, reset=None, world=None, prefix="comm_d", fresh=False, timing_only=False, jitter=None):
         # `world`: run on a world made elsewhere (a measured collective's); `fresh`: windows
-        # zeroed at every run, as a non-persistent PyPTO launch gets them.
+        # zeroed at every run, as a non-persistent PyPTO launch gets them; `jitter`: (seed,
+        # op_ns, dispatch_ns).
         self.cfg = cfg
         self.world = world if world is not None else cfg.world()
+        if timing_only and world is None:
+            self.world.set_timing_only()
+        if jitter is not None:
+            self.world.set_jitter(*jitter)
         self.ranks = self.world.size
         self.persistent, self.reset, self.prefix, self.fresh = persistent, reset, prefix, fresh
         self.gm = {}  # (program, root key, shape, dtype, k) -> ranksim Tensor
@@ -394,7 +399,7 @@ class PlanSession:
     """A session that only records (``ir/plan.py``): no world is built."""
 
     def __init__(self, cfg):
-        self.cfg, self.world = cfg, None
+        self.cfg, self.world, self.ranks = cfg, None, cfg.ranks
 
 
 class Run:

@@ -28,6 +28,7 @@ TraceInvocation = _native.TraceInvocation
 class RunConfig:
     """How to run a program: ``platform`` (a2a3/a2a3sim: ranksim's a2a3 preset; a5/a5sim: a5)
     and ``distributed_config``. ``ranksim_config`` (a ranksim.Config) replaces the preset.
+    ``timing_only=True`` runs without payload (same times, no values written back).
     PyPTO's other fields are accepted and have no effect on ranksim."""
 
     platform: str = "a2a3sim"
@@ -43,6 +44,8 @@ class RunConfig:
             raise ValueError(f"RunConfig.platform {platform!r}: expected one of {', '.join(_PLATFORMS)}")
         self.platform, self.device_id, self.rtol, self.atol = platform, device_id, rtol, atol
         self.codegen_only = bool(options.get("codegen_only", False))
+        # ranksim's own: keep no payload (same times, no values; memory bounded by the model).
+        self.timing_only = bool(options.get("timing_only", False))
         self.distributed_config, self.ranksim_config, self.options = distributed_config, ranksim_config, options
 
 
@@ -56,21 +59,40 @@ class BenchmarkStats(_native._BenchmarkStats):
         print(self.format_mean_tree(us=us, spread=spread, pid=pid, slot=slot), file=file or sys.stdout)
 
 
-def benchmark(compiled, args, *, rounds=100, warmup=3, platform=None, device_id=None, config=None, persistent=False, reset_persistent_windows=None):
+def benchmark(compiled, args, *, rounds=100, warmup=3, platform=None, device_id=None, config=None, persistent=False, reset_persistent_windows=None, seed=None, op_jitter_ns=500, dispatch_jitter_ns=5000):
     """Runs `compiled(*args)` `warmup + rounds` times and returns PyPTO's BenchmarkStats.
-    Each launch runs on a fresh world (windows zeroed, as a non-persistent PyPTO launch);
-    ranksim is deterministic, so every round times the same."""
+
+    Each launch gets fresh zeroed windows (a non-persistent PyPTO launch). ranksim is
+    deterministic, so without jitter every launch times the same: it simulates one and counts
+    it `warmup + rounds` times (``stats.simulations`` says how many it ran). With `seed`,
+    launch i runs with seeded timing jitter (seed + i; up to `op_jitter_ns` per transfer and
+    `dispatch_jitter_ns` per dispatch), each simulated. With `persistent=True` the launches
+    share one world whose windows persist (zeroed before each reuse unless
+    `reset_persistent_windows=False`), each simulated."""
+    from .. import _engine as E
+    from .distributed_runner import resolve_reset
+
     if not isinstance(rounds, int) or rounds <= 0:
         raise ValueError(f"benchmark(): rounds must be a positive int, got {rounds!r}")
     if not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"benchmark(): warmup must be a non-negative int, got {warmup!r}")
     if platform is not None or device_id is not None:
         raise ValueError("benchmark(): platform/device_id are L2 options; an L3 program takes config=RunConfig(...)")
-    if persistent or reset_persistent_windows:
-        raise ValueError("benchmark(): persistent windows are not modelled by ranksim.pypto (every launch starts from zeroed windows)")
-    reports = [compiled._execute(tuple(args), config) for _ in range(warmup + rounds)]
+    if seed is not None and (not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"benchmark(): seed must be a non-negative int, got {seed!r}")
+    launches = warmup + rounds
+    if persistent:
+        session = E.Session(compiled._machine(config), persistent=True, reset=resolve_reset(True, reset_persistent_windows))
+        reports = [compiled._execute(tuple(args), config, session=session) for _ in range(launches)]
+    elif reset_persistent_windows:
+        raise ValueError("benchmark(): reset_persistent_windows=True requires persistent=True")
+    elif seed is not None:
+        reports = [compiled._execute(tuple(args), config, jitter=(seed + i, op_jitter_ns, dispatch_jitter_ns)) for i in range(launches)]
+    else:
+        reports = [compiled._execute(tuple(args), config)] * launches
     compiled.last_report = reports[-1]
     stats = BenchmarkStats(compiled.cfg, reports, rounds, warmup)
+    stats.simulations = len({id(r) for r in reports})
     if os.environ.get("RANKSIM_STRACE", "") not in ("", "0"):
         # Where PyPTO's runtime writes them, for tools that read [STRACE] from stderr.
         sys.stderr.write(stats.strace)
