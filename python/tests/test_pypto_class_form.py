@@ -87,6 +87,15 @@ def test_ir_compile_entry_points_run_check_trace_benchmark(tmp_path):
     assert compiled.run(x, y).device_time_ps == report.device_time_ps
 
 
+def test_more_devices_than_the_machine_has_is_refused_with_what_to_use():
+    with pytest.raises(ranksim.ConfigError, match="`a2a3` machine has 8 chips.*two-node"):
+        compile_on(RingPut, 16)
+    x = np.arange(16 * S, dtype=np.float32).reshape(16, 1, S)
+    y = np.zeros_like(x)
+    ir.compile(RingPut, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(16))), ranksim_config=ranksim.Config.preset("two-node"))(x, y)
+    np.testing.assert_array_equal(y, np.roll(x, 1, axis=0))
+
+
 def test_ir_compile_refuses_what_is_not_a_program():
     with pytest.raises(TypeError, match="@pl.program"):
         ir.compile(lambda x: x)
@@ -464,3 +473,12 @@ def test_an_operations_error_names_the_kernels_line(body, tag, words):
     msg = str(e.value)
     assert words in msg, msg
     assert f"test_pypto_class_form.py:{_line(tag)} in {body.__name__}" in msg, msg
+
+
+def test_negative_offsets_name_the_argument():
+    def body(x, y, win):
+        pl.load(x, [0, -1], [1, S])
+
+    x = np.zeros((2, 1, S), np.float32)
+    with pytest.raises(ranksim.SimError, match=r"pl.load offsets: entry 1 is -1; .* none may be negative"):
+        compile_on(op_error_program(body), 2)(x, np.zeros_like(x))

@@ -18,6 +18,7 @@ lives on rank e // L as local expert e % L).
 import numpy as np
 import pytest
 
+import ranksim
 import ranksim.pypto.language as pl
 import ranksim.pypto.language.distributed as pld
 from ranksim.pypto import ir
@@ -163,11 +164,13 @@ def golden(x, route, weight):
     return (y * weight[..., None]).sum(axis=-2)
 
 
-@pytest.mark.parametrize("n", [8, 16])
-def test_ep_dispatch_expert_combine_matches_numpy(n):
+@pytest.mark.parametrize("n, machine", [(8, "a2a3"), (16, "two-node")])
+def test_ep_dispatch_expert_combine_matches_numpy(n, machine):
     x, route, weight = inputs(n)
     out = np.zeros((n, T, D), np.float32)
-    compiled = ir.compile(build(n), platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(n))))
+    compiled = ir.compile(
+        build(n), platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(n))), ranksim_config=ranksim.Config.preset(machine)
+    )
     compiled(x, route, weight, out)
     np.testing.assert_allclose(out, golden(x, route, weight), rtol=1e-5, atol=1e-5)
     tasks = [t["name"] for t in compiled.last_report.dispatches[0]["tasks"]]

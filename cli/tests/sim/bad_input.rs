@@ -85,7 +85,7 @@ fn tile_larger_than_ub() {
     has(&e, &["load", "64x1024 f32 tile", "262144 bytes", "UB holds 188416"]);
     // A put stages through UB: unchunked, the whole 128 KiB extent would be one tile.
     for (opts, want) in [
-        (CopyOpts::new(), "a 64x512 f32 tile need 131072 bytes but UB holds 65536"),
+        (CopyOpts::new(), "a 64x512 f32 tile needs 131072 bytes but UB holds 65536"),
         (CopyOpts::new().chunks(32, 512).pipeline(true), "2 staging tiles of 32x512 f32 need 131072 bytes"),
     ] {
         let mut w = simple(2);

@@ -30,10 +30,16 @@ def _is_tensor(x):
 
 
 def _ints(xs, what):
+    """Offsets or a shape as ints, each >= 0 (a negative one names the argument here rather
+    than failing in the bindings' unsigned conversion)."""
     try:
-        return [int(v) for v in xs]
+        out = [int(v) for v in xs]
     except TypeError:
         raise BadArgument(f"{what}: expected a list of ints, got {xs!r}") from None
+    for k, v in enumerate(out):
+        if v < 0:
+            raise BadArgument(f"{what}: entry {k} is {v}; offsets and shapes count elements from 0, so none may be negative")
+    return out
 
 
 def _need(name):

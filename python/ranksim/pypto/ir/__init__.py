@@ -4,14 +4,15 @@
 from .distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
 
 
-def compile(program, output_dir=None, *args, platform=None, distributed_config=None, **options):  # noqa: A001
+def compile(program, output_dir=None, *args, platform=None, distributed_config=None, ranksim_config=None, **options):  # noqa: A001
     """``ir.compile(Program, platform=..., distributed_config=DistributedConfig(...))``: the
     program bound to a platform's ranksim preset and its devices, as a
     :class:`DistributedCompiledProgram` (call it with host tensors; ``.run`` / ``.check`` /
     ``.prepare`` and ``runtime.benchmark`` as for ``@pl.jit`` programs). ranksim compiles
     nothing: PyPTO's pass and code-generation options are accepted and have no effect. A
     program without a HOST orchestrator runs its chip-level entry on device ``device_ids[0]``
-    (rank 0)."""
+    (rank 0). ``ranksim_config`` (a ``ranksim.Config``) runs it on that machine instead of the
+    platform's preset."""
     from .._program import Program
     from ..runtime import RunConfig
 
@@ -23,7 +24,7 @@ def compile(program, output_dir=None, *args, platform=None, distributed_config=N
     if platform is None:
         platform = "a2a3sim"
     dist = distributed_config or DistributedConfig()
-    config = RunConfig(platform=platform, distributed_config=dist)
+    config = RunConfig(platform=platform, distributed_config=dist, ranksim_config=ranksim_config)
     if program.entry.level == "host":
         compiled = DistributedCompiledProgram(program.entry, (), config)
         orchs = {}

@@ -59,6 +59,13 @@ def machine(config, dist):
             raise ConfigError(f"platform {config.platform!r}: expected one of a2a3, a2a3sim, a5, a5sim")
         base = Config.preset(preset)
     n = len(dist.device_ids)
+    if n > base.ranks:
+        raise ConfigError(
+            f"{n} device ids on platform {getattr(config, 'platform', '?')!r}: ranksim's `{base.name}` machine has {base.ranks} chips, "
+            f"so it cannot place them (it would invent a {n}-chip machine that does not exist). Use at most {base.ranks} device ids, "
+            f"or a bigger machine: RunConfig(ranksim_config=ranksim.Config.preset('two-node')) (2 servers, 16 chips), "
+            f"'a3-supernode' (16), 'cm384' (768) or 'cluster1024' (1024); ir.compile(..., ranksim_config=...) takes it too"
+        )
     return base if base.ranks == n else base.with_ranks(n)
 
 

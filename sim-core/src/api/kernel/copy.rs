@@ -57,11 +57,11 @@ pub(crate) fn ub_check(dtype: DType, rows: usize, cols: usize, tiles: usize, ub:
         return Ok(());
     }
     let what = if tiles > 1 {
-        format!("{tiles} staging tiles of {rows}x{cols} {dtype}")
+        format!("{tiles} staging tiles of {rows}x{cols} {dtype} need")
     } else {
-        format!("a {rows}x{cols} {dtype} tile")
+        format!("a {rows}x{cols} {dtype} tile needs")
     };
-    Err(format!("{what} need {need} bytes but UB holds {ub} bytes per core; use a smaller tile or chunk the transfer"))
+    Err(format!("{what} {need} bytes but UB holds {ub} bytes per core; use a smaller tile or chunk the transfer"))
 }
 
 /// A tensor and the memory it resolved to.

@@ -827,7 +827,7 @@ impl Ops {
     fn signal_check(&mut self, op: &'static str, signal: &Tensor) -> SimResult<()> {
         if signal.dtype() != DType::I32 {
             let msg = format!(
-                "signal `{}` is {}; signal cells must be INT32 (allocate it with DType::I32)",
+                "signal `{}` is {}; signal cells must be INT32 (allocate it as i32: DType::I32, pl.INT32)",
                 signal.name(),
                 signal.dtype()
             );

@@ -94,8 +94,12 @@ def nranks(ctx):
     return len(ctx.window.members)
 
 
-def _ints(xs):
-    return [int(v) for v in xs]
+def _ints(xs, what="offsets"):
+    out = [int(v) for v in xs]
+    for k, v in enumerate(out):
+        if v < 0:
+            raise BadArgument(f"pld: {what} entry {k} is {v}; offsets and shapes count elements from 0, so none may be negative")
+    return out
 
 
 def _window(x, what):
