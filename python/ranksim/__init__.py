@@ -43,6 +43,8 @@ class dtype(str, Enum):
         return self.value
 
 
+from .breakdown import breakdown, format_breakdown  # noqa: E402
+
 __all__ = [
     "BadArgument",
     "CheckReport",
@@ -62,6 +64,8 @@ __all__ = [
     "Tile",
     "World",
     "bench",
+    "breakdown",
+    "format_breakdown",
     "check",
     "dtype",
     "point",

@@ -482,3 +482,20 @@ def test_negative_offsets_name_the_argument():
     x = np.zeros((2, 1, S), np.float32)
     with pytest.raises(ranksim.SimError, match=r"pl.load offsets: entry 1 is -1; .* none may be negative"):
         compile_on(op_error_program(body), 2)(x, np.zeros_like(x))
+
+
+def test_breakdown_splits_each_ranks_device_time(capsys):
+    x = np.arange(2 * S, dtype=np.float32).reshape(2, 1, S)
+    compiled = compile_on(RingPut, 2)
+    compiled(x, np.zeros_like(x), breakdown=True)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("[ranksim] host") and out[1].split()[:3] == ["rank", "device", "local"]
+    rows = ranksim.breakdown(compiled.last_report)
+    for rank in (0, 1):
+        r = rows[rank]
+        # load + store twice, the put, the notify and the wait (see the kernel), the rest launch.
+        assert r["local copies"] > 0 and r["remote traffic"] > 0 and r["signals and waits"] > 0
+        ops = r["local copies"] + r["remote traffic"] + r["signals and waits"] + r["compute"]
+        assert abs(ops + r["launch and idle"] - r["device"]) < 1e-6, "one core: ops and gaps fill the wall"
+    with pytest.raises(ValueError, match="traced run"):
+        ranksim.breakdown(compiled.run(x, np.zeros_like(x)))

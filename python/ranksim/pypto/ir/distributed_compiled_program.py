@@ -240,20 +240,27 @@ class DistributedCompiledProgram:
             return dirty[0] if dirty else reports[-1]
         return reports[-1]
 
-    def __call__(self, *args, config=None, **kwargs):
+    def __call__(self, *args, config=None, breakdown=False, **kwargs):
         """Runs one call; outputs are written into the caller's arrays. Trailing ``pl.Out``
-        arguments left out are allocated and returned (one, or a tuple)."""
+        arguments left out are allocated and returned (one, or a tuple). `breakdown=True` (or
+        ``RANKSIM_BREAKDOWN=1``) prints, under the timing line, where each rank's device time
+        went (``ranksim.breakdown``)."""
+        breakdown = breakdown or os.environ.get("RANKSIM_BREAKDOWN", "") not in ("", "0")
         if len(getattr(self, "_subs", None) or {}) > 1:
             raise TypeError(
                 f"{self.program.name} has {len(self._subs)} orchestrations ({', '.join(self._subs)}); "
                 f"select one explicitly: compiled[name](...) or compiled.<name>(...)"
             )
         self._allocated = ()
-        report = self._execute(args, config)
+        report = self._execute(args, config, trace=breakdown)
         allocated, self._allocated = self._allocated, ()
         self.last_report = report
         if os.environ.get("RANKSIM_QUIET", "") in ("", "0"):
             print(E.timing_line(self.fn.__name__, self.platform, self.cfg, report), flush=True)
+        if breakdown:
+            from ...breakdown import format_breakdown
+
+            print(format_breakdown(report), flush=True)
         if allocated:
             return allocated[0] if len(allocated) == 1 else allocated
         return None
