@@ -123,13 +123,14 @@ TILE = 4096  # elements a put stages through UB at a time (16 KiB of f32)
 SIGS = pl.dynamic("SIGS")  # 2n - 1 signal rows
 
 
-def ring_chunked(skip_wait=False):
+def ring_chunked(skip_wait=False, bug=None):
     """A ring allreduce for any size in PyPTO's class form: each step is one
     ``pld.tensor.put`` of a whole chunk, staged through UB TILE elements at a time; the
     reduce-scatter puts add into the next rank's copy (``atomic=Add``), the allgather puts
     overwrite. Signal row 0 says a rank's copy is staged, rows 1..n-1 the reduce-scatter
     steps, rows n..2n-2 the allgather steps. `skip_wait` drops the reduce-scatter waits (a
-    race the checker finds)."""
+    race the checker finds); `bug="deadlock"` waits for two arrivals of the last allgather
+    step (one comes), `bug="wrong"` forwards the wrong chunk in the allgather."""
 
     @pl.program
     class RingChunked:
@@ -160,9 +161,10 @@ def ring_chunked(skip_wait=False):
                 if s > 0:
                     pld.system.wait(sig, offsets=[n - 1 + s, 0], expected=1, cmp=GE)
                 k = (me + 1 - s) % n
-                pld.tensor.put(data, peer=nxt, src=data, dst_offsets=[0, k * c], src_offsets=[0, k * c], shape=[1, c], chunk_cols=cols)
+                j = (k + 1) % n if bug == "wrong" and s == 0 else k
+                pld.tensor.put(data, peer=nxt, src=data, dst_offsets=[0, k * c], src_offsets=[0, j * c], shape=[1, c], chunk_cols=cols)
                 pld.system.notify(sig, peer=nxt, offsets=[n + s, 0], value=1, op=ADD)
-            pld.system.wait(sig, offsets=[2 * n - 2, 0], expected=1, cmp=GE)
+            pld.system.wait(sig, offsets=[2 * n - 2, 0], expected=2 if bug == "deadlock" else 1, cmp=GE)
             pld.tensor.get(y, peer=me, src=data, chunk_cols=cols)
             return y
 
@@ -196,8 +198,20 @@ def ring_golden(x, y):
     return np.broadcast_to(x.sum(axis=0), x.shape)
 
 
-def ring_collective(skip_wait=False):
+def ring_collective(skip_wait=False, bug=None):
     """The chunked ring as a collective for ranksim.sweep / check and `python -m ranksim`."""
     from ranksim.pypto import Collective
 
-    return Collective(ring_chunked(skip_wait), args=ring_args, golden=ring_golden, bus_factor=lambda n: 2 * (n - 1) / n, name="pypto_ring", redop="sum")
+    return Collective(ring_chunked(skip_wait, bug), args=ring_args, golden=ring_golden, bus_factor=lambda n: 2 * (n - 1) / n, name="pypto_ring", redop="sum")
+
+
+def ring_race():
+    return ring_collective(skip_wait=True)
+
+
+def ring_deadlock():
+    return ring_collective(bug="deadlock")
+
+
+def ring_wrong():
+    return ring_collective(bug="wrong")
