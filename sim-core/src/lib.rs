@@ -114,10 +114,12 @@ pub use api::kernel::{
     CopyOpts, Core, CubeBuf, CubeTile, DeferCond, Ops, Pipe, SdmaHandle, SdmaOpts, TileLoad, block_on,
 };
 pub use api::program::{ArgDir, AsyncKernel, CoreKind, Dispatch, Kernel, KernelFuture, Task, TaskId};
+pub use base::budget::{BudgetReport, CoreActivity, Limit};
 pub use base::convert::{RoundMode, cast_supported};
 pub use base::deadlock::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
 pub use base::dtype::{DType, Element};
 pub use base::error::{SimError, SimResult, Site};
+pub use base::livelock::{LivelockReport, SpinningPoll};
 pub use base::signal::{AtomicType, Cond, NotifyOp, WaitCmp};
 pub use base::tensor::{Domain, Tensor};
 pub use base::tile::{Axis, ReduceOp, Tile};
@@ -125,6 +127,6 @@ pub use base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use half::{bf16, f16};
 pub use sim::split::{LocalGroup, ProcessGroup, join_processes};
 pub use world::{
-    CheckRun, CheckedRuns, DomainOptions, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions, RunReport,
-    WINDOW_ALIGN, World, check_runs,
+    CheckRun, CheckedRuns, DomainOptions, Interrupt, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions,
+    RunReport, WINDOW_ALIGN, World, check_runs,
 };

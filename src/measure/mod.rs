@@ -37,7 +37,7 @@ use crate::Config;
 use crate::formats::benchmark_stats::BenchmarkStats;
 use crate::formats::{self, ResultRow, StraceLog, SweepConfig, SweepJson};
 use sim_core::{
-    CheckRun, DomainOptions, Jitter, Progress, RunReport, SimError, SimResult, World,
+    CheckRun, DomainOptions, Interrupt, Jitter, Progress, RunOptions, RunReport, SimError, SimResult, SimTime, World,
     check::{CheckOptions, CheckReport},
     trace::Trace,
 };
@@ -80,6 +80,42 @@ pub struct Measure {
     /// The partitions are this thread's process group's members, one each
     /// (`RunOptions::processes`, `sim_core::join_processes`).
     pub processes: bool,
+    /// What ends a run that never would: simulated time, events, livelock threshold.
+    pub budgets: Budgets,
+    /// The host's stop flag (Ctrl-C), watched by every run (`RunOptions::interrupt`).
+    pub interrupt: Option<Interrupt>,
+}
+
+/// The budgets of every run a [`Measure`] makes (`RunOptions::max_sim_time`, `max_events`,
+/// `livelock_polls`); the defaults are `RunOptions`'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budgets {
+    /// No event after this simulated time.
+    pub max_sim_time: SimTime,
+    /// No more events than this.
+    pub max_events: u64,
+    /// Polls per spinning core that make a livelock (0: never).
+    pub livelock_polls: u64,
+}
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets {
+            max_sim_time: RunOptions::DEFAULT_MAX_SIM_TIME,
+            max_events: RunOptions::DEFAULT_MAX_EVENTS,
+            livelock_polls: RunOptions::DEFAULT_LIVELOCK_POLLS,
+        }
+    }
+}
+
+impl Budgets {
+    /// Sets them, and the stop flag `interrupt`, on `o`.
+    pub fn apply(&self, o: &mut RunOptions, interrupt: Option<&Interrupt>) {
+        o.max_sim_time = self.max_sim_time;
+        o.max_events = self.max_events;
+        o.livelock_polls = self.livelock_polls;
+        o.interrupt = interrupt.cloned();
+    }
 }
 
 impl Measure {
@@ -95,6 +131,8 @@ impl Measure {
             progress: None,
             partitions: 1,
             processes: false,
+            budgets: Budgets::default(),
+            interrupt: None,
         }
     }
 
@@ -135,6 +173,7 @@ fn world(cfg: &Config, m: &Measure) -> Result<World, Error> {
     w.options_mut().progress = m.progress.clone();
     w.options_mut().partitions = m.partitions;
     w.options_mut().processes = m.processes;
+    m.budgets.apply(w.options_mut(), m.interrupt.as_ref());
     Ok(w)
 }
 
@@ -414,9 +453,9 @@ pub fn check<C: Collective>(
 /// The checker's loop ([`sim_core::check_runs`], written once) for any program `run` sets up
 /// and runs on a fresh world of `cfg` (`ranksim check` runs every tutorial, collective and
 /// broken protocol through it): the unperturbed run, then one per seed `1..=opts.seeds` with
-/// seeded jitter; findings merged with the seed that shows them, deadlocks as findings. Of
-/// `m`, only `trace` is read: then the unperturbed run's timeline is kept too (findings as
-/// marks). A kernel error is [`Error::Checked`] naming `name`; a run the simulator warned
+/// seeded jitter; findings merged with the seed that shows them, deadlocks and livelocks as
+/// findings. Of `m`, only `trace` (then the unperturbed run's timeline is kept too, findings
+/// as marks), `budgets` and `interrupt` are read. A kernel error is [`Error::Checked`] naming `name`; a run the simulator warned
 /// about checked nothing and is [`Error::CutShort`].
 ///
 /// Unlike [`World::check`], which reruns one world's queued dispatches from the state its host
@@ -438,6 +477,7 @@ pub fn check_program(
         w.options_mut().check = true;
         w.options_mut().trace = m.trace && jitter.is_none();
         w.options_mut().jitter = jitter;
+        m.budgets.apply(w.options_mut(), m.interrupt.as_ref());
         let outcome = run(&mut w);
         CheckRun { outcome, findings: w.last_findings().to_vec() }
     });

@@ -546,3 +546,71 @@ fn the_catalogue_caps_a_collective_at_the_ranks_the_host_api_runs_it_on() {
     assert_eq!(max("allgather-sdma-mesh-host"), Some(None));
     assert_eq!(max("allreduce-mesh-incore"), Some(None));
 }
+
+/// The zoo's broken polling protocols end as livelocks naming the polled cell, its value and
+/// condition and the line of the loop, in well under a second each.
+#[test]
+fn broken_polling_protocols_are_livelocks_at_the_loops_line() {
+    let cases: [(&str, &str, &str, &str); 5] = [
+        (
+            "broken-poll-wrong-cell",
+            "signal[1, 0]` for >= 1 but it holds 0",
+            "nobody ever wrote this cell",
+            "spin(core, &sig, &[me, 0]",
+        ),
+        (
+            "broken-poll-reset-too-early",
+            "signal[0, 0]` for >= 1 but it holds 0",
+            "wrote it back (notify Set 0)",
+            "spin(core, &sig, &[0, 0], 1",
+        ),
+        (
+            "broken-poll-credit-not-returned",
+            "signal[0, 0]` for >= 1 but it holds 0",
+            "never sent (or returned)",
+            "spin(core, &sig, &[0, 0], 1",
+        ),
+        (
+            "broken-poll-eq-overshoot",
+            "signal[1, 0]` for == 3 but it holds 4",
+            "an Eq poll misses overshoot",
+            "spin(core, &sig, &[1, 0], 3",
+        ),
+        (
+            "broken-read-scalar-wrong-rank",
+            "signal[0, 0]` but it holds 0",
+            "nobody ever wrote this element",
+            "core.read_scalar(&sig, &[0, 0])",
+        ),
+    ];
+    let source = include_str!("../../../src/programs/broken.rs");
+    for (name, polls, hint, code) in cases {
+        let t0 = std::time::Instant::now();
+        let found = zoo(name, 2);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5), "{name}: {:?}", t0.elapsed());
+        let live = of(&found, FindingKind::Livelock);
+        assert_eq!(live.len(), 1, "{name}: {found:#?}");
+        let f = live[0];
+        assert!(f.message.contains(polls), "{name}: {}", f.message);
+        assert!(f.message.contains(hint), "{name}: {}", f.message);
+        let at = line(&f.sites[0].location);
+        let text = source.lines().nth(at as usize - 1).unwrap();
+        assert!(text.contains(code), "{name}: line {at} is `{text}`");
+    }
+}
+
+/// No correct program or collective is taken for a livelock even by the most eager rule (one
+/// poll with nothing else happening), unperturbed and under jitter.
+#[test]
+fn no_correct_program_or_collective_is_a_livelock_even_at_one_poll() {
+    use ranksim::measure::{Budgets, Measure};
+    let cfg = Config::default_preset();
+    let opts = CheckOptions { seeds: 3, ..CheckOptions::default() };
+    for c in catalogue().iter().filter(|c| !c.is_broken()) {
+        for p in [2, 8] {
+            let m = Measure { budgets: Budgets { livelock_polls: 1, ..Budgets::default() }, ..Measure::new(p) };
+            let (r, _) = ranksim_cli::checker::check_traced(&cfg, c, &m, &opts).unwrap();
+            assert!(r.is_clean(), "{} on {p} ranks: {:#?}", c.name, r.findings);
+        }
+    }
+}

@@ -34,6 +34,7 @@ mod guide;
 mod hccl_class;
 mod hier;
 mod limits;
+mod livelock;
 mod measure_api;
 mod observers;
 mod outputs;

@@ -144,7 +144,7 @@ pub(crate) enum Request {
     Wait { cells: Cells, expected: i32, cmp: WaitCmp, caller: Caller },
     /// Blocking for one poll: whether every cell satisfies `cmp expected` now (TTEST). The
     /// scheduler keeps the cells as the core's polled ones, for [`Request::Retest`].
-    Test { cells: Cells, expected: i32, cmp: WaitCmp },
+    Test { cells: Cells, expected: i32, cmp: WaitCmp, caller: Caller },
     /// [`Request::Test`] of the cells the core tested last, again: a polling loop names its
     /// cell once, and each further poll takes the scheduler's short path for tests.
     Retest { expected: i32, cmp: WaitCmp },
@@ -246,6 +246,36 @@ impl Request {
             Request::SdmaTest { .. } => "test_async",
             Request::SdmaWait { .. } => "wait_async",
         }
+    }
+
+    /// Where the kernel called it, when the request records it.
+    pub(crate) fn caller(&self) -> Caller {
+        match self {
+            Request::Read { caller, .. }
+            | Request::Write { caller, .. }
+            | Request::ScalarRead { caller, .. }
+            | Request::ScalarWrite { caller, .. }
+            | Request::Notify { caller, .. }
+            | Request::Wait { caller, .. }
+            | Request::Test { caller, .. }
+            | Request::DeferWait { caller, .. } => *caller,
+            Request::Copy(spec) => spec.caller,
+            Request::Sdma(spec) => spec.caller,
+            _ => None,
+        }
+    }
+
+    /// Whether applying it changes nothing any core could see later (a poll, a scalar read, a
+    /// trace note): what a spinning machine still does (see the engine's livelock rule).
+    pub(crate) fn is_quiet(&self) -> bool {
+        matches!(
+            self,
+            Request::Test { .. }
+                | Request::Retest { .. }
+                | Request::ScalarRead { .. }
+                | Request::Note { .. }
+                | Request::ExpectClear { .. }
+        )
     }
 }
 

@@ -1,7 +1,10 @@
 //! The one error type of sim-core. Every message names the rank, core, operation, buffer and
 //! values involved, and says what to change.
 
+use crate::base::budget::BudgetReport;
 use crate::base::deadlock::DeadlockReport;
+use crate::base::livelock::LivelockReport;
+use crate::base::time::SimTime;
 use thiserror::Error;
 
 /// Where in the simulated machine an operation ran: used to prefix error messages.
@@ -42,6 +45,26 @@ pub enum SimError {
     /// Every live core is blocked and nothing can make progress.
     #[error("{0}")]
     Deadlock(Box<DeadlockReport>),
+
+    /// Every running core polls cells that nothing in flight can change: the run could only
+    /// spin.
+    #[error("{0}")]
+    Livelock(Box<LivelockReport>),
+
+    /// The run reached a budget ([`RunOptions::max_sim_time`](crate::RunOptions::max_sim_time)
+    /// or [`RunOptions::max_events`](crate::RunOptions::max_events)).
+    #[error("{0}")]
+    Budget(Box<BudgetReport>),
+
+    /// The host asked the run to stop ([`RunOptions::interrupt`](crate::RunOptions::interrupt),
+    /// Ctrl-C).
+    #[error("interrupted at simulated time {time} after {events} events")]
+    Interrupted {
+        /// Simulated time reached.
+        time: SimTime,
+        /// Events applied.
+        events: u64,
+    },
 
     /// A kernel panicked; the run was aborted.
     #[error("{site}: kernel panicked at {time}: {msg}")]

@@ -4,12 +4,14 @@
 //! program.
 
 pub(crate) mod addr;
+pub(crate) mod budget;
 pub(crate) mod call_site;
 pub(crate) mod convert;
 pub(crate) mod deadlock;
 pub(crate) mod divider;
 pub(crate) mod dtype;
 pub(crate) mod error;
+pub(crate) mod livelock;
 pub(crate) mod payload;
 pub(crate) mod round;
 pub(crate) mod signal;

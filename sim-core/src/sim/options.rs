@@ -3,7 +3,7 @@
 
 use crate::base::time::{SimDuration, SimTime};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Seeded perturbation of a run's timing: every transfer and memory access completes up to
 /// `op` later, every dispatch starts up to `dispatch` later, drawn from one RNG seeded with
@@ -19,7 +19,7 @@ pub struct Jitter {
 }
 
 /// How runs are executed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunOptions {
     /// Record every operation, notify-to-wait flow and link occupancy (for Chrome traces).
     pub trace: bool,
@@ -48,7 +48,93 @@ pub struct RunOptions {
     /// through the `ranksim` library): each runs its own partition, and `partitions` is
     /// their number.
     pub processes: bool,
+    /// End the run with [`SimError::Budget`](crate::SimError::Budget) when an event is due
+    /// after this simulated time ([`RunOptions::DEFAULT_MAX_SIM_TIME`] by default).
+    pub max_sim_time: SimTime,
+    /// End the run with [`SimError::Budget`](crate::SimError::Budget) once it has applied
+    /// this many events ([`RunOptions::DEFAULT_MAX_EVENTS`] by default).
+    pub max_events: u64,
+    /// End the run with [`SimError::Livelock`](crate::SimError::Livelock) once every running
+    /// core has polled this many times with nothing else happening in the machine (0: never).
+    /// A poll loop that gives up after more polls than this is taken for a livelock.
+    pub livelock_polls: u64,
+    /// Set from outside (a signal handler, Python's interrupt check) to end the run between
+    /// two events with [`SimError::Interrupted`](crate::SimError::Interrupted) (`None`: never).
+    pub interrupt: Option<Interrupt>,
 }
+
+impl RunOptions {
+    /// The default simulated-time limit: one simulated minute, far beyond any correct program
+    /// in the repository (the longest sweeps simulate well under a second).
+    pub const DEFAULT_MAX_SIM_TIME: SimTime = SimTime::from_ps(60_000_000_000_000);
+    /// The default event limit: 2^32, about a quarter of an hour of host time at the engine's
+    /// speed, where the largest runs in the repository apply a few hundred million.
+    pub const DEFAULT_MAX_EVENTS: u64 = 1 << 32;
+    /// The default polls each spinning core makes, with nothing else happening, before the
+    /// run is ended as a livelock.
+    pub const DEFAULT_LIVELOCK_POLLS: u64 = 1000;
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            trace: false,
+            jitter: None,
+            check: false,
+            relaxed_ordering: false,
+            progress: None,
+            kernel_exec: KernelExec::default(),
+            partitions: 0,
+            processes: false,
+            max_sim_time: RunOptions::DEFAULT_MAX_SIM_TIME,
+            max_events: RunOptions::DEFAULT_MAX_EVENTS,
+            livelock_polls: RunOptions::DEFAULT_LIVELOCK_POLLS,
+            interrupt: None,
+        }
+    }
+}
+
+/// A flag the host raises to stop runs: engines read it between events (every
+/// [`Progress::EVERY`] events), never block on it, and end with
+/// [`SimError::Interrupted`](crate::SimError::Interrupted). Clones share one flag.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// A flag not raised.
+    pub fn new() -> Interrupt {
+        Interrupt::default()
+    }
+
+    /// A handle on `flag` (a `static` a signal handler sets, say).
+    pub fn from_flag(flag: Arc<AtomicBool>) -> Interrupt {
+        Interrupt(flag)
+    }
+
+    /// Asks every run watching this flag to stop.
+    pub fn raise(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the flag is raised.
+    pub fn is_raised(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Lowers the flag (for the next run).
+    pub fn clear(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Two handles are equal when they share one flag.
+impl PartialEq for Interrupt {
+    fn eq(&self, o: &Interrupt) -> bool {
+        Arc::ptr_eq(&self.0, &o.0)
+    }
+}
+
+impl Eq for Interrupt {}
 
 /// How the blocks of a synchronous kernel (a `|core| { .. }` closure) are run. Async kernels
 /// are polled by the scheduler either way.

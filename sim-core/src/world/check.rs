@@ -6,7 +6,7 @@
 
 use super::run_report::RunReport;
 use crate::base::error::{SimError, SimResult};
-use crate::sim::check::{CheckOptions, CheckReport, Finding, deadlock_findings};
+use crate::sim::check::{CheckOptions, CheckReport, Finding, deadlock_findings, livelock_findings};
 use crate::sim::options::Jitter;
 
 /// One run of a checked program, as [`check_runs`] is handed it: how it ended and what the
@@ -47,6 +47,7 @@ pub fn check_runs(opts: &CheckOptions, mut run: impl FnMut(Option<Jitter>) -> Ch
             Ok(r) if seed.is_none() => out.unperturbed = Some(r),
             Ok(_) => {}
             Err(SimError::Deadlock(d)) => findings.extend(deadlock_findings(&d)),
+            Err(SimError::Livelock(l)) => findings.extend(livelock_findings(&l)),
             Err(e) => return Err(e),
         }
         out.report.runs += 1;

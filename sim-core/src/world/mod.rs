@@ -35,7 +35,7 @@ use crate::sim::check::Finding;
 use crate::sim::memory::Memory;
 use std::sync::Arc;
 
-pub use crate::sim::options::{Jitter, KernelExec, Progress, RunOptions};
+pub use crate::sim::options::{Interrupt, Jitter, KernelExec, Progress, RunOptions};
 pub use check::{CheckRun, CheckedRuns, check_runs};
 pub use domain::DomainOptions;
 use domain::DomainState;

@@ -59,7 +59,12 @@ impl Ops {
     /// Whether a test of `signal[offsets]` tests the cell tested last (checked).
     pub(crate) fn is_retest(&mut self, signal: &Tensor, offsets: &[usize]) -> SimResult<bool> {
         self.live("test_signal")?;
-        Ok(self.polled.is(signal, offsets))
+        let again = self.polled.is(signal, offsets);
+        if again {
+            // The scheduler keeps the first test's caller.
+            self.caller = None;
+        }
+        Ok(again)
     }
 
     /// The request of a test of another cell than the last (checked).
@@ -74,7 +79,8 @@ impl Ops {
         // of ones, without building one).
         let cell = self.cell("test_signal", signal, None, offsets)?;
         self.polled = PolledCell { signal: Some(signal.clone()), offsets: Coords::new(offsets) };
-        Ok(Request::Test { cells: Cells::from(cell), expected, cmp })
+        let caller = self.caller.take();
+        Ok(Request::Test { cells: Cells::from(cell), expected, cmp, caller })
     }
 
     /// What [`Ops::test_signal`] returns for the scheduler's `reply`.

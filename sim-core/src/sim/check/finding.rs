@@ -30,11 +30,14 @@ pub enum FindingKind {
     DuplicateNotify,
     /// The run could make no more progress (§6 #1, #19).
     Deadlock,
+    /// Every running core polled cells that nothing in flight could change: the run could
+    /// only spin.
+    Livelock,
 }
 
 impl FindingKind {
     /// Every kind, in report order.
-    pub const ALL: [FindingKind; 10] = [
+    pub const ALL: [FindingKind; 11] = [
         FindingKind::DataRace,
         FindingKind::StaleRead,
         FindingKind::ConcurrentSet,
@@ -45,6 +48,7 @@ impl FindingKind {
         FindingKind::StaleCredit,
         FindingKind::DuplicateNotify,
         FindingKind::Deadlock,
+        FindingKind::Livelock,
     ];
 
     /// The kind's name in reports and JSON (`data-race`, `stale-read`, ...).
@@ -60,6 +64,7 @@ impl FindingKind {
             FindingKind::StaleCredit => "stale-credit",
             FindingKind::DuplicateNotify => "duplicate-notify",
             FindingKind::Deadlock => "deadlock",
+            FindingKind::Livelock => "livelock",
         }
     }
 }

@@ -26,7 +26,7 @@ mod vclock;
 pub use finding::{Finding, FindingKind, FindingSite};
 use sdma::SdmaClock;
 pub(crate) use shadow::Who;
-pub use summary::{CheckOptions, CheckReport, deadlock_findings};
+pub use summary::{CheckOptions, CheckReport, deadlock_findings, livelock_findings};
 
 use crate::base::addr::{CellRef, MemKey};
 use crate::base::time::SimTime;

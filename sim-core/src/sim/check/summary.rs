@@ -4,6 +4,7 @@
 
 use super::finding::{Finding, FindingKind, FindingSite};
 use crate::base::deadlock::{BlockedWait, DeadlockReport};
+use crate::base::livelock::{LivelockReport, SpinningPoll};
 use crate::base::time::SimDuration;
 
 /// How [`World::check`](crate::World::check) explores orderings.
@@ -124,5 +125,71 @@ fn wait_site(w: &BlockedWait) -> FindingSite {
         target: format!("{}{:?}", w.buffer, w.coords),
         time: w.since,
         location: w.location.clone(),
+    }
+}
+
+/// The findings of a livelock: one naming every spinning poll (its cell, value and condition,
+/// and the hint its history gives) and the blocked waits beside them.
+pub fn livelock_findings(l: &LivelockReport) -> Vec<Finding> {
+    let mut parts: Vec<String> = l
+        .polls
+        .iter()
+        .map(|p| {
+            let needs = p.cond.map_or_else(String::new, |c| format!(" for {} {}", c.symbol(), c.expected()));
+            format!(
+                "rank {} block {} (task `{}`) polls `{}{:?}`{needs} but it holds {} ({})",
+                p.chip,
+                p.block,
+                p.task,
+                p.buffer,
+                p.coords,
+                p.current,
+                p.hint()
+            )
+        })
+        .collect();
+    let waits: Vec<&BlockedWait> = l.waits.iter().chain(&l.deferred).collect();
+    parts.extend(waits.iter().map(|w| {
+        format!(
+            "rank {} block {} (task `{}`) waits for `{}{:?}` {} {} but it holds {}",
+            w.chip,
+            w.block,
+            w.task,
+            w.buffer,
+            w.coords,
+            w.cond.symbol(),
+            w.cond.expected(),
+            w.current
+        )
+    }));
+    parts.extend(l.stuck.iter().map(|s| format!("rank {} task `{}` {}", s.chip, s.task, s.reason)));
+    let rank = l.polls.first().map_or(0, |p| p.chip);
+    let mut sites: Vec<FindingSite> = l.polls.iter().map(poll_site).collect();
+    sites.extend(waits.iter().map(|w| wait_site(w)));
+    vec![Finding {
+        kind: FindingKind::Livelock,
+        time: l.since,
+        rank,
+        message: format!("every running core spins and nothing can change what it polls: {}", parts.join("; ")),
+        sites,
+        count: 1,
+        seed: None,
+    }]
+}
+
+fn poll_site(p: &SpinningPoll) -> FindingSite {
+    let op = match p.cond {
+        Some(c) => format!("{} {} {}", p.op, c.symbol(), c.expected()),
+        None => p.op.clone(),
+    };
+    FindingSite {
+        rank: p.chip,
+        block: p.block,
+        task: p.task.clone(),
+        dispatch: p.dispatch.clone(),
+        op,
+        target: format!("{}{:?}", p.buffer, p.coords),
+        time: p.since,
+        location: p.location.clone(),
     }
 }

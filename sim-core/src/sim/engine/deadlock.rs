@@ -36,10 +36,7 @@ impl Engine {
             .filter(|c| !w.cond.holds(self.mem.cell(c)))
             .map(|c| BlockedWait {
                 chip,
-                domain_rank: match c.mem {
-                    MemKey::Win { member, .. } => member as usize,
-                    MemKey::Gm { chip, .. } => chip as usize,
-                },
+                domain_rank: domain_rank(c.mem),
                 block,
                 task: task.clone(),
                 dispatch: dispatch.clone(),
@@ -55,7 +52,7 @@ impl Engine {
             .collect()
     }
 
-    fn task_name(&self, chip: usize, task: usize) -> Option<String> {
+    pub(super) fn task_name(&self, chip: usize, task: usize) -> Option<String> {
         let a = self.chips[chip].active.as_ref()?;
         Some(a.tasks.get(task)?.task.name.to_string())
     }
@@ -111,6 +108,14 @@ impl Engine {
             }
         }
         out
+    }
+}
+
+/// The dense rank in its comm domain of the member holding `mem` (a GM buffer: its chip).
+pub(super) fn domain_rank(mem: MemKey) -> usize {
+    match mem {
+        MemKey::Win { member, .. } => member as usize,
+        MemKey::Gm { chip, .. } => chip as usize,
     }
 }
 

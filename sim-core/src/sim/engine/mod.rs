@@ -12,6 +12,8 @@ mod copy;
 mod deadlock;
 mod event;
 mod flow;
+mod limits;
+mod livelock;
 mod loads;
 mod observe;
 mod partition;
@@ -32,7 +34,7 @@ pub(crate) use partition::Crossing;
 
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
-use crate::base::addr::{MemKey, Place, narrow};
+use crate::base::addr::{Caller, MemKey, Place, narrow};
 use crate::base::call_site::CallSite;
 use crate::base::divider::Divider;
 use crate::base::dtype::DType;
@@ -77,6 +79,10 @@ struct Actor {
     since: SimTime,
     /// What it tests when it polls the same cells again ([`Request::Retest`]).
     polled: scalar::Polled,
+    /// Its polls since the last change in the machine (see `livelock.rs`).
+    spin: livelock::Spin,
+    /// The last operation it asked for and where, for a budget's report.
+    last: (&'static str, Caller),
 }
 
 /// The scheduler state of one run.
@@ -133,6 +139,14 @@ pub(crate) struct Engine {
     /// In a split run, the block and task of each writer of another partition whose writes
     /// landed here, as its crossings said (for cells' write histories).
     foreign_jobs: rustc_hash::FxHashMap<usize, (usize, Arc<str>)>,
+    /// Events applied that changed nothing (polls, scalar reads, notes; see `livelock.rs`).
+    quiet: u64,
+    /// Polls per spinning core that make a livelock (`RunOptions::livelock_polls`; 0: off).
+    livelock_polls: u64,
+    /// The count of changes and how many cores have spun `livelock_polls` times since it.
+    saturated: (u64, usize),
+    /// The budgets (`RunOptions::max_sim_time`, `max_events`) and the host's stop flag.
+    limits: limits::Limits,
 }
 
 impl Engine {
@@ -174,6 +188,8 @@ impl Engine {
             job: None,
             since: SimTime::ZERO,
             polled: scalar::Polled::default(),
+            spin: livelock::Spin::default(),
+            last: ("", None),
         };
         Engine {
             net,
@@ -207,6 +223,10 @@ impl Engine {
             horizon: SimTime::NEVER,
             part: None,
             foreign_jobs: rustc_hash::FxHashMap::default(),
+            quiet: 0,
+            livelock_polls: options.livelock_polls,
+            saturated: (u64::MAX, 0),
+            limits: limits::Limits::new(options),
             chip,
         }
     }
@@ -326,6 +346,7 @@ impl Engine {
         let blocking = req.is_blocking();
         let Some(seq) = self.next_request(actor, at, blocking) else { return };
         let a = &mut self.actors[actor];
+        a.last = (req.name(), req.caller());
         a.state = match &req {
             Request::Finish { .. } => ActorState::Idle,
             _ if blocking => {
@@ -347,6 +368,7 @@ impl Engine {
         let a = &mut self.actors[actor];
         a.since = at;
         a.state = ActorState::Blocked;
+        a.last = ("test", a.polled.caller);
         let key = Key::new(at, actor, seq, 0);
         if key.time.is_overflowed() {
             // The general way, which ends the run saying so.
@@ -401,14 +423,17 @@ impl Engine {
             {
                 return;
             }
+            if top.time > self.limits.max_time || self.stats.events >= self.limits.next_check {
+                self.checkpoint(top.time);
+                if self.outcome.is_some() {
+                    break;
+                }
+            }
             let Some(Entry { key, what }) = self.queue.pop() else {
                 break;
             };
             self.now = key.time;
             self.stats.events += 1;
-            if self.stats.events.is_multiple_of(Progress::EVERY) {
-                self.publish_progress();
-            }
             if self.slots.outgrows_caches()
                 && let Some(next) = self.queue.next_slot()
             {
@@ -418,6 +443,9 @@ impl Engine {
             match what {
                 Pending::Slot(slot) => {
                     let ev = self.slots.take(slot);
+                    if matches!(&ev, Event::Request { req, .. } if req.is_quiet()) {
+                        self.quiet += 1;
+                    }
                     self.apply(key, ev);
                 }
                 Pending::FlowStep(flow) => {
@@ -425,6 +453,7 @@ impl Engine {
                     self.flow_step(key, flow as usize)
                 }
                 Pending::Poll => {
+                    self.quiet += 1;
                     let actor = key.actor();
                     self.here = Here::Actor(actor);
                     self.poll(key.time, actor)
@@ -571,10 +600,10 @@ impl Engine {
                 }
             }
             Request::Collect { ticket } => self.collect(t, actor, ticket),
-            Request::ScalarRead { src, caller } => self.scalar_read(t, actor, &src, caller),
+            Request::ScalarRead { src, caller } => self.scalar_read(t, actor, src, caller),
             Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
-            Request::Test { cells, expected, cmp } => {
-                self.actors[actor].polled = scalar::Polled::new(cells, Cond::Signed(cmp, expected));
+            Request::Test { cells, expected, cmp, caller } => {
+                self.actors[actor].polled = scalar::Polled::new(cells, Cond::Signed(cmp, expected), caller);
                 self.poll(t, actor)
             }
             Request::Retest { expected, cmp } => {

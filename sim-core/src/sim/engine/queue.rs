@@ -92,6 +92,15 @@ impl EventQueue {
         }
     }
 
+    /// Every pending entry, in no particular order (for reports: a scan of the whole queue).
+    pub(super) fn entries(&self) -> impl Iterator<Item = Pending> + '_ {
+        let held = self.front.iter().chain(&self.heap).chain(self.far.iter().flatten()).filter_map(|i| match i.held {
+            Held::Entry(what) => Some(what),
+            Held::Lane(_) => None,
+        });
+        held.chain(self.lanes.iter().flatten().map(|&(_, what)| what))
+    }
+
     /// The smallest key pending, if any.
     pub(super) fn peek_key(&self) -> Option<Key> {
         self.front.or_else(|| self.heap.first().copied()).map(|i| i.key)

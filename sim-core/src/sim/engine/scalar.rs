@@ -4,6 +4,7 @@
 
 use super::Engine;
 use super::event::{Event, Key};
+use super::livelock::Spun;
 use super::observe::OpAt;
 use super::signals::Signals;
 use crate::api::request::{OpKind, Reply};
@@ -19,20 +20,22 @@ use crate::base::time::SimTime;
 /// [`Request::Test`]: crate::api::request::Request::Test
 #[derive(Clone, Debug)]
 pub(super) struct Polled {
-    cells: Cells,
+    pub(super) cells: Cells,
     pub(super) cond: Cond,
     place: Option<usize>,
+    /// Where the kernel first tested these cells (a retest records none), for reports.
+    pub(super) caller: Caller,
 }
 
 impl Polled {
-    pub(super) fn new(cells: Cells, cond: Cond) -> Polled {
-        Polled { cells, cond, place: None }
+    pub(super) fn new(cells: Cells, cond: Cond, caller: Caller) -> Polled {
+        Polled { cells, cond, place: None, caller }
     }
 }
 
 impl Default for Polled {
     fn default() -> Polled {
-        Polled::new(Cells::default(), Cond::Signed(WaitCmp::Ge, 0))
+        Polled::new(Cells::default(), Cond::Signed(WaitCmp::Ge, 0), None)
     }
 }
 
@@ -53,14 +56,16 @@ impl Engine {
                 (None, cells) => Signals::satisfied(&self.mem, cells, p.cond),
             };
         self.obs.test_polled(actor, &p.cells, p.cond, holds, t);
+        self.spun(actor, t, if holds { Spun::Held } else { Spun::Test });
         self.reply(actor, t + self.chip.wait_poll(), Reply::Flag(holds));
     }
 
     /// A scalar read of one local GM element: the bytes as they are now, after one access.
-    pub(super) fn scalar_read(&mut self, t: SimTime, actor: usize, src: &Place, caller: Caller) {
-        self.obs.read(actor, src, OpAt::new(OpKind::ReadScalar, t, caller));
-        let data = self.mem.read(src);
+    pub(super) fn scalar_read(&mut self, t: SimTime, actor: usize, src: Place, caller: Caller) {
+        self.obs.read(actor, &src, OpAt::new(OpKind::ReadScalar, t, caller));
+        let data = self.mem.read(&src);
         self.obs.op_started(actor, OpKind::ReadScalar, t, data.len(), None);
+        self.spun(actor, t, Spun::Read(src, caller));
         self.reply(actor, t + self.chip.scalar_gm_access(), Reply::Data(data));
     }
 

@@ -177,6 +177,8 @@ pub(crate) struct Signals {
     names: Names,
     /// Scratch for the waiter ids a release looks at (kept to reuse its allocation).
     ids: Vec<usize>,
+    /// How many registered waiters are cores blocked in `wait` (not deferred conditions).
+    blocking: usize,
     /// The buffer [`Signals::take_satisfied`] returns, handed back by [`Signals::recycle`] so
     /// that releasing waiters allocates nothing once warm.
     woken: Vec<Waiter>,
@@ -204,6 +206,7 @@ impl Signals {
             }
             ids.push(id);
         }
+        self.blocking += usize::from(matches!(w.kind, WaiterKind::Blocking { .. }));
         self.waiters[id] = Some(w);
     }
 
@@ -257,6 +260,7 @@ impl Signals {
                 }
             }
             self.free.push(id);
+            self.blocking -= usize::from(matches!(w.kind, WaiterKind::Blocking { .. }));
             out.push(w);
         }
         self.ids = ids;
@@ -289,6 +293,11 @@ impl Signals {
                 _ => None,
             })
             .collect()
+    }
+
+    /// How many cores are blocked in `wait`.
+    pub(crate) fn blocking_waiters(&self) -> usize {
+        self.blocking
     }
 
     /// Every waiter still registered, in slot order.

@@ -344,7 +344,9 @@ impl Core {
     // ---- scalar unit -----------------------------------------------------------------------
 
     /// Whether a cell of this rank's `signal` satisfies `cmp expected` now (TTEST); one poll.
+    #[track_caller]
     pub fn test_signal(&mut self, signal: &Tensor, offsets: &[usize], expected: i32, cmp: WaitCmp) -> SimResult<bool> {
+        self.ops.caller = Some(Location::caller());
         let reply = if self.ops.is_retest(signal, offsets)? {
             // Polled again: no request is built (the transport's short way).
             self.ops.retest_now(expected, cmp)?
