@@ -24,6 +24,7 @@ pub mod calibrate;
 pub mod checker;
 pub mod commands;
 mod gemm_ar;
+pub mod interrupt;
 pub mod measurements;
 mod os;
 mod parallel;
@@ -65,6 +66,7 @@ use ranksim::{Config, programs};
 pub fn main_for<C: Collective + Sync>(c: &C) -> std::process::ExitCode {
     use std::process::ExitCode;
     restore_sigpipe();
+    interrupt::install();
     // Under mpirun a sweep or a check is split over the processes; the session ends MPI when
     // dropped.
     let (place, _session) = match processes::join(std::env::args().nth(1).is_none_or(|a| a == "sweep" || a == "check"))
@@ -161,9 +163,14 @@ pub fn restore_sigpipe() {
 }
 
 /// A command's outcome as the process's exit code: 0 ok, 1 failed, 2 an error (printed as
-/// `error: ...` on stderr).
+/// `error: ...` on stderr), 130 when Ctrl-C or SIGTERM ended it (its output is partial).
 pub fn exit_code(result: commands::CmdResult) -> std::process::ExitCode {
     use std::process::ExitCode;
+    if interrupt::raised() {
+        // What was printed is what had finished: a sweep's rows so far.
+        eprintln!("interrupted: the output above is partial");
+        return ExitCode::from(interrupt::EXIT_CODE);
+    }
     match result {
         Ok(commands::Status::Ok) => ExitCode::SUCCESS,
         Ok(commands::Status::Failed) => ExitCode::FAILURE,

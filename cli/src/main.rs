@@ -1,7 +1,8 @@
 //! The `ranksim` command line: the clap declarations of the commands and their flags, and
 //! the turning of those flags into each command's arguments (`bench` loads its config here to
 //! default the rank count; `sweep --help` gets the default machine's support matrix). It also
-//! restores the default SIGPIPE and maps the outcome to the exit code (0 ok, 1 failed, 2
+//! restores the default SIGPIPE, installs the Ctrl-C / SIGTERM handler (exit code 130, the
+//! output so far printed) and maps the outcome to the exit code (0 ok, 1 failed, 2
 //! error). The commands themselves live in `ranksim_cli::commands`.
 
 use clap::{Parser, Subcommand};
@@ -10,7 +11,7 @@ use ranksim::collectives;
 use ranksim::formats::parse_size;
 use ranksim::sim_core::{DType, ReduceOp};
 use ranksim_cli::commands::sweep::{SweepArgs, SweepFlags};
-use ranksim_cli::commands::{self, JitterFlags, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
+use ranksim_cli::commands::{self, BudgetFlags, JitterFlags, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
 use ranksim_cli::measurements::{Program, WorkloadLine};
 use ranksim_cli::sweep::SweepSpec;
 use std::path::PathBuf;
@@ -123,6 +124,8 @@ enum Command {
         /// Print the engine's work (events, packets) and the host time it took.
         #[arg(long)]
         stats: bool,
+        #[command(flatten)]
+        budgets: BudgetFlags,
     },
 }
 
@@ -209,11 +212,14 @@ struct BenchCli {
     /// Print the engine's work (events, packets) and the host time it took.
     #[arg(long)]
     stats: bool,
+    #[command(flatten)]
+    budgets: BudgetFlags,
 }
 
 fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`).
     ranksim_cli::restore_sigpipe();
+    ranksim_cli::interrupt::install();
     let cli = parse_cli();
     // Under mpirun a sweep or a check is split over the processes; the session ends MPI when
     // dropped.
@@ -226,8 +232,9 @@ fn main() -> ExitCode {
     let out = ranksim_cli::processes::output(place, &mut stdout, &mut sink);
     let result = match cli.command {
         None => commands::run::run(&mut *out, None, None, None, false),
-        Some(Command::Run { program, config, ranks, list, stats }) => {
-            commands::run::run_with_stats(&mut *out, program.as_deref(), config.as_deref(), ranks, list, stats)
+        Some(Command::Run { program, config, ranks, list, stats, budgets }) => {
+            let b = budgets.budgets();
+            commands::run::run_with_stats(&mut *out, program.as_deref(), config.as_deref(), ranks, list, stats, &b)
         }
         Some(Command::Sweep(s)) => ranksim_cli::processes::sweep_args(SweepArgs::from(*s), place)
             .and_then(|a| commands::sweep::sweep(&mut *out, &a)),
@@ -242,13 +249,14 @@ fn main() -> ExitCode {
         }
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut *out, &a)),
         Some(Command::Check { config, program, ranks, reruns, json, trace, list }) => {
-            let (options, partitions) = (reruns.options(), reruns.partitions());
+            let (options, partitions, budgets) = (reruns.options(), reruns.partitions(), reruns.budgets());
             let a = commands::check::CheckArgs {
                 config,
                 program,
                 ranks,
                 options,
                 partitions,
+                budgets,
                 json,
                 trace,
                 list,
@@ -284,8 +292,12 @@ fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
         .with_op(b.op)
         .with_root(b.root)
         .with_core_num(b.core_num);
-    let spec =
-        SweepSpec::new(call).with_iters(b.rounds).with_warmup(b.warmup).with_jitter(jitter).with_timing_only(b.no_data);
+    let spec = SweepSpec::new(call)
+        .with_iters(b.rounds)
+        .with_warmup(b.warmup)
+        .with_jitter(jitter)
+        .with_timing_only(b.no_data)
+        .with_budgets(b.budgets.budgets());
     Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace, stats: b.stats })
 }
 

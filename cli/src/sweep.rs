@@ -8,7 +8,8 @@ use collectives::{Call, Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::formats::{self, ResultRow};
 use ranksim::measure::{
-    self, Builtin, Collective, MAX_CALLS, MAX_JITTER_PS, MAX_SIZE_PAYLOAD, MAX_SIZE_TIMING, Measure, Point, series_name,
+    self, Budgets, Builtin, Collective, MAX_CALLS, MAX_JITTER_PS, MAX_SIZE_PAYLOAD, MAX_SIZE_TIMING, Measure, Point,
+    series_name,
 };
 use sim_core::{DType, Jitter, Progress, RunReport, World};
 
@@ -32,6 +33,8 @@ pub struct SweepSpec {
     pub partitions: usize,
     /// The partitions are this thread's process group (`RunOptions::processes`).
     pub processes: bool,
+    /// What ends a run that would never end (simulated time, events, livelock).
+    pub budgets: Budgets,
 }
 
 impl SweepSpec {
@@ -44,13 +47,24 @@ impl SweepSpec {
             timing_only: self.timing_only,
             partitions: self.partitions,
             processes: self.processes,
+            budgets: self.budgets,
+            interrupt: Some(crate::interrupt::flag()),
             ..Measure::new(self.call.ranks)
         }
     }
 
     /// One measured call of `call` with payload: no warmup, no jitter.
     pub fn new(call: Call) -> SweepSpec {
-        SweepSpec { call, iters: 1, warmup: 0, jitter: None, timing_only: false, partitions: 1, processes: false }
+        SweepSpec {
+            call,
+            iters: 1,
+            warmup: 0,
+            jitter: None,
+            timing_only: false,
+            partitions: 1,
+            processes: false,
+            budgets: Budgets::default(),
+        }
     }
 
     /// With `iters` measured calls.
@@ -66,6 +80,11 @@ impl SweepSpec {
     /// With `jitter`.
     pub fn with_jitter(self, jitter: Option<Jitter>) -> SweepSpec {
         SweepSpec { jitter, ..self }
+    }
+
+    /// With `budgets`.
+    pub fn with_budgets(self, budgets: Budgets) -> SweepSpec {
+        SweepSpec { budgets, ..self }
     }
 
     /// Split into `partitions` (1: one engine).

@@ -3,7 +3,7 @@
 use super::{CmdResult, Status};
 use crate::checker::{self, Checkable};
 use ranksim::Config;
-use ranksim::measure::Measure;
+use ranksim::measure::{Budgets, Measure};
 use sim_core::check::{CheckOptions, CheckReport, Finding};
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,6 +32,8 @@ pub struct CheckArgs {
     pub trace: Option<PathBuf>,
     /// Only list the programs.
     pub list: bool,
+    /// What ends a run that would never end (simulated time, events, livelock).
+    pub budgets: Budgets,
 }
 
 /// The checker's reruns as a command line gives them (`ranksim check` and a user's
@@ -51,6 +53,8 @@ pub struct RerunFlags {
     /// thread of its own (as `sweep --partitions`): the findings are the same for any value.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     partitions: u16,
+    #[command(flatten)]
+    budgets: super::BudgetFlags,
 }
 
 impl RerunFlags {
@@ -61,6 +65,11 @@ impl RerunFlags {
             op_jitter: sim_core::SimDuration::from_ns(self.jitter_op_ns),
             dispatch_jitter: sim_core::SimDuration::from_ns(self.jitter_dispatch_ns),
         }
+    }
+
+    /// The budgets of each checked run.
+    pub fn budgets(&self) -> Budgets {
+        self.budgets.budgets()
     }
 
     /// The partitions each checked run is split into.
@@ -125,6 +134,8 @@ pub fn check(out: &mut dyn Write, a: &CheckArgs) -> CmdResult {
             trace: a.trace.is_some(),
             partitions: a.partitions.max(1),
             processes: a.processes,
+            budgets: a.budgets,
+            interrupt: Some(crate::interrupt::flag()),
             ..Measure::new(ranks)
         };
         let (r, timeline) = checker::check_traced(&cfg, c, &m, o)?;

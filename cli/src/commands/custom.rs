@@ -66,6 +66,8 @@ struct BenchFlags {
     /// Print the engine's work (events, packets) and the host time it took.
     #[arg(long)]
     stats: bool,
+    #[command(flatten)]
+    budgets: super::BudgetFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -157,6 +159,8 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
         timing_only: a.no_data,
         partitions: a.partitions,
         processes: a.processes,
+        budgets: a.budgets,
+        interrupt: Some(crate::interrupt::flag()),
         ..Measure::new(ranks)
     };
     crate::sweep::validate_measure(&m, "-e", a.max_bytes)?;
@@ -209,6 +213,8 @@ fn bench<C: Collective>(out: &mut dyn Write, c: &C, b: &BenchFlags) -> CmdResult
         warmup: b.warmup,
         jitter: b.jitter.jitter(),
         timing_only: b.no_data,
+        budgets: b.budgets.budgets(),
+        interrupt: Some(crate::interrupt::flag()),
         ..Measure::new(ranks)
     };
     crate::sweep::validate_measure(&m, "-b", b.size)?;
@@ -274,7 +280,14 @@ fn check<C: Collective>(out: &mut dyn Write, c: &C, k: &CheckFlags, place: crate
         opts.dispatch_jitter
     )
     .map_err(io)?;
-    let m = Measure { trace: k.trace.is_some(), partitions, processes, ..Measure::new(ranks) };
+    let m = Measure {
+        trace: k.trace.is_some(),
+        partitions,
+        processes,
+        budgets: k.reruns.budgets(),
+        interrupt: Some(crate::interrupt::flag()),
+        ..Measure::new(ranks)
+    };
     let measure::Checked { report: r, timeline } =
         measure::check(&cfg, c, &m, k.size, k.calls, &opts).map_err(|e| e.to_string())?;
     if let (Some(path), Some(t), true) = (&k.trace, timeline, first) {

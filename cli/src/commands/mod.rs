@@ -10,7 +10,8 @@ pub mod sweep;
 pub mod topo;
 pub mod validate;
 
-use sim_core::{Jitter, ReduceOp, SimDuration};
+use ranksim::measure::Budgets;
+use sim_core::{Jitter, ReduceOp, RunOptions, SimDuration, SimTime};
 
 /// Seeded timing jitter of `sweep` and `bench`, as the command line gives it.
 #[derive(clap::Args, Clone, Copy, Debug)]
@@ -34,6 +35,45 @@ impl JitterFlags {
             op: SimDuration::from_ns(self.jitter_op_ns),
             dispatch: SimDuration::from_ns(self.jitter_dispatch_ns),
         })
+    }
+}
+
+/// What ends a run that would never end, as the command line gives it (every command that
+/// runs programs takes these).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct BudgetFlags {
+    /// End a run whose simulated time passes this many microseconds (a FAILED row in a
+    /// sweep, naming the limit and what each core was doing). Default: one simulated minute.
+    #[arg(long, default_value_t = RunOptions::DEFAULT_MAX_SIM_TIME.as_ps() as f64 / 1e6, value_parser = parse_sim_time_us)]
+    max_sim_time_us: f64,
+    /// End a run after this many engine events. Default: 2^32.
+    #[arg(long, default_value_t = RunOptions::DEFAULT_MAX_EVENTS)]
+    max_events: u64,
+    /// A run in which every running core has polled this many times with nothing else
+    /// happening ends as a livelock (0: never).
+    #[arg(long, default_value_t = RunOptions::DEFAULT_LIVELOCK_POLLS)]
+    livelock_polls: u64,
+}
+
+impl BudgetFlags {
+    /// The budgets asked for.
+    pub fn budgets(&self) -> Budgets {
+        Budgets {
+            max_sim_time: SimTime::from_ps((self.max_sim_time_us * 1e6).round() as u64),
+            max_events: self.max_events,
+            livelock_polls: self.livelock_polls,
+        }
+    }
+}
+
+/// Parses `--max-sim-time-us`: a positive, finite number of microseconds the clock can hold.
+fn parse_sim_time_us(s: &str) -> Result<f64, String> {
+    let us: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    let max = SimTime::NEVER.as_ps() as f64 / 1e6;
+    if us.is_finite() && us > 0.0 && us < max {
+        Ok(us)
+    } else {
+        Err(format!("must be a positive number of microseconds below {max:.0}"))
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::{CmdResult, Status};
 use ranksim::Config;
+use ranksim::measure::Budgets;
 use ranksim::programs::{self, PROGRAMS};
 use std::io::Write;
 use std::path::Path;
@@ -14,10 +15,11 @@ pub fn run(
     ranks: Option<usize>,
     list: bool,
 ) -> CmdResult {
-    run_with_stats(out, program, config, ranks, list, false)
+    run_with_stats(out, program, config, ranks, list, false, &Budgets::default())
 }
 
-/// As [`run`]; with `stats`, also prints the engine's work over the programs and the host time.
+/// As [`run`]; with `stats`, also prints the engine's work over the programs and the host
+/// time; every run within `budgets`, and stopped by Ctrl-C.
 pub fn run_with_stats(
     out: &mut dyn Write,
     program: Option<&str>,
@@ -25,6 +27,7 @@ pub fn run_with_stats(
     ranks: Option<usize>,
     list: bool,
     stats: bool,
+    budgets: &Budgets,
 ) -> CmdResult {
     let (mut tally, started) = (crate::run_stats::Tally::default(), std::time::Instant::now());
     let w = |e: std::io::Error| e.to_string();
@@ -68,6 +71,7 @@ pub fn run_with_stats(
             continue;
         }
         let mut world = cfg.world().map_err(|e| e.to_string())?;
+        budgets.apply(world.options_mut(), Some(&crate::interrupt::flag()));
         match (p.run)(&mut world, ranks) {
             Ok(o) => {
                 tally.add(&o.report);

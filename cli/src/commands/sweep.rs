@@ -6,7 +6,7 @@
 //! HCCL-class algorithm the machine supports, each series with a note on what it models and
 //! the machine's bus-bandwidth bound.
 
-use super::{CmdResult, JitterFlags, Status, parse_op};
+use super::{BudgetFlags, CmdResult, JitterFlags, Status, parse_op};
 use crate::progress::RowsBar;
 use crate::sweep::{SweepSpec, failed_row, mode_note, run_point_watched, supports};
 use collectives::{Call, Kind, Mode, Path};
@@ -14,7 +14,7 @@ use ranksim::Config;
 use ranksim::formats::nccl_type;
 use ranksim::formats::parse_size;
 use ranksim::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
-use ranksim::measure::{Point, busbw_bound};
+use ranksim::measure::{Budgets, Point, busbw_bound};
 use sim_core::Progress;
 use sim_core::{DType, Jitter, ReduceOp};
 use std::io::Write;
@@ -81,6 +81,8 @@ pub struct SweepArgs {
     pub partitions: usize,
     /// The partitions are this thread's process group (MPI's ranks under `mpirun`).
     pub processes: bool,
+    /// What ends a run that would never end (simulated time, events, livelock).
+    pub budgets: Budgets,
 }
 
 impl SweepArgs {
@@ -146,6 +148,7 @@ impl From<SeriesFlags> for SweepArgs {
             stats: s.stats,
             partitions: usize::from(s.partitions),
             processes: false,
+            budgets: s.budgets.budgets(),
         }
     }
 }
@@ -275,6 +278,8 @@ pub struct SeriesFlags {
     /// host threads, so without -j fewer sizes run at once. Traces are the same too.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     partitions: u16,
+    #[command(flatten)]
+    budgets: BudgetFlags,
 }
 
 /// The default largest size (`-e`): 16 MiB, where the HCCL-class algorithms are within a few
@@ -462,6 +467,9 @@ pub struct SeriesPlan {
     pub trust: Option<String>,
 }
 
+/// The error a sweep stops with when Ctrl-C or SIGTERM arrived (the exit code is 130).
+const INTERRUPTED: &str = "interrupted";
+
 /// Measures one size of a series: `(size, traced, progress)`; `Ok(None)` when the size gives
 /// no element.
 pub type MeasureFn<'a> = dyn Fn(u64, bool, Option<&Progress>) -> Result<Option<Point>, String> + Sync + 'a;
@@ -535,8 +543,15 @@ impl SweepRun {
             bar.row_done();
             bar.suspend(|| self.take_row(out, a, &plan, &mut rows, failed_row, plan.sizes[k], result))
         };
-        crate::parallel::in_order(&plan.sizes, plan.threads, work, &mut take)?;
+        let taken = crate::parallel::in_order(&plan.sizes, plan.threads, work, &mut take);
         drop(bar);
+        if crate::interrupt::raised() {
+            // Ctrl-C: the rows so far are the partial table; no footer, no files.
+            writeln!(out, "# interrupted: {} of {} size(s) of this series done", rows.len(), plan.sizes.len())
+                .map_err(io)?;
+            return Err(INTERRUPTED.into());
+        }
+        taken?;
         self.close_series(out, a, plan, rows)
     }
 
@@ -553,6 +568,10 @@ impl SweepRun {
         result: Result<Option<Point>, String>,
     ) -> Result<(), String> {
         let series = self.multi.then(|| plan.label.clone());
+        if crate::interrupt::raised() {
+            // The run was stopped, not failed: no row, and no further size.
+            return Err(INTERRUPTED.into());
+        }
         let point = match result {
             Ok(Some(p)) => p,
             Ok(None) => return Ok(()),
@@ -885,7 +904,7 @@ fn spec(a: &SweepArgs, c: &Combo, ranks: usize) -> SweepSpec {
         .with_core_num(c.core_num);
     let s = SweepSpec::new(call).with_iters(a.iters).with_warmup(c.warmup).with_jitter(a.jitter);
     let s = s.with_timing_only(a.no_data).with_partitions(a.partitions);
-    SweepSpec { processes: a.processes, ..s }
+    SweepSpec { processes: a.processes, budgets: a.budgets, ..s }
 }
 
 fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {

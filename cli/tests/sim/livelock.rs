@@ -170,3 +170,54 @@ fn the_stop_flag_ends_a_run_that_would_never_end_on_both_drivers() {
         assert!(err.to_string().starts_with("interrupted at simulated time"));
     }
 }
+
+/// Starts `ranksim args` and sends it `signal` once it has printed `ready` on stdout; returns
+/// its exit code, what it printed, and how long it took to end after the signal.
+fn interrupted(args: &[&str], ready: &str, signal: i32) -> (Option<i32>, String, Duration) {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ranksim"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the ranksim binary runs");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains(ready) {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "ended before `{ready}`: {seen}");
+        seen.push_str(&line);
+    }
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let sent = Instant::now();
+    out.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    (status.code(), seen, sent.elapsed())
+}
+
+#[test]
+fn ctrl_c_and_sigterm_end_a_long_sweep_with_its_rows_so_far_and_exit_code_130() {
+    // The builtin mesh on one block up to 1 GiB, timing-only: minutes of work in a debug build.
+    let args = ["sweep", "--mode", "mesh", "-b", "1K", "-e", "1G", "-f", "4", "--no-data", "-j", "1"];
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let (code, out, took) = interrupted(&args, "      262144 ", signal);
+        assert_eq!(code, Some(130), "{out}");
+        assert!(took < Duration::from_secs(5), "ended {took:?} after the signal");
+        assert!(out.contains("# interrupted: "), "{out}");
+        assert!(!out.contains("Avg bus bandwidth"), "no footer for a partial series: {out}");
+    }
+}
+
+#[test]
+fn a_run_over_its_event_budget_fails_naming_the_limit() {
+    // A correct program with a budget too small for it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ranksim"))
+        .args(["run", "barrier", "--ranks", "8", "--max-events", "100"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("the limit of 100 events"), "{text}");
+}
