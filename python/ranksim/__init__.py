@@ -8,7 +8,7 @@ See docs/python.md in the ranksim repository.
 
 from enum import Enum
 
-from ._errors import BadArgument, ConfigError, DeadlockError, KernelError, SimError
+from ._errors import BadArgument, BudgetError, ConfigError, DeadlockError, KernelError, LivelockError, SimError
 from ._native import (
     CheckReport,
     Config,
@@ -47,6 +47,7 @@ from .breakdown import breakdown, format_breakdown  # noqa: E402
 
 __all__ = [
     "BadArgument",
+    "BudgetError",
     "CheckReport",
     "Config",
     "ConfigError",
@@ -56,6 +57,7 @@ __all__ = [
     "Domain",
     "Finding",
     "KernelError",
+    "LivelockError",
     "RunReport",
     "SdmaHandle",
     "SimError",

@@ -20,6 +20,20 @@ class DeadlockError(SimError):
     python_waits: list = []
 
 
+class LivelockError(DeadlockError):
+    """A run in which every running core polled (``test_signal``, ``read_scalar``) cells that
+    nothing in flight could change: the message is the livelock report, each poll "called at"
+    its kernel's Python line; ``python_polls`` lists those lines."""
+
+    python_polls: list = []
+
+
+class BudgetError(SimError):
+    """A run that reached its simulated-time or event budget (``max_sim_time_us``,
+    ``max_events``): the message names the limit, the time reached and what each core was
+    doing, and how to raise the limit."""
+
+
 class KernelError(SimError):
     """A kernel that raised (or panicked): the message names the task, rank and block and the
     Python exception; ``__cause__`` is that exception when it is known."""

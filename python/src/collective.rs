@@ -193,18 +193,25 @@ fn measure(
     Ok(Measure { iters, warmup, ..Measure::new(n) })
 }
 
-/// Runs `f` with the GIL released, a panic caught, an error string raised as `SimError`.
+/// Runs `f` with the GIL released (on a helper thread, stopped by Ctrl-C with its stop
+/// flag, the `KeyboardInterrupt` raised), a panic caught, an error string raised as
+/// `SimError`.
 fn released<R: Send, E: std::fmt::Display + Send>(
     py: Python<'_>,
-    f: impl FnOnce() -> Result<R, E> + Send,
+    f: impl FnOnce(&sim_core::Interrupt) -> Result<R, E> + Send,
 ) -> PyResult<R> {
-    match py.detach(move || catch_unwind(AssertUnwindSafe(f))) {
+    match crate::interrupt::interruptible(py, move |stop| catch_unwind(AssertUnwindSafe(|| f(stop))))? {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(msg)) => Err(errors::raise(py, "SimError", msg.to_string())),
         Err(p) => {
             Err(errors::raise(py, "SimError", format!("internal error: the engine panicked: {}", panic_text(&p))))
         }
     }
+}
+
+/// `m`, its runs stopped by `stop`.
+fn stopped(m: &Measure, stop: &sim_core::Interrupt) -> Measure {
+    Measure { interrupt: Some(stop.clone()), ..m.clone() }
 }
 
 /// A result row (nccl-tests' columns) as a dict, through its JSON form.
@@ -216,7 +223,8 @@ fn row_dict<'py>(py: Python<'py>, row: &ranksim::formats::ResultRow) -> PyResult
 /// One size measured as `ranksim sweep` measures it: a dict of the row (size, count, type,
 /// time_us, algbw_gbps, busbw_gbps, nwrong, ...), or None when the size gives no element.
 #[pyfunction]
-#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 1, warmup = 0))]
+#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 1, warmup = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn point<'py>(
     py: Python<'py>,
     config: PyRef<'_, PyConfig>,
@@ -225,18 +233,23 @@ pub(crate) fn point<'py>(
     ranks: Option<usize>,
     iters: u32,
     warmup: u32,
+    max_sim_time_us: Option<f64>,
+    max_events: Option<u64>,
+    livelock_polls: Option<u64>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
+    let mut m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
     let cfg = &config.0;
-    let p = released(py, || custom::point(cfg, &c, &m, size_bytes))?;
+    let p = released(py, |stop| custom::point(cfg, &c, &stopped(&m, stop), size_bytes))?;
     p.map(|p| row_dict(py, &p.row)).transpose()
 }
 
 /// A sweep over `sizes` (bytes): `{"rows": [row dicts], "failed": bool, "table": str}`, the
 /// table being `ranksim sweep`'s text. A run that fails is a row with `failed` set.
 #[pyfunction]
-#[pyo3(signature = (config, collective, sizes, ranks = None, iters = 1, warmup = 0))]
+#[pyo3(signature = (config, collective, sizes, ranks = None, iters = 1, warmup = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep<'py>(
     py: Python<'py>,
     config: PyRef<'_, PyConfig>,
@@ -245,12 +258,16 @@ pub(crate) fn sweep<'py>(
     ranks: Option<usize>,
     iters: u32,
     warmup: u32,
+    max_sim_time_us: Option<f64>,
+    max_events: Option<u64>,
+    livelock_polls: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, iters, warmup, sizes.iter().copied().max().unwrap_or(0))?;
+    let mut m = measure(py, &config, ranks, iters, warmup, sizes.iter().copied().max().unwrap_or(0))?;
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
     let cfg = &config.0;
     let mut out = Vec::new();
-    let (rows, failed) = released(py, || custom::sweep(&mut out, cfg, &c, &m, &sizes))?;
+    let (rows, failed) = released(py, |stop| custom::sweep(&mut out, cfg, &c, &stopped(&m, stop), &sizes))?;
     let d = PyDict::new(py);
     let list = rows.iter().map(|r| row_dict(py, r)).collect::<PyResult<Vec<_>>>()?;
     d.set_item("rows", list)?;
@@ -263,7 +280,8 @@ pub(crate) fn sweep<'py>(
 /// per-round `device_wall_us` and `host_wall_us`, `rounds`, `warmup`, the aggregates
 /// `device_us_min` / `median` / `mean` / `max` / `stdev`, and `text`, its printed form.
 #[pyfunction]
-#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 5, warmup = 1))]
+#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 5, warmup = 1, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
     py: Python<'py>,
     config: PyRef<'_, PyConfig>,
@@ -272,11 +290,15 @@ pub(crate) fn bench<'py>(
     ranks: Option<usize>,
     iters: u32,
     warmup: u32,
+    max_sim_time_us: Option<f64>,
+    max_events: Option<u64>,
+    livelock_polls: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
+    let mut m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
     let cfg = &config.0;
-    let st = released(py, || custom::bench(cfg, &c, &m, size_bytes))?;
+    let st = released(py, |stop| custom::bench(cfg, &c, &stopped(&m, stop), size_bytes))?;
     let d = PyDict::new(py);
     d.set_item("device_wall_us", st.device_wall_us.clone())?;
     d.set_item("host_wall_us", st.host_wall_us.clone())?;
@@ -293,7 +315,8 @@ pub(crate) fn bench<'py>(
 
 /// `calls` calls at `size_bytes` under the protocol checker: unperturbed, then once per seed.
 #[pyfunction]
-#[pyo3(signature = (config, collective, size_bytes, ranks = None, calls = 2, seeds = 0))]
+#[pyo3(signature = (config, collective, size_bytes, ranks = None, calls = 2, seeds = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check(
     py: Python<'_>,
     config: PyRef<'_, PyConfig>,
@@ -302,9 +325,13 @@ pub(crate) fn check(
     ranks: Option<usize>,
     calls: usize,
     seeds: u64,
+    max_sim_time_us: Option<f64>,
+    max_events: Option<u64>,
+    livelock_polls: Option<u64>,
 ) -> PyResult<PyCheckReport> {
     let c = self::collective(py, collective)?;
-    let m = measure(py, &config, ranks, 1, 0, size_bytes)?;
+    let mut m = measure(py, &config, ranks, 1, 0, size_bytes)?;
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
     if calls == 0 || calls > MAX_CALLS as usize {
         return Err(bad(py, format!("calls={calls}: calls must be in 1..={MAX_CALLS}")));
     }
@@ -312,7 +339,8 @@ pub(crate) fn check(
     let opts = CheckOptions { seeds, ..CheckOptions::default() };
     crate::world::check_options(py, &opts)?;
     c.shared.record.store(true, Ordering::Relaxed);
-    let r = released(py, || custom::check(cfg, &c, &m, size_bytes, calls, &opts).map(|r| r.report))?;
+    let r =
+        released(py, |stop| custom::check(cfg, &c, &stopped(&m, stop), size_bytes, calls, &opts).map(|r| r.report))?;
     PyCheckReport::new(py, &r, &|seed, s| c.shared.line_of(seed, s))
 }
 

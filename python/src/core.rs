@@ -41,6 +41,9 @@ pub(crate) struct OpLine {
 pub(crate) struct Shared {
     /// The Python line of every wait that has not returned successfully.
     pub(crate) waits: Mutex<BTreeMap<BlockKey, String>>,
+    /// The Python line of each block's last poll (`test_signal`, `read_scalar`), for a
+    /// livelock's report.
+    pub(crate) polls: Mutex<BTreeMap<BlockKey, String>>,
     /// The exception each raising kernel raised.
     pub(crate) raised: Mutex<BTreeMap<BlockKey, Py<PyAny>>>,
     /// Whether kernels record the Python line of every memory and signal operation (on
@@ -57,6 +60,7 @@ impl Shared {
     /// Forgets the last run.
     pub(crate) fn clear(&self) {
         lock(&self.waits).clear();
+        lock(&self.polls).clear();
         lock(&self.raised).clear();
         lock(&self.lines).clear();
         lock(&self.generations).clear();
@@ -231,6 +235,19 @@ impl PyCore {
             lock(&self.shared.lines).entry(self.key.clone()).or_default().push(line);
         }
         r.map_err(|e| self.fail(py, e))
+    }
+
+    /// A poll: its Python line is kept as the block's last, for a livelock's report.
+    pub(crate) fn polling<R: Send>(
+        &self,
+        py: Python<'_>,
+        op: &'static str,
+        targets: &[&PyTensor],
+        f: impl FnOnce(&mut Core) -> SimResult<R> + Send,
+    ) -> PyResult<R> {
+        let here = python_line(py);
+        lock(&self.shared.polls).insert(self.key.clone(), here);
+        self.blocking(py, op, targets, f)
     }
 
     /// A wait: its Python line is recorded until it returns, for a deadlock's report.
@@ -436,7 +453,7 @@ impl PyCore {
         cmp: &str,
     ) -> PyResult<bool> {
         let cmp = wait_cmp(py, cmp)?;
-        self.blocking(py, "test", &[signal], |c| c.test_signal(&signal.0, &offsets, expected, cmp))
+        self.polling(py, "test", &[signal], |c| c.test_signal(&signal.0, &offsets, expected, cmp))
     }
     /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM).
     fn remote_load(
@@ -507,7 +524,7 @@ impl PyCore {
     }
     /// Reads one element of a GM tensor or window (`pl.read`).
     fn read_scalar(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>) -> PyResult<f64> {
-        self.blocking(py, "read_scalar", &[src], |c| c.read_scalar(&src.0, &offsets))
+        self.polling(py, "read_scalar", &[src], |c| c.read_scalar(&src.0, &offsets))
     }
     /// Writes one element of a GM tensor or window (`pl.write`).
     fn write_scalar(&self, py: Python<'_>, dst: &PyTensor, offsets: Vec<usize>, value: f64) -> PyResult<()> {

@@ -11,10 +11,15 @@ pub(crate) const KERNEL_OP: &str = "python kernel";
 pub(crate) fn class_of(e: &SimError) -> &'static str {
     match e {
         SimError::Deadlock(_) => "DeadlockError",
+        SimError::Livelock(_) => "LivelockError",
+        SimError::Budget(_) => "BudgetError",
         SimError::BadOp { op, .. } if *op == KERNEL_OP => "KernelError",
         SimError::BadOp { .. } | SimError::Invalid(_) => "BadArgument",
         SimError::KernelPanic { .. } | SimError::KernelStackOverflow { .. } => "KernelError",
-        SimError::Aborted | SimError::CutShort { .. } | SimError::PartitionFailed { .. } => "SimError",
+        SimError::Aborted
+        | SimError::CutShort { .. }
+        | SimError::PartitionFailed { .. }
+        | SimError::Interrupted { .. } => "SimError",
     }
 }
 

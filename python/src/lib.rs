@@ -6,6 +6,7 @@ mod collective;
 mod core;
 mod errors;
 mod frames;
+mod interrupt;
 mod program;
 mod pypto;
 mod report;

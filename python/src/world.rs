@@ -207,7 +207,13 @@ impl PyWorld {
             _ => return Err(bad(py, "a collective's callbacks only queue calls: the measuring function runs them")),
         };
         self.shared.clear();
-        let r = py.detach(move || catch_unwind(AssertUnwindSafe(|| f(w))));
+        // On a helper thread, so that Ctrl-C reaches Python (KeyboardInterrupt) and stops it.
+        let r = crate::interrupt::interruptible(py, move |stop| {
+            w.options_mut().interrupt = Some(stop.clone());
+            let r = catch_unwind(AssertUnwindSafe(|| f(&mut *w)));
+            w.options_mut().interrupt = None;
+            r
+        })?;
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.run_error(py, &e)),
@@ -244,6 +250,62 @@ impl PyWorld {
                 let err = errors::raise(py, "DeadlockError", report.to_string());
                 let _ = err.value(py).setattr("python_waits", python);
                 err
+            }
+            SimError::Livelock(report) => {
+                // Each poll and wait is named by its kernel's Python line.
+                let mut report = (**report).clone();
+                let polls = lock(&self.shared.polls);
+                for p in &mut report.polls {
+                    let python = polls
+                        .iter()
+                        .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (p.chip, p.block, p.task.as_str()))
+                        .map(|(_, at)| at.clone());
+                    if python.is_some() || p.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
+                        p.location = python;
+                    }
+                }
+                let python: Vec<String> = report
+                    .polls
+                    .iter()
+                    .filter_map(|p| {
+                        p.location
+                            .as_ref()
+                            .map(|at| format!("rank {} block {} (task `{}`): {at}", p.chip, p.block, p.task))
+                    })
+                    .collect();
+                drop(polls);
+                let waits = lock(&self.shared.waits);
+                for w in report.waits.iter_mut().chain(report.deferred.iter_mut()) {
+                    let python = waits
+                        .iter()
+                        .find(|((c, b, _, t), _)| (*c, *b, t.as_str()) == (w.chip, w.block, w.task.as_str()))
+                        .map(|(_, at)| at.clone());
+                    if python.is_some() || w.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
+                        w.location = python;
+                    }
+                }
+                drop(waits);
+                let err = errors::raise(py, "LivelockError", report.to_string());
+                let _ = err.value(py).setattr("python_polls", python);
+                err
+            }
+            SimError::Budget(report) => {
+                // A core's last operation is named by its kernel's Python line when known.
+                let mut report = (**report).clone();
+                let (polls, waits) = (lock(&self.shared.polls), lock(&self.shared.waits));
+                for c in &mut report.cores {
+                    if c.location.as_deref().is_some_and(|l| l.starts_with(pycore::CORE_FILE)) {
+                        let same = |((ch, b, _, t), _): &(&pycore::BlockKey, &String)| {
+                            (*ch, *b, t.as_str()) == (c.chip, c.block, c.task.as_str())
+                        };
+                        let line = match c.last_op.as_str() {
+                            "wait" => waits.iter().find(same),
+                            _ => polls.iter().find(same),
+                        };
+                        c.location = line.map(|(_, at)| at.clone());
+                    }
+                }
+                errors::raise(py, "BudgetError", report.to_string())
             }
             SimError::BadOp { site, op, .. } if *op == crate::errors::KERNEL_OP => {
                 let err = errors::sim(py, e);
@@ -291,6 +353,72 @@ impl PyWorld {
             out.add(pycore::bind(py, &spec, &self.shared));
         }
         out
+    }
+}
+
+/// A run's budgets as keyword arguments give them (`None`: the world's own).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Budgets {
+    max_sim_time: Option<sim_core::SimTime>,
+    max_events: Option<u64>,
+    livelock_polls: Option<u64>,
+}
+
+/// The budgets of keyword arguments, checked.
+pub(crate) fn budgets(
+    py: Python<'_>,
+    max_sim_time_us: Option<f64>,
+    max_events: Option<u64>,
+    livelock_polls: Option<u64>,
+) -> PyResult<Budgets> {
+    let max_sim_time = max_sim_time_us.map(|us| sim_time_us(py, us)).transpose()?;
+    Ok(Budgets { max_sim_time, max_events, livelock_polls })
+}
+
+impl Budgets {
+    /// Sets the budgets given on `o`.
+    pub(crate) fn apply(&self, o: &mut sim_core::RunOptions) {
+        if let Some(t) = self.max_sim_time {
+            o.max_sim_time = t;
+        }
+        if let Some(n) = self.max_events {
+            o.max_events = n;
+        }
+        if let Some(n) = self.livelock_polls {
+            o.livelock_polls = n;
+        }
+    }
+
+    /// The library's budgets: the given ones over the defaults.
+    pub(crate) fn measure(&self) -> ranksim::measure::Budgets {
+        let mut o = sim_core::RunOptions::default();
+        self.apply(&mut o);
+        ranksim::measure::Budgets {
+            max_sim_time: o.max_sim_time,
+            max_events: o.max_events,
+            livelock_polls: o.livelock_polls,
+        }
+    }
+}
+
+/// Runs `f` on `w` with `b` in force, the world's own budgets back afterwards.
+fn within<R>(w: &mut World, b: Budgets, f: impl FnOnce(&mut World) -> R) -> R {
+    let o = w.options_mut();
+    let saved = (o.max_sim_time, o.max_events, o.livelock_polls);
+    b.apply(o);
+    let r = f(w);
+    let o = w.options_mut();
+    (o.max_sim_time, o.max_events, o.livelock_polls) = saved;
+    r
+}
+
+/// `us` microseconds of simulated time, checked to be positive and to fit the clock.
+fn sim_time_us(py: Python<'_>, us: f64) -> PyResult<sim_core::SimTime> {
+    let max = sim_core::SimTime::NEVER.as_ps() as f64 / 1e6;
+    if us.is_finite() && us > 0.0 && us < max {
+        Ok(sim_core::SimTime::from_ps((us * 1e6).round() as u64))
+    } else {
+        Err(bad(py, format!("max_sim_time_us={us}: must be a positive number of microseconds below {max:.0}")))
     }
 }
 
@@ -461,24 +589,41 @@ impl PyWorld {
         self.with(py, |w| w.dispatch_all(&dom.0, d))
     }
     /// Runs every queued dispatch to completion (the GIL released while the engine runs).
-    /// Raises `DeadlockError` with the report, or the error a kernel ended the run with.
-    fn run(&self, py: Python<'_>) -> PyResult<PyRunReport> {
+    /// Raises `DeadlockError` or `LivelockError` with the report, `BudgetError` when the run
+    /// passes `max_sim_time_us` / `max_events` (this call's, else the world's), the error a
+    /// kernel ended the run with, or `KeyboardInterrupt` on Ctrl-C (the run stops between
+    /// two events).
+    #[pyo3(signature = (*, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        max_sim_time_us: Option<f64>,
+        max_events: Option<u64>,
+        livelock_polls: Option<u64>,
+    ) -> PyResult<PyRunReport> {
         let checked = self.with(py, |w| Ok(w.options_mut().check))?;
         self.shared.record.store(checked, Ordering::Relaxed);
-        let inner = self.engine(py, |w| w.run())?;
+        let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls)?;
+        let inner = self.engine(py, |w| within(w, budgets, |w| w.run()))?;
         PyRunReport::new(py, inner, self.size, &|seed, s| self.shared.line_of(seed, s))
     }
     /// Runs the queued dispatches under the protocol checker: unperturbed, then once per seed
     /// `1..=seeds` with timing jitter of up to `op_jitter_ns` per transfer and
-    /// `dispatch_jitter_ns` per dispatch start (defaults: the checker's).
-    #[pyo3(signature = (seeds = 0, op_jitter_ns = None, dispatch_jitter_ns = None))]
+    /// `dispatch_jitter_ns` per dispatch start (defaults: the checker's); each run within the
+    /// budgets (as `run`'s). Deadlocks and livelocks are findings.
+    #[pyo3(signature = (seeds = 0, op_jitter_ns = None, dispatch_jitter_ns = None, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+    #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
         py: Python<'_>,
         seeds: u64,
         op_jitter_ns: Option<u64>,
         dispatch_jitter_ns: Option<u64>,
+        max_sim_time_us: Option<f64>,
+        max_events: Option<u64>,
+        livelock_polls: Option<u64>,
     ) -> PyResult<PyCheckReport> {
+        let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls)?;
         let mut opts = CheckOptions { seeds, ..CheckOptions::default() };
         if let Some(ns) = op_jitter_ns {
             opts.op_jitter = SimDuration::from_ns(ns);
@@ -488,9 +633,48 @@ impl PyWorld {
         }
         check_options(py, &opts)?;
         self.shared.record.store(true, Ordering::Relaxed);
-        let r = self.engine(py, |w| w.check(&opts));
+        let r = self.engine(py, |w| within(w, budgets, |w| w.check(&opts)));
         self.shared.record.store(false, Ordering::Relaxed);
         PyCheckReport::new(py, &r?, &|seed, s| self.shared.line_of(seed, s))
+    }
+    /// The simulated time, in microseconds, after which a run ends with `BudgetError`
+    /// (default: one simulated minute).
+    #[getter]
+    fn get_max_sim_time_us(&self, py: Python<'_>) -> PyResult<f64> {
+        self.with(py, |w| Ok(w.options_mut().max_sim_time.as_ps() as f64 / 1e6))
+    }
+    #[setter]
+    fn set_max_sim_time_us(&self, py: Python<'_>, us: f64) -> PyResult<()> {
+        let t = sim_time_us(py, us)?;
+        self.with(py, |w| {
+            w.options_mut().max_sim_time = t;
+            Ok(())
+        })
+    }
+    /// The engine events after which a run ends with `BudgetError` (default: 2**32).
+    #[getter]
+    fn get_max_events(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |w| Ok(w.options_mut().max_events))
+    }
+    #[setter]
+    fn set_max_events(&self, py: Python<'_>, n: u64) -> PyResult<()> {
+        self.with(py, |w| {
+            w.options_mut().max_events = n;
+            Ok(())
+        })
+    }
+    /// The polls every running core makes, with nothing else happening, before a run ends
+    /// with `LivelockError` (default 1000; 0: never).
+    #[getter]
+    fn get_livelock_polls(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |w| Ok(w.options_mut().livelock_polls))
+    }
+    #[setter]
+    fn set_livelock_polls(&self, py: Python<'_>, n: u64) -> PyResult<()> {
+        self.with(py, |w| {
+            w.options_mut().livelock_polls = n;
+            Ok(())
+        })
     }
     /// Whether runs keep a timeline (for `RunReport.chrome_trace()`).
     #[getter]
