@@ -45,6 +45,8 @@ const POLLS: usize = 16_384;
 /// work between: one request, one event and one reply each, so the run measures the
 /// round trip of a blocking operation through the scheduler.
 fn poll_loop(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>> {
+    // A bounded spin on a cell nobody sets, to time polls: not a livelock (counted, never ended).
+    w.options_mut().livelock_polls = u64::MAX;
     let dom = domain(w, ranks)?;
     let sig = w.alloc_window(&dom, "poll_sig", DType::I32, &[1, 1])?;
     let polls = POLLS * scale as usize / FULL as usize;
@@ -230,6 +232,8 @@ pub fn all_blocks_live(w: &mut World, ranks: usize, blocks: usize) -> SimResult<
 
 /// [`poll_loop`] written as an async kernel (`Task::new_async`), for the difference.
 fn poll_loop_async(w: &mut World, ranks: usize, scale: u64) -> SimResult<Vec<Tensor>> {
+    // A bounded spin on a cell nobody sets, to time polls: not a livelock (counted, never ended).
+    w.options_mut().livelock_polls = u64::MAX;
     let dom = domain(w, ranks)?;
     let sig = w.alloc_window(&dom, "poll_sig", DType::I32, &[1, 1])?;
     let polls = (POLLS * scale as usize / FULL as usize).max(1);

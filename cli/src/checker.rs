@@ -7,7 +7,7 @@ use crate::sweep::{SweepSpec, queue_calls};
 use collectives::{Call, Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::measure::{self, Measure};
-use ranksim::programs::{self, broken};
+use ranksim::programs::{self, broken, broken_polls};
 use sim_core::{
     RunReport, SimResult, World,
     check::{CheckOptions, CheckReport},
@@ -91,7 +91,7 @@ pub fn catalogue() -> Vec<Checkable> {
             }
         }
     }
-    for b in broken::BROKEN {
+    for b in broken::BROKEN.iter().chain(broken_polls::BROKEN_POLLS) {
         let what = What::Broken(b);
         out.push(Checkable {
             name: b.name.into(),

@@ -638,7 +638,7 @@ impl PyWorld {
         PyCheckReport::new(py, &r?, &|seed, s| self.shared.line_of(seed, s))
     }
     /// The simulated time, in microseconds, after which a run ends with `BudgetError`
-    /// (default: one simulated minute).
+    /// (default: one simulated hour).
     #[getter]
     fn get_max_sim_time_us(&self, py: Python<'_>) -> PyResult<f64> {
         self.with(py, |w| Ok(w.options_mut().max_sim_time.as_ps() as f64 / 1e6))

@@ -4,6 +4,7 @@
 
 mod barrier;
 pub mod broken;
+pub mod broken_polls;
 mod common;
 mod deadlock;
 mod hello_rank;

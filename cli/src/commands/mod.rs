@@ -43,7 +43,7 @@ impl JitterFlags {
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct BudgetFlags {
     /// End a run whose simulated time passes this many microseconds (a FAILED row in a
-    /// sweep, naming the limit and what each core was doing). Default: one simulated minute.
+    /// sweep, naming the limit and what each core was doing). Default: one simulated hour.
     #[arg(long, default_value_t = RunOptions::DEFAULT_MAX_SIM_TIME.as_ps() as f64 / 1e6, value_parser = parse_sim_time_us)]
     max_sim_time_us: f64,
     /// End a run after this many engine events. Default: 2^32.

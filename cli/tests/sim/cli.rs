@@ -85,7 +85,7 @@ fn check_lists_programs_and_gates_on_findings() {
     for name in ["put", "allreduce-ring-incore", "barrier-host", "broken-deadlock", "broken-no-fence"] {
         assert!(names.contains(&name), "{name} not listed:\n{out}");
     }
-    assert_eq!(names.iter().filter(|n| n.starts_with("broken-")).count(), 12);
+    assert_eq!(names.iter().filter(|n| n.starts_with("broken-")).count(), 17);
 
     let (code, out) = ranksim(&["check", "--program", "put", "--ranks", "4", "--seeds", "3"]);
     assert_eq!(code, 0, "{out}");

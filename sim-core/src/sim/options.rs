@@ -64,9 +64,10 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// The default simulated-time limit: one simulated minute, far beyond any correct program
-    /// in the repository (the longest sweeps simulate well under a second).
-    pub const DEFAULT_MAX_SIM_TIME: SimTime = SimTime::from_ps(60_000_000_000_000);
+    /// The default simulated-time limit: one simulated hour, far beyond any correct program
+    /// in the repository (the longest sweeps simulate well under a second; a sweep at the
+    /// largest configured costs, 1 s per operation, about a minute).
+    pub const DEFAULT_MAX_SIM_TIME: SimTime = SimTime::from_ps(3_600_000_000_000_000);
     /// The default event limit: 2^32, about a quarter of an hour of host time at the engine's
     /// speed, where the largest runs in the repository apply a few hundred million.
     pub const DEFAULT_MAX_EVENTS: u64 = 1 << 32;
