@@ -200,7 +200,16 @@ fn released<R: Send, E: std::fmt::Display + Send>(
     py: Python<'_>,
     f: impl FnOnce(&sim_core::Interrupt) -> Result<R, E> + Send,
 ) -> PyResult<R> {
-    match crate::interrupt::interruptible(py, move |stop| catch_unwind(AssertUnwindSafe(|| f(stop))))? {
+    released_with(py, sim_core::Interrupt::new(), f)
+}
+
+/// [`released`] with a given stop flag.
+fn released_with<R: Send, E: std::fmt::Display + Send>(
+    py: Python<'_>,
+    stop: sim_core::Interrupt,
+    f: impl FnOnce(&sim_core::Interrupt) -> Result<R, E> + Send,
+) -> PyResult<R> {
+    match crate::interrupt::interruptible_with(py, stop, move |stop| catch_unwind(AssertUnwindSafe(|| f(stop))))? {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(msg)) => Err(errors::raise(py, "SimError", msg.to_string())),
         Err(p) => {
@@ -350,5 +359,9 @@ pub(crate) fn check(
 #[pyfunction]
 pub(crate) fn cli(py: Python<'_>, collective: &Bound<'_, PyAny>, args: Vec<String>) -> PyResult<u8> {
     let c = self::collective(py, collective)?;
-    released(py, move || Ok::<u8, String>(ranksim_cli::run_for(&c, args)))
+    // The command line's runs watch its own stop flag: Ctrl-C raises it here.
+    let stop = ranksim_cli::interrupt::flag();
+    let r = released_with(py, stop.clone(), move |_| Ok::<u8, String>(ranksim_cli::run_for(&c, args)));
+    stop.clear();
+    r
 }
