@@ -499,3 +499,32 @@ def test_breakdown_splits_each_ranks_device_time(capsys):
         assert abs(ops + r["launch and idle"] - r["device"]) < 1e-6, "one core: ops and gaps fill the wall"
     with pytest.raises(ValueError, match="traced run"):
         ranksim.breakdown(compiled.run(x, np.zeros_like(x)))
+
+
+@pl.program
+class SpinsForever:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, sig: pld.DistributedTensor[[1, 1], pl.INT32], y: pl.Out[pl.Tensor[[1, 8], pl.INT32]]):
+        while pl.read(sig, [0, 0]) == 0:  # nobody ever writes it
+            pass
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def o(self, sig: pld.DistributedTensor[[1, 1], pl.INT32], y: pl.Out[pl.Tensor[[1, 8], pl.INT32]]):
+        return self.k(sig, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def h(self, y: pl.Out[pl.Tensor[[2, 1, 8], pl.INT32]]):
+        buf = pld.alloc_window_buffer(4)
+        for r in pl.range(2):
+            self.o(pld.window(buf, [1, 1], dtype=pl.INT32), y[r], device=r)
+
+
+def test_a_spinning_program_ends_with_a_livelock_or_its_budget():
+    y = np.zeros((2, 1, 8), np.int32)
+    compiled = compile_on(SpinsForever, 2)
+    with pytest.raises(ranksim.LivelockError):
+        compiled(y)
+    spin = RunConfig(livelock_polls=0, max_events=20_000)
+    with pytest.raises(ranksim.BudgetError, match="event"):
+        compiled(y, config=spin)

@@ -334,7 +334,7 @@ class Session:
     or a ``DistributedWorker``'s for its whole life (its device tensors, the GM tensors host
     arguments were bound to and, with ``persistent=True``, its comm domains persist)."""
 
-    def __init__(self, cfg, *, persistent=False, reset=None, world=None, prefix="comm_d", fresh=False, timing_only=False, jitter=None):
+    def __init__(self, cfg, *, persistent=False, reset=None, world=None, prefix="comm_d", fresh=False, timing_only=False, jitter=None, budgets=None):
         # `world`: run on a world made elsewhere (a measured collective's); `fresh`: windows
         # zeroed at every run, as a non-persistent PyPTO launch gets them; `jitter`: (seed,
         # op_ns, dispatch_ns).
@@ -344,6 +344,8 @@ class Session:
             self.world.set_timing_only()
         if jitter is not None:
             self.world.set_jitter(*jitter)
+        for name, value in (budgets or {}).items():
+            setattr(self.world, name, value)
         self.ranks = self.world.size
         self.persistent, self.reset, self.prefix, self.fresh = persistent, reset, prefix, fresh
         self.gm = {}  # (program, root key, shape, dtype, k) -> ranksim Tensor

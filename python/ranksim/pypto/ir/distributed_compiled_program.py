@@ -202,13 +202,17 @@ class DistributedCompiledProgram:
     def _timing_only(self, config):
         return bool(getattr(config, "timing_only", False) or getattr(self.config, "timing_only", False))
 
+    def _budgets(self, config):
+        """The run's budgets: the compile-time RunConfig's, then the call's."""
+        return {**(getattr(self.config, "budgets", None) or {}), **(getattr(config, "budgets", None) or {})}
+
     def _execute(self, args, config=None, *, check=None, trace=False, check_races=False, session=None, subs=None, jitter=None):
         """Runs one call on `session` (default: a fresh world) and returns its RunReport (the
         last segment's; ``self.last_reports`` has every segment's) or, with `check`, the
         CheckReport."""
         hargs, dyn = self._prepare(args, device_ok=session is not None)
         T.bind(dyn)
-        session = session or E.Session(self._machine(config), timing_only=self._timing_only(config), jitter=jitter)
+        session = session or E.Session(self._machine(config), timing_only=self._timing_only(config), jitter=jitter, budgets=self._budgets(config))
         run = E.Run(self, session, hargs, dyn, subs)
         run.record()
         world = session.world

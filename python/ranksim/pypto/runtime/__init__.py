@@ -28,7 +28,10 @@ TraceInvocation = _native.TraceInvocation
 class RunConfig:
     """How to run a program: ``platform`` (a2a3/a2a3sim: ranksim's a2a3 preset; a5/a5sim: a5)
     and ``distributed_config``. ``ranksim_config`` (a ranksim.Config) replaces the preset.
-    ``timing_only=True`` runs without payload (same times, no values written back).
+    ``timing_only=True`` runs without payload (same times, no values written back);
+    ``max_sim_time_us``, ``max_events`` and ``livelock_polls`` set the run's budgets (a run
+    past one ends with ``ranksim.BudgetError``; a protocol that only polls, with
+    ``ranksim.LivelockError`` after that many polls).
     PyPTO's other fields are accepted and have no effect on ranksim."""
 
     platform: str = "a2a3sim"
@@ -44,8 +47,10 @@ class RunConfig:
             raise ValueError(f"RunConfig.platform {platform!r}: expected one of {', '.join(_PLATFORMS)}")
         self.platform, self.device_id, self.rtol, self.atol = platform, device_id, rtol, atol
         self.codegen_only = bool(options.get("codegen_only", False))
-        # ranksim's own: keep no payload (same times, no values; memory bounded by the model).
+        # ranksim's own: keep no payload (same times, no values; memory bounded by the model),
+        # and the run's budgets (None: the world's defaults).
         self.timing_only = bool(options.get("timing_only", False))
+        self.budgets = {k: options[k] for k in ("max_sim_time_us", "max_events", "livelock_polls") if options.get(k) is not None}
         self.distributed_config, self.ranksim_config, self.options = distributed_config, ranksim_config, options
 
 

@@ -103,7 +103,7 @@ class DistributedWorker:
             )
         self._programs = progs
         self._overrides = overrides
-        self._session = E.Session(first._machine(config), persistent=persistent, reset=reset, timing_only=first._timing_only(config))
+        self._session = E.Session(first._machine(config), persistent=persistent, reset=reset, timing_only=first._timing_only(config), budgets=first._budgets(config))
         self._owned_tensors = {}
         self._handles = []
         self._closed = False
