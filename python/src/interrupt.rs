@@ -5,8 +5,9 @@
 //! sees Python.
 
 use pyo3::prelude::*;
-use sim_core::Interrupt;
-use std::time::Duration;
+use sim_core::{Interrupt, Progress};
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
 
 /// How often the calling thread looks at Python's signals while a run goes on.
 const TICK: Duration = Duration::from_millis(20);
@@ -27,6 +28,30 @@ pub(crate) fn interruptible_with<R: Send>(
     stop: Interrupt,
     f: impl FnOnce(&Interrupt) -> R + Send,
 ) -> PyResult<R> {
+    interruptible_progress(py, stop, None, f)
+}
+
+/// After how long a run shows a progress line on stderr: `RANKSIM_PROGRESS` unset, 2 s when
+/// stderr is a terminal (else never); `0`, never; a positive number N, after N seconds even
+/// when stderr is not a terminal.
+fn progress_after() -> Option<Duration> {
+    match std::env::var("RANKSIM_PROGRESS") {
+        Err(_) => std::io::stderr().is_terminal().then_some(Duration::from_secs(2)),
+        Ok(v) => v.trim().parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(Duration::from_secs_f64),
+    }
+}
+
+/// [`interruptible_with`] that, when the run takes long (see [`progress_after`]), rewrites one
+/// line on stderr with `progress`'s counts every half second, and clears it at the end.
+pub(crate) fn interruptible_progress<R: Send>(
+    py: Python<'_>,
+    stop: Interrupt,
+    progress: Option<Progress>,
+    f: impl FnOnce(&Interrupt) -> R + Send,
+) -> PyResult<R> {
+    let after = progress.as_ref().and_then(|_| progress_after());
+    let start = Instant::now();
+    let mut shown: Option<Instant> = None;
     std::thread::scope(|s| {
         let stop_ref = &stop;
         let run = std::thread::Builder::new()
@@ -48,6 +73,22 @@ pub(crate) fn interruptible_with<R: Send>(
                 stop.raise();
                 raised = Some(e);
             }
+            if let (Some(p), Some(after)) = (&progress, after)
+                && start.elapsed() >= after
+                && shown.is_none_or(|t| t.elapsed() >= Duration::from_millis(500))
+            {
+                let line = format!(
+                    "\r[ranksim] running {:.1} s: {} events, simulated {:.3} us  (Ctrl-C stops it)",
+                    start.elapsed().as_secs_f64(),
+                    p.events(),
+                    p.now().as_ps() as f64 / 1e6
+                );
+                let _ = std::io::stderr().write_all(line.as_bytes());
+                shown = Some(Instant::now());
+            }
+        }
+        if shown.is_some() {
+            let _ = std::io::stderr().write_all(b"\r\x1b[2K");
         }
         let r = py.detach(|| run.join());
         match (raised, r) {

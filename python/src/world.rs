@@ -208,10 +208,14 @@ impl PyWorld {
         };
         self.shared.clear();
         // On a helper thread, so that Ctrl-C reaches Python (KeyboardInterrupt) and stops it.
-        let r = crate::interrupt::interruptible(py, move |stop| {
+        let progress = sim_core::Progress::new();
+        let counts = progress.clone();
+        let r = crate::interrupt::interruptible_progress(py, sim_core::Interrupt::new(), Some(counts), move |stop| {
             w.options_mut().interrupt = Some(stop.clone());
+            let kept = w.options_mut().progress.replace(progress);
             let r = catch_unwind(AssertUnwindSafe(|| f(&mut *w)));
             w.options_mut().interrupt = None;
+            w.options_mut().progress = kept;
             r
         })?;
         match r {

@@ -528,3 +528,25 @@ def test_a_spinning_program_ends_with_a_livelock_or_its_budget():
     spin = RunConfig(livelock_polls=0, max_events=20_000)
     with pytest.raises(ranksim.BudgetError, match="event"):
         compiled(y, config=spin)
+
+
+def test_a_long_run_shows_a_progress_line_on_request():
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, ranksim, test_pypto_class_form as m\n"
+        "from ranksim.pypto.runtime import RunConfig\n"
+        "try:\n"
+        "    m.compile_on(m.SpinsForever, 2)(np.zeros((2, 1, 8), np.int32), config=RunConfig(livelock_polls=0, max_events=40_000))\n"
+        "except ranksim.BudgetError:\n"
+        "    print('budget')\n"
+    )
+    here = __import__("os").path.dirname(__file__)
+    env = dict(__import__("os").environ, RANKSIM_PROGRESS="0.02", RANKSIM_QUIET="1")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=here, env=env, timeout=300)
+    assert r.stdout.strip() == "budget", r.stdout + r.stderr
+    assert "[ranksim] running" in r.stderr and " events, simulated " in r.stderr, r.stderr
+    assert r.stderr.endswith("\x1b[2K"), "the line is cleared when the run ends"
+    quiet = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=here, env=dict(env, RANKSIM_PROGRESS="0"), timeout=300)
+    assert "[ranksim] running" not in quiet.stderr
