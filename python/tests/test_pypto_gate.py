@@ -69,3 +69,17 @@ def test_the_same_gate_from_pytest():
     assert not out["failed"] and all(r["busbw_gbps"] > 2 for r in out["rows"])
     assert ranksim.check(cfg, ring_collective(), 64 << 10, seeds=2).is_clean
     assert ranksim.point(cfg, ring_wrong(), 32 << 10)["nwrong"] > 0
+
+
+def test_the_golden_comparison_counts_what_differs():
+    import numpy as np
+
+    from ranksim.pypto._collective import nwrong
+
+    got = np.ones((3, 1, 10), np.float32)
+    want = np.ones((1, 10), np.float32)  # broadcast over the ranks
+    assert nwrong(got, np.broadcast_to(want, got.shape), 1e-5, 1e-5) == 0
+    got[1, 0, 3] = 1.1
+    got[2, 0, 9] = np.nan
+    got[0, 0, 0] = 1 + 5e-6  # inside the tolerance
+    assert nwrong(got, np.broadcast_to(want, got.shape), 1e-5, 1e-5) == 2
