@@ -68,9 +68,9 @@ pub use sim_core;
 /// The names a program needs: the program API, the host API and the value types.
 pub mod prelude {
     pub use sim_core::{
-        ArgDir, AtomicType, Axis, CopyOpts, Core, CoreKind, CubeBuf, CubeTile, DType, DeferCond, Dispatch, Domain,
-        DomainOptions, NotifyOp, Ops, Pipe, ReduceOp, RoundMode, RunReport, SdmaHandle, SdmaOpts, SimDuration,
-        SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile, TileLoad, WaitCmp, World, bf16,
+        ArgDir, AtomicType, Axis, BinaryOp, CmpOp, CopyOpts, Core, CoreKind, CubeBuf, CubeTile, DType, DeferCond,
+        Dispatch, Domain, DomainOptions, NotifyOp, Ops, Pipe, ReduceOp, RoundMode, RunReport, SdmaHandle, SdmaOpts,
+        SimDuration, SimError, SimResult, SimTime, Task, TaskId, Tensor, Tile, TileLoad, UnaryOp, WaitCmp, World, bf16,
         check::{CheckOptions, CheckReport, Finding, FindingKind},
         f16,
     };

@@ -163,6 +163,71 @@ pub struct VectorConfig {
     pub fixed_cycles: u64,
     /// Elements processed per cycle, per dtype.
     pub elems_per_cycle: ElemsPerCycle,
+    /// The operations with a cost of their own (`[chip.vector.ops]`); an operation left out
+    /// costs what an element-wise `add` costs.
+    #[serde(default)]
+    pub ops: VectorOpsConfig,
+}
+
+/// The cost of each vector operation that is not in the class of `add` (see
+/// `sim_core::model::VecOp`); absent: the element-wise cost.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VectorOpsConfig {
+    /// `exp` (TEXP).
+    pub exp: Option<VectorOpCost>,
+    /// `log` (TLOG).
+    pub log: Option<VectorOpCost>,
+    /// `sqrt` (TSQRT).
+    pub sqrt: Option<VectorOpCost>,
+    /// `rsqrt` (TRSQRT).
+    pub rsqrt: Option<VectorOpCost>,
+    /// `recip` (TRECIP).
+    pub recip: Option<VectorOpCost>,
+    /// `abs` (TABS).
+    pub abs: Option<VectorOpCost>,
+    /// `relu` (TRELU).
+    pub relu: Option<VectorOpCost>,
+    /// `div`, tile by tile (TDIV).
+    pub div: Option<VectorOpCost>,
+    /// `divs`, by a scalar (TDIVS).
+    pub divs: Option<VectorOpCost>,
+    /// `cmp`, tile with tile (TCMP).
+    pub cmp: Option<VectorOpCost>,
+    /// `cmps`, tile with a scalar (TCMPS).
+    pub cmps: Option<VectorOpCost>,
+    /// `select` / `selects` (TSEL, TSELS).
+    pub select: Option<VectorOpCost>,
+    /// `full` / `expands` (TEXPANDS).
+    pub full: Option<VectorOpCost>,
+    /// `row_expand` (TROWEXPAND).
+    pub row_expand: Option<VectorOpCost>,
+    /// `col_expand` (TCOLEXPAND).
+    pub col_expand: Option<VectorOpCost>,
+}
+
+/// One operation's cost over a tile of `elems` elements in `rows` rows:
+/// `fixed_cycles + cycles_per_repeat * ceil(elems / lanes) + cycles_per_row * rows`, where a
+/// repeat is `lanes` elements: `elems_per_cycle` if given (a rate that does not depend on the
+/// dtype), else the dtype's `[chip.vector.elems_per_cycle]` (one 256-byte pass in the presets).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VectorOpCost {
+    /// Start-up plus completion of one operation, in cycles.
+    pub fixed_cycles: u64,
+    /// Cycles per repeat (default 1).
+    #[serde(default = "one")]
+    pub cycles_per_repeat: u64,
+    /// Elements per repeat for every dtype (absent: the dtype's lanes).
+    #[serde(default)]
+    pub elems_per_cycle: Option<u64>,
+    /// Cycles per row of the tile, for operations issued row by row (default 0).
+    #[serde(default)]
+    pub cycles_per_row: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// Vector lanes per dtype.

@@ -1,11 +1,11 @@
 //! The validated chip model: configured floats are converted once to integer picoseconds and
 //! bytes per second.
 
-use crate::config::{ChipConfig, CubeConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig};
+use crate::config::{ChipConfig, CubeConfig, DmaPathConfig, ElemsPerCycle, SdmaConfig, VectorOpCost, VectorOpsConfig};
 use crate::limits::{CLOCK_GHZ, MAX_BUFFER_BYTES, MAX_CORES, MAX_COST_NS, MAX_QUEUE_DEPTH};
 use sim_core::{
     Bandwidth, DType, Frequency, SimDuration,
-    model::{ChipTiming, CubeParams, DmaCost, DmaDir, SdmaParams},
+    model::{ChipTiming, CubeParams, DmaCost, DmaDir, SdmaParams, VecOp},
 };
 use thiserror::Error;
 
@@ -43,6 +43,8 @@ pub struct ChipModel {
     ub_to_gm: DmaPath,
     vector_fixed: u64,
     lanes: ElemsPerCycle,
+    /// The configured cost of each operation of `[chip.vector.ops]` given there.
+    op_costs: Vec<(VecOp, OpCost)>,
     notify_issue: SimDuration,
     wait_poll: SimDuration,
     scalar_gm: SimDuration,
@@ -85,6 +87,7 @@ impl ChipModel {
             }
         }
         cycles("vector.fixed_cycles", c.vector.fixed_cycles, c.clock_ghz)?;
+        let op_costs = vector_ops(&c.vector.ops, c.clock_ghz)?;
         if !(c.hbm_efficiency > 0.0 && c.hbm_efficiency <= 1.0) {
             return Err(err("hbm_efficiency", c.hbm_efficiency, "must be in (0, 1]"));
         }
@@ -109,6 +112,7 @@ impl ChipModel {
             ub_to_gm: dma_path("dma.ub_to_gm", &c.dma.ub_to_gm)?,
             vector_fixed: c.vector.fixed_cycles,
             lanes: c.vector.elems_per_cycle.clone(),
+            op_costs,
             notify_issue: ns("notify_issue_ns", c.notify_issue_ns)?,
             wait_poll: ns("wait_poll_ns", c.wait_poll_ns)?,
             scalar_gm: ns("scalar_gm_ns", c.scalar_gm_ns.unwrap_or(c.wait_poll_ns))?,
@@ -124,6 +128,18 @@ impl ChipModel {
     /// The chip's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Vector lanes (elements per cycle) of `dtype`.
+    fn lanes_of(&self, dtype: DType) -> u64 {
+        match dtype {
+            DType::F32 => self.lanes.f32,
+            DType::F16 => self.lanes.f16,
+            DType::BF16 => self.lanes.bf16,
+            DType::I32 => self.lanes.i32,
+            DType::I16 => self.lanes.i16,
+            DType::I8 => self.lanes.i8,
+        }
     }
 }
 
@@ -149,6 +165,57 @@ fn rate(key: &str, gbps: f64) -> Result<Option<Bandwidth>, ChipConfigError> {
         return Ok(None);
     }
     Bandwidth::from_gbps_f64(gbps).map(Some).ok_or_else(|| err(key, gbps, "must be a positive rate in GB/s, or inf"))
+}
+
+/// One vector operation's configured cost (see `VectorOpCost`).
+#[derive(Clone, Copy, Debug)]
+struct OpCost {
+    fixed: u64,
+    per_repeat: u64,
+    lanes: Option<u64>,
+    per_row: u64,
+}
+
+/// The `[chip.vector.ops]` entries, each validated under its key.
+fn vector_ops(o: &VectorOpsConfig, clock_ghz: f64) -> Result<Vec<(VecOp, OpCost)>, ChipConfigError> {
+    let entries = [
+        (VecOp::Exp, &o.exp),
+        (VecOp::Log, &o.log),
+        (VecOp::Sqrt, &o.sqrt),
+        (VecOp::Rsqrt, &o.rsqrt),
+        (VecOp::Recip, &o.recip),
+        (VecOp::Abs, &o.abs),
+        (VecOp::Relu, &o.relu),
+        (VecOp::Div, &o.div),
+        (VecOp::Divs, &o.divs),
+        (VecOp::Cmp, &o.cmp),
+        (VecOp::Cmps, &o.cmps),
+        (VecOp::Select, &o.select),
+        (VecOp::Full, &o.full),
+        (VecOp::RowExpand, &o.row_expand),
+        (VecOp::ColExpand, &o.col_expand),
+    ];
+    let mut out = Vec::new();
+    for (op, cost) in entries {
+        let Some(VectorOpCost { fixed_cycles, cycles_per_repeat, elems_per_cycle, cycles_per_row }) = cost else {
+            continue;
+        };
+        let key = |k: &str| format!("vector.ops.{}.{k}", op.name());
+        cycles(&key("fixed_cycles"), *fixed_cycles, clock_ghz)?;
+        cycles(&key("cycles_per_repeat"), *cycles_per_repeat, clock_ghz)?;
+        cycles(&key("cycles_per_row"), *cycles_per_row, clock_ghz)?;
+        if *elems_per_cycle == Some(0) {
+            return Err(err(&key("elems_per_cycle"), 0, "must be positive (or left out: the dtype's lanes)"));
+        }
+        let c = OpCost {
+            fixed: *fixed_cycles,
+            per_repeat: *cycles_per_repeat,
+            lanes: *elems_per_cycle,
+            per_row: *cycles_per_row,
+        };
+        out.push((op, c));
+    }
+    Ok(out)
 }
 
 fn sdma(c: &SdmaConfig) -> Result<SdmaParams, ChipConfigError> {
@@ -302,15 +369,17 @@ impl ChipTiming for ChipModel {
     }
 
     fn vector_op(&self, dtype: DType, elems: u64) -> SimDuration {
-        let lanes = match dtype {
-            DType::F32 => self.lanes.f32,
-            DType::F16 => self.lanes.f16,
-            DType::BF16 => self.lanes.bf16,
-            DType::I32 => self.lanes.i32,
-            DType::I16 => self.lanes.i16,
-            DType::I8 => self.lanes.i8,
+        self.clock.cycles(self.vector_fixed + elems.div_ceil(self.lanes_of(dtype)))
+    }
+
+    fn vector_op_of(&self, op: VecOp, dtype: DType, elems: u64, rows: u64) -> SimDuration {
+        let Some((_, c)) = self.op_costs.iter().find(|(o, _)| *o == op) else {
+            return self.vector_op(dtype, elems);
         };
-        self.clock.cycles(self.vector_fixed + elems.div_ceil(lanes))
+        let repeats = elems.div_ceil(c.lanes.unwrap_or_else(|| self.lanes_of(dtype)));
+        let cycles =
+            c.fixed.saturating_add(c.per_repeat.saturating_mul(repeats)).saturating_add(c.per_row.saturating_mul(rows));
+        self.clock.cycles(cycles)
     }
 
     fn notify_issue(&self) -> SimDuration {
@@ -375,6 +444,7 @@ mod tests {
             vector: VectorConfig {
                 fixed_cycles: 10,
                 elems_per_cycle: ElemsPerCycle { f32: 64, f16: 128, bf16: 128, i32: 64, i16: 128, i8: 256 },
+                ops: VectorOpsConfig::default(),
             },
             sdma: None,
             cube: None,
@@ -489,6 +559,76 @@ mod tests {
         assert_eq!(m.hbm_rate(), Bandwidth::from_gbps_f64(500.0));
         assert!(!m.atomic_add_supported(DType::BF16));
         assert!(m.atomic_add_supported(DType::I8));
+    }
+
+    #[test]
+    fn vector_ops_cost_their_formula_and_default_to_the_element_wise_cost() {
+        let mut c = config();
+        let cost = |fixed_cycles, cycles_per_repeat, elems_per_cycle, cycles_per_row| {
+            Some(VectorOpCost { fixed_cycles, cycles_per_repeat, elems_per_cycle, cycles_per_row })
+        };
+        c.vector.ops.exp = cost(31, 1, Some(32), 0);
+        c.vector.ops.div = cost(20, 4, None, 0);
+        c.vector.ops.select = cost(25, 2, None, 30);
+        let m = ChipModel::from_config(&c).unwrap();
+        // 1000 f16 elements at 32 per cycle: 32 repeats + 31 (the dtype's lanes do not matter).
+        assert_eq!(m.vector_op_of(VecOp::Exp, DType::F16, 1000, 4), SimDuration::from_ns(63));
+        // div: the dtype's lanes, 4 cycles each: f32 256 -> 4 repeats = 16, + 20.
+        assert_eq!(m.vector_op_of(VecOp::Div, DType::F32, 256, 1), SimDuration::from_ns(36));
+        // select: 8 rows x 64 f32 = 8 repeats x 2 + 8 rows x 30 + 25.
+        assert_eq!(m.vector_op_of(VecOp::Select, DType::F32, 512, 8), SimDuration::from_ns(281));
+        // Not configured: the element-wise cost (10 + 256 / 64).
+        assert_eq!(m.vector_op_of(VecOp::Log, DType::F32, 256, 1), m.vector_op(DType::F32, 256));
+        assert_eq!(m.vector_op_of(VecOp::Log, DType::F32, 256, 1), SimDuration::from_ns(14));
+        let bad = |f: fn(&mut VectorOpsConfig)| {
+            let mut c = config();
+            f(&mut c.vector.ops);
+            ChipModel::from_config(&c).unwrap_err().to_string()
+        };
+        let e = bad(|o| {
+            o.sqrt = Some(VectorOpCost {
+                fixed_cycles: 1,
+                cycles_per_repeat: 1,
+                elems_per_cycle: Some(0),
+                cycles_per_row: 0,
+            })
+        });
+        assert!(e.starts_with("chip.vector.ops.sqrt.elems_per_cycle = 0"), "{e}");
+        let e = bad(|o| {
+            o.cmp = Some(VectorOpCost {
+                fixed_cycles: u64::MAX,
+                cycles_per_repeat: 1,
+                elems_per_cycle: None,
+                cycles_per_row: 0,
+            })
+        });
+        assert!(e.starts_with("chip.vector.ops.cmp.fixed_cycles"), "{e}");
+        let e = bad(|o| {
+            o.full = Some(VectorOpCost {
+                fixed_cycles: 0,
+                cycles_per_repeat: 1,
+                elems_per_cycle: None,
+                cycles_per_row: u64::MAX,
+            })
+        });
+        assert!(e.starts_with("chip.vector.ops.full.cycles_per_row"), "{e}");
+    }
+
+    /// Every operation with a cost of its own has its key in `[chip.vector.ops]`, named as the
+    /// kernel API names it.
+    #[test]
+    fn every_vec_op_has_its_config_key() {
+        for op in VecOp::ALL {
+            let toml = format!("{} = {{ fixed_cycles = 7 }}", op.name());
+            let o: VectorOpsConfig = toml::from_str(&toml).unwrap_or_else(|e| panic!("{}: {e}", op.name()));
+            let mut c = config();
+            c.vector.ops = o;
+            let m = ChipModel::from_config(&c).unwrap();
+            // 7 + 64 f32 / 64 lanes x 1.
+            assert_eq!(m.vector_op_of(op, DType::F32, 64, 1), SimDuration::from_ns(8), "{}", op.name());
+        }
+        let e = toml::from_str::<VectorOpsConfig>("tanh = { fixed_cycles = 7 }").unwrap_err().to_string();
+        assert!(e.contains("tanh"), "{e}");
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub use base::error::{SimError, SimResult, Site};
 pub use base::livelock::{LivelockReport, SpinningPoll};
 pub use base::signal::{AtomicType, Cond, NotifyOp, WaitCmp};
 pub use base::tensor::{Domain, Tensor};
-pub use base::tile::{Axis, ReduceOp, Tile};
+pub use base::tile::{Axis, BinaryOp, CmpOp, ReduceOp, Tile, UnaryOp};
 pub use base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use half::{bf16, f16};
 pub use sim::split::{LocalGroup, ProcessGroup, join_processes};

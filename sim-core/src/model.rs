@@ -40,6 +40,14 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn atomic_add_supported(&self, dtype: DType) -> bool;
     /// Time of one element-wise vector op over `elems` elements of `dtype`.
     fn vector_op(&self, dtype: DType, elems: u64) -> SimDuration;
+    /// Time of vector operation `op` over a tile of `elems` elements of `dtype` in `rows` rows,
+    /// for the operations whose cost a model may set apart (transcendentals, divisions,
+    /// compares, selects, fills, broadcasts). By default the element-wise cost of
+    /// [`ChipTiming::vector_op`].
+    fn vector_op_of(&self, op: VecOp, dtype: DType, elems: u64, rows: u64) -> SimDuration {
+        let _ = (op, rows);
+        self.vector_op(dtype, elems)
+    }
     /// Time a core spends issuing one notify (atomic or plain 32-bit store plus fences).
     fn notify_issue(&self) -> SimDuration;
     /// Time between a satisfying signal write landing and the waiting core resuming; also
@@ -62,6 +70,86 @@ pub trait ChipTiming: Send + Sync + Debug {
     /// The chip's AIC (cube) cores, if it has any configured (`[chip.cube]`).
     fn cube(&self) -> Option<&CubeParams> {
         None
+    }
+}
+
+/// A vector operation with a cost of its own ([`ChipTiming::vector_op_of`]); the others
+/// (`add`, `sub`, `mul`, `max`, `min`, their scalar forms, `neg`, `cast`, reductions) cost
+/// [`ChipTiming::vector_op`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum VecOp {
+    /// `e^x` (TEXP).
+    Exp,
+    /// Natural logarithm (TLOG).
+    Log,
+    /// Square root (TSQRT).
+    Sqrt,
+    /// `1 / sqrt(x)` (TRSQRT).
+    Rsqrt,
+    /// `1 / x` (TRECIP).
+    Recip,
+    /// Absolute value (TABS).
+    Abs,
+    /// `max(x, 0)` (TRELU).
+    Relu,
+    /// Tile-by-tile division (TDIV).
+    Div,
+    /// Division by a scalar (TDIVS).
+    Divs,
+    /// Tile-by-tile comparison (TCMP).
+    Cmp,
+    /// Comparison with a scalar (TCMPS).
+    Cmps,
+    /// Element-wise select by a mask (TSEL, TSELS).
+    Select,
+    /// A tile filled with a scalar (TEXPANDS).
+    Full,
+    /// Each row filled with one value of a column (TROWEXPAND).
+    RowExpand,
+    /// Each column filled with one value of a row (TCOLEXPAND).
+    ColExpand,
+}
+
+impl VecOp {
+    /// Every operation, in the order of the enum.
+    pub const ALL: [VecOp; 15] = [
+        VecOp::Exp,
+        VecOp::Log,
+        VecOp::Sqrt,
+        VecOp::Rsqrt,
+        VecOp::Recip,
+        VecOp::Abs,
+        VecOp::Relu,
+        VecOp::Div,
+        VecOp::Divs,
+        VecOp::Cmp,
+        VecOp::Cmps,
+        VecOp::Select,
+        VecOp::Full,
+        VecOp::RowExpand,
+        VecOp::ColExpand,
+    ];
+
+    /// The operation's name in the kernel API and its key in a config's `[chip.vector.ops]`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            VecOp::Exp => "exp",
+            VecOp::Log => "log",
+            VecOp::Sqrt => "sqrt",
+            VecOp::Rsqrt => "rsqrt",
+            VecOp::Recip => "recip",
+            VecOp::Abs => "abs",
+            VecOp::Relu => "relu",
+            VecOp::Div => "div",
+            VecOp::Divs => "divs",
+            VecOp::Cmp => "cmp",
+            VecOp::Cmps => "cmps",
+            VecOp::Select => "select",
+            VecOp::Full => "full",
+            VecOp::RowExpand => "row_expand",
+            VecOp::ColExpand => "col_expand",
+        }
     }
 }
 

@@ -26,17 +26,25 @@ fn golden(v: f64, to: DType) -> f64 {
 
 /// Runs `f` on one core of the simple machine; returns what it recorded.
 fn on_core<T: Send + 'static>(f: impl Fn(&mut Core) -> SimResult<T> + Send + Sync + 'static) -> SimResult<T> {
-    let mut w = simple(1);
+    on_world(simple(1), f)
+}
+
+/// Runs `f` on one core of rank 0 of `w`; returns what it recorded.
+fn on_world<T: Send + 'static>(
+    mut w: World,
+    f: impl Fn(&mut Core) -> SimResult<T> + Send + Sync + 'static,
+) -> SimResult<T> {
     let dom = all(&mut w);
     let out: Arc<Mutex<Option<T>>> = Arc::default();
     let o = out.clone();
-    w.dispatch_all(
-        &dom,
+    w.dispatch(
+        0,
         Dispatch::kernel("ops", 1, move |core| {
             let v = f(core)?;
             *o.lock() = Some(v);
             Ok(())
-        }),
+        })
+        .in_domain(&dom),
     )?;
     w.run()?;
     let v = out.lock().take();
@@ -126,4 +134,213 @@ fn reductions_and_reshape_through_the_core_with_their_cost() {
 fn a_reshape_that_changes_the_element_count_names_both_shapes() {
     let e = on_core(|core| core.reshape(&Tile::zeros(DType::F32, 2, 8), 3, 5)).unwrap_err().to_string();
     assert!(e.contains("reshape") && e.contains("3x5") && e.contains("16 elements") && e.contains("rank 0"), "{e}");
+}
+
+/// The `[chip.vector.ops]` table of [`ops_machine`]: round numbers, every key of the schema.
+const OPS_TABLE: &str = r#"
+[chip.vector.ops]
+exp = { fixed_cycles = 31, elems_per_cycle = 32 }
+log = { fixed_cycles = 33, elems_per_cycle = 32 }
+sqrt = { fixed_cycles = 5, cycles_per_repeat = 3 }
+rsqrt = { fixed_cycles = 24 }
+recip = { fixed_cycles = 45, elems_per_cycle = 13 }
+abs = { fixed_cycles = 7 }
+relu = { fixed_cycles = 23 }
+div = { fixed_cycles = 31, elems_per_cycle = 16 }
+divs = { fixed_cycles = 40, elems_per_cycle = 13 }
+cmp = { fixed_cycles = 36, cycles_per_repeat = 2 }
+cmps = { fixed_cycles = 30, cycles_per_repeat = 2 }
+select = { fixed_cycles = 25, cycles_per_repeat = 2, cycles_per_row = 30 }
+full = { fixed_cycles = 24 }
+row_expand = { fixed_cycles = 37, cycles_per_row = 13 }
+col_expand = { fixed_cycles = 20, cycles_per_repeat = 2 }
+"#;
+
+/// The simple machine (1 GHz: a cycle is 1000 ps; add costs `10 + ceil(elems / lanes)`, lanes
+/// 64 for f32 and 128 for f16) with [`OPS_TABLE`].
+fn ops_machine() -> World {
+    let toml = crate::common::simple_toml(1).replace("\n[host]", &format!("{OPS_TABLE}\n[host]"));
+    ranksim::Config::from_toml(&toml, "ops").unwrap().world().unwrap()
+}
+
+/// Each operation of a 4 x 100 tile (400 elements: 7 repeats of 64 f32 lanes, 4 of 128 f16
+/// lanes) takes exactly `fixed + cycles_per_repeat x ceil(400 / lanes) + cycles_per_row x 4`
+/// cycles of its `[chip.vector.ops]` entry, and the operations in the class of add take add's
+/// `10 + ceil(400 / lanes)`.
+#[test]
+fn each_vector_op_costs_its_configured_formula() {
+    type Op = fn(&mut Core, &Tile) -> SimResult<Tile>;
+    let ops: Vec<(&str, DType, Op, u64)> = vec![
+        ("exp", DType::F32, |c, t| c.exp(t), 31 + 13), // 400 / 32 per cycle = 13 repeats
+        ("exp f16", DType::F16, |c, t| c.exp(t), 31 + 13), // the op's own rate, whatever the dtype
+        ("log", DType::BF16, |c, t| c.log(t), 33 + 13),
+        ("sqrt", DType::F32, |c, t| c.sqrt(t), 5 + 3 * 7),
+        ("sqrt f16", DType::F16, |c, t| c.sqrt(t), 5 + 3 * 4),
+        ("rsqrt", DType::F32, |c, t| c.rsqrt(t), 24 + 7),
+        ("recip", DType::F32, |c, t| c.recip(t), 45 + 31), // 400 / 13 -> 31 repeats
+        ("abs", DType::F32, |c, t| c.abs(t), 7 + 7),
+        ("relu", DType::F16, |c, t| c.relu(t), 23 + 4),
+        ("neg", DType::F32, |c, t| c.neg(t), 10 + 7), // muls by -1
+        ("div", DType::F32, |c, t| c.div(t, t), 31 + 25),
+        ("divs", DType::F32, |c, t| c.divs(t, 3.0), 40 + 31),
+        ("sub", DType::F32, |c, t| c.sub(t, t), 10 + 7),
+        ("subs", DType::F16, |c, t| c.subs(t, 1.0), 10 + 4),
+        ("maxs", DType::F32, |c, t| c.maxs(t, 1.0), 10 + 7),
+        ("mins", DType::F32, |c, t| c.mins(t, 1.0), 10 + 7),
+        ("cmp", DType::F32, |c, t| c.cmp(t, t, CmpOp::Lt), 36 + 2 * 7),
+        ("cmps", DType::F32, |c, t| c.cmps(t, 0.5, CmpOp::Ge), 30 + 2 * 7),
+        ("select", DType::F32, |c, t| c.select(t, t, t), 25 + 2 * 7 + 30 * 4),
+        ("selects", DType::F32, |c, t| c.selects(t, t, 0.0), 25 + 2 * 7 + 30 * 4),
+        ("full", DType::F32, |c, _| c.full(DType::F32, 4, 100, 1.0), 24 + 7),
+        ("expands", DType::F16, |c, t| c.expands(t, 1.0), 24 + 4),
+        ("row_expand", DType::F32, |c, t| c.row_expand(t, &t.reduce_axis(ReduceOp::Sum, Axis::Rows)), 37 + 7 + 13 * 4),
+        ("col_expand", DType::F32, |c, t| c.col_expand(t, &t.reduce_axis(ReduceOp::Sum, Axis::Cols)), 20 + 2 * 7),
+        ("row_min", DType::F32, |c, t| c.row_min(t), 10 + 7),
+        ("col_min", DType::F32, |c, t| c.col_min(t), 10 + 7),
+        ("add (unchanged)", DType::F32, |c, t| c.add(t, t), 10 + 7),
+    ];
+    for (name, dt, op, cycles) in ops {
+        let spent = on_world(ops_machine(), move |core| {
+            let t = core.full(dt, 4, 100, 2.0)?;
+            let start = core.now().as_ps();
+            op(core, &t)?;
+            Ok(core.now().as_ps() - start)
+        })
+        .unwrap();
+        assert_eq!(spent, cycles * 1000, "{name}");
+    }
+}
+
+/// On the a2a3 preset (1.85 GHz) `exp` of 4096 f32 or f16 elements takes 31 + 4096 / 32 = 159
+/// cycles (TEXP's measured fit), `div` 31 + 4096 / 16 = 287, and `add` still 33 + 4096 / 64 =
+/// 97: the new table changes no existing cost.
+#[test]
+fn the_a2a3_preset_costs_exp_and_div_by_their_measured_fits() {
+    let ps = |cycles: u64| (cycles * 1_000_000_000_000).div_ceil(1_850_000_000);
+    for (dt, op, cycles) in [
+        (DType::F32, "exp", 159),
+        (DType::F16, "exp", 159),
+        (DType::BF16, "div", 287),
+        (DType::F32, "add", 97),
+        (DType::F16, "add", 33 + 32),
+    ] {
+        let spent = on_world(crate::common::a2a3(), move |core| {
+            let t = Tile::from_slice(16, 256, &vec![1.0f32; 4096])?.cast(dt, RoundMode::Rint)?;
+            let start = core.now().as_ps();
+            match op {
+                "exp" => core.exp(&t)?,
+                "div" => core.div(&t, &t)?,
+                _ => core.add(&t, &t)?,
+            };
+            Ok(core.now().as_ps() - start)
+        })
+        .unwrap();
+        assert_eq!(spent, ps(cycles), "{op} {dt}");
+    }
+}
+
+/// Values through the core against goldens computed here from the standard library: every
+/// float dtype rounds the f64 result once.
+#[test]
+fn new_ops_give_numpy_like_values_in_every_float_dtype() {
+    let xs = [0.5, 1.0, 2.0, 3.0, 0.25, 8.0, 10.0, 100.0];
+    let ys = [2.0, -1.0, 4.0, 3.0, 0.5, -2.0, 7.0, 0.125];
+    for dt in [DType::F32, DType::F16, DType::BF16] {
+        let round = move |v: f64| golden(v, dt);
+        let (x, y) = (tile_of(dt, &xs), tile_of(dt, &ys));
+        let got = on_core(move |core| {
+            let rows = |t: Tile| (0..t.len()).map(|i| t.get_f64(0, i)).collect::<Vec<f64>>();
+            Ok([
+                rows(core.exp(&x)?),
+                rows(core.log(&x)?),
+                rows(core.sqrt(&x)?),
+                rows(core.recip(&y)?),
+                rows(core.div(&x, &y)?),
+                rows(core.sub(&x, &y)?),
+                {
+                    let gt = core.cmp(&x, &y, CmpOp::Gt)?;
+                    rows(core.select(&gt, &x, &y)?)
+                },
+                rows(core.cmps(&x, 2.0, CmpOp::Le)?),
+                rows(core.full(dt, 1, 8, 0.1)?),
+            ])
+        })
+        .unwrap();
+        let map = |f: &dyn Fn(usize) -> f64| (0..8).map(|i| round(f(i))).collect::<Vec<f64>>();
+        let want = [
+            map(&|i| xs[i].exp()),
+            map(&|i| xs[i].ln()),
+            map(&|i| xs[i].sqrt()),
+            map(&|i| 1.0 / ys[i]),
+            map(&|i| xs[i] / ys[i]),
+            map(&|i| xs[i] - ys[i]),
+            map(&|i| xs[i].max(ys[i])),
+            map(&|i| if xs[i] <= 2.0 { 1.0 } else { 0.0 }),
+            map(&|_| 0.1),
+        ];
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "{dt}: result {k}");
+        }
+    }
+}
+
+#[test]
+fn refused_new_ops_name_the_op_and_what_to_change() {
+    let e = on_core(|core| core.exp(&Tile::zeros(DType::I32, 1, 8))).unwrap_err().to_string();
+    assert!(e.contains("exp") && e.contains("float tiles") && e.contains("rank 0"), "{e}");
+    let e = on_core(|core| core.div(&Tile::zeros(DType::F32, 1, 8), &Tile::zeros(DType::F32, 2, 4)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`div`") || e.contains("div:"), "{e}");
+    let e = on_core(|core| core.full(DType::F32, 1024, 1024, 0.0)).unwrap_err().to_string();
+    assert!(e.contains("full") && e.contains("UB"), "{e}");
+    let e = on_core(|core| core.divs(&Tile::zeros(DType::I16, 1, 8), 0.0)).unwrap_err().to_string();
+    assert!(e.contains("divs") && e.contains("division by zero"), "{e}");
+}
+
+/// `load_valid` reads only the valid part: the tile keeps its physical shape with zeros
+/// around the data, a store writes back only the valid part, and the load takes exactly as
+/// long as a load of the valid region alone.
+#[test]
+fn a_partial_valid_load_reads_and_costs_only_the_valid_region() {
+    let mut w = simple(1);
+    let dom = all(&mut w);
+    let x = w.alloc_tensor("x", DType::F32, &[8, 64]).unwrap();
+    let out = w.alloc_tensor("out", DType::F32, &[8, 64]).unwrap();
+    w.write(&x, 0, &(0..512).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+    w.write(&out, 0, &vec![-1.0f32; 512]).unwrap();
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let (xk, o, tk) = (x.clone(), out.clone(), times.clone());
+    w.dispatch(
+        0,
+        Dispatch::kernel("ragged", 1, move |core| {
+            let t0 = core.now().as_ps();
+            let t = core.load_valid(&xk, &[2, 0], &[4, 64], &[3, 10])?;
+            let t1 = core.now().as_ps();
+            core.load(&xk, &[2, 0], &[3, 10])?;
+            let t2 = core.now().as_ps();
+            assert_eq!((t.shape(), t.valid_shape()), ((4, 64), (3, 10)));
+            let v = t.to_vec::<f32>()?;
+            assert_eq!((v[0], v[9], v[10], v[64], v[64 * 3]), (128.0, 137.0, 0.0, 192.0, 0.0));
+            tk.lock().extend([t1 - t0, t2 - t1]);
+            let t = core.adds(&t, 0.5)?;
+            core.store(&t, &o, &[2, 0])?;
+            let e = core.load_valid(&xk, &[0, 0], &[2, 8], &[3, 8]).unwrap_err().to_string();
+            assert!(e.contains("valid_shape [3, 8]") && e.contains("load"), "{e}");
+            Ok(())
+        })
+        .in_domain(&dom),
+    )
+    .unwrap();
+    assert!(w.run().is_err(), "the refused load fails the run (argument errors are sticky)");
+    let t = times.lock().clone();
+    assert_eq!(t[0], t[1], "load_valid of 3x10 costs a 3x10 load");
+    assert_eq!(t[0], 120 * 10, "3 x 10 f32 = 120 bytes at 100 GB/s, 10 ps each");
+    let got = w.read::<f32>(&out, 0).unwrap();
+    for r in 0..8 {
+        for c in 0..64 {
+            let want = if (2..5).contains(&r) && c < 10 { (r * 64 + c) as f32 + 0.5 } else { -1.0 };
+            assert_eq!(got[r * 64 + c], want, "out[{r}, {c}]");
+        }
+    }
 }

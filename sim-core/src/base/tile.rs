@@ -13,6 +13,9 @@ use crate::base::time::SimTime;
 use half::{bf16, f16};
 use std::fmt;
 
+mod math;
+pub use math::{BinaryOp, CmpOp, UnaryOp};
+
 /// An element-wise combining operation (PyPTO's `ReduceOp`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ReduceOp {

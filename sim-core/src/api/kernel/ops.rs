@@ -9,6 +9,7 @@
 //! return at once.
 
 mod cube;
+mod math;
 mod pipe_ops;
 mod sdma;
 

@@ -4,6 +4,7 @@
 //! and the SDMA engines' operations.
 
 mod cube;
+mod math;
 mod sdma;
 
 use super::copy::CopyOpts;
