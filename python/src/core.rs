@@ -10,7 +10,7 @@ use crate::errors::{self, KERNEL_OP, bad};
 use crate::program::{PyTensor, TaskSpec, atomic, dtype, lock, notify_op, round_mode, wait_cmp};
 use pyo3::prelude::*;
 use sim_core::check::FindingSite;
-use sim_core::{CopyOpts, Core, DeferCond, SdmaHandle, SdmaOpts, SimError, SimResult, Site, Task, TaskId, Tile};
+use sim_core::{CmpOp, CopyOpts, Core, DeferCond, SdmaHandle, SdmaOpts, SimError, SimResult, Site, Task, TaskId, Tile};
 use std::collections::BTreeMap;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -283,6 +283,53 @@ fn python_line(py: Python<'_>) -> String {
     crate::frames::python_line(py)
 }
 
+/// A tile or a number, as the second operand of `cmp` and `select` may be.
+enum Operand<'py> {
+    Tile(PyRef<'py, PyTile>),
+    Number(f64),
+}
+
+/// Argument `arg` of `op`: a tile or a number (a bool counts as 0 / 1).
+fn tile_or_number<'py>(py: Python<'_>, op: &str, arg: &str, v: &Bound<'py, PyAny>) -> PyResult<Operand<'py>> {
+    if let Ok(t) = v.extract::<PyRef<'py, PyTile>>() {
+        return Ok(Operand::Tile(t));
+    }
+    match v.extract::<f64>() {
+        Ok(s) => Ok(Operand::Number(s)),
+        Err(_) => {
+            let ty = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            Err(bad(py, format!("{op}: `{arg}` must be a tile or a number, not {ty}")))
+        }
+    }
+}
+
+/// A comparison by name ("lt", ...) or by PyPTO's `cmp_type` code (0 = eq ... 5 = ge).
+fn cmp_op(py: Python<'_>, c: &Bound<'_, PyAny>) -> PyResult<CmpOp> {
+    let text = match c.extract::<i64>() {
+        Ok(i) => i.to_string(),
+        Err(_) => c.str()?.to_string(),
+    };
+    text.parse::<CmpOp>().map_err(|e| bad(py, format!("cmp: {e}")))
+}
+
+/// A 2-D tile shape from a shape list: `[rows, cols]`; `[n]` is `1 x n`; further leading
+/// dimensions fold into the rows.
+fn tile_shape(py: Python<'_>, op: &str, shape: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
+    let dims: Vec<usize> = match shape.extract::<usize>() {
+        Ok(n) => vec![n],
+        Err(_) => shape
+            .extract()
+            .map_err(|_| bad(py, format!("{op}: the shape must be a list of non-negative ints, like [rows, cols]")))?,
+    };
+    match dims.split_last() {
+        None => Err(bad(py, format!("{op}: the shape is empty; give [rows, cols] or [n]"))),
+        Some((&cols, lead)) => {
+            let rows = lead.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+            rows.map(|r| (r, cols)).ok_or_else(|| bad(py, format!("{op}: the shape {dims:?} is too large")))
+        }
+    }
+}
+
 /// Copy options from keyword arguments.
 fn copy_opts(
     py: Python<'_>,
@@ -350,9 +397,23 @@ impl PyCore {
             Ok(())
         })
     }
-    /// Loads a region of a GM tensor or of this rank's window into a tile (TLOAD).
-    fn load(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>, shape: Vec<usize>) -> PyResult<PyTile> {
-        self.blocking(py, "load", &[src], |c| c.load(&src.0, &offsets, &shape)).map(PyTile)
+    /// Loads a region of a GM tensor or of this rank's window into a tile (TLOAD). With
+    /// `valid_shape`, only that part of the region is read: the tile keeps `shape`, the rest
+    /// is zero, and the load moves only the valid bytes.
+    #[pyo3(signature = (src, offsets, shape, valid_shape = None))]
+    fn load(
+        &self,
+        py: Python<'_>,
+        src: &PyTensor,
+        offsets: Vec<usize>,
+        shape: Vec<usize>,
+        valid_shape: Option<Vec<usize>>,
+    ) -> PyResult<PyTile> {
+        match valid_shape {
+            None => self.blocking(py, "load", &[src], |c| c.load(&src.0, &offsets, &shape)),
+            Some(v) => self.blocking(py, "load", &[src], |c| c.load_valid(&src.0, &offsets, &shape, &v)),
+        }
+        .map(PyTile)
     }
     /// Stores a tile into a region of a GM tensor or this rank's window (TSTORE). Posted.
     fn store(&self, py: Python<'_>, tile: &PyTile, dst: &PyTensor, offsets: Vec<usize>) -> PyResult<()> {
@@ -404,9 +465,130 @@ impl PyCore {
     fn col_max(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
         self.local(py, |c| c.col_max(&a.0)).map(PyTile)
     }
-    /// The same elements as a `rows x cols` tile.
-    fn reshape(&self, py: Python<'_>, a: &PyTile, rows: usize, cols: usize) -> PyResult<PyTile> {
-        self.local(py, |c| c.reshape(&a.0, rows, cols)).map(PyTile)
+    /// The same elements as a `rows x cols` tile: `reshape(t, rows, cols)` or `reshape(t,
+    /// shape)` with a shape list (`[n]` is `1 x n`; leading dimensions fold into the rows).
+    #[pyo3(signature = (a, rows, cols = None))]
+    fn reshape(&self, py: Python<'_>, a: &PyTile, rows: &Bound<'_, PyAny>, cols: Option<usize>) -> PyResult<PyTile> {
+        let (r, c) = match cols {
+            Some(c) => {
+                (rows.extract::<usize>().map_err(|_| bad(py, "reshape: rows must be an int when cols is given"))?, c)
+            }
+            None => tile_shape(py, "reshape", rows)?,
+        };
+        self.local(py, |core| core.reshape(&a.0, r, c)).map(PyTile)
+    }
+    /// Minimum of each row: a `rows x 1` tile.
+    fn row_min(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.row_min(&a.0)).map(PyTile)
+    }
+    /// Minimum of each column: a `1 x cols` tile.
+    fn col_min(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.col_min(&a.0)).map(PyTile)
+    }
+    /// `e^a` element-wise (TEXP); float tiles.
+    fn exp(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.exp(&a.0)).map(PyTile)
+    }
+    /// Natural logarithm element-wise (TLOG); float tiles.
+    fn log(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.log(&a.0)).map(PyTile)
+    }
+    /// Square root element-wise (TSQRT); float tiles.
+    fn sqrt(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.sqrt(&a.0)).map(PyTile)
+    }
+    /// `1 / sqrt(a)` element-wise (TRSQRT); float tiles.
+    fn rsqrt(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.rsqrt(&a.0)).map(PyTile)
+    }
+    /// `1 / a` element-wise (TRECIP); float tiles.
+    fn recip(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.recip(&a.0)).map(PyTile)
+    }
+    /// `|a|` element-wise (TABS).
+    fn abs(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.abs(&a.0)).map(PyTile)
+    }
+    /// `-a` element-wise (TNEG: TMULS by -1).
+    fn neg(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.neg(&a.0)).map(PyTile)
+    }
+    /// `max(a, 0)` element-wise (TRELU).
+    fn relu(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.relu(&a.0)).map(PyTile)
+    }
+    /// `a - b` element-wise (TSUB).
+    fn sub(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.sub(&a.0, &b.0)).map(PyTile)
+    }
+    /// `a / b` element-wise (TDIV); float tiles.
+    fn div(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.div(&a.0, &b.0)).map(PyTile)
+    }
+    /// `a - s` (TSUBS).
+    fn subs(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
+        self.local(py, |c| c.subs(&a.0, s)).map(PyTile)
+    }
+    /// `a / s` (TDIVS); an integer tile truncates toward zero.
+    fn divs(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
+        self.local(py, |c| c.divs(&a.0, s)).map(PyTile)
+    }
+    /// `max(a, s)` (TMAXS).
+    fn maxs(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
+        self.local(py, |c| c.maxs(&a.0, s)).map(PyTile)
+    }
+    /// `min(a, s)` (TMINS).
+    fn mins(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
+        self.local(py, |c| c.mins(&a.0, s)).map(PyTile)
+    }
+    /// `1` where `a cmp b` holds and `0` elsewhere, a tile of `a`'s dtype and shape (TCMP, or
+    /// TCMPS when `b` is a number). `cmp` is "eq", "ne", "lt", "le", "gt", "ge" or PyPTO's
+    /// `cmp_type` code 0-5.
+    #[pyo3(signature = (a, b, cmp = None))]
+    fn cmp(
+        &self,
+        py: Python<'_>,
+        a: &PyTile,
+        b: &Bound<'_, PyAny>,
+        cmp: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTile> {
+        let op = match cmp {
+            Some(c) => cmp_op(py, c)?,
+            None => CmpOp::Eq,
+        };
+        match tile_or_number(py, "cmp", "b", b)? {
+            Operand::Tile(t) => self.local(py, |c| c.cmp(&a.0, &t.0, op)),
+            Operand::Number(s) => self.local(py, |c| c.cmps(&a.0, s, op)),
+        }
+        .map(PyTile)
+    }
+    /// `a` where `mask` is not zero and `b` elsewhere (TSEL; TSELS when `b` is a number).
+    /// `mask` is a `cmp` result, or any tile of `a`'s shape.
+    fn select(&self, py: Python<'_>, mask: &PyTile, a: &PyTile, b: &Bound<'_, PyAny>) -> PyResult<PyTile> {
+        match tile_or_number(py, "select", "b", b)? {
+            Operand::Tile(t) => self.local(py, |c| c.select(&mask.0, &a.0, &t.0)),
+            Operand::Number(s) => self.local(py, |c| c.selects(&mask.0, &a.0, s)),
+        }
+        .map(PyTile)
+    }
+    /// A tile of `shape` (`[rows, cols]`, `[n]` for `1 x n`) and `dtype` filled with `value`
+    /// (TEXPANDS, `pl.full`).
+    fn full(&self, py: Python<'_>, shape: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>, value: f64) -> PyResult<PyTile> {
+        let (r, c) = tile_shape(py, "full", shape)?;
+        let dt = self::dtype(py, dtype)?;
+        self.local(py, |core| core.full(dt, r, c, value)).map(PyTile)
+    }
+    /// A tile of `target`'s dtype and shape filled with `value` (`pl.expands`).
+    fn expands(&self, py: Python<'_>, target: &PyTile, value: f64) -> PyResult<PyTile> {
+        self.local(py, |c| c.expands(&target.0, value)).map(PyTile)
+    }
+    /// `target`'s shape with row `r` filled with `col[r, 0]` (TROWEXPAND).
+    fn row_expand(&self, py: Python<'_>, target: &PyTile, col: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.row_expand(&target.0, &col.0)).map(PyTile)
+    }
+    /// `target`'s shape with column `c` filled with `row[0, c]` (TCOLEXPAND).
+    fn col_expand(&self, py: Python<'_>, target: &PyTile, row: &PyTile) -> PyResult<PyTile> {
+        self.local(py, |c| c.col_expand(&target.0, &row.0)).map(PyTile)
     }
     /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY): `op` is "add" or "set".
     #[pyo3(signature = (signal, peer, offsets, value = 1, op = "add"))]
@@ -455,7 +637,9 @@ impl PyCore {
         let cmp = wait_cmp(py, cmp)?;
         self.polling(py, "test", &[signal], |c| c.test_signal(&signal.0, &offsets, expected, cmp))
     }
-    /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM).
+    /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM); with
+    /// `valid_shape`, only that part (the rest of the tile is zero).
+    #[pyo3(signature = (target, peer, offsets, shape, valid_shape = None))]
     fn remote_load(
         &self,
         py: Python<'_>,
@@ -463,8 +647,16 @@ impl PyCore {
         peer: usize,
         offsets: Vec<usize>,
         shape: Vec<usize>,
+        valid_shape: Option<Vec<usize>>,
     ) -> PyResult<PyTile> {
-        self.blocking(py, "remote_load", &[target], |c| c.remote_load(&target.0, peer, &offsets, &shape)).map(PyTile)
+        let t = &target.0;
+        match valid_shape {
+            None => self.blocking(py, "remote_load", &[target], |c| c.remote_load(t, peer, &offsets, &shape)),
+            Some(v) => {
+                self.blocking(py, "remote_load", &[target], |c| c.remote_load_valid(t, peer, &offsets, &shape, &v))
+            }
+        }
+        .map(PyTile)
     }
     /// Stores a tile into `peer`'s copy of window `target` (TSTORE to peer GM). Posted.
     #[pyo3(signature = (tile, target, peer, offsets, atomic = "none"))]

@@ -19,6 +19,7 @@
 //! | chip.dma.*.gbps, issue_ns (flat) | `flat_dma_pays_its_issue_cost_then_the_bytes` |
 //! | chip.dma.*.peak_gbps, half_bytes (hill) | `hill_dma_pays_half_bytes_over_peak_then_the_bytes` |
 //! | chip.vector.fixed_cycles, elems_per_cycle.* | `each_dtype_runs_at_its_own_vector_lanes` |
+//! | chip.vector.ops.* (fixed_cycles, cycles_per_repeat, elems_per_cycle, cycles_per_row) | `tile_ops::each_vector_op_costs_its_configured_formula`, `tile_ops::the_a2a3_preset_costs_exp_and_div_by_their_measured_fits` |
 //! | chip.sdma.* | `sdma::*` (issue, descriptor, cold start, poll, channel rate, descriptors, queue depth) |
 //! | fabric.packet_bytes | `closed_form::two_flows_on_one_link_each_get_half_its_bandwidth` (notifies queue one packet each), `packets_cut_a_flow_into_interleaving_units` |
 //! | fabric.efficiency | `link_efficiency_scales_every_link` |
