@@ -351,7 +351,9 @@ pub fn reduce_scatter_with(
         let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
         validate::dtype(&what, data, &addable)?;
     } else if how.mode == Mode::AivMesh {
-        validate::dtype(&what, data, &FP)?;
+        // HCCL's ReduceScatter takes int8 / int16 / int32 / fp16 / fp32 / bf16, as its AIV
+        // allreduce does here (PyPTO's builtin paths below take FP16 / FP32 only).
+        validate::dtype(&what, data, &DType::ALL)?;
     } else {
         validate::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
     }

@@ -269,3 +269,32 @@ fn aiv_mesh_is_refused_where_hccl_has_no_such_kernel_and_names_the_modes() {
     let e = ranksim::collectives::reduce_scatter_with(&mut w, &target, &sig, ReduceOp::Sum, zero).unwrap_err();
     assert!(e.to_string().contains("core_num 0 must be in 1..=48"), "{e}");
 }
+
+/// bf16 (and the integer types) wherever HCCL's kernels take them: every HCCL-class allreduce
+/// and reduce_scatter mode on a2a3 (bf16 atomic add exists on 910B, so the SDMA mesh too),
+/// every element checked; PyPTO's builtins (mesh, ring) take FP16 / FP32 only, as PyPTO does.
+#[test]
+fn hccl_class_reductions_take_bf16() {
+    let cfg = Config::default_preset();
+    let modes = [
+        (Kind::AllReduce, Mode::TwoShot),
+        (Kind::AllReduce, Mode::AivMesh),
+        (Kind::AllReduce, Mode::SdmaMesh),
+        (Kind::AllReduce, Mode::Rhd),
+        (Kind::ReduceScatter, Mode::AivMesh),
+        (Kind::ReduceScatter, Mode::SdmaMesh),
+    ];
+    for (kind, mode) in modes {
+        for dt in [DType::BF16, DType::I16] {
+            if mode == Mode::SdmaMesh && dt == DType::I16 && !cfg.world().unwrap().chip().atomic_add_supported(dt) {
+                continue;
+            }
+            let call = Call::new(kind, 8).with_mode(mode).with_core_num(8).with_dtype(dt);
+            let p = run_point(&cfg, &SweepSpec::new(call), 64 << 10, false).unwrap().unwrap();
+            assert_eq!(p.row.nwrong, Some(0), "{kind} {mode} {dt}");
+        }
+    }
+    let ring = Call::new(Kind::AllReduce, 8).with_mode(Mode::Ring).with_core_num(1).with_dtype(DType::BF16);
+    let e = run_point(&cfg, &SweepSpec::new(ring), 64 << 10, false).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("`data` is bf16") && e.contains("supports f32"), "{e}");
+}
