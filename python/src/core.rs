@@ -415,6 +415,17 @@ impl PyCore {
         }
         .map(PyTile)
     }
+    /// `load(src, offsets, shape, valid_shape)` under the Rust name.
+    fn load_valid(
+        &self,
+        py: Python<'_>,
+        src: &PyTensor,
+        offsets: Vec<usize>,
+        shape: Vec<usize>,
+        valid_shape: Vec<usize>,
+    ) -> PyResult<PyTile> {
+        self.load(py, src, offsets, shape, Some(valid_shape))
+    }
     /// Stores a tile into a region of a GM tensor or this rank's window (TSTORE). Posted.
     fn store(&self, py: Python<'_>, tile: &PyTile, dst: &PyTensor, offsets: Vec<usize>) -> PyResult<()> {
         self.blocking(py, "store", &[dst], |c| c.store(&tile.0, &dst.0, &offsets))
@@ -657,6 +668,18 @@ impl PyCore {
             }
         }
         .map(PyTile)
+    }
+    /// `remote_load(target, peer, offsets, shape, valid_shape)` under the Rust name.
+    fn remote_load_valid(
+        &self,
+        py: Python<'_>,
+        target: &PyTensor,
+        peer: usize,
+        offsets: Vec<usize>,
+        shape: Vec<usize>,
+        valid_shape: Vec<usize>,
+    ) -> PyResult<PyTile> {
+        self.remote_load(py, target, peer, offsets, shape, Some(valid_shape))
     }
     /// Stores a tile into `peer`'s copy of window `target` (TSTORE to peer GM). Posted.
     #[pyo3(signature = (tile, target, peer, offsets, atomic = "none"))]

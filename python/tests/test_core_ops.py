@@ -213,6 +213,8 @@ def test_a_partial_valid_load_reads_only_the_valid_region(dt):
 
     def kernel(core, t):
         tile = core.load(t["x"], [2, 0], [4, 16], valid_shape=[3, 5])
+        same = core.load_valid(t["x"], [2, 0], [4, 16], [3, 5])
+        assert same.valid_shape == tile.valid_shape and (same.numpy() == tile.numpy()).all()
         seen["shape"], seen["valid"], seen["values"] = tile.shape, tile.valid_shape, tile.numpy()
         core.store(core.adds(tile, 1.0), t["out"], [2, 0])
 
