@@ -10,7 +10,9 @@ use crate::errors::{self, KERNEL_OP, bad};
 use crate::program::{PyTensor, TaskSpec, atomic, dtype, lock, notify_op, round_mode, wait_cmp};
 use pyo3::prelude::*;
 use sim_core::check::FindingSite;
-use sim_core::{CmpOp, CopyOpts, Core, DeferCond, SdmaHandle, SdmaOpts, SimError, SimResult, Site, Task, TaskId, Tile};
+use sim_core::{
+    CmpOp, CopyOpts, Core, CubeTile, DeferCond, SdmaHandle, SdmaOpts, SimError, SimResult, Site, Task, TaskId, Tile,
+};
 use std::collections::BTreeMap;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -182,6 +184,46 @@ impl PyTile {
     }
     fn __repr__(&self) -> String {
         format!("<ranksim tile {:?}>", self.0)
+    }
+}
+
+/// A tile in one of an AIC core's buffers (`buf`: "L1", "L0A", "L0B" or "L0C"); opaque as a
+/// `Tile` is (`numpy()` copies it out).
+#[pyclass(name = "CubeTile", module = "ranksim", frozen)]
+pub(crate) struct PyCubeTile(pub(crate) CubeTile);
+
+#[pymethods]
+impl PyCubeTile {
+    /// `(rows, cols)` as allocated.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        self.0.shape()
+    }
+    /// `(rows, cols)` holding data.
+    #[getter]
+    fn valid_shape(&self) -> (usize, usize) {
+        self.0.valid_shape()
+    }
+    /// The element type's short name.
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.0.dtype().name()
+    }
+    /// The buffer it sits in: "L1", "L0A", "L0B" or "L0C".
+    #[getter]
+    fn buf(&self) -> String {
+        self.0.buf().to_string()
+    }
+    /// The values as a list of rows of floats.
+    fn tolist(&self) -> Vec<Vec<f64>> {
+        PyTile(self.0.tile().clone()).tolist()
+    }
+    /// The values as a float64 numpy array.
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("numpy")?.call_method1("array", (self.tolist(), "float64"))
+    }
+    fn __repr__(&self) -> String {
+        format!("<ranksim cube tile {:?}>", self.0)
     }
 }
 
@@ -824,6 +866,32 @@ impl PyCore {
             return Err(bad(py, "wait_async_through: this SDMA handle was already waited"));
         };
         self.blocking(py, "wait_async_through", &[], move |c| c.wait_async_through(h))
+    }
+    /// Loads a region of a GM tensor or this rank's window into L1 (a cube task's TLOAD to
+    /// the Mat buffer).
+    fn load_l1(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>, shape: Vec<usize>) -> PyResult<PyCubeTile> {
+        self.blocking(py, "load_l1", &[src], |c| c.load_l1(&src.0, &offsets, &shape)).map(PyCubeTile)
+    }
+    /// Moves an L1 tile into L0A, the left operand (TMOV / TEXTRACT).
+    fn to_l0a(&self, py: Python<'_>, l1: &PyCubeTile) -> PyResult<PyCubeTile> {
+        self.local(py, |c| c.to_l0a(&l1.0)).map(PyCubeTile)
+    }
+    /// Moves an L1 tile into L0B, the right operand.
+    fn to_l0b(&self, py: Python<'_>, l1: &PyCubeTile) -> PyResult<PyCubeTile> {
+        self.local(py, |c| c.to_l0b(&l1.0)).map(PyCubeTile)
+    }
+    /// `a @ b` into a new L0C accumulator (TMATMUL): `a` in L0A, `b` in L0B.
+    fn matmul(&self, py: Python<'_>, a: &PyCubeTile, b: &PyCubeTile) -> PyResult<PyCubeTile> {
+        self.local(py, |c| c.matmul(&a.0, &b.0)).map(PyCubeTile)
+    }
+    /// `acc + a @ b` (TMATMUL_ACC): `acc` in L0C.
+    fn matmul_acc(&self, py: Python<'_>, acc: &PyCubeTile, a: &PyCubeTile, b: &PyCubeTile) -> PyResult<PyCubeTile> {
+        self.local(py, |c| c.matmul_acc(&acc.0, &a.0, &b.0)).map(PyCubeTile)
+    }
+    /// Stores an L0C accumulator into a GM tensor or this rank's window through the FIXPIPE
+    /// (f32 to f16 / bf16 rounds to nearest). Posted.
+    fn store_acc(&self, py: Python<'_>, acc: &PyCubeTile, dst: &PyTensor, offsets: Vec<usize>) -> PyResult<()> {
+        self.blocking(py, "store_acc", &[dst], |c| c.store_acc(&acc.0, &dst.0, &offsets))
     }
     /// Cleans and invalidates a cache line (pto-isa's `dcci`): costs `chip.dcci_ns`.
     fn dcci(&self, py: Python<'_>) -> PyResult<()> {

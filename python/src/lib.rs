@@ -25,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<program::PyDispatch>()?;
     m.add_class::<core::PyCore>()?;
     m.add_class::<core::PyTile>()?;
+    m.add_class::<core::PyCubeTile>()?;
     m.add_class::<core::PySdmaHandle>()?;
     m.add_class::<report::PyRunReport>()?;
     m.add_class::<report::PyCheckReport>()?;

@@ -235,6 +235,12 @@ impl PyTask {
         lock(&slf.0).lanes = lanes.max(1);
         slf
     }
+    /// Places the task's blocks on the chip's AIC (cube) cores: its kernel uses `load_l1`,
+    /// `to_l0a` / `to_l0b`, `matmul` / `matmul_acc` and `store_acc`, and no UB tile.
+    fn on_cube(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        lock(&slf.0).cube = true;
+        slf
+    }
     /// The task's name.
     #[getter]
     fn name(&self) -> String {
@@ -242,7 +248,8 @@ impl PyTask {
     }
     fn __repr__(&self) -> String {
         let s = lock(&self.0);
-        format!("<ranksim task `{}` x{} after {:?}>", s.name, s.blocks, s.after)
+        let on = if s.cube { " on the cube" } else { "" };
+        format!("<ranksim task `{}` x{}{on} after {:?}>", s.name, s.blocks, s.after)
     }
 }
 

@@ -319,3 +319,56 @@ def test_errors_name_the_argument_and_what_to_change():
     expect(lambda core, t: core.full("big", "f32", 1), "full", "shape", "[rows, cols]")
     expect(lambda core, t: core.full([0, 8], "f32", 1), "full", "0x8")
     expect(lambda core, t: core.div(core.full([1, 8], "f32", 1), core.full([1, 4], "f32", 1)), "div", "same dtype, shape")
+
+
+def test_a_cube_task_multiplies_and_an_aiv_task_after_it_reads_the_result():
+    """`Task.on_cube()`: load_l1, to_l0a / to_l0b, matmul / matmul_acc, store_acc on an AIC core
+    (values exact for small integers: each product exact, summed in f32), then vector work on
+    the result in an AIV task ordered after it; the matmul costs `14 + ceil(M/16) ceil(K/16)
+    ceil(N/16)` cycles on a2a3 and each L0 move `ceil(bytes / rate)` cycles."""
+    world = ranksim.Config.preset("a2a3").with_ranks(1).world()
+    dom = world.create_domain("all")
+    a = (np.arange(32 * 32) % 7 - 3).reshape(32, 32)
+    b = (np.arange(32 * 16) % 5 - 2).reshape(32, 16)
+    ta = world.alloc_tensor("a", "f16", [32, 32])
+    tc, out = world.alloc_tensor("c", "f32", [32, 16]), world.alloc_tensor("out", "f32", [32, 16])
+    tb16 = world.alloc_tensor("b16", "f16", [32, 16])
+    world.write(ta, 0, a)
+    world.write(tb16, 0, b)
+    spent = {}
+
+    def cube(core):
+        l1a, l1b = core.load_l1(ta, [0, 0], [32, 32]), core.load_l1(tb16, [0, 0], [32, 16])
+        assert (l1a.buf, l1a.shape, l1a.dtype) == ("L1", (32, 32), "f16")
+        t0 = core.now()
+        la = core.to_l0a(l1a)
+        t1 = core.now()
+        lb = core.to_l0b(l1b)
+        t2 = core.now()
+        acc = core.matmul(la, lb)
+        t3 = core.now()
+        acc = core.matmul_acc(acc, la, lb)
+        spent.update(l0a=t1 - t0, l0b=t2 - t1, matmul=t3 - t2, acc=acc.buf)
+        core.store_acc(acc, tc, [0, 0])
+
+    def vector(core):
+        t = core.load(tc, [0, 0], [32, 16])
+        core.store(core.muls(t, 0.5), out, [0, 0])
+
+    d = ranksim.Dispatch("mixed")
+    mm = d.add(ranksim.Task("mm", 1, cube).on_cube().input(ta).input(tb16).output(tc))
+    d.add(ranksim.Task("half", 1, vector).after(mm).input(tc).output(out))
+    world.dispatch(0, d)
+    world.run()
+    np.testing.assert_array_equal(world.read(out, 0), (a @ b).astype(np.float32))
+    # 2 KiB f16 into L0A at 256 B per cycle, 1 KiB into L0B at 128; 2 x 2 x 1 blocks of 16^3.
+    assert spent == {"l0a": ps(8), "l0b": ps(8), "matmul": ps(14 + 4), "acc": "L0C"}
+
+    def vector_on_cube(core):
+        core.load(tc, [0, 0], [32, 16])
+
+    bad = ranksim.Dispatch("bad")
+    bad.add(ranksim.Task("v", 1, vector_on_cube).on_cube())
+    world.dispatch(0, bad)
+    with pytest.raises(ranksim.BadArgument, match="AIC"):
+        world.run()
