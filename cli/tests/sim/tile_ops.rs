@@ -298,6 +298,35 @@ fn refused_new_ops_name_the_op_and_what_to_change() {
     assert!(e.contains("divs") && e.contains("division by zero"), "{e}");
 }
 
+/// A padded tile at a tensor's ragged end (PyPTO's `valid_shapes` loads): the tile may reach
+/// past the tensor as long as its valid part does not; the valid part past it is refused.
+#[test]
+fn a_padded_tile_may_reach_past_the_tensor_but_its_valid_part_may_not() {
+    let mut w = simple(1);
+    let dom = all(&mut w);
+    let x = w.alloc_tensor("x", DType::F32, &[1, 17]).unwrap();
+    w.write(&x, 0, &(0..17).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (xk, sk) = (x.clone(), seen.clone());
+    w.dispatch(
+        0,
+        Dispatch::kernel("ragged_end", 1, move |core| {
+            let t = core.load_valid(&xk, &[0, 0], &[8, 64], &[1, 17])?;
+            assert_eq!((t.shape(), t.valid_shape()), ((8, 64), (1, 17)));
+            sk.lock().extend(t.to_vec::<f32>()?.into_iter().take(18));
+            let e = core.load_valid(&xk, &[0, 8], &[1, 64], &[1, 10]).unwrap_err().to_string();
+            assert!(e.contains("fall outside `x`"), "{e}");
+            Ok(())
+        })
+        .in_domain(&dom),
+    )
+    .unwrap();
+    assert!(w.run().is_err(), "the refused load fails the run");
+    let v = seen.lock().clone();
+    assert_eq!(v[..17], (0..17).map(|i| i as f32).collect::<Vec<_>>()[..]);
+    assert_eq!(v[17], 0.0, "padding past the valid part is zero");
+}
+
 /// `load_valid` reads only the valid part: the tile keeps its physical shape with zeros
 /// around the data, a store writes back only the valid part, and the load takes exactly as
 /// long as a load of the valid region alone.

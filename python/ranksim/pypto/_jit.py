@@ -84,6 +84,18 @@ def _bare(ann):
     return T.TensorAnn(kind, None, None) if kind is not None else ann
 
 
+_CUBE = {"matmul", "matmul_acc", "matmul_bias", "Mat", "Left", "Right", "Acc"}
+
+
+def uses_cube(fn):
+    """Whether `fn`'s source names a cube operation or buffer."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(n, ast.Attribute) and n.attr in _CUBE for n in ast.walk(tree))
+
+
 def _numel(shape):
     n = 1
     for d in shape:
@@ -110,12 +122,21 @@ class JITFunction:
         self._anns = [_bare(ann.get(p.name)) for p in self._params]
         self.spec = None
         self._written = None
+        self._cube = None
         self.directions = {
             p.name: a.direction for p, a in zip(self._params, self._anns) if isinstance(a, T.TensorAnn)
         }
 
     def __repr__(self):
         return f"<{_LEVELS[self.level]} {self.__name__}>"
+
+    @property
+    def on_cube(self):
+        """Whether the kernel uses the cube (``pl.matmul``, cube buffers): it then runs on an
+        AIC core (``Task.on_cube``), as PyPTO places an InCore function by what it does."""
+        if self._cube is None:
+            self._cube = self.level == "incore" and uses_cube(self.__wrapped__)
+        return self._cube
 
     @property
     def written_params(self):

@@ -201,7 +201,7 @@ def _scope_function(fn, level, name, writes, cube):
     jf = JITFunction(fn, level)
     jf.__name__ = name
     jf.writes = set(writes)
-    jf.on_cube = cube
+    jf._cube = cube
     return jf
 
 

@@ -533,13 +533,20 @@ impl Ops {
         valid: Option<&[usize]>,
     ) -> SimResult<(Request, [usize; 4])> {
         self.ub_op(op)?;
-        let full = self.region(op, src, offsets, shape)?;
-        let (rows, cols) = (full.rows, full.cols);
+        // With a valid region only that part is read, so only it must lie in the tensor: the
+        // tile itself may be larger (a padded tile at a tensor's ragged end, as PyPTO's
+        // `valid_shapes` loads are).
+        let whole = match valid {
+            None => Some(self.region(op, src, offsets, shape)?),
+            Some(_) => None,
+        };
+        let (rows, cols) = whole.as_ref().map_or_else(|| tile_dims(shape), |r| (r.rows, r.cols));
         self.fits_ub(op, src.dtype(), rows, cols, 1)?;
-        let place = match valid {
+        let place = match (valid, whole) {
             // The whole region is read: it is the one just resolved.
-            None => Place { mem: self.locate(op, src, peer)?, region: full, tensor: src.clone() },
-            Some(v) => {
+            (None, Some(full)) => Place { mem: self.locate(op, src, peer)?, region: full, tensor: src.clone() },
+            (None, None) => return self.bad(op, "internal error: a whole read without its region".into()),
+            (Some(v), _) => {
                 if v.len() != shape.len() || v.iter().zip(shape).any(|(a, b)| a > b || *a == 0) {
                     let msg = format!(
                         "valid_shape {v:?} must have the rank of shape {shape:?}, with 0 < valid <= shape in every dimension"
@@ -965,5 +972,14 @@ fn bump(coords: &mut [usize], offsets: &[usize], shape: &[usize]) {
             return;
         }
         coords[d] = offsets[d];
+    }
+}
+
+/// `(rows, cols)` of a tile of `shape`: the product of its leading dimensions, and its last
+/// (a 1-D shape is one row).
+fn tile_dims(shape: &[usize]) -> (usize, usize) {
+    match shape.split_last() {
+        Some((cols, lead)) => (lead.iter().product::<usize>().max(1), *cols),
+        None => (1, 1),
     }
 }

@@ -143,8 +143,9 @@ class Tensor(np.ndarray):
     def unsqueeze(self, d):
         return np.expand_dims(self, d)
 
-    def squeeze(self, d=None):
-        return np.squeeze(self, d) if d is not None else np.squeeze(self)
+    def squeeze(self, dim=None, axis=None):
+        axis = dim if dim is not None else axis
+        return np.ndarray.squeeze(self, axis) if axis is not None else np.ndarray.squeeze(self)
 
     def flatten(self):
         return np.ndarray.flatten(self)
@@ -157,16 +158,25 @@ class Tensor(np.ndarray):
             shape = tuple(shape[0])
         return np.broadcast_to(self, shape).view(Tensor)
 
+    # torch's reductions take `dim`; numpy calls these methods with `axis=` (and out=,
+    # keepdims=...), which then behave as numpy's.
+
     def sum(self, dim=None, *args, **kwargs):  # noqa: A003
-        return np.ndarray.sum(self, axis=kwargs.get("axis", dim))
+        if "axis" in kwargs or args:
+            return np.ndarray.sum(self, *args, **kwargs)
+        return np.ndarray.sum(self, axis=kwargs.get("dim", dim), keepdims=kwargs.get("keepdim", False))
 
     def max(self, dim=None, *args, **kwargs):  # noqa: A003
+        if "axis" in kwargs or args:
+            return np.ndarray.max(self, *args, **kwargs)
         dim = kwargs.get("dim", dim)
         if dim is None:
             return np.ndarray.max(self)
         return _MinMax(np.ndarray.max(self, axis=dim), np.ndarray.argmax(self, axis=dim))
 
     def min(self, dim=None, *args, **kwargs):  # noqa: A003
+        if "axis" in kwargs or args:
+            return np.ndarray.min(self, *args, **kwargs)
         dim = kwargs.get("dim", dim)
         if dim is None:
             return np.ndarray.min(self)
@@ -179,9 +189,13 @@ class Tensor(np.ndarray):
         return np.remainder(self, other)
 
     def prod(self, dim=None, *args, **kwargs):
+        if "axis" in kwargs or args:
+            return np.ndarray.prod(self, *args, **kwargs)
         return np.ndarray.prod(self, axis=kwargs.get("dim", dim))
 
     def mean(self, dim=None, *args, **kwargs):
+        if "axis" in kwargs or args:
+            return np.ndarray.mean(self, *args, **kwargs)
         return np.ndarray.mean(self, axis=kwargs.get("dim", dim))
 
     def data_ptr(self):
