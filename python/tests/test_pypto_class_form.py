@@ -550,3 +550,58 @@ def test_a_long_run_shows_a_progress_line_on_request():
     assert r.stderr.endswith("\x1b[2K"), "the line is cleared when the run ends"
     quiet = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=here, env=dict(env, RANKSIM_PROGRESS="0"), timeout=300)
     assert "[ranksim] running" not in quiet.stderr
+
+
+# ---- item 4's operations in a class-form program, against numpy ---------------------------
+
+M, K, N = 16, 32, 16
+
+
+@pl.program
+class Ops:
+    @pl.function(type=pl.FunctionType.InCore)
+    def vector(self, x: pl.Tensor[[4, S], pl.FP32], y: pl.Tensor[[4, S], pl.FP32], out: pl.Out[pl.Tensor[[8, S], pl.FP32]], ragged: pl.Tensor[[1, 17], pl.FP32], rsum: pl.Out[pl.Tensor[[1, 4], pl.FP32]]):
+        a, b = pl.load(x, [0, 0], [4, S]), pl.load(y, [0, 0], [4, S])
+        e = pl.exp(pl.mul(a, 0.01))
+        out = pl.store(pl.div(e, b), [0, 0], out)
+        mask = pl.cmp(a, b, "lt")
+        picked = pl.sel(mask, pl.sqrt(b), pl.log(b))
+        out = pl.store(pl.add(picked, pl.recip(b)), [4, 0], out)
+        r = pl.load(ragged, [0, 0], [1, 32], valid_shapes=[1, 17])  # a padded tile at a ragged end
+        row = pl.full([4, 8], pl.FP32, 2.0)
+        s = pl.row_sum(row)
+        rsum = pl.store(pl.reshape(s, [1, 4]), [0, 0], rsum)
+        out = pl.store(pl.mul(r, 2.0), [7, 0], out)  # only the 17 valid elements land
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def gemm(self, a: pl.Tensor[[M, K], pl.FP16], b: pl.Tensor[[K, N], pl.FP16], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+        la = pl.move(pl.load(a, [0, 0], [M, K], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        lb = pl.move(pl.load(b, [0, 0], [K, N], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right)
+        return pl.store(pl.matmul(la, lb), [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, x: pl.Tensor[[4, S], pl.FP32], y: pl.Tensor[[4, S], pl.FP32], out: pl.Out[pl.Tensor[[8, S], pl.FP32]], ragged: pl.Tensor[[1, 17], pl.FP32], rsum: pl.Out[pl.Tensor[[1, 4], pl.FP32]], a: pl.Tensor[[M, K], pl.FP16], b: pl.Tensor[[K, N], pl.FP16], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+        self.vector(x, y, out, ragged, rsum)
+        return self.gemm(a, b, c)
+
+
+def test_vector_ops_and_a_cube_matmul_in_a_class_form_program():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, S)).astype(np.float32)
+    y = (rng.random((4, S)) + 0.5).astype(np.float32)
+    out, rsum = np.zeros((8, S), np.float32), np.zeros((1, 4), np.float32)
+    ragged = np.arange(17, dtype=np.float32).reshape(1, 17)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    compiled = compile_on(Ops, 1)
+    compiled(x, y, out, ragged, rsum, a, b, c)
+    np.testing.assert_allclose(out[:4], np.exp(x * 0.01) / y, rtol=1e-6)
+    np.testing.assert_allclose(out[4:7], (np.where(x < y, np.sqrt(y), np.log(y)) + 1 / y)[:3], rtol=1e-6)
+    np.testing.assert_array_equal(out[7, :17], 2 * ragged[0])
+    np.testing.assert_allclose(out[7, 17:], (np.where(x < y, np.sqrt(y), np.log(y)) + 1 / y)[3, 17:], rtol=1e-6)
+    assert rsum.tolist() == [[16.0] * 4]
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    tasks = {t["name"] for t in compiled.last_report.dispatches[0]["tasks"]}
+    assert tasks == {"vector", "gemm"}
