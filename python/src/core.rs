@@ -88,6 +88,15 @@ impl Shared {
     /// The Python line of the operation a checker finding's site names, in the run `seed`
     /// shows (None: the unperturbed run): the same block's operation of the same name on the
     /// same buffer whose clock span holds the site's time (else of the same name only).
+    /// Every recorded operation of the run with its Python line, as `(chip, op, from_ps,
+    /// to_ps, line)`, for naming a traced run's operation spans.
+    pub(crate) fn op_lines(&self) -> Vec<(usize, &'static str, u64, u64, String)> {
+        lock(&self.lines)
+            .iter()
+            .flat_map(|(k, ops)| ops.iter().map(move |o| (k.0, o.op, o.from_ps, o.to_ps, o.at.clone())))
+            .collect()
+    }
+
     pub(crate) fn line_of(&self, seed: Option<u64>, s: &FindingSite) -> Option<String> {
         let run = seed.unwrap_or(0);
         let same = |k: &BlockKey| (k.0, k.1, k.3.as_str()) == (s.rank, s.block, s.task.as_str());

@@ -11,6 +11,9 @@ pub(crate) struct PyRunReport {
     pub(crate) inner: RunReport,
     pub(crate) ranks: usize,
     pub(crate) findings: Vec<Py<PyFinding>>,
+    /// The Python line of each operation of a traced run's Python kernels: `(chip, op,
+    /// from_ps, to_ps, line)`, named on the trace's operation spans.
+    pub(crate) op_lines: Vec<(usize, &'static str, u64, u64, String)>,
 }
 
 impl PyRunReport {
@@ -26,7 +29,58 @@ impl PyRunReport {
             .iter()
             .map(|f| Py::new(py, PyFinding::from_rust(f, python_line)))
             .collect::<PyResult<_>>()?;
-        Ok(PyRunReport { inner, ranks, findings })
+        Ok(PyRunReport { inner, ranks, findings, op_lines: Vec::new() })
+    }
+
+    /// With the Python lines of its kernels' operations, for the trace.
+    pub(crate) fn with_lines(mut self, lines: Vec<(usize, &'static str, u64, u64, String)>) -> PyRunReport {
+        if self.inner.trace.is_some() {
+            self.op_lines = lines;
+        }
+        self
+    }
+
+    /// The Chrome trace JSON with each operation span of a Python kernel carrying its line
+    /// (`args.line`): the recorded operation of the same name on the same chip whose clock
+    /// span holds the span's start.
+    fn trace_json(&self) -> Option<String> {
+        let json = ranksim::measure::chrome_trace(&self.inner, self.ranks)?;
+        if self.op_lines.is_empty() {
+            return Some(json);
+        }
+        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&json) else {
+            return Some(json);
+        };
+        let events = match &mut v {
+            serde_json::Value::Object(m) => m.get_mut("traceEvents"),
+            other => Some(other),
+        };
+        if let Some(serde_json::Value::Array(events)) = events {
+            for e in events.iter_mut() {
+                if e.get("cat").and_then(|c| c.as_str()) != Some("op") {
+                    continue;
+                }
+                let (Some(pid), Some(ts), Some(name)) = (
+                    e.get("pid").and_then(|p| p.as_u64()),
+                    e.get("ts").and_then(|t| t.as_f64()),
+                    e.get("name").and_then(|n| n.as_str()),
+                ) else {
+                    continue;
+                };
+                let at = (ts * 1e6).round() as u64;
+                let line = self
+                    .op_lines
+                    .iter()
+                    .find(|(chip, op, from, to, _)| {
+                        *chip as u64 == pid && name.starts_with(op) && *from <= at && at <= *to
+                    })
+                    .map(|l| l.4.clone());
+                if let (Some(line), Some(serde_json::Value::Object(args))) = (line, e.get_mut("args")) {
+                    args.insert("line".into(), serde_json::Value::String(line));
+                }
+            }
+        }
+        Some(serde_json::to_string(&v).unwrap_or(json))
     }
 }
 
@@ -122,11 +176,11 @@ impl PyRunReport {
     }
     /// The Chrome trace-event JSON of a traced run (for ui.perfetto.dev), or None.
     fn chrome_trace(&self) -> Option<String> {
-        ranksim::measure::chrome_trace(&self.inner, self.ranks)
+        self.trace_json()
     }
     /// Writes the Chrome trace-event JSON of a traced run to `path` (raises if not traced).
     fn write_trace(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        let Some(json) = ranksim::measure::chrome_trace(&self.inner, self.ranks) else {
+        let Some(json) = self.trace_json() else {
             return Err(crate::errors::bad(py, "this run was not traced: set `world.trace = True` before `run()`"));
         };
         std::fs::write(&path, json)

@@ -605,11 +605,14 @@ impl PyWorld {
         max_events: Option<u64>,
         livelock_polls: Option<u64>,
     ) -> PyResult<PyRunReport> {
-        let checked = self.with(py, |w| Ok(w.options_mut().check))?;
-        self.shared.record.store(checked, Ordering::Relaxed);
+        // A checked or traced run records each operation's Python line (findings and trace
+        // spans name it).
+        let record = self.with(py, |w| Ok(w.options_mut().check || w.options_mut().trace))?;
+        self.shared.record.store(record, Ordering::Relaxed);
         let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls)?;
         let inner = self.engine(py, |w| within(w, budgets, |w| w.run()))?;
-        PyRunReport::new(py, inner, self.size, &|seed, s| self.shared.line_of(seed, s))
+        let report = PyRunReport::new(py, inner, self.size, &|seed, s| self.shared.line_of(seed, s))?;
+        Ok(report.with_lines(self.shared.op_lines()))
     }
     /// Runs the queued dispatches under the protocol checker: unperturbed, then once per seed
     /// `1..=seeds` with timing jitter of up to `op_jitter_ns` per transfer and

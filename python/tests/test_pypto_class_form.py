@@ -605,3 +605,18 @@ def test_vector_ops_and_a_cube_matmul_in_a_class_form_program():
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
     tasks = {t["name"] for t in compiled.last_report.dispatches[0]["tasks"]}
     assert tasks == {"vector", "gemm"}
+
+
+def test_a_traced_runs_operation_spans_name_their_python_lines():
+    import json
+
+    x = np.arange(2 * S, dtype=np.float32).reshape(2, 1, S)
+    report = compile_on(RingPut, 2).run(x, np.zeros_like(x), trace=True)
+    events = json.loads(report.chrome_trace())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    ops = [e for e in events if e.get("cat") == "op"]
+    src = open(__file__).read().splitlines()
+    put_line = next(i + 1 for i, t in enumerate(src) if "pld.tensor.put(dst, peer=peer, src=src)" in t)
+    puts = [e for e in ops if e["name"] == "put"]
+    assert len(puts) == 2 and all(e["args"]["line"].endswith(f"test_pypto_class_form.py:{put_line} in step") for e in puts), puts
+    assert all("line" in e["args"] for e in ops), [e for e in ops if "line" not in e["args"]]
