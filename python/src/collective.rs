@@ -24,10 +24,16 @@ struct PyCollective {
     dtype: DType,
     /// Where the kernels its `call` queues report (Python lines for the checker's findings).
     shared: Arc<Shared>,
+    /// A callback raised KeyboardInterrupt: the measuring function raises it again, not the
+    /// error it became on the way.
+    interrupted: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// `name.method raised Type: message` as a host error (the measuring functions report it).
 fn callback_error(py: Python<'_>, name: &str, method: &str, e: &PyErr) -> SimError {
+    if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+        INTERRUPTED.with(|f| f.set(true));
+    }
     if errors::is_sim_error(py, e) {
         return SimError::invalid(e.value(py).to_string());
     }
@@ -35,7 +41,28 @@ fn callback_error(py: Python<'_>, name: &str, method: &str, e: &PyErr) -> SimErr
     SimError::invalid(format!("{name}.{method} raised {ty}: {}", e.value(py)))
 }
 
+thread_local! {
+    /// Set when a callback on this thread raised KeyboardInterrupt (callbacks run on the
+    /// measuring thread); [`PyCollective::take_interrupt`] moves it to the collective.
+    static INTERRUPTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 impl PyCollective {
+    /// Notes a KeyboardInterrupt a callback raised on this thread (see `INTERRUPTED`).
+    fn take_interrupt(&self) {
+        if INTERRUPTED.with(|f| f.replace(false)) {
+            self.interrupted.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// `r`, or KeyboardInterrupt when a callback raised it during the measurement.
+    fn reraise<R>(&self, r: PyResult<R>) -> PyResult<R> {
+        if self.interrupted.swap(false, Ordering::Relaxed) {
+            return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("raised in a collective's callback"));
+        }
+        r
+    }
+
     /// Calls `method(world, *args)` with `w` lent to Python for the call.
     fn with_world<'py>(
         &self,
@@ -45,7 +72,11 @@ impl PyCollective {
         read_only: bool,
         args: impl FnOnce(Py<PyWorld>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
     ) -> SimResult<Bound<'py, PyAny>> {
-        let fail = |e: PyErr| callback_error(py, &self.name, method, &e);
+        let fail = |e: PyErr| {
+            let err = callback_error(py, &self.name, method, &e);
+            self.take_interrupt();
+            err
+        };
         let world = PyWorld::lend(py, w, read_only, self.shared.clone()).map_err(fail)?;
         let r = args(world.clone_ref(py)).and_then(|a| self.obj.bind(py).call_method1(method, a));
         world.get().end_loan();
@@ -116,7 +147,11 @@ impl Collective for PyCollective {
         Python::attach(|py| {
             let ptr = w as *const World as *mut World; // lent read-only: never written through
             let got = self.with_world(py, "wrong", ptr, true, |pw| (pw, b.clone_ref(py), count).into_pyobject(py))?;
-            let fail = |e: PyErr| callback_error(py, &self.name, "wrong", &e);
+            let fail = |e: PyErr| {
+                let err = callback_error(py, &self.name, "wrong", &e);
+                self.take_interrupt();
+                err
+            };
             // An int: the count of wrong elements; else (rank, got, expected) per rank.
             if let Ok(n) = got.extract::<u64>() {
                 return Ok(n.into());
@@ -162,7 +197,13 @@ fn collective(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyCollective> 
         Ok(d) => dtype(py, &d)?,
         Err(_) => DType::F32,
     };
-    Ok(PyCollective { obj: obj.clone().unbind(), name, dtype: dt, shared: Arc::new(Shared::default()) })
+    Ok(PyCollective {
+        obj: obj.clone().unbind(),
+        name,
+        dtype: dt,
+        shared: Arc::new(Shared::default()),
+        interrupted: Arc::default(),
+    })
 }
 
 /// How to measure, its values checked with the CLI's ranges (calls, sizes).
@@ -250,7 +291,7 @@ pub(crate) fn point<'py>(
     let mut m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
     m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
     let cfg = &config.0;
-    let p = released(py, |stop| custom::point(cfg, &c, &stopped(&m, stop), size_bytes))?;
+    let p = c.reraise(released(py, |stop| custom::point(cfg, &c, &stopped(&m, stop), size_bytes)))?;
     p.map(|p| row_dict(py, &p.row)).transpose()
 }
 
@@ -276,7 +317,8 @@ pub(crate) fn sweep<'py>(
     m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
     let cfg = &config.0;
     let mut out = Vec::new();
-    let (rows, failed) = released(py, |stop| custom::sweep(&mut out, cfg, &c, &stopped(&m, stop), &sizes))?;
+    let (rows, failed) =
+        c.reraise(released(py, |stop| custom::sweep(&mut out, cfg, &c, &stopped(&m, stop), &sizes)))?;
     let d = PyDict::new(py);
     let list = rows.iter().map(|r| row_dict(py, r)).collect::<PyResult<Vec<_>>>()?;
     d.set_item("rows", list)?;
@@ -307,7 +349,7 @@ pub(crate) fn bench<'py>(
     let mut m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
     m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
     let cfg = &config.0;
-    let st = released(py, |stop| custom::bench(cfg, &c, &stopped(&m, stop), size_bytes))?;
+    let st = c.reraise(released(py, |stop| custom::bench(cfg, &c, &stopped(&m, stop), size_bytes)))?;
     let d = PyDict::new(py);
     d.set_item("device_wall_us", st.device_wall_us.clone())?;
     d.set_item("host_wall_us", st.host_wall_us.clone())?;
@@ -348,8 +390,9 @@ pub(crate) fn check(
     let opts = CheckOptions { seeds, ..CheckOptions::default() };
     crate::world::check_options(py, &opts)?;
     c.shared.record.store(true, Ordering::Relaxed);
-    let r =
-        released(py, |stop| custom::check(cfg, &c, &stopped(&m, stop), size_bytes, calls, &opts).map(|r| r.report))?;
+    let r = c.reraise(released(py, |stop| {
+        custom::check(cfg, &c, &stopped(&m, stop), size_bytes, calls, &opts).map(|r| r.report)
+    }))?;
     PyCheckReport::new(py, &r, &|seed, s| c.shared.line_of(seed, s))
 }
 

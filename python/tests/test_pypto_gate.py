@@ -83,3 +83,24 @@ def test_the_golden_comparison_counts_what_differs():
     got[2, 0, 9] = np.nan
     got[0, 0, 0] = 1 + 5e-6  # inside the tolerance
     assert nwrong(got, np.broadcast_to(want, got.shape), 1e-5, 1e-5) == 2
+
+
+def test_a_keyboard_interrupt_in_a_callback_stays_one():
+    import pytest
+
+    sys.path.insert(0, HERE)
+    from pypto_ring import ring_collective
+
+    c = ring_collective()
+
+    def call(world, calls):
+        raise KeyboardInterrupt
+
+    c.call = call
+    cfg = ranksim.Config.preset("a2a3")
+    for measure in (lambda: ranksim.point(cfg, c, 32 << 10), lambda: ranksim.sweep(cfg, c, [32 << 10]), lambda: ranksim.check(cfg, c, 32 << 10)):
+        with pytest.raises(KeyboardInterrupt):
+            measure()
+    c.call = lambda world, calls: (_ for _ in ()).throw(ValueError("mine"))
+    with pytest.raises(ranksim.SimError, match="call raised ValueError: mine"):
+        ranksim.point(cfg, c, 32 << 10)
