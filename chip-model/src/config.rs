@@ -38,6 +38,11 @@ pub struct ChipConfig {
     /// `dcci`, which a ready-queue producer runs after writing a slot), in ns. Absent: 0.
     #[serde(default)]
     pub dcci_ns: f64,
+    /// Fixed cost an HCCL-class AIV collective kernel pays on each block before its first
+    /// transfer (kernel launch, argument and flag-area setup, the cache maintenance of its
+    /// flags beyond `dcci_ns`), in ns. Absent: 0.
+    #[serde(default)]
+    pub hccl_aiv_launch_ns: f64,
     /// Device-side gap between consecutive dispatches on one chip, in ns.
     pub dispatch_launch_ns: f64,
     /// Time from placing a task on a core to its kernel starting, in ns.

@@ -49,6 +49,7 @@ pub struct ChipModel {
     wait_poll: SimDuration,
     scalar_gm: SimDuration,
     dcci: SimDuration,
+    hccl_aiv_launch: SimDuration,
     dispatch_launch: SimDuration,
     task_start: SimDuration,
     bf16_atomic_add: bool,
@@ -117,6 +118,7 @@ impl ChipModel {
             wait_poll: ns("wait_poll_ns", c.wait_poll_ns)?,
             scalar_gm: ns("scalar_gm_ns", c.scalar_gm_ns.unwrap_or(c.wait_poll_ns))?,
             dcci: ns("dcci_ns", c.dcci_ns)?,
+            hccl_aiv_launch: ns("hccl_aiv_launch_ns", c.hccl_aiv_launch_ns)?,
             dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
             task_start: ns("task_start_ns", c.task_start_ns)?,
             bf16_atomic_add: c.bf16_atomic_add,
@@ -398,6 +400,10 @@ impl ChipTiming for ChipModel {
         self.dcci
     }
 
+    fn hccl_aiv_launch(&self) -> SimDuration {
+        self.hccl_aiv_launch
+    }
+
     fn dispatch_launch(&self) -> SimDuration {
         self.dispatch_launch
     }
@@ -435,6 +441,7 @@ mod tests {
             wait_poll_ns: 20.0,
             scalar_gm_ns: None,
             dcci_ns: 0.0,
+            hccl_aiv_launch_ns: 0.0,
             dispatch_launch_ns: 0.0,
             task_start_ns: 0.0,
             dma: DmaConfig {

@@ -56,6 +56,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("hccl-send-op-1g", include_str!("../../configs/measurements/hccl-send-op-1g.csv")),
     ("hccl-sdma-read-1g", include_str!("../../configs/measurements/hccl-sdma-read-1g.csv")),
     ("sdma-onchip-copy-1g", include_str!("../../configs/measurements/sdma-onchip-copy-1g.csv")),
+    ("hccl-aiv-allgather-8p", include_str!("../../configs/measurements/hccl-aiv-allgather-8p.csv")),
 ];
 
 /// What a table's value column holds.

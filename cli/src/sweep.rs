@@ -261,6 +261,11 @@ pub fn mode_note(spec: &SweepSpec) -> String {
              reduce-scatter (each block pulls its large UB tiles of this rank's row from every peer and adds them, \
              pipes overlapping)")
         }
+        (Kind::AllGather, Mode::AivMesh, _) => {
+            on("HCCL-class, not a PyPTO builtin: the vendor library's one-shot AIV allgather (what HCCL runs \
+             with HCCL_OP_EXPANSION_MODE=AIV up to 256 MiB): a block per peer writes this rank's row into the \
+             peer's window through UB, then one ready flag; chip.hccl_aiv_launch_ns of fixed start-up")
+        }
         (Kind::AllToAll, Mode::AivMesh, _) => {
             on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \
              all_to_all (each block pulls its large UB tiles of this rank's row from every rank's input, pipes \

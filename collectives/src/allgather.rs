@@ -1,8 +1,9 @@
 //! allgather: every rank pushes its `[1, R]` stage into row `me` of every rank's `[NR, R]`
 //! target, itself included (reference §3.8 and §3.12).
 
+use crate::allreduce::aiv_mesh::pipelined;
 use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
-use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor};
+use sim_core::{AtomicType, CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor, Tile, WaitCmp};
 
 const WHAT: &str = "allgather";
 
@@ -63,7 +64,78 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.epilogue(ops, me, n, 1)
 }
 
+/// Bytes one AIV copy step stages through UB: half the UB (HCCL double-buffers its 190 KiB
+/// transfers as two 95 KiB halves, docs/references/hardware.md §4.2), in whole 32-byte blocks.
+pub(crate) fn aiv_batch_bytes(ub_bytes: usize) -> usize {
+    ((ub_bytes / 2).min(95 * 1024) & !31).max(32)
+}
+
+/// HCCL-class: the vendor library's one-shot AIV allgather on a full mesh (HCCL's AIV
+/// expansion mode, docs/references/hardware.md §4.2). Block `b` of `active = min(blocks, NR)`
+/// serves the destinations `me + k` with `k = b mod active`: it streams the stage through UB
+/// in half-UB tiles (the next load in flight while the current tile is stored) straight into
+/// row `me` of the destination's target (a local copy for `k = 0`), then raises the
+/// destination's ready flag for this rank; it then waits for the flags of the sources
+/// `me - k`. Each block first pays the chip's `hccl_aiv_launch` and each flag write and read
+/// a `dcci` (HCCL's flags are kept coherent by hand). One shot: no steps, every link busy at once, one flag handshake per pair.
+///
+/// Signal `[NR, 1]`: cell `p` counts peer `p`'s row as landed; the epilogue takes it back.
+pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    const W: &str = "allgather aiv-mesh";
+    let (me, n) = ranks(ops, &a.target, W)?;
+    let (b, active) = (ops.block_idx(), ops.block_num().min(n).max(1));
+    if b >= active {
+        return Ok(());
+    }
+    ops.hccl_aiv_launch()?;
+    ops.overlap_pipes();
+    let target = rows_view(ops, &a.target, n, W)?;
+    let r = target.shape()[1];
+    let stage = a.stage.view(a.stage.dtype(), &[1, r]).map_err(|e| ops.error(W, e.to_string()))?;
+    let tile = (aiv_batch_bytes(ops.chip().ub_bytes()) / a.target.dtype().size()).max(1);
+    let items: Vec<(usize, usize)> = (0..r).step_by(tile).map(|s| (s, tile.min(r - s))).collect();
+    let ks: Vec<usize> = (b..n).step_by(active).collect();
+    for &k in &ks {
+        let dest = (me + k) % n;
+        let load = |ops: &mut Ops, &(s, w): &(usize, usize)| ops.load_async(&stage, &[0, s], &[1, w]);
+        let store = |ops: &mut Ops, &(s, _): &(usize, usize), t: &Tile| {
+            if dest == me {
+                ops.store(t, &target, &[me, s])
+            } else {
+                ops.remote_store(t, &target, dest, &[me, s], AtomicType::None)
+            }
+        };
+        pipelined(ops, &items, load, store).await?;
+        if dest != me {
+            // HCCL's flag write cleans its cache line first; the wait below invalidates its own.
+            ops.dcci()?;
+            ops.notify(&a.sig, dest, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+        }
+    }
+    for &k in ks.iter().filter(|&&k| k != 0) {
+        let src = (me + n - k) % n;
+        ops.wait(&a.sig, &[src, 0], 1, WaitCmp::Ge).await?;
+        ops.dcci()?;
+        ops.notify(&a.sig, me, &[src, 0], -1, NotifyOp::AtomicAdd)?;
+        ops.expect_clear(&a.sig, &[src, 0], &[1, 1])?;
+    }
+    Ok(())
+}
+
 /// The InCore composite.
 pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     push(ops, a, None).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aiv_tiles_are_half_the_ub_at_most_95_kib() {
+        // a2a3: 188416 bytes of UB -> 94208-byte tiles.
+        assert_eq!(aiv_batch_bytes(188_416), 94_208);
+        assert_eq!(aiv_batch_bytes(1 << 20), 95 * 1024);
+        assert_eq!(aiv_batch_bytes(40), 32);
+    }
 }

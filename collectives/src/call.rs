@@ -81,14 +81,15 @@ impl Call {
     }
 
     /// AIV blocks the call runs on: `core_num` for the multi-block algorithms (the HOST mesh,
-    /// two-shot and HCCL-class allreduces, the HCCL-class reduce_scatter and all_to_all forms,
-    /// the SDMA allgather, all_to_all_v and broadcast), 1 otherwise.
+    /// two-shot and HCCL-class allreduces, the HCCL-class allgather, reduce_scatter and all_to_all
+    /// forms, the SDMA all_to_all_v and broadcast), 1 otherwise.
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
             Kind::ReduceScatter => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
             Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::GroupedMesh),
-            Kind::AllGather | Kind::AllToAllV | Kind::Broadcast => self.mode == Mode::SdmaMesh,
+            Kind::AllGather => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
+            Kind::AllToAllV | Kind::Broadcast => self.mode == Mode::SdmaMesh,
             _ => false,
         };
         if multi { self.core_num } else { 1 }

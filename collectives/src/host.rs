@@ -175,7 +175,7 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             let want = signal_shape(kind, spec.mode, spec.path, n, spec.core_num);
             validate::signal(what, signal, &want)
         }
-        Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll) => {
+        Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather) => {
             let aiv = world.chip().aiv_cores();
             if spec.core_num == 0 || spec.core_num > aiv {
                 return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
@@ -283,9 +283,10 @@ pub fn allgather(world: &mut World, stage: &Tensor, target: &Tensor, signal: &Te
     allgather_with(world, stage, target, signal, AllGather { path, ..AllGather::default() })
 }
 
-/// An allgather run as `spec` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
+/// An allgather run as `spec` says: PyPTO's builtin (`Mode::Mesh`), the HCCL-class SDMA
 /// allgather (`Mode::SdmaMesh`: signal `[NR, core_num]`, or `[NR, 1]` on one block; needs
-/// `[chip.sdma]`). Operands as for [`allgather`].
+/// `[chip.sdma]`) or the HCCL-class AIV allgather (`Mode::AivMesh`: signal `[NR, 1]`, on
+/// `min(core_num, NR)` blocks). Operands as for [`allgather`].
 pub fn allgather_with(
     world: &mut World,
     stage: &Tensor,
@@ -320,6 +321,7 @@ pub fn allgather_with(
     let args = ag::Args { stage: stage.clone(), target: target.clone(), sig: signal.clone() };
     let task = match (spec.mode, path) {
         (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, ag::sdma_mesh),
+        (Mode::AivMesh, _) => task!(&name, spec.core_num, args, ag::aiv_mesh),
         (_, Path::Host) => task!(&name, 1, args, ag::host),
         (_, Path::InCore) => task!(&name, 1, args, ag::incore),
     };

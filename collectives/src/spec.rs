@@ -126,7 +126,9 @@ pub enum Mode {
     TwoShot,
     /// HCCL-class: the vendor library's AIV allreduce on a full mesh, a direct reduce-scatter
     /// and allgather with large double-buffered UB tiles over many cores and overlapping
-    /// pipes (not a PyPTO builtin).
+    /// pipes; for allgather its one-shot AIV kernel (a block per peer writing this rank's row
+    /// straight into the peer's window, then one ready flag); for reduce_scatter and all_to_all its AIV pulls
+    /// (not a PyPTO builtin).
     AivMesh,
     /// HCCL-class: the vendor library's SDMA full-mesh allreduce, a reduce-scatter of
     /// inline-reduce copy-engine puts then an allgather of puts, no UB (not a PyPTO builtin;
@@ -292,7 +294,7 @@ impl Default for AllReduce {
 /// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; rhd `[2 + 3 log2(NR), core_num]` (one row
 /// per fold and step signal, one column per block); hier `[NR + 2, core_num]` here, the ranks
 /// taken as one server (on a machine of smaller servers use [`signal_shape_on`]); HOST
-/// barrier `[NR]`; everything else `[NR, 1]`.
+/// barrier `[NR]`; everything else (allgather aiv-mesh too) `[NR, 1]`.
 pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num: usize) -> Vec<usize> {
     signal_shape_on(kind, mode, path, nranks, core_num, nranks)
 }
@@ -338,15 +340,15 @@ pub fn signal_shape_on(
 /// The algorithms (`--mode`) a collective runs: every mode but `grouped-mesh` for allreduce
 /// ([`Mode::ALLREDUCE`]); PyPTO's builtin (`mesh`) and the HCCL-class copy-engine mesh
 /// (`sdma-mesh`) for allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast, the
-/// HCCL-class AIV mesh (`aiv-mesh`) for reduce_scatter and all_to_all, and the grouped full
+/// HCCL-class AIV mesh (`aiv-mesh`) for allgather, reduce_scatter and all_to_all, and the grouped full
 /// mesh (`grouped-mesh`) for all_to_all; the builtin alone for the others. The host API, the
 /// sweep and the checker all ask this.
 pub fn modes(kind: Kind) -> &'static [Mode] {
     match kind {
         Kind::AllReduce => &Mode::ALLREDUCE,
         Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::GroupedMesh],
-        Kind::ReduceScatter => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
-        Kind::AllGather | Kind::AllToAllV | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh],
+        Kind::ReduceScatter | Kind::AllGather => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
+        Kind::AllToAllV | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh],
         _ => &[Mode::Mesh],
     }
 }
@@ -385,6 +387,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::Hier) => format!("hccl.allreduce_hier__{op}__{dt}"),
         (Kind::AllToAll, Mode::GroupedMesh) => format!("hccl.all_to_all_grouped_mesh__{dt}"),
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
+        (Kind::AllGather, Mode::AivMesh) => format!("hccl.allgather_aiv_mesh__{dt}"),
         (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),
         (Kind::ReduceScatter, Mode::AivMesh) => format!("hccl.reduce_scatter_aiv_mesh__{op}__{dt}"),
         (Kind::AllToAll, Mode::AivMesh) => format!("hccl.all_to_all_aiv_mesh__{dt}"),
@@ -476,6 +479,7 @@ mod tests {
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 6), vec![4, 6]);
         assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 1), vec![4]);
         assert_eq!(signal_shape(Kind::Barrier, Mode::Mesh, Path::InCore, 4, 1), vec![4, 1]);
+        assert_eq!(signal_shape(Kind::AllGather, Mode::AivMesh, Path::Host, 8, 48), vec![8, 1]);
         assert_eq!(
             variant(Kind::AllReduce, Mode::Ring, ReduceOp::Sum, DType::F32, 0),
             "builtin.tensor.allreduce_ring__sum__fp32"

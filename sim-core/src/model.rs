@@ -59,6 +59,11 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn dcci(&self) -> SimDuration {
         SimDuration::ZERO
     }
+    /// Fixed cost an HCCL-class AIV collective kernel pays on each block before its first
+    /// transfer (none by default).
+    fn hccl_aiv_launch(&self) -> SimDuration {
+        SimDuration::ZERO
+    }
     /// Device-side gap between two dispatches on one chip (launch of the next kernel).
     fn dispatch_launch(&self) -> SimDuration;
     /// Time from a task being placed on a core to its kernel starting (task pickup).

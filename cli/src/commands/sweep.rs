@@ -789,7 +789,9 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                 // the others stop; its full-mesh modes are single-server ones.
                 let candidates: &[Mode] = match kind {
                     Kind::AllReduce if beyond || servers => &[Mode::Rhd],
-                    Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll => &[Mode::AivMesh, Mode::SdmaMesh],
+                    Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather => {
+                        &[Mode::AivMesh, Mode::SdmaMesh]
+                    }
                     _ if servers => &[],
                     _ => &[Mode::SdmaMesh],
                 };

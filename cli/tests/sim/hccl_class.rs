@@ -82,7 +82,7 @@ fn sdma_allgather_runs_close_to_the_link_bound() {
 }
 
 #[test]
-fn allgather_modes_are_the_builtin_or_sdma_mesh() {
+fn allgather_modes_are_the_builtin_sdma_mesh_or_aiv_mesh() {
     let mut w = Config::default_preset().world().unwrap();
     let dom = w.world_domain("comm_d0").unwrap();
     let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, 8]).unwrap();
@@ -91,7 +91,9 @@ fn allgather_modes_are_the_builtin_or_sdma_mesh() {
     let how = ranksim::collectives::AllGather { mode: Mode::TwoShot, path: Path::Host, core_num: 1 };
     let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
     assert!(
-        e.contains("allgather runs as mesh, sdma-mesh (mesh: PyPTO's builtin; the others HCCL-class), not two-shot"),
+        e.contains(
+            "allgather runs as mesh, sdma-mesh, aiv-mesh (mesh: PyPTO's builtin; the others HCCL-class), not two-shot"
+        ),
         "{e}"
     );
     let how = ranksim::collectives::AllGather { mode: Mode::SdmaMesh, path: Path::Host, core_num: 4 };
@@ -259,12 +261,12 @@ fn aiv_mesh_reduce_scatter_and_all_to_all_are_right_and_near_the_link_bound() {
 fn aiv_mesh_is_refused_where_hccl_has_no_such_kernel_and_names_the_modes() {
     let mut w = Config::default_preset().world().unwrap();
     let dom = w.world_domain("comm_d0").unwrap();
-    let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, 8]).unwrap();
     let target = w.alloc_window(&dom, "target", DType::F32, &[8, 8]).unwrap();
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[8, 4]).unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[8]).unwrap();
     let how = ranksim::collectives::AllGather { mode: Mode::AivMesh, path: Path::Host, core_num: 4 };
-    let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
-    assert!(e.contains("allgather runs as mesh, sdma-mesh") && e.contains("not aiv-mesh"), "{e}");
+    let e = ranksim::collectives::broadcast_with(&mut w, &data, &sig, 0, how).unwrap_err().to_string();
+    assert!(e.contains("broadcast runs as mesh, sdma-mesh") && e.contains("not aiv-mesh"), "{e}");
     let zero = ranksim::collectives::AllGather { core_num: 0, ..how };
     let e = ranksim::collectives::reduce_scatter_with(&mut w, &target, &sig, ReduceOp::Sum, zero).unwrap_err();
     assert!(e.to_string().contains("core_num 0 must be in 1..=48"), "{e}");
@@ -297,4 +299,35 @@ fn hccl_class_reductions_take_bf16() {
     let ring = Call::new(Kind::AllReduce, 8).with_mode(Mode::Ring).with_core_num(1).with_dtype(DType::BF16);
     let e = run_point(&cfg, &SweepSpec::new(ring), 64 << 10, false).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("`data` is bf16") && e.contains("supports f32"), "{e}");
+}
+
+fn aiv_allgather(ranks: usize, core_num: usize) -> SweepSpec {
+    SweepSpec::new(Call::new(Kind::AllGather, ranks).with_mode(Mode::AivMesh).with_core_num(core_num))
+}
+
+#[test]
+fn the_aiv_allgather_delivers_every_row_on_any_rank_and_block_count() {
+    let cfg = Config::default_preset();
+    // Fewer blocks than ranks (a block serves several peers), more (the extra ones idle), one.
+    for (ranks, core_num, bytes) in [(2, 1, 4096), (3, 2, 1000), (8, 3, 1 << 16), (8, 48, 3 << 20)] {
+        let p = run_point(&cfg, &aiv_allgather(ranks, core_num).with_iters(2), bytes, false).unwrap().unwrap();
+        assert_eq!(p.row.nwrong, Some(0), "{ranks} ranks, {core_num} blocks");
+    }
+}
+
+/// The AIV allgather's fixed start-up (chip.hccl_aiv_launch_ns) is paid once per call, on
+/// every block at once: the time moves by exactly the configured amount, at any size.
+#[test]
+fn the_aiv_allgather_pays_its_launch_once() {
+    let time = |launch: &str, bytes: u64| {
+        let text = include_str!("../../../configs/a2a3.toml")
+            .replace("hccl_aiv_launch_ns = 3400.0", &format!("hccl_aiv_launch_ns = {launch}"));
+        let cfg = Config::from_toml(&text, "aiv").unwrap();
+        let p = run_point(&cfg, &aiv_allgather(8, 8).with_timing_only(true), bytes, false).unwrap().unwrap();
+        p.row.time_us
+    };
+    for bytes in [90_112, 2_883_584] {
+        let (none, some) = (time("0.0", bytes), time("3400.0", bytes));
+        assert!((some - none - 3.4).abs() < 0.011, "{bytes} B: {none} us without, {some} us with");
+    }
 }

@@ -135,4 +135,12 @@ impl Ops {
         self.clock += self.chip().dcci();
         Ok(())
     }
+
+    /// The fixed start-up of an HCCL-class AIV collective kernel on this block: costs
+    /// `chip.hccl_aiv_launch_ns` on the core (the collectives library calls it first).
+    pub fn hccl_aiv_launch(&mut self) -> SimResult<()> {
+        self.live("hccl_aiv_launch")?;
+        self.clock += self.chip().hccl_aiv_launch();
+        Ok(())
+    }
 }
