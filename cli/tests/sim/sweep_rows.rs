@@ -276,7 +276,9 @@ fn a_mode_that_does_not_apply_is_never_silently_ignored() {
     let (r, table) = run_sweep(&mixed);
     assert_eq!(r, Ok(Status::Ok), "{table}");
     assert!(
-        table.contains("# warning: --mode ring does not apply to allgather (it runs --mode mesh,sdma-mesh): not run"),
+        table.contains(
+            "# warning: --mode ring does not apply to allgather (it runs --mode mesh,aiv-mesh,sdma-mesh): not run"
+        ),
         "{table}"
     );
     assert!(
