@@ -18,11 +18,7 @@ const STACK_BYTES: usize = 8 << 20;
 
 /// Runs `f(stop)` on a helper thread with the GIL released; when a signal handler raises
 /// (Ctrl-C: `KeyboardInterrupt`), raises `stop`, waits for `f` and returns that exception.
-pub(crate) fn interruptible<R: Send>(py: Python<'_>, f: impl FnOnce(&Interrupt) -> R + Send) -> PyResult<R> {
-    interruptible_with(py, Interrupt::new(), f)
-}
-
-/// [`interruptible`] with a given stop flag (the command line's, which its runs watch).
+/// `stop` is the run's own flag, or the command line's, which its runs watch.
 pub(crate) fn interruptible_with<R: Send>(
     py: Python<'_>,
     stop: Interrupt,
