@@ -125,6 +125,18 @@ pub fn check_traced(
     if ranks < c.min_ranks || ranks > max {
         return Err(format!("{} needs {}..={max} ranks, got {ranks}", c.name, c.min_ranks));
     }
+    // A collective's runs are estimated whole (routes, transfers in flight, signal cells and
+    // the checker's records) before the first; any program's runs at least by what the world
+    // holds (`RunOptions::max_memory`, through the budgets).
+    if let (&What::Collective { kind, mode, path }, Some(_)) = (&c.what, m.budgets.max_memory) {
+        let spec = collective_spec(kind, mode, path, ranks);
+        let b = measure::Builtin(&spec.call);
+        let e = measure::memory::estimate_check(cfg, &b, m, COLLECTIVE_BYTES, COLLECTIVE_CALLS);
+        if let Some(e) = e.map_err(|e| e.to_string())? {
+            let what = format!("{} on {ranks} ranks", c.name);
+            measure::memory::refuse(&what, &e, m, false).map_err(|e| e.to_string())?;
+        }
+    }
     let checked = measure::check_program(cfg, &c.name, m, opts, &|w| c.run(w, ranks)).map_err(|e| e.to_string())?;
     Ok((checked.report, checked.timeline))
 }

@@ -7,11 +7,12 @@
 use collectives::{Call, Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::formats::{self, ResultRow};
+use ranksim::measure::memory::MemoryLimit;
 use ranksim::measure::{
     self, Budgets, Builtin, Collective, MAX_CALLS, MAX_JITTER_PS, MAX_SIZE_PAYLOAD, MAX_SIZE_TIMING, Measure, Point,
     series_name,
 };
-use sim_core::{DType, Jitter, Progress, RunReport, World};
+use sim_core::{DType, Jitter, MemoryEstimate, MemoryReport, Progress, RunReport, World, human_bytes};
 
 /// What a sweep (or `bench`, or a `# workload:` line) runs: one collective call, the
 /// workload [`collectives::Call`] describes, and how the run repeats and perturbs it. The
@@ -200,14 +201,71 @@ pub fn queue_calls(w: &mut World, spec: &SweepSpec, size: u64, calls: usize) -> 
     Ok(true)
 }
 
-/// Bytes of simulated memory a payload run of `spec` at `size` holds: every rank's window
-/// buffers, as [`Call::alloc`] lays them out (signals are negligible). For the up-front memory
-/// check of a sweep.
-pub fn payload_bytes(spec: &SweepSpec, size: u64) -> u64 {
-    let (n, es) = (spec.call.ranks as u64, spec.call.dtype.size() as u64);
-    let count = formats::count_for(spec.call.kind, size, es, spec.call.ranks);
-    let per_rank = spec.call.data_elems(count);
-    per_rank.saturating_mul(es).saturating_mul(n)
+/// What one size of `spec` holds at its peak, estimated before it runs ([`measure::point`]'s
+/// runs: the one-call run with payload, the timed run); `None` when the size gives no element
+/// per rank.
+pub fn estimate(cfg: &Config, spec: &SweepSpec, size: u64) -> Result<Option<MemoryEstimate>, String> {
+    measure::memory::estimate(cfg, &Builtin(&spec.call), &spec.measure(), size).map_err(|e| e.to_string())
+}
+
+/// The refusal of `spec` at `size`, whose `estimate` exceeds `limit`: the estimate, its largest
+/// part, and what would fit instead, each with its own estimate (timing-only, fewer blocks,
+/// another algorithm, fewer ranks), or a larger limit.
+pub fn memory_refusal(
+    cfg: &Config,
+    spec: &SweepSpec,
+    size: u64,
+    estimate: &MemoryEstimate,
+    limit: MemoryLimit,
+) -> String {
+    let call = spec.call;
+    let fits =
+        |s: &SweepSpec| self::estimate(cfg, s, size).ok().flatten().map(|e| e.total()).filter(|&b| b <= limit.bytes());
+    let mut ways = Vec::new();
+    if !spec.timing_only
+        && let Some(b) = fits(&spec.clone().with_timing_only(true))
+    {
+        ways.push(format!("--no-data (timing-only: the same times; about {})", human_bytes(b)));
+    }
+    let mut k = call.blocks() / 2;
+    while k >= 1 {
+        if let Some(b) = fits(&SweepSpec { call: call.with_core_num(k), ..spec.clone() }) {
+            ways.push(format!("--core-num {k} (about {})", human_bytes(b)));
+            break;
+        }
+        k /= 2;
+    }
+    for &mode in collectives::modes(call.kind) {
+        let capped = collectives::max_ranks(call.kind, mode, call.path).is_some_and(|m| call.ranks > m);
+        if mode == call.mode || capped {
+            continue;
+        }
+        let other = call.with_mode(mode);
+        if let Some(b) = fits(&SweepSpec { call: other, ..spec.clone() }) {
+            ways.push(format!("--mode {mode} (about {})", human_bytes(b)));
+        } else if other.blocks() > 1
+            && let Some(b) = fits(&SweepSpec { call: other.with_core_num(1), ..spec.clone() })
+        {
+            ways.push(format!("--mode {mode} --core-num 1 (about {})", human_bytes(b)));
+        }
+    }
+    let mut g = call.ranks / 2;
+    while g >= 2 {
+        if let Some(b) = fits(&SweepSpec { call: call.with_ranks(g), ..spec.clone() }) {
+            ways.push(format!("-g {g} (about {})", human_bytes(b)));
+            break;
+        }
+        g /= 2;
+    }
+    ways.push("or a larger --max-memory".to_string());
+    let report = MemoryReport {
+        what: format!("{} at {} on {} ranks", series_name(call.kind, call.mode), formats::size_label(size), call.ranks),
+        estimate: estimate.clone(),
+        limit: limit.bytes(),
+        limit_source: limit.source().to_string(),
+        advice: format!("What fits: {}.", ways.join("; ")),
+    };
+    report.to_string()
 }
 
 /// Whether the collective of `spec` runs on `cfg` at all: one call is queued (not run) on a

@@ -51,6 +51,7 @@ mod lanes;
 mod reduce_scatter;
 mod sdma;
 mod spec;
+mod traffic;
 mod validate;
 
 pub use call::{Call, CallBuffers};
@@ -62,4 +63,5 @@ pub use spec::{
     AllGather, AllReduce, Kind, Mode, Path, did_you_mean, max_ranks, modes, name_distance, signal_shape,
     signal_shape_on,
 };
+pub use traffic::Traffic;
 pub use validate::MAX_BUILTIN_RANKS;

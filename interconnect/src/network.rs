@@ -11,7 +11,7 @@ use resource::Resource;
 use rustc_hash::FxHashMap;
 use sim_core::{
     Bandwidth, SimDuration, SimTime,
-    model::{Busy, Network, Onward, PacketTiming, PathId, PathKind, Route},
+    model::{Busy, Network, NetworkFootprint, Onward, PacketTiming, PathId, PathKind, Route},
 };
 use std::sync::Arc;
 
@@ -158,6 +158,24 @@ fn kind_index(kind: PathKind) -> usize {
     }
 }
 
+/// Bytes a link holds: itself, its entry in the topology's index of links by their ends, and
+/// its copy in the list the shape makes, which lives while the topology is built (the peak).
+const LINK_BYTES: u64 = (2 * std::mem::size_of::<crate::topology::Link>() + 64) as u64;
+
+/// Bytes of a model's resources, links and per-chip tables, and per route it resolves (its
+/// run of hops, its entry in the path and route tables, a share of its chip pair's link
+/// run), for `resources` resources, `links` links, `ranks` chips and routes crossing at most
+/// `diameter` links.
+fn footprint(resources: u64, links: u64, ranks: u64, diameter: u64) -> NetworkFootprint {
+    use std::mem::size_of;
+    let fixed = resources * size_of::<Resource>() as u64 + links * LINK_BYTES + ranks * 8;
+    // A route's hops (its engines, HBM and port ends and its links), its path run, its route
+    // and its slot in the dense table, in vectors that double (half again on average).
+    let hops = (diameter + 4) * size_of::<u32>() as u64;
+    let tables = (size_of::<PathRun>() + size_of::<Route>() + size_of::<u32>() * 2) as u64;
+    NetworkFootprint { fixed, per_route: (hops + tables) * 3 / 2 }
+}
+
 /// Where a resource sits (see [`NetworkModel::locate`]).
 enum Located {
     /// Chip-side: the chip, and the offset in its block (0 HBM, 1 port, then engines).
@@ -229,6 +247,18 @@ impl NetworkModel {
             rows,
             index,
         })
+    }
+
+    /// What a model of `ranks` chips with `chip`'s paths on `cfg` holds (see
+    /// [`Network::footprint`]), worked out without building it.
+    pub fn footprint_of(
+        cfg: &FabricConfig,
+        ranks: usize,
+        chip: &ChipPaths,
+    ) -> Result<NetworkFootprint, FabricConfigError> {
+        let (links, diameter) = Topology::count(cfg, ranks)?;
+        let resources = (ranks as u64).saturating_mul(chip.engine_count() as u64 + 2).saturating_add(links as u64);
+        Ok(footprint(resources, links as u64, ranks as u64, diameter as u64))
     }
 
     /// The topology the links come from.
@@ -641,6 +671,11 @@ impl Network for NetworkModel {
 
     fn route_of(&self, path: PathId) -> Option<Route> {
         self.routes.get(path.0 as usize).copied()
+    }
+
+    fn footprint(&self) -> NetworkFootprint {
+        let links = self.topology.links().len() as u64;
+        footprint(self.resources.len() as u64, links, self.ranks as u64, self.topology.diameter() as u64)
     }
 
     fn lookahead(&self) -> Option<(SimDuration, String)> {

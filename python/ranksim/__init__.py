@@ -8,7 +8,16 @@ See docs/python.md in the ranksim repository.
 
 from enum import Enum
 
-from ._errors import BadArgument, BudgetError, ConfigError, DeadlockError, KernelError, LivelockError, SimError
+from ._errors import (
+    BadArgument,
+    BudgetError,
+    ConfigError,
+    DeadlockError,
+    KernelError,
+    LivelockError,
+    MemoryLimitError,
+    SimError,
+)
 from ._native import (
     CheckReport,
     Config,
@@ -49,6 +58,7 @@ from .breakdown import breakdown, format_breakdown  # noqa: E402
 __all__ = [
     "BadArgument",
     "BudgetError",
+    "MemoryLimitError",
     "CheckReport",
     "Config",
     "ConfigError",

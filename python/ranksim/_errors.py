@@ -34,6 +34,12 @@ class BudgetError(SimError):
     doing, and how to raise the limit."""
 
 
+class MemoryLimitError(BudgetError):
+    """A run refused before it started: its memory estimate exceeds ``max_memory`` (by default
+    what the host has available). The message gives the estimate, its largest part and what to
+    change (timing-only, fewer blocks, fewer ranks, another algorithm)."""
+
+
 class KernelError(SimError):
     """A kernel that raised (or panicked): the message names the task, rank and block and the
     Python exception; ``__cause__`` is that exception when it is known."""

@@ -13,6 +13,7 @@ pub(crate) fn class_of(e: &SimError) -> &'static str {
         SimError::Deadlock(_) => "DeadlockError",
         SimError::Livelock(_) => "LivelockError",
         SimError::Budget(_) => "BudgetError",
+        SimError::Memory(_) => "MemoryLimitError",
         SimError::BadOp { op, .. } if *op == KERNEL_OP => "KernelError",
         SimError::BadOp { .. } | SimError::Invalid(_) => "BadArgument",
         SimError::KernelPanic { .. } | SimError::KernelStackOverflow { .. } => "KernelError",

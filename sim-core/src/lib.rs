@@ -120,11 +120,13 @@ pub use base::deadlock::{BlockedWait, CellWrite, DeadlockReport, StuckTask};
 pub use base::dtype::{DType, Element};
 pub use base::error::{SimError, SimResult, Site};
 pub use base::livelock::{LivelockReport, SpinningPoll};
+pub use base::memory::{MemoryEstimate, MemoryItem, MemoryReport, human_bytes};
 pub use base::signal::{AtomicType, Cond, NotifyOp, WaitCmp};
 pub use base::tensor::{Domain, Tensor};
 pub use base::tile::{Axis, BinaryOp, CmpOp, ReduceOp, Tile, UnaryOp};
 pub use base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use half::{bf16, f16};
+pub use sim::engine::footprint::RunScale;
 pub use sim::split::{LocalGroup, ProcessGroup, join_processes};
 pub use world::{
     CheckRun, CheckedRuns, DomainOptions, Interrupt, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions,

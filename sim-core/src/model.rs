@@ -434,4 +434,19 @@ pub trait Network: Send + Debug {
     fn lookahead(&self) -> Option<(SimDuration, String)> {
         None
     }
+    /// What the model holds in memory, for a run's estimate
+    /// ([`RunScale`](crate::RunScale)). The default: nothing counted.
+    fn footprint(&self) -> NetworkFootprint {
+        NetworkFootprint::default()
+    }
+}
+
+/// The bytes a [`Network`] holds: before any route is resolved (resources, links), and per
+/// route it resolves (its hops, its entry in the route tables).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct NetworkFootprint {
+    /// Bytes before any route is resolved.
+    pub fixed: u64,
+    /// Bytes per route resolved.
+    pub per_route: u64,
 }

@@ -67,6 +67,13 @@ impl Collective for Builtin<'_> {
     fn runs_without_data(&self) -> bool {
         self.0.kind == Kind::Barrier
     }
+    fn traffic(&self, count: usize, _ranks: usize, server_ranks: usize) -> collectives::Traffic {
+        self.0.traffic(count, server_ranks)
+    }
+    fn payload_bytes(&self, count: usize, _ranks: usize) -> Option<u64> {
+        let (n, es) = (self.0.ranks as u64, self.0.dtype.size() as u64);
+        Some(self.0.data_elems(count as u64).saturating_mul(es).saturating_mul(n))
+    }
     fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<CallBuffers> {
         self.0.alloc(w, dom, count)
     }

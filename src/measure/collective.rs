@@ -2,6 +2,7 @@
 //! built-in), and `Wrong`, a comparison of its results with their golden.
 
 use crate::formats::Mismatch;
+use collectives::Traffic;
 use sim_core::{DType, Domain, SimResult, World};
 
 /// A collective as the measuring machinery sees it. `setup` allocates its window buffers on
@@ -39,6 +40,22 @@ pub trait Collective {
     /// Whether a call with no element still runs (a barrier); default: such sizes are skipped.
     fn runs_without_data(&self) -> bool {
         false
+    }
+    /// What one call of `count` elements per rank does on each of `ranks` ranks, on a
+    /// machine of `server_ranks` ranks per server: the counts its runs' memory estimate grows
+    /// with ([`super::memory`]). Default: a full mesh on one block (every rank signals and
+    /// moves data with every peer, all at once); say less if yours does less, or a large
+    /// machine refuses runs it could hold.
+    fn traffic(&self, count: usize, ranks: usize, server_ranks: usize) -> Traffic {
+        let _ = (count, server_ranks);
+        Traffic::mesh(ranks, 1, 0)
+    }
+    /// Payload bytes its buffers hold at `count` elements per rank on `ranks` ranks, over
+    /// every rank; `None` (the default): the estimate sets it up on a timing-only world to
+    /// find out.
+    fn payload_bytes(&self, count: usize, ranks: usize) -> Option<u64> {
+        let _ = (count, ranks);
+        None
     }
     /// Allocates the buffers of `count` elements per rank on `dom`.
     fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Self::Buffers>;

@@ -27,6 +27,7 @@ mod bound;
 mod builtin;
 mod collective;
 mod error;
+pub mod memory;
 
 pub use bound::{Bound, Cut, busbw_bound, cut_busbw};
 pub use builtin::{Builtin, series_name};
@@ -96,6 +97,9 @@ pub struct Budgets {
     pub max_events: u64,
     /// Polls per spinning core that make a livelock (0: never).
     pub livelock_polls: u64,
+    /// Refuse a run whose memory estimate ([`memory::estimate`]) exceeds this, before it starts
+    /// (`None`: no limit; the command line sets what the host has available).
+    pub max_memory: Option<memory::MemoryLimit>,
 }
 
 impl Default for Budgets {
@@ -104,6 +108,7 @@ impl Default for Budgets {
             max_sim_time: RunOptions::DEFAULT_MAX_SIM_TIME,
             max_events: RunOptions::DEFAULT_MAX_EVENTS,
             livelock_polls: RunOptions::DEFAULT_LIVELOCK_POLLS,
+            max_memory: None,
         }
     }
 }
@@ -114,6 +119,7 @@ impl Budgets {
         o.max_sim_time = self.max_sim_time;
         o.max_events = self.max_events;
         o.livelock_polls = self.livelock_polls;
+        o.max_memory = self.max_memory.map(memory::MemoryLimit::bytes);
         o.interrupt = interrupt.cloned();
     }
 }
@@ -181,7 +187,25 @@ fn world(cfg: &Config, m: &Measure) -> Result<World, Error> {
 /// (timing-only when `m.timing_only`, traced when `m.trace`, with `m.jitter`), and compares the
 /// result with the golden when the run kept payload. [`Error::NoElement`] when the size gives
 /// no element per rank and `c` needs some.
+///
+/// With [`Budgets::max_memory`] set, a run whose estimate ([`memory::estimate_run`]) exceeds it
+/// is refused before it starts ([`SimError::Memory`] in [`Error::Sim`]).
 pub fn run<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64, calls: usize) -> Result<Run, Error> {
+    if m.budgets.max_memory.is_some()
+        && let Some(e) = memory::estimate_run(cfg, c, m, size_bytes, calls)?
+    {
+        memory::refuse(&what(c, m, size_bytes), &e, m, true)?;
+    }
+    run_unchecked(cfg, c, m, size_bytes, calls)
+}
+
+/// `name at SIZE on N ranks`: what a memory refusal names.
+fn what<C: Collective>(c: &C, m: &Measure, size_bytes: u64) -> String {
+    format!("{} at {} on {} ranks", c.name(), formats::size_label(size_bytes), m.ranks)
+}
+
+/// [`run`] without the memory check (made once for all of [`point`]'s runs).
+fn run_unchecked<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64, calls: usize) -> Result<Run, Error> {
     let count = elements(c, m.ranks, size_bytes).ok_or(Error::NoElement { size_bytes })?;
     let mut w = world(cfg, m)?;
     let b = queue_elements(&mut w, c, m.ranks, count, calls)?;
@@ -246,14 +270,19 @@ pub fn point<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -
         return Ok(None);
     };
     let calls = m.calls();
+    if m.budgets.max_memory.is_some()
+        && let Some(e) = memory::estimate(cfg, c, m, size_bytes)?
+    {
+        memory::refuse(&what(c, m, size_bytes), &e, m, true)?;
+    }
     let check_run = if m.timing_only {
         None
     } else {
-        Some(run(cfg, c, &Measure { trace: m.trace && calls == 1, ..m.clone() }, size_bytes, 1)?)
+        Some(run_unchecked(cfg, c, &Measure { trace: m.trace && calls == 1, ..m.clone() }, size_bytes, 1)?)
     };
     let timed = match (&check_run, calls) {
         (Some(r), 1) => r.report.clone(),
-        _ => run(cfg, c, &Measure { timing_only: true, ..m.clone() }, size_bytes, calls)?.report,
+        _ => run_unchecked(cfg, c, &Measure { timing_only: true, ..m.clone() }, size_bytes, calls)?.report,
     };
     let bytes = c.bytes(count, n);
     let type_name = formats::nccl_type(c.dtype());
@@ -442,6 +471,11 @@ pub fn check<C: Collective>(
     let machine = cfg.machine.ranks;
     if m.ranks == 0 || m.ranks > machine {
         return Err(Error::Ranks { ranks: m.ranks, machine });
+    }
+    if m.budgets.max_memory.is_some()
+        && let Some(e) = memory::estimate_check(cfg, c, m, size_bytes, calls)?
+    {
+        memory::refuse(&what(c, m, size_bytes), &e, m, false)?;
     }
     let run = |w: &mut World| {
         queue_elements(w, c, m.ranks, count, calls)?;

@@ -40,6 +40,15 @@ pub fn bench(out: &mut dyn Write, a: &BenchArgs) -> CmdResult {
     }
     a.spec.validate("-b", a.size, cfg.machine.ranks)?;
     let (rounds, warmup) = (a.spec.iters as usize, a.spec.warmup as usize);
+    if let Some(limit) = a.spec.budgets.max_memory {
+        let m = a.spec.measure();
+        let c = ranksim::measure::Builtin(&a.spec.call);
+        let e =
+            ranksim::measure::memory::estimate_run(&cfg, &c, &m, a.size, rounds + warmup).map_err(|e| e.to_string())?;
+        if let Some(e) = e.filter(|e| e.total() > limit.bytes()) {
+            return Err(crate::sweep::memory_refusal(&cfg, &a.spec, a.size, &e, limit));
+        }
+    }
     let started = std::time::Instant::now();
     let Some(report) = run_calls(&cfg, &a.spec, a.size, rounds + warmup, false)? else {
         return Err(format!(

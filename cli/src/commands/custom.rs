@@ -10,8 +10,9 @@ use super::sweep::{SeriesFlags, SeriesPlan, SweepArgs, SweepRun};
 use super::{CmdResult, JitterFlags, Status};
 use ranksim::Config;
 use ranksim::formats::{self, parse_size};
+use ranksim::measure::memory::MemoryLimit;
 use ranksim::measure::{self, Collective, Measure};
-use sim_core::Progress;
+use sim_core::{MemoryEstimate, MemoryReport, Progress};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -181,17 +182,32 @@ pub fn sweep<C: Collective + Sync>(out: &mut dyn Write, c: &C, a: &SweepArgs) ->
             a.max_bytes
         ));
     }
+    // Memory: every size is estimated before anything runs (refused, or left out of the
+    // default run, when it does not fit).
+    let estimate = |s: u64| measure::memory::estimate(&cfg, c, &m, s).map_err(|e| e.to_string());
+    let refusal = |s: u64, e: &MemoryEstimate, l: MemoryLimit| {
+        let what = format!("{} at {} on {ranks} ranks", c.name(), formats::size_label(s));
+        let advice = measure::memory::advice(e, l.bytes(), m.timing_only);
+        let report =
+            MemoryReport { what, estimate: e.clone(), limit: l.bytes(), limit_source: l.source().into(), advice };
+        report.to_string()
+    };
+    let fitted = super::sweep::fit_sizes(a, &todo, &estimate, &refusal)?;
+    if let (true, Some((_, why))) = (fitted.sizes.is_empty(), &fitted.left_out) {
+        return Err(why.clone());
+    }
     let bound = measure::busbw_bound(&cfg, ranks, None).map_err(|e| e.to_string())?;
+    let mut notes = vec![
+        format!("{}: your collective (measure::Collective), on {ranks} ranks", c.name()),
+        format!("bound: {}", bound.line()),
+    ];
+    notes.extend(fitted.notes(&c.name()));
     let plan = SeriesPlan {
         label: c.name(),
         config: measure::sweep_config(&cfg, c, &m, (a.min_bytes, a.max_bytes, a.factor)),
-        notes: vec![
-            format!("{}: your collective (measure::Collective), on {ranks} ranks", c.name()),
-            format!("bound: {}", bound.line()),
-        ],
-        // A run split in N takes N host threads.
-        threads: a.jobs.unwrap_or_else(|| (crate::os::threads() / a.partitions.max(1)).max(1)),
-        sizes: todo,
+        notes,
+        threads: fitted.threads,
+        sizes: fitted.sizes,
         bound: Some(bound.gbps).filter(|b| b.is_finite()),
         trust: Some(format!("no measured table covers {}: its numbers are the model's alone", c.name())),
     };

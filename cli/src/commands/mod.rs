@@ -10,7 +10,9 @@ pub mod sweep;
 pub mod topo;
 pub mod validate;
 
+use ranksim::formats::parse_size;
 use ranksim::measure::Budgets;
+use ranksim::measure::memory::MemoryLimit;
 use sim_core::{Jitter, ReduceOp, RunOptions, SimDuration, SimTime};
 
 /// Seeded timing jitter of `sweep` and `bench`, as the command line gives it.
@@ -53,6 +55,12 @@ pub struct BudgetFlags {
     /// happening ends as a livelock (0: never).
     #[arg(long, default_value_t = RunOptions::DEFAULT_LIVELOCK_POLLS)]
     livelock_polls: u64,
+    /// Refuse, before it starts, what would hold more memory than this many bytes (K/M/G
+    /// suffixes): a run, or a sweep's sizes run at once; the refusal gives the estimate, its
+    /// largest part and what to change. Default: the memory this host has available
+    /// (MemAvailable).
+    #[arg(long, value_parser = parse_memory)]
+    max_memory: Option<u64>,
 }
 
 impl BudgetFlags {
@@ -62,7 +70,16 @@ impl BudgetFlags {
             max_sim_time: SimTime::from_ps((self.max_sim_time_us * 1e6).round() as u64),
             max_events: self.max_events,
             livelock_polls: self.livelock_polls,
+            max_memory: self.max_memory.map(MemoryLimit::Given).or_else(MemoryLimit::host),
         }
+    }
+}
+
+/// Parses `--max-memory`: a size (K/M/G suffixes) above zero.
+fn parse_memory(s: &str) -> Result<u64, String> {
+    match parse_size(s)? {
+        0 => Err("must be more than 0 bytes (K/M/G suffixes, e.g. 4G)".into()),
+        n => Ok(n),
     }
 }
 

@@ -14,9 +14,10 @@ use ranksim::Config;
 use ranksim::formats::nccl_type;
 use ranksim::formats::parse_size;
 use ranksim::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
+use ranksim::measure::memory::MemoryLimit;
 use ranksim::measure::{Budgets, Point, busbw_bound};
 use sim_core::Progress;
-use sim_core::{DType, Jitter, ReduceOp};
+use sim_core::{DType, Jitter, MemoryEstimate, ReduceOp};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -72,8 +73,8 @@ pub struct SweepArgs {
     pub jitter: Option<Jitter>,
     /// Timing-only: no payload, no check.
     pub no_data: bool,
-    /// Sizes run at once on host threads (`None`: every host thread, fewer when payload runs
-    /// would not fit in memory). Results do not depend on it.
+    /// Sizes run at once on host threads (`None`: every host thread; fewer, given or not, when
+    /// that many runs would not fit in memory together). Results do not depend on it.
     pub jobs: Option<usize>,
     /// Print the engine's work (events, packets) and the host time it took.
     pub stats: bool,
@@ -264,8 +265,9 @@ pub struct SeriesFlags {
     /// Timing-only: store no payload bytes (same times, no validation, far less memory).
     #[arg(long)]
     no_data: bool,
-    /// Sizes simulated at once on host threads (default: every host thread, fewer when payload
-    /// runs would not fit in free memory). The results are the same for any value.
+    /// Sizes simulated at once on host threads (default: every host thread); fewer when that
+    /// many runs would not fit together in --max-memory (or what the host has), said so. The
+    /// results are the same for any value.
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
     /// Print the engine's work (events, packets) and the host time it took.
@@ -362,11 +364,33 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             ));
         }
     }
+    // Memory: every size of every series is estimated before anything runs.
+    let mut skipped = skipped;
+    let mut planned = Vec::new();
+    for combo in &combos {
+        let spec = spec(a, combo, ranks);
+        // A barrier moves no payload: every size would be the same size-0 row.
+        let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
+        let sizes: &[u64] = if spec.call.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
+        let todo = distinct_sizes(&spec, sizes);
+        let fitted = fit_sizes(a, &todo, &|s| crate::sweep::estimate(&cfg, &spec, s), &|s, e, l| {
+            crate::sweep::memory_refusal(&cfg, &spec, s, e, l)
+        })?;
+        match fitted.left_out {
+            Some((_, why)) if fitted.sizes.is_empty() => skipped.push(format!("{} skipped: {why}", label(&spec))),
+            _ => planned.push((combo.clone(), fitted)),
+        }
+    }
+    if planned.is_empty() {
+        return Err(format!("nothing to sweep: {}", skipped.join("; ")));
+    }
+    let combos: Vec<Combo> = planned.iter().map(|(c, _)| c.clone()).collect();
     let mut run = SweepRun::new(combos.len() > 1, &cfg);
     for w in skipped.into_iter().chain(flag_warnings(a, &combos, ranks)) {
         run.warn(out, w)?;
     }
-    for combo in &combos {
+    for (combo, fitted) in planned {
+        let combo = &combo;
         let spec = spec(a, combo, ranks);
         let lbl = label(&spec);
         let bound = busbw_bound(&cfg, ranks, Some(spec.call.kind)).map_err(|e| e.to_string())?;
@@ -378,9 +402,6 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         if let Some(n) = hccl_costs_note(&cfg, &spec) {
             notes.push(format!("{lbl}: {n}"));
         }
-        // A barrier moves no payload: every size would be the same size-0 row.
-        let capped: Vec<u64> = all_sizes.iter().copied().filter(|&s| combo.max_bytes.is_none_or(|m| s <= m)).collect();
-        let sizes: &[u64] = if spec.call.kind == Kind::Barrier { &all_sizes[..1] } else { &capped };
         if spec.call.kind == Kind::Barrier && all_sizes.len() > 1 {
             notes.push("barrier moves no payload: one row, not one per size".to_string());
         }
@@ -391,13 +412,13 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
                 formats::size_label(m)
             ));
         }
-        let todo = distinct_sizes(&spec, sizes);
+        notes.extend(fitted.notes(&lbl));
         let plan = SeriesPlan {
             config: sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes)),
             label: lbl,
             notes,
-            threads: threads_for(a, &spec, &todo)?,
-            sizes: todo,
+            threads: fitted.threads,
+            sizes: fitted.sizes,
             bound: reports_bound.then_some(bound.gbps).filter(|b| b.is_finite()),
             trust: Some(trust_line(&cfg, &spec)),
         };
@@ -708,19 +729,81 @@ fn distinct_sizes(spec: &SweepSpec, sizes: &[u64]) -> Vec<u64> {
     out
 }
 
-/// Host threads for a series' sizes: `--jobs`, or every host thread shared among the runs'
-/// partitions (a run split in N takes N threads), fewer when payload runs of its largest size
-/// would not fit in the host's free memory together (none fitting is an error that names
-/// --no-data; each partition of a split run holds a copy of the payload).
-fn threads_for(a: &SweepArgs, spec: &SweepSpec, sizes: &[u64]) -> Result<usize, String> {
+/// A series' sizes fitted in the memory limit (`--max-memory`, or what the host has available),
+/// and how many run at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fitted {
+    /// The sizes to run.
+    pub sizes: Vec<u64>,
+    /// Sizes run at once: `--jobs`, or every host thread shared among the runs' partitions (a
+    /// run split in N takes N threads), fewer when that many runs of the largest size would
+    /// not fit together.
+    pub threads: usize,
+    /// `--jobs` that was lowered so that its runs fit.
+    pub lowered_jobs: Option<usize>,
+    /// The first size of a default run (no `-e`) left out, and why: its refusal.
+    pub left_out: Option<(u64, String)>,
+}
+
+impl Fitted {
+    /// The notes a series prints about its fit.
+    pub fn notes(&self, label: &str) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let (Some((size, why)), Some(last)) = (&self.left_out, self.sizes.last()) {
+            notes.push(format!(
+                "{label}: up to {} in the default run (give -e {} to ask for larger sizes): {why}",
+                formats::size_label(*last),
+                formats::size_label(*size)
+            ));
+        }
+        if let Some(j) = self.lowered_jobs {
+            notes.push(format!(
+                "{label}: -j {j} lowered to {}: more runs at once would not fit in memory",
+                self.threads
+            ));
+        }
+        notes
+    }
+}
+
+/// The sizes of a series that fit in the memory limit of `a`, each estimated by `estimate`
+/// before anything runs: a size whose estimate exceeds the limit is refused with `refusal`'s
+/// message, except in the default run (no `-e`), which leaves it and the larger sizes out
+/// (`Fitted::left_out`; none left: the caller skips the series). Without a limit (a host that
+/// does not say what it has), every size.
+pub fn fit_sizes(
+    a: &SweepArgs,
+    sizes: &[u64],
+    estimate: &dyn Fn(u64) -> Result<Option<MemoryEstimate>, String>,
+    refusal: &dyn Fn(u64, &MemoryEstimate, MemoryLimit) -> String,
+) -> Result<Fitted, String> {
     let parts = a.partitions.max(1);
     let wanted = a.jobs.unwrap_or_else(|| (crate::os::threads() / parts).max(1));
-    if spec.timing_only {
-        return Ok(wanted);
+    let Some(limit) = a.budgets.max_memory else {
+        return Ok(Fitted { sizes: sizes.to_vec(), threads: wanted, lowered_jobs: None, left_out: None });
+    };
+    let (mut kept, mut largest, mut left_out) = (Vec::new(), 0u64, None);
+    for &size in sizes {
+        let Some(e) = estimate(size)? else {
+            kept.push(size);
+            continue;
+        };
+        if e.total() <= limit.bytes() {
+            largest = largest.max(e.total());
+            kept.push(size);
+            continue;
+        }
+        let why = refusal(size, &e, limit);
+        if a.builtin_max_bytes.is_none() {
+            return Err(why);
+        }
+        // Larger sizes hold more: the default run stops here.
+        left_out = Some((size, why));
+        break;
     }
-    let largest = sizes.iter().map(|&s| crate::sweep::payload_bytes(spec, s)).max().unwrap_or(0);
-    let per_run = largest.saturating_mul(parts as u64);
-    crate::os::runs_that_fit(per_run, crate::os::available_memory(), wanted)
+    let fit = limit.bytes().checked_div(largest).map_or(wanted, |k| k.clamp(1, wanted as u64) as usize);
+    let lowered_jobs = a.jobs.filter(|&j| fit < j);
+    Ok(Fitted { sizes: kept, threads: fit, lowered_jobs, left_out })
 }
 
 /// Whether a size gives at least one element per rank (a barrier always runs).
@@ -765,8 +848,10 @@ fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRow]) -> std:
 /// and the op is a sum), on every AIV
 /// core and with one warmup call when they use copy engines. When the ranks span several
 /// servers an allreduce's HCCL-class series is `rhd` (the vendor library's algorithm between
-/// servers; the full-mesh ones are single-server), on one block; above kMaxSupportedRanks,
-/// where the builtin does nothing, `rhd` runs alone.
+/// servers; the full-mesh ones are single-server), on one block. Above kMaxSupportedRanks,
+/// where the HOST builtins do nothing, only what the vendor library runs at that scale: `rhd`
+/// for an allreduce, the grouped mesh (`grouped-mesh`, one block, one warmup call) for an
+/// all_to_all, nothing for the others ([`plan_combos`] says why).
 pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     let core_num = a.core_num.unwrap_or(1);
     // The ranks span several servers: NICs join them.
@@ -778,17 +863,20 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
             // Where an HCCL-class series runs beside it, the builtin stops early by default.
             let has_hccl = collectives::modes(kind).len() > 1 && a.path == Path::Host;
             let cap = a.builtin_max_bytes.filter(|&m| has_hccl && m < a.max_bytes);
-            // Above kMaxSupportedRanks the HOST builtins return at once: an allreduce runs RHD.
-            let beyond = collectives::max_ranks(kind, Mode::Mesh, a.path).is_some_and(|max| ranks > max);
-            if !(beyond && kind == Kind::AllReduce) {
+            // Above kMaxSupportedRanks the HOST builtins return at once: no series of theirs.
+            let beyond = beyond_builtins(kind, a.path, ranks);
+            if !beyond {
                 out.push(Combo { max_bytes: cap, ..builtin.clone() });
             }
             if has_hccl {
                 let all = a.core_num.unwrap_or(cfg.chip.aiv_cores);
                 // RHD is the vendor library's algorithm between servers and at the scale where
-                // the others stop; its full-mesh modes are single-server ones.
+                // the others stop, the grouped mesh its all_to_all at that scale; its full-mesh
+                // modes are single-server ones, with every block talking to every peer at once.
                 let candidates: &[Mode] = match kind {
                     Kind::AllReduce if beyond || servers => &[Mode::Rhd],
+                    Kind::AllToAll if beyond => &[Mode::GroupedMesh],
+                    _ if beyond => &[],
                     Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather => {
                         &[Mode::AivMesh, Mode::SdmaMesh]
                     }
@@ -796,9 +884,12 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                     _ => &[Mode::SdmaMesh],
                 };
                 for &mode in candidates {
-                    let warmup = if mode == Mode::SdmaMesh { a.warmup.max(1) } else { a.warmup };
-                    // RHD talks to one partner at a time: one block already fills that link.
-                    let core_num = if mode == Mode::Rhd { a.core_num.unwrap_or(1) } else { all };
+                    let copy_engines = matches!(mode, Mode::SdmaMesh | Mode::GroupedMesh);
+                    let warmup = if copy_engines { a.warmup.max(1) } else { a.warmup };
+                    // RHD talks to one partner at a time: one block already fills that link; the
+                    // grouped mesh's rounds of 8 peers go through one channel at its rate.
+                    let core_num =
+                        if matches!(mode, Mode::Rhd | Mode::GroupedMesh) { a.core_num.unwrap_or(1) } else { all };
                     let c = Combo { kind, mode, core_num, warmup, max_bytes: None };
                     if supports(cfg, &spec(a, &c, ranks)).is_ok() {
                         out.push(c);
@@ -813,6 +904,12 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
         out.extend(modes.map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None }));
     }
     out
+}
+
+/// Whether PyPTO's HOST builtin of `kind` returns at once on `ranks` ranks (above
+/// kMaxSupportedRanks).
+fn beyond_builtins(kind: Kind, path: Path, ranks: usize) -> bool {
+    collectives::max_ranks(kind, Mode::Mesh, path).is_some_and(|max| ranks > max)
 }
 
 /// The algorithms (`--mode`) a collective has: every mode for allreduce, the builtin and the
@@ -848,6 +945,21 @@ pub fn plan_combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Result<(Vec<Com
     }
     let mut out: Vec<Combo> = Vec::new();
     let all = combos(a, cfg, ranks);
+    if a.modes.is_none() {
+        for &kind in &a.collectives {
+            if beyond_builtins(kind, a.path, ranks) && !all.iter().any(|c| c.kind == kind) {
+                notes.push(format!(
+                    "{kind} skipped: PyPTO's HOST builtin returns at once above {} ranks (kMaxSupportedRanks) and no \
+                     HCCL-class {kind} modelled here runs at {ranks} ranks (the copy-engine and AIV meshes are \
+                     single-server algorithms, every block talking to every peer at once); sweep one server with -g {}, \
+                     the InCore lowering with --path incore, or ask for --mode (refused up front if it does not fit \
+                     in memory)",
+                    collectives::MAX_BUILTIN_RANKS,
+                    cfg.server_ranks().min(collectives::MAX_BUILTIN_RANKS)
+                ));
+            }
+        }
+    }
     for c in &all {
         let others = all.iter().filter(|o| o.kind == c.kind && o.mode != c.mode).count();
         let s = spec(a, c, ranks);
@@ -1008,19 +1120,57 @@ mod tests {
     }
 
     /// A run split in N takes N host threads: without -j a sweep runs fewer sizes at once
-    /// (never none); -j is taken as given.
+    /// (never none); -j is taken as given when its runs fit.
     #[test]
     fn split_runs_leave_host_threads_to_their_partitions() {
         let mut a = SweepArgs::new(None);
-        let spec =
-            spec(&a, &Combo { kind: Kind::AllReduce, mode: Mode::Rhd, core_num: 1, warmup: 0, max_bytes: None }, 8)
-                .with_timing_only(true);
-        let all = threads_for(&a, &spec, &[1024]).unwrap();
+        a.budgets.max_memory = None;
+        let threads = |a: &SweepArgs| fit_sizes(a, &[1024], &|_| Ok(None), &|_, _, _| String::new()).unwrap().threads;
+        let all = threads(&a);
         a.partitions = 2;
-        assert_eq!(threads_for(&a, &spec, &[1024]).unwrap(), (all / 2).max(1));
+        assert_eq!(threads(&a), (all / 2).max(1));
         a.partitions = 1 << 10;
-        assert_eq!(threads_for(&a, &spec, &[1024]).unwrap(), 1);
+        assert_eq!(threads(&a), 1);
         a.jobs = Some(3);
-        assert_eq!(threads_for(&a, &spec, &[1024]).unwrap(), 3);
+        assert_eq!(threads(&a), 3);
+    }
+
+    fn gib(n: u64) -> Option<MemoryEstimate> {
+        let mut e = MemoryEstimate::new();
+        e.add("payload", n << 30);
+        Some(e)
+    }
+
+    /// Sizes whose estimate exceeds the limit: refused when -e asked for them, left out of the
+    /// default run (with the first one's refusal); -j runs only as many sizes at once as fit.
+    #[test]
+    fn sizes_fit_the_memory_limit_or_are_refused() {
+        let mut a = SweepArgs::new(None);
+        a.budgets.max_memory = Some(MemoryLimit::Given(10 << 30));
+        a.jobs = Some(4);
+        // 1 KiB holds 1 GiB, 2 KiB 4 GiB, 4 KiB 16 GiB, 8 KiB 64 GiB.
+        let est = |s: u64| Ok(gib((s / 1024) * (s / 1024)));
+        let refusal = |s: u64, e: &MemoryEstimate, l: MemoryLimit| format!("{s} needs {} > {}", e.total(), l.bytes());
+        let sizes = [1024, 2048, 4096, 8192];
+        let f = fit_sizes(&a, &sizes, &est, &refusal).unwrap();
+        assert_eq!(f.sizes, [1024, 2048]);
+        assert_eq!(f.left_out, Some((4096, format!("4096 needs {} > {}", 16u64 << 30, 10u64 << 30))));
+        // Two runs of 4 GiB fit in 10 GiB, not four.
+        assert_eq!((f.threads, f.lowered_jobs), (2, Some(4)));
+        let notes = f.notes("x");
+        assert!(
+            notes[0].starts_with("x: up to 2K in the default run (give -e 4K to ask for larger sizes): 4096 needs")
+        );
+        assert_eq!(notes[1], "x: -j 4 lowered to 2: more runs at once would not fit in memory");
+        a.builtin_max_bytes = None; // -e given
+        assert_eq!(
+            fit_sizes(&a, &sizes, &est, &refusal).unwrap_err(),
+            format!("4096 needs {} > {}", 16u64 << 30, 10u64 << 30)
+        );
+        // Nothing fits: the default run leaves every size out.
+        a.builtin_max_bytes = Some(4 << 20);
+        a.budgets.max_memory = Some(MemoryLimit::Given(1 << 20));
+        let f = fit_sizes(&a, &sizes, &est, &refusal).unwrap();
+        assert!(f.sizes.is_empty() && f.left_out.as_ref().is_some_and(|(s, _)| *s == 1024));
     }
 }

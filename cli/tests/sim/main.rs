@@ -36,6 +36,7 @@ mod hier;
 mod limits;
 mod livelock;
 mod measure_api;
+mod memory;
 mod observers;
 mod outputs;
 mod pipes;

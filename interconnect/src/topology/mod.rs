@@ -70,6 +70,14 @@ impl Topology {
         Ok(Topology { shape, links, index })
     }
 
+    /// The directed links and the diameter (the most links a route crosses) of the topology
+    /// of `cfg` for `ranks` chips, worked out without building its links (what building them
+    /// would cost: a memory estimate asks before it builds).
+    pub fn count(cfg: &FabricConfig, ranks: usize) -> Result<(usize, usize), FabricConfigError> {
+        let shape = top_shape(&cfg.topology, ranks, cfg.checked_efficiency()?)?;
+        Ok((shape.link_count(), shape.diameter()))
+    }
+
     /// Short description of the kind and shape.
     pub fn label(&self) -> String {
         self.shape.label()

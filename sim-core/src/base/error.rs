@@ -4,6 +4,7 @@
 use crate::base::budget::BudgetReport;
 use crate::base::deadlock::DeadlockReport;
 use crate::base::livelock::LivelockReport;
+use crate::base::memory::MemoryReport;
 use crate::base::time::SimTime;
 use thiserror::Error;
 
@@ -65,6 +66,11 @@ pub enum SimError {
         /// Events applied.
         events: u64,
     },
+
+    /// The run's memory estimate exceeds what it may use
+    /// ([`RunOptions::max_memory`](crate::RunOptions::max_memory)): refused before it started.
+    #[error("{0}")]
+    Memory(Box<MemoryReport>),
 
     /// A kernel panicked; the run was aborted.
     #[error("{site}: kernel panicked at {time}: {msg}")]

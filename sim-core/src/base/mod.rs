@@ -12,6 +12,7 @@ pub(crate) mod divider;
 pub(crate) mod dtype;
 pub(crate) mod error;
 pub(crate) mod livelock;
+pub(crate) mod memory;
 pub(crate) mod payload;
 pub(crate) mod round;
 pub(crate) mod signal;

@@ -61,6 +61,12 @@ pub struct RunOptions {
     /// Set from outside (a signal handler, Python's interrupt check) to end the run between
     /// two events with [`SimError::Interrupted`](crate::SimError::Interrupted) (`None`: never).
     pub interrupt: Option<Interrupt>,
+    /// Refuse a run, before it starts, whose memory estimate
+    /// ([`World::run_scale`](crate::World::run_scale)) exceeds this many bytes, with
+    /// [`SimError::Memory`](crate::SimError::Memory) (`None`: no limit). sim-core reads no
+    /// system figure: the host sets it (the `ranksim` library from the memory the machine has
+    /// available, or `--max-memory`).
+    pub max_memory: Option<u64>,
 }
 
 impl RunOptions {
@@ -91,6 +97,7 @@ impl Default for RunOptions {
             max_events: RunOptions::DEFAULT_MAX_EVENTS,
             livelock_polls: RunOptions::DEFAULT_LIVELOCK_POLLS,
             interrupt: None,
+            max_memory: None,
         }
     }
 }

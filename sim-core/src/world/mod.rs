@@ -22,6 +22,7 @@ mod check;
 mod dispatch;
 mod domain;
 mod domains;
+mod memory;
 mod observers;
 mod run;
 mod run_report;
@@ -55,6 +56,8 @@ pub struct World {
     size: usize,
     domains: Vec<DomainState>,
     gm_names: Vec<String>,
+    /// Bytes of each GM tensor on one chip.
+    gm_bytes: Vec<usize>,
     mem: Memory,
     queues: Vec<Vec<Dispatch>>,
     warnings: Vec<String>,
@@ -95,6 +98,7 @@ impl World {
             size,
             domains: Vec::new(),
             gm_names: Vec::new(),
+            gm_bytes: Vec::new(),
             mem: Memory::default(),
             queues: vec![Vec::new(); size],
             warnings: Vec::new(),

@@ -28,6 +28,7 @@ impl World {
 
     /// [`World::run`] without freeing released domains (the checker reruns a program).
     fn run_once(&mut self) -> SimResult<RunReport> {
+        self.refuse_if_too_big()?;
         for i in 0..self.domains.len() {
             self.prepare_domain(i);
         }

@@ -15,6 +15,7 @@ impl World {
         let nbytes = check_shape(name, dtype, shape)?;
         let buf = self.gm_names.len();
         self.gm_names.push(name.to_string());
+        self.gm_bytes.push(nbytes);
         self.gm_written.push(vec![false; self.size]);
         self.mem.add_gm(nbytes, self.size);
         Ok(Tensor(Arc::new(TensorMeta::dense(name.into(), Space::Gm { buf }, 0, nbytes, dtype, shape))))

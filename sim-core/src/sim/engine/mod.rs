@@ -12,6 +12,7 @@ mod copy;
 mod deadlock;
 mod event;
 mod flow;
+pub(crate) mod footprint;
 mod limits;
 mod livelock;
 mod loads;

@@ -162,6 +162,9 @@ impl History {
     }
 }
 
+/// Bytes of one cell's write history (for the memory estimate, `footprint.rs`).
+pub(super) const HISTORY_BYTES: usize = std::mem::size_of::<History>();
+
 /// The registry of waiters and the write history of cells.
 #[derive(Default, Debug)]
 pub(crate) struct Signals {
