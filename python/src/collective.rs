@@ -234,10 +234,29 @@ fn measure(
     Ok(Measure { iters, warmup, ..Measure::new(n) })
 }
 
+/// An error of a measuring function as Python raises it: `SimError` with its message, but
+/// `MemoryLimitError` for a run refused for its memory estimate.
+trait Raised: std::fmt::Display + Send {
+    fn class(&self) -> &'static str {
+        "SimError"
+    }
+}
+
+impl Raised for String {}
+
+impl Raised for ranksim::measure::Error {
+    fn class(&self) -> &'static str {
+        match self {
+            ranksim::measure::Error::Sim(e @ sim_core::SimError::Memory(_)) => errors::class_of(e),
+            _ => "SimError",
+        }
+    }
+}
+
 /// Runs `f` with the GIL released (on a helper thread, stopped by Ctrl-C with its stop
-/// flag, the `KeyboardInterrupt` raised), a panic caught, an error string raised as
-/// `SimError`.
-fn released<R: Send, E: std::fmt::Display + Send>(
+/// flag, the `KeyboardInterrupt` raised), a panic caught, an error raised as its class
+/// ([`Raised`]).
+fn released<R: Send, E: Raised>(
     py: Python<'_>,
     f: impl FnOnce(&sim_core::Interrupt) -> Result<R, E> + Send,
 ) -> PyResult<R> {
@@ -245,14 +264,14 @@ fn released<R: Send, E: std::fmt::Display + Send>(
 }
 
 /// [`released`] with a given stop flag.
-fn released_with<R: Send, E: std::fmt::Display + Send>(
+fn released_with<R: Send, E: Raised>(
     py: Python<'_>,
     stop: sim_core::Interrupt,
     f: impl FnOnce(&sim_core::Interrupt) -> Result<R, E> + Send,
 ) -> PyResult<R> {
     match crate::interrupt::interruptible_with(py, stop, move |stop| catch_unwind(AssertUnwindSafe(|| f(stop))))? {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(msg)) => Err(errors::raise(py, "SimError", msg.to_string())),
+        Ok(Err(e)) => Err(errors::raise(py, e.class(), e.to_string())),
         Err(p) => {
             Err(errors::raise(py, "SimError", format!("internal error: the engine panicked: {}", panic_text(&p))))
         }
@@ -273,7 +292,7 @@ fn row_dict<'py>(py: Python<'py>, row: &ranksim::formats::ResultRow) -> PyResult
 /// One size measured as `ranksim sweep` measures it: a dict of the row (size, count, type,
 /// time_us, algbw_gbps, busbw_gbps, nwrong, ...), or None when the size gives no element.
 #[pyfunction]
-#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 1, warmup = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 1, warmup = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None, max_memory = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn point<'py>(
     py: Python<'py>,
@@ -286,10 +305,11 @@ pub(crate) fn point<'py>(
     max_sim_time_us: Option<f64>,
     max_events: Option<u64>,
     livelock_polls: Option<u64>,
+    max_memory: Option<u64>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let c = self::collective(py, collective)?;
     let mut m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
-    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls, max_memory)?.measure();
     let cfg = &config.0;
     let p = c.reraise(released(py, |stop| custom::point(cfg, &c, &stopped(&m, stop), size_bytes)))?;
     p.map(|p| row_dict(py, &p.row)).transpose()
@@ -298,7 +318,7 @@ pub(crate) fn point<'py>(
 /// A sweep over `sizes` (bytes): `{"rows": [row dicts], "failed": bool, "table": str}`, the
 /// table being `ranksim sweep`'s text. A run that fails is a row with `failed` set.
 #[pyfunction]
-#[pyo3(signature = (config, collective, sizes, ranks = None, iters = 1, warmup = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[pyo3(signature = (config, collective, sizes, ranks = None, iters = 1, warmup = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None, max_memory = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep<'py>(
     py: Python<'py>,
@@ -311,10 +331,11 @@ pub(crate) fn sweep<'py>(
     max_sim_time_us: Option<f64>,
     max_events: Option<u64>,
     livelock_polls: Option<u64>,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let c = self::collective(py, collective)?;
     let mut m = measure(py, &config, ranks, iters, warmup, sizes.iter().copied().max().unwrap_or(0))?;
-    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls, max_memory)?.measure();
     let cfg = &config.0;
     let mut out = Vec::new();
     let (rows, failed) =
@@ -331,7 +352,7 @@ pub(crate) fn sweep<'py>(
 /// per-round `device_wall_us` and `host_wall_us`, `rounds`, `warmup`, the aggregates
 /// `device_us_min` / `median` / `mean` / `max` / `stdev`, and `text`, its printed form.
 #[pyfunction]
-#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 5, warmup = 1, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[pyo3(signature = (config, collective, size_bytes, ranks = None, iters = 5, warmup = 1, *, max_sim_time_us = None, max_events = None, livelock_polls = None, max_memory = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
     py: Python<'py>,
@@ -344,10 +365,11 @@ pub(crate) fn bench<'py>(
     max_sim_time_us: Option<f64>,
     max_events: Option<u64>,
     livelock_polls: Option<u64>,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let c = self::collective(py, collective)?;
     let mut m = measure(py, &config, ranks, iters, warmup, size_bytes)?;
-    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls, max_memory)?.measure();
     let cfg = &config.0;
     let st = c.reraise(released(py, |stop| custom::bench(cfg, &c, &stopped(&m, stop), size_bytes)))?;
     let d = PyDict::new(py);
@@ -366,7 +388,7 @@ pub(crate) fn bench<'py>(
 
 /// `calls` calls at `size_bytes` under the protocol checker: unperturbed, then once per seed.
 #[pyfunction]
-#[pyo3(signature = (config, collective, size_bytes, ranks = None, calls = 2, seeds = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+#[pyo3(signature = (config, collective, size_bytes, ranks = None, calls = 2, seeds = 0, *, max_sim_time_us = None, max_events = None, livelock_polls = None, max_memory = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check(
     py: Python<'_>,
@@ -379,10 +401,11 @@ pub(crate) fn check(
     max_sim_time_us: Option<f64>,
     max_events: Option<u64>,
     livelock_polls: Option<u64>,
+    max_memory: Option<u64>,
 ) -> PyResult<PyCheckReport> {
     let c = self::collective(py, collective)?;
     let mut m = measure(py, &config, ranks, 1, 0, size_bytes)?;
-    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls)?.measure();
+    m.budgets = crate::world::budgets(py, max_sim_time_us, max_events, livelock_polls, max_memory)?.measure();
     if calls == 0 || calls > MAX_CALLS as usize {
         return Err(bad(py, format!("calls={calls}: calls must be in 1..={MAX_CALLS}")));
     }

@@ -7,6 +7,7 @@ use crate::program::{PyDispatch, PyDomain, PyTensor, dtype, lock};
 use crate::report::{PyCheckReport, PyRunReport};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use ranksim::measure::memory::MemoryLimit;
 use sim_core::check::CheckOptions;
 use sim_core::{DType, Dispatch, DomainOptions, SimDuration, SimError, SimResult, World};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -366,6 +367,7 @@ pub(crate) struct Budgets {
     max_sim_time: Option<sim_core::SimTime>,
     max_events: Option<u64>,
     livelock_polls: Option<u64>,
+    max_memory: Option<u64>,
 }
 
 /// The budgets of keyword arguments, checked.
@@ -374,9 +376,13 @@ pub(crate) fn budgets(
     max_sim_time_us: Option<f64>,
     max_events: Option<u64>,
     livelock_polls: Option<u64>,
+    max_memory: Option<u64>,
 ) -> PyResult<Budgets> {
     let max_sim_time = max_sim_time_us.map(|us| sim_time_us(py, us)).transpose()?;
-    Ok(Budgets { max_sim_time, max_events, livelock_polls })
+    if max_memory == Some(0) {
+        return Err(bad(py, "max_memory=0: must be more than 0 bytes (None: what the host has available)"));
+    }
+    Ok(Budgets { max_sim_time, max_events, livelock_polls, max_memory })
 }
 
 impl Budgets {
@@ -391,6 +397,9 @@ impl Budgets {
         if let Some(n) = self.livelock_polls {
             o.livelock_polls = n;
         }
+        if let Some(n) = self.max_memory {
+            o.max_memory = Some(n);
+        }
     }
 
     /// The library's budgets: the given ones over the defaults.
@@ -401,18 +410,23 @@ impl Budgets {
             max_sim_time: o.max_sim_time,
             max_events: o.max_events,
             livelock_polls: o.livelock_polls,
+            max_memory: self.max_memory.map(MemoryLimit::Given).or_else(MemoryLimit::host),
         }
     }
 }
 
-/// Runs `f` on `w` with `b` in force, the world's own budgets back afterwards.
+/// Runs `f` on `w` with `b` in force (and, when neither sets a memory limit, the memory the
+/// host has available now), the world's own budgets back afterwards.
 fn within<R>(w: &mut World, b: Budgets, f: impl FnOnce(&mut World) -> R) -> R {
     let o = w.options_mut();
-    let saved = (o.max_sim_time, o.max_events, o.livelock_polls);
+    let saved = (o.max_sim_time, o.max_events, o.livelock_polls, o.max_memory);
     b.apply(o);
+    if o.max_memory.is_none() {
+        o.max_memory = ranksim::measure::memory::available();
+    }
     let r = f(w);
     let o = w.options_mut();
-    (o.max_sim_time, o.max_events, o.livelock_polls) = saved;
+    (o.max_sim_time, o.max_events, o.livelock_polls, o.max_memory) = saved;
     r
 }
 
@@ -594,22 +608,25 @@ impl PyWorld {
     }
     /// Runs every queued dispatch to completion (the GIL released while the engine runs).
     /// Raises `DeadlockError` or `LivelockError` with the report, `BudgetError` when the run
-    /// passes `max_sim_time_us` / `max_events` (this call's, else the world's), the error a
+    /// passes `max_sim_time_us` / `max_events` (this call's, else the world's),
+    /// `MemoryLimitError` before it starts when its memory estimate exceeds `max_memory` (bytes;
+    /// default: what the host has available), the error a
     /// kernel ended the run with, or `KeyboardInterrupt` on Ctrl-C (the run stops between
     /// two events).
-    #[pyo3(signature = (*, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+    #[pyo3(signature = (*, max_sim_time_us = None, max_events = None, livelock_polls = None, max_memory = None))]
     fn run(
         &self,
         py: Python<'_>,
         max_sim_time_us: Option<f64>,
         max_events: Option<u64>,
         livelock_polls: Option<u64>,
+        max_memory: Option<u64>,
     ) -> PyResult<PyRunReport> {
         // A checked or traced run records each operation's Python line (findings and trace
         // spans name it).
         let record = self.with(py, |w| Ok(w.options_mut().check || w.options_mut().trace))?;
         self.shared.record.store(record, Ordering::Relaxed);
-        let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls)?;
+        let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls, max_memory)?;
         let inner = self.engine(py, |w| within(w, budgets, |w| w.run()))?;
         let report = PyRunReport::new(py, inner, self.size, &|seed, s| self.shared.line_of(seed, s))?;
         Ok(report.with_lines(self.shared.op_lines()))
@@ -618,7 +635,7 @@ impl PyWorld {
     /// `1..=seeds` with timing jitter of up to `op_jitter_ns` per transfer and
     /// `dispatch_jitter_ns` per dispatch start (defaults: the checker's); each run within the
     /// budgets (as `run`'s). Deadlocks and livelocks are findings.
-    #[pyo3(signature = (seeds = 0, op_jitter_ns = None, dispatch_jitter_ns = None, *, max_sim_time_us = None, max_events = None, livelock_polls = None))]
+    #[pyo3(signature = (seeds = 0, op_jitter_ns = None, dispatch_jitter_ns = None, *, max_sim_time_us = None, max_events = None, livelock_polls = None, max_memory = None))]
     #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
@@ -629,8 +646,9 @@ impl PyWorld {
         max_sim_time_us: Option<f64>,
         max_events: Option<u64>,
         livelock_polls: Option<u64>,
+        max_memory: Option<u64>,
     ) -> PyResult<PyCheckReport> {
-        let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls)?;
+        let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls, max_memory)?;
         let mut opts = CheckOptions { seeds, ..CheckOptions::default() };
         if let Some(ns) = op_jitter_ns {
             opts.op_jitter = SimDuration::from_ns(ns);
@@ -680,6 +698,23 @@ impl PyWorld {
     fn set_livelock_polls(&self, py: Python<'_>, n: u64) -> PyResult<()> {
         self.with(py, |w| {
             w.options_mut().livelock_polls = n;
+            Ok(())
+        })
+    }
+    /// The bytes a run may hold: a run whose memory estimate (its payload, the machine, the
+    /// kernels' stacks or threads) exceeds it is refused with `MemoryLimitError` before it
+    /// starts. None (the default): what the host has available when the run starts.
+    #[getter]
+    fn get_max_memory(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.with(py, |w| Ok(w.options_mut().max_memory))
+    }
+    #[setter]
+    fn set_max_memory(&self, py: Python<'_>, n: Option<u64>) -> PyResult<()> {
+        if n == Some(0) {
+            return Err(bad(py, "max_memory=0: must be more than 0 bytes (None: what the host has available)"));
+        }
+        self.with(py, |w| {
+            w.options_mut().max_memory = n;
             Ok(())
         })
     }

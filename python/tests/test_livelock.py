@@ -132,3 +132,33 @@ def test_ctrl_c_ends_a_long_run_with_keyboard_interrupt():
     assert child.returncode == 42, out
     assert "KeyboardInterrupt" in out, out
     assert took < 5, f"ended {took:.2f} s after the signal"
+
+
+def test_a_run_over_max_memory_is_refused_before_it_starts():
+    world = ranksim.Config.preset("a2a3").with_ranks(2).world()
+    dom = world.create_domain("d")
+    world.alloc_window(dom, "x", "f32", [1 << 20])
+    world.dispatch_all(dom, ranksim.Dispatch.kernel("noop", 1, lambda core: None))
+    assert world.max_memory is None, "by default: what the host has when the run starts"
+    with pytest.raises(ranksim.MemoryLimitError, match=r"this run would hold about .* more than the 1\.0 MiB") as e:
+        world.run(max_memory=1 << 20)
+    text = str(e.value)
+    assert "payload 8.0 MiB" in text and "Not run." in text, text
+    assert isinstance(e.value, ranksim.BudgetError)
+    world.max_memory = 1 << 20
+    with pytest.raises(ranksim.MemoryLimitError):
+        world.run()
+    with pytest.raises(ranksim.BadArgument, match="max_memory=0"):
+        world.max_memory = 0
+    world.max_memory = None
+    world.run()
+
+
+def test_a_collective_over_max_memory_is_refused_with_what_fits():
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_collective import CFG, RingAllReduce
+
+    with pytest.raises(ranksim.MemoryLimitError, match=r"at 1M on 8 ranks would hold about") as e:
+        ranksim.point(CFG, RingAllReduce(), 1 << 20, max_memory=40 << 20)
+    assert "timing-only" in str(e.value), str(e.value)
+    assert ranksim.point(CFG, RingAllReduce(), 1 << 20, max_memory=1 << 30)["nwrong"] == 0
