@@ -784,10 +784,8 @@ pub fn fit_sizes(
     };
     let (mut kept, mut largest, mut left_out) = (Vec::new(), 0u64, None);
     for &size in sizes {
-        let Some(e) = estimate(size)? else {
-            kept.push(size);
-            continue;
-        };
+        // A size that gives no element per rank makes no row: nothing to fit.
+        let Some(e) = estimate(size)? else { continue };
         if e.total() <= limit.bytes() {
             largest = largest.max(e.total());
             kept.push(size);
@@ -1125,7 +1123,7 @@ mod tests {
     fn split_runs_leave_host_threads_to_their_partitions() {
         let mut a = SweepArgs::new(None);
         a.budgets.max_memory = None;
-        let threads = |a: &SweepArgs| fit_sizes(a, &[1024], &|_| Ok(None), &|_, _, _| String::new()).unwrap().threads;
+        let threads = |a: &SweepArgs| fit_sizes(a, &[1024], &|_| Ok(gib(0)), &|_, _, _| String::new()).unwrap().threads;
         let all = threads(&a);
         a.partitions = 2;
         assert_eq!(threads(&a), (all / 2).max(1));

@@ -23,8 +23,8 @@ fn ranksim(args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
-/// How a child process ended: its exit code (`None`: killed), its peak resident set
-/// (`ru_maxrss`) and its wall time.
+/// How a child process ended: its exit code (`None`: killed), its peak resident set and its
+/// wall time.
 struct Ended {
     code: Option<i32>,
     peak: u64,
@@ -33,12 +33,15 @@ struct Ended {
 }
 
 /// Runs the `ranksim` binary with `args`, killing it past `timeout` or past `max_rss` bytes
-/// resident (its `VmRSS`, read every 50 ms): how it ended and its peak, from `wait4`.
+/// resident: how it ended and its peak, its `VmHWM` read every 10 ms until it exits (not
+/// `ru_maxrss`, which on Linux starts from the resident set of the test process that forked
+/// it, over a gigabyte while the other tests run).
 fn measured(args: &[&str], timeout: Duration, max_rss: u64) -> Ended {
-    let dir = std::env::temp_dir().join(format!("ranksim-mem-{}-{}", std::process::id(), args.join("_").len()));
-    let log = dir.with_extension("log");
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let log = std::env::temp_dir().join(format!("ranksim-mem-{}-{n}.log", std::process::id()));
     let file = std::fs::File::create(&log).expect("a log file");
-    // Reaped by `wait4` below, which also gives its resource usage.
+    // Reaped by `wait4` below.
     #[allow(clippy::zombie_processes)]
     let child = Command::new(env!("CARGO_BIN_EXE_ranksim"))
         .args(args)
@@ -49,34 +52,35 @@ fn measured(args: &[&str], timeout: Duration, max_rss: u64) -> Ended {
         .expect("the ranksim binary runs");
     let pid = child.id() as libc::pid_t;
     let started = Instant::now();
+    // SAFETY: `rusage` is plain integers, valid all zero.
     let (mut status, mut usage): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
-    let mut killed = false;
+    let (mut killed, mut peak) = (false, 0);
+    let field = |text: &str, key: &str| {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
+    };
     loop {
+        // Once the child has exited its memory is gone (no VmHWM line): read before reaping.
+        let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        peak = peak.max(field(&text, "VmHWM:").unwrap_or(0));
+        let rss = field(&text, "VmRSS:").unwrap_or(0);
         // SAFETY: `pid` is our child, not yet reaped (std's `Child` is never waited here);
         // `status` and `usage` are valid for writes.
         let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
         if r == pid {
             break;
         }
-        let rss = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmRSS:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            })
-            .map_or(0, |kib| kib * 1024);
         if !killed && (started.elapsed() > timeout || rss > max_rss) {
             // SAFETY: signalling our own child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             killed = true;
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(10));
     }
     let code = if libc::WIFEXITED(status) { Some(libc::WEXITSTATUS(status)) } else { None };
     let out = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
-    Ended { code, peak: usage.ru_maxrss as u64 * 1024, wall: started.elapsed(), out }
+    Ended { code, peak, wall: started.elapsed(), out }
 }
 
 /// One measured case: `sweep` of one series at one size, run alone (`-j 1`).

@@ -71,7 +71,7 @@ fn the_readme_shows_this_program() {
 }
 
 /// The shell commands of README.md's ```sh blocks, continuation lines joined, each with the
-/// comment that follows it (`# ... exits 1` says the command must exit 1).
+/// comment that follows it (`# ... exits 1` says the command must exit 1, `exits 2` 2).
 fn readme_commands() -> Vec<(Vec<String>, String)> {
     let readme = include_str!("../../../README.md");
     let mut cmds = Vec::new();
@@ -131,7 +131,13 @@ fn every_readme_command_works() {
     let examples = crate::examples::example_dir();
     let mut ran = 0;
     for (cmd, comment) in &cmds {
-        let want = if comment.contains("exits 1") { 1 } else { 0 };
+        let want = if comment.contains("exits 1") {
+            1
+        } else if comment.contains("exits 2") {
+            2
+        } else {
+            0
+        };
         let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
         let (exe, args): (std::path::PathBuf, Vec<String>) = match words.as_slice() {
             ["cargo", "test", "--workspace"] => continue,
