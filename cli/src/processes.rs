@@ -5,6 +5,7 @@
 
 use crate::commands::check::CheckArgs;
 use crate::commands::sweep::SweepArgs;
+use ranksim::measure::memory::MemoryLimit;
 
 /// This process's place among the processes a sweep is split over: `(rank, size)`, `None`
 /// when it runs alone.
@@ -49,6 +50,7 @@ pub fn sweep_args(mut a: SweepArgs, place: Place) -> Result<SweepArgs, String> {
     a.partitions = one_each(a.partitions, size)?;
     a.processes = true;
     a.jobs = Some(1);
+    a.budgets.max_memory = same_everywhere(a.budgets.max_memory);
     if rank > 0 {
         (a.json, a.plot, a.strace, a.no_trace_file) = (None, None, None, true);
     }
@@ -62,10 +64,18 @@ pub fn check_args(mut a: CheckArgs, place: Place) -> Result<CheckArgs, String> {
     let Some((rank, size)) = place else { return Ok(a) };
     a.partitions = one_each(a.partitions, size)?;
     a.processes = true;
+    a.budgets.max_memory = same_everywhere(a.budgets.max_memory);
     if rank > 0 {
         (a.json, a.no_trace_file) = (None, true);
     }
     Ok(a)
+}
+
+/// The memory limit of a run over processes: `--max-memory`, the same on every process; not
+/// what each host has available, which differs between processes, and a size one refused and
+/// another ran would leave the other waiting for it.
+pub(crate) fn same_everywhere(limit: Option<MemoryLimit>) -> Option<MemoryLimit> {
+    limit.filter(|l| matches!(l, MemoryLimit::Given(_)))
 }
 
 /// The partitions of a run over `size` processes: one each (`--partitions` left out, or
@@ -122,5 +132,20 @@ mod tests {
         assert_eq!(check_args(a.clone(), None).unwrap().partitions, 0, "alone: unchanged");
         let four = CheckArgs { partitions: 4, ..a };
         assert!(check_args(four, Some((0, 2))).unwrap_err().contains("one partition per process (2)"));
+    }
+
+    /// Processes decide alike: a given --max-memory holds on every one, the memory each host
+    /// happens to have available is not a limit (alone, it is).
+    #[test]
+    fn processes_share_a_given_memory_limit_and_not_what_each_host_has() {
+        let mut a = SweepArgs::new(None);
+        a.budgets.max_memory = Some(MemoryLimit::Available(8 << 30));
+        assert_eq!(sweep_args(a.clone(), Some((1, 2))).unwrap().budgets.max_memory, None);
+        assert_eq!(sweep_args(a.clone(), None).unwrap().budgets.max_memory, Some(MemoryLimit::Available(8 << 30)));
+        a.budgets.max_memory = Some(MemoryLimit::Given(4 << 30));
+        assert_eq!(sweep_args(a, Some((0, 2))).unwrap().budgets.max_memory, Some(MemoryLimit::Given(4 << 30)));
+        let mut c = CheckArgs::default();
+        c.budgets.max_memory = Some(MemoryLimit::Available(8 << 30));
+        assert_eq!(check_args(c, Some((0, 2))).unwrap().budgets.max_memory, None);
     }
 }

@@ -66,7 +66,8 @@ fn run_scale<C: Collective>(
         payload: if payload { held } else { 0 },
         // Inputs are written and results read back one rank at a time, as bytes and as f64.
         host_buffers: if payload { per_rank.saturating_mul(3) } else { 0 },
-        copies: m.partitions.max(1),
+        // Each process of a run over processes holds its own partition only.
+        copies: if m.processes { 1 } else { m.partitions.max(1) },
         routes: ranks.saturating_mul(blocks).saturating_mul(per_block),
         in_flight: ranks.saturating_mul(blocks).saturating_mul(t.in_flight as u64),
         cells: ranks.saturating_mul((t.cells as u64).div_ceil(CELL_PAGE) * CELL_PAGE),

@@ -296,11 +296,15 @@ fn check<C: Collective>(out: &mut dyn Write, c: &C, k: &CheckFlags, place: crate
         opts.dispatch_jitter
     )
     .map_err(io)?;
+    let mut budgets = k.reruns.budgets();
+    if processes {
+        budgets.max_memory = crate::processes::same_everywhere(budgets.max_memory);
+    }
     let m = Measure {
         trace: k.trace.is_some(),
         partitions,
         processes,
-        budgets: k.reruns.budgets(),
+        budgets,
         interrupt: Some(crate::interrupt::flag()),
         ..Measure::new(ranks)
     };

@@ -55,7 +55,8 @@ impl World {
             network: net.fixed,
             network_per_route: net.per_route,
             payload: if self.has_payload() { self.payload_bytes() } else { 0 },
-            copies: self.options.partitions.max(1),
+            // Each process of a run over processes holds its own partition only.
+            copies: if self.options.processes { 1 } else { self.options.partitions.max(1) },
             dispatches,
             coroutines,
             stack_bytes,
