@@ -317,7 +317,7 @@ pub fn mode_note(spec: &SweepSpec) -> String {
         (Kind::ReduceScatter, Mode::AivMesh, _) => {
             on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \
              reduce-scatter (each block pulls its large UB tiles of this rank's row from every peer and adds them, \
-             pipes overlapping)")
+             pipes overlapping); chip.hccl_aiv_launch_ns of fixed start-up")
         }
         (Kind::AllGather, Mode::AivMesh, _) => {
             on("HCCL-class, not a PyPTO builtin: the vendor library's one-shot AIV allgather (what HCCL runs \
@@ -327,7 +327,13 @@ pub fn mode_note(spec: &SweepSpec) -> String {
         (Kind::AllToAll, Mode::AivMesh, _) => {
             on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \
              all_to_all (each block pulls its large UB tiles of this rank's row from every rank's input, pipes \
-             overlapping)")
+             overlapping); chip.hccl_aiv_launch_ns of fixed start-up")
+        }
+        (Kind::Broadcast, Mode::AivMesh, _) => {
+            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV broadcast (one shot up to 190 KiB: the \
+             root flags every peer, which pulls the buffer through UB; above, a relay on ranks-1 blocks, each \
+             190 KiB step pulled from the root by one rank and from it by the others); chip.hccl_aiv_launch_ns of \
+             fixed start-up")
         }
         (Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast, Mode::SdmaMesh, _) => {
             let how = match spec.call.kind {

@@ -2,7 +2,7 @@
 //! `me` of `dest`'s target, itself included (reference §3.10, §3.11, §3.12); and the
 //! HCCL-class forms of all_to_all (copy-engine mesh, AIV mesh, grouped full mesh).
 
-use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
+use crate::lanes::{Lanes, TILE, aiv_barrier, peer_order, ranks, rows_view};
 use sim_core::{CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "all_to_all";
@@ -144,7 +144,8 @@ pub(crate) async fn grouped_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// block-cyclically) of row `me` of every rank's input, this rank first and then the peers in
 /// a block-dependent order, into row `src` of its own target, the next pull in flight while
 /// the current one is stored; then a done barrier (no input is reused before every pull of
-/// it has ended) and its epilogue.
+/// it has ended) and its epilogue. Each block first pays the chip's `hccl_aiv_launch`, and
+/// each barrier a `dcci` before its flags and one after its waits.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     use crate::allreduce::aiv_mesh::{pipelined, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.target, WHAT)?;
@@ -152,12 +153,13 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
         return Ok(());
     };
+    ops.hccl_aiv_launch()?;
     ops.overlap_pipes();
     let tv = rows_view(ops, &a.target, n, WHAT)?;
     let iv = rows_view(ops, &a.input, n, WHAT)?;
     let r = tv.shape()[1];
     let tile = tile_elems(ops.chip().ub_bytes(), a.target.dtype().size());
-    lanes.barrier(ops, me, n, 1).await?;
+    aiv_barrier(ops, &lanes, me, n, 1).await?;
     let pulls: Vec<(usize, usize, usize)> = std::iter::once(me)
         .chain(peer_order(me, n, b))
         .flat_map(|src| tiles(0, r, b, active, tile).map(move |(base, w)| (src, base, w)))
@@ -172,7 +174,7 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let store =
         |ops: &mut Ops, &(src, base, _): &(usize, usize, usize), t: &sim_core::Tile| ops.store(t, &tv, &[src, base]);
     pipelined(ops, &pulls, pull, store).await?;
-    lanes.barrier(ops, me, n, 2).await?;
+    aiv_barrier(ops, &lanes, me, n, 2).await?;
     lanes.epilogue(ops, me, n, 2)
 }
 

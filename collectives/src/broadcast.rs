@@ -1,8 +1,10 @@
 //! broadcast from a root rank (reference §3.7 and §3.12).
 
+use crate::allgather::aiv_batch_bytes;
+use crate::allreduce::aiv_mesh::pipelined;
 use crate::lanes::{Lanes, TILE, peer_order, ranks};
 use crate::sdma::{put_run, wait_all};
-use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor};
+use sim_core::{CopyOpts, NotifyOp, Ops, Pipe, SdmaOpts, SimResult, Tensor, Tile, WaitCmp};
 
 const WHAT: &str = "broadcast";
 
@@ -77,6 +79,176 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     wait_all(ops, posted.into_iter().flatten()).await?;
     lanes.barrier(ops, me, n, 2).await?;
     lanes.epilogue(ops, me, n, 2)
+}
+
+/// Bytes up to which HCCL's AIV broadcast runs its one-shot kernel, and the most one step of
+/// its relay moves: `UB_MAX_DATA_SIZE`, 190 KiB, a constant of the vendor library's AIV
+/// kernels (docs/references/hardware.md §4.2).
+pub(crate) const AIV_ONE_SHOT_BYTES: usize = 190 * 1024;
+
+/// Elements of one relay step of the AIV broadcast: 190 KiB, or the UB if it is smaller, in
+/// whole 32-byte blocks.
+fn aiv_chunk_elems(ub_bytes: usize, esize: usize) -> usize {
+    ((AIV_ONE_SHOT_BYTES.min(ub_bytes) & !31).max(32) / esize).max(1)
+}
+
+/// The lane (block) count of the AIV broadcast's relay, and the signal's columns: `NR - 1`.
+pub(crate) fn aiv_lanes(n: usize) -> usize {
+    n.saturating_sub(1).max(1)
+}
+
+/// Copies `[lo, hi)` of `src` (on `from`, this rank when `None`) into the same place of
+/// `dst` here, through half-UB tiles, the next load in flight while the current one is
+/// stored (the AIV kernels' GM-to-GM copy).
+async fn copy_through_ub(
+    ops: &mut Ops,
+    src: &Tensor,
+    from: Option<usize>,
+    dst: &Tensor,
+    (lo, hi): (usize, usize),
+) -> SimResult<()> {
+    let tile = (aiv_batch_bytes(ops.chip().ub_bytes()) / src.dtype().size()).max(1);
+    let items: Vec<(usize, usize)> = (lo..hi).step_by(tile).map(|s| (s, tile.min(hi - s))).collect();
+    let load = |ops: &mut Ops, &(s, w): &(usize, usize)| match from {
+        Some(p) => ops.remote_load_async(src, p, &[0, s], &[1, w]),
+        None => ops.load_async(src, &[0, s], &[1, w]),
+    };
+    let store = |ops: &mut Ops, &(s, _): &(usize, usize), t: &Tile| ops.store(t, dst, &[0, s]);
+    pipelined(ops, &items, load, store).await
+}
+
+/// Raises cell `[me, lane]` of every rank of `dests` by one: HCCL drains every pipe first
+/// (`PipeBarrier<PIPE_ALL>` before each flag write) and writes one flag its readers poll, its
+/// cache line cleaned first (HCCL keeps its flags coherent by hand), so one `dcci`, then a
+/// notify to each reader.
+async fn flag(
+    ops: &mut Ops,
+    sig: &Tensor,
+    dests: impl IntoIterator<Item = usize>,
+    me: usize,
+    lane: usize,
+) -> SimResult<()> {
+    ops.pipe_barrier(Pipe::All).await?;
+    ops.dcci()?;
+    for dest in dests {
+        ops.notify(sig, dest, &[me, lane], 1, NotifyOp::AtomicAdd)?;
+    }
+    Ok(())
+}
+
+/// Waits for this rank's cell `[src, lane]` to reach `v`, then invalidates its cache line.
+async fn wait_flag(ops: &mut Ops, sig: &Tensor, src: usize, lane: usize, v: i32) -> SimResult<()> {
+    ops.wait(sig, &[src, lane], v, WaitCmp::Ge).await?;
+    ops.dcci()
+}
+
+/// Takes `v` back out of this rank's cell `[src, lane]` and declares it self-clearing.
+fn take_back(ops: &mut Ops, sig: &Tensor, me: usize, src: usize, lane: usize, v: i32) -> SimResult<()> {
+    if v > 0 {
+        ops.notify(sig, me, &[src, lane], -v, NotifyOp::AtomicAdd)?;
+    }
+    ops.expect_clear(sig, &[src, lane], &[1, 1])
+}
+
+/// HCCL-class: the vendor library's AIV broadcast on a full mesh (what HCCL runs on a 910B
+/// server with `HCCL_OP_EXPANSION_MODE=AIV`; docs/references/hardware.md §4.2). Every block
+/// first pays the chip's `hccl_aiv_launch`; each flag write and read a `dcci`.
+///
+/// Up to [`AIV_ONE_SHOT_BYTES`], one shot on block 0: the root copies its data through UB
+/// (HCCL's copy into its communication buffer, timed as a copy in place here) and flags every
+/// peer; each peer pulls the whole buffer from the root through UB and flags the root back,
+/// which waits for all of them.
+///
+/// Above, a relay on `NR - 1` blocks: the data goes in steps of 190 KiB (or the UB), step `c`
+/// on block `c mod (NR - 1)`; block `b` belongs to the non-root rank `o(b)` (the `b`-th rank
+/// but the root). For each of its steps the root's block `b` copies the step through UB and
+/// counts it up on `o(b)`; `o(b)`'s block `b` waits for the count, pulls the step from the
+/// root into UB, stores it (into its communication buffer), counts it up on every other
+/// non-root rank and stores it again (into its output); the other non-root ranks' block `b`
+/// wait for `o(b)`'s count and pull the step from `o(b)`. At the end each of them tells `o(b)`
+/// it is done and waits for `o(b)`'s answer, and `o(b)` tells the root. On two ranks the one
+/// non-root rank pulls from the root and stores once. So the root's links carry the data
+/// once and every other link a slice, in steps that pipeline across the blocks.
+///
+/// Signal `[NR, NR - 1]` (`[2, 1]` on two ranks): cell `[src, b]` counts what `src` raised on
+/// block `b`; each rank takes back what it received.
+pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    const W: &str = "broadcast aiv-mesh";
+    let (me, n) = ranks(ops, &a.data, W)?;
+    let (b, root) = (ops.block_idx(), a.root);
+    let numel = a.data.numel();
+    let flat = a.data.view(a.data.dtype(), &[1, numel]).map_err(|e| ops.error(W, e.to_string()))?;
+    let one_shot = numel * a.data.dtype().size() <= AIV_ONE_SHOT_BYTES;
+    let lanes = aiv_lanes(n);
+    if root >= n || (one_shot && b > 0) || b >= lanes {
+        return Ok(());
+    }
+    ops.hccl_aiv_launch()?;
+    ops.overlap_pipes();
+    let sig = &a.sig;
+    if one_shot {
+        if me == root {
+            copy_through_ub(ops, &flat, None, &flat, (0, numel)).await?;
+            flag(ops, sig, (0..n).filter(|&p| p != root), me, 0).await?;
+            for p in (0..n).filter(|&p| p != root) {
+                wait_flag(ops, sig, p, 0, 1).await?;
+            }
+            for p in (0..n).filter(|&p| p != root) {
+                take_back(ops, sig, me, p, 0, 1)?;
+            }
+        } else {
+            wait_flag(ops, sig, root, 0, 1).await?;
+            copy_through_ub(ops, &flat, Some(root), &flat, (0, numel)).await?;
+            flag(ops, sig, [root], me, 0).await?;
+            take_back(ops, sig, me, root, 0, 1)?;
+        }
+        return Ok(());
+    }
+    let owner = if b < root { b } else { b + 1 };
+    let chunk = aiv_chunk_elems(ops.chip().ub_bytes(), a.data.dtype().size());
+    let steps: Vec<(usize, usize)> =
+        (b * chunk..numel).step_by(lanes * chunk).map(|s| (s, (s + chunk).min(numel))).collect();
+    let m = steps.len() as i32;
+    let others = |me: usize| (0..n).filter(move |&p| p != root && p != me);
+    if me == root {
+        for &step in &steps {
+            copy_through_ub(ops, &flat, None, &flat, step).await?;
+            flag(ops, sig, [owner], me, b).await?;
+        }
+        wait_flag(ops, sig, owner, b, 1).await?;
+        take_back(ops, sig, me, owner, b, 1)?;
+    } else if me == owner {
+        for (k, &(lo, hi)) in steps.iter().enumerate() {
+            wait_flag(ops, sig, root, b, k as i32 + 1).await?;
+            let load = ops.remote_load_async(&flat, root, &[0, lo], &[1, hi - lo])?;
+            let t = ops.wait_load(load).await?;
+            ops.store(&t, &flat, &[0, lo])?;
+            if n > 2 {
+                // HCCL stores the step into its communication buffer, raises its count, then
+                // stores it into its output; here both are this window, so the second store
+                // comes first (the same bytes: no reader sees it change).
+                ops.store(&t, &flat, &[0, lo])?;
+                flag(ops, sig, others(me), me, b).await?;
+            }
+        }
+        for p in others(me) {
+            wait_flag(ops, sig, p, b, 1).await?;
+        }
+        flag(ops, sig, others(me).chain([root]), me, b).await?;
+        take_back(ops, sig, me, root, b, m)?;
+        for p in others(me) {
+            take_back(ops, sig, me, p, b, 1)?;
+        }
+    } else {
+        for (k, &step) in steps.iter().enumerate() {
+            wait_flag(ops, sig, owner, b, k as i32 + 1).await?;
+            copy_through_ub(ops, &flat, Some(owner), &flat, step).await?;
+        }
+        flag(ops, sig, [owner], me, b).await?;
+        wait_flag(ops, sig, owner, b, m + 1).await?;
+        take_back(ops, sig, me, owner, b, m + 1)?;
+    }
+    Ok(())
 }
 
 /// The InCore composite: a barrier first, then every non-root `get`s the root's data;

@@ -82,17 +82,23 @@ impl Call {
 
     /// AIV blocks the call runs on: `core_num` for the multi-block algorithms (the HOST mesh,
     /// two-shot and HCCL-class allreduces, the HCCL-class allgather, reduce_scatter and all_to_all
-    /// forms, the SDMA all_to_all_v and broadcast), 1 otherwise.
+    /// forms, the SDMA all_to_all_v, the SDMA broadcast; the AIV broadcast at least one per
+    /// rank), 1 otherwise.
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
             Kind::ReduceScatter => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
             Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::GroupedMesh),
-            Kind::AllGather => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
-            Kind::AllToAllV | Kind::Broadcast => self.mode == Mode::SdmaMesh,
+            Kind::AllGather | Kind::Broadcast => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
+            Kind::AllToAllV => self.mode == Mode::SdmaMesh,
             _ => false,
         };
-        if multi { self.core_num } else { 1 }
+        match (self.kind, self.mode) {
+            // HCCL's AIV broadcast runs a block per rank whatever it is given.
+            (Kind::Broadcast, Mode::AivMesh) => self.core_num.max(self.ranks),
+            _ if multi => self.core_num,
+            _ => 1,
+        }
     }
 
     /// Whether the collective reduces (uses `op`).

@@ -175,10 +175,17 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             let want = signal_shape(kind, spec.mode, spec.path, n, spec.core_num);
             validate::signal(what, signal, &want)
         }
-        Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather) => {
+        Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather | Kind::Broadcast) => {
             let aiv = world.chip().aiv_cores();
             if spec.core_num == 0 || spec.core_num > aiv {
                 return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
+            }
+            // HCCL's AIV broadcast runs a block per rank (its relay on NR - 1 of them).
+            if kind == Kind::Broadcast && spec.core_num < n {
+                return fail(
+                    what,
+                    format!("core_num {} must be at least {n}: the AIV broadcast runs a block per rank", spec.core_num),
+                );
             }
             validate::signal(what, signal, &signal_shape(kind, Mode::AivMesh, spec.path, n, spec.core_num))
         }
@@ -241,10 +248,12 @@ pub fn broadcast(world: &mut World, data: &Tensor, signal: &Tensor, root: usize,
     broadcast_with(world, data, signal, root, AllGather { path, ..AllGather::default() })
 }
 
-/// A broadcast run as `how` says: PyPTO's builtin (`Mode::Mesh`) or the HCCL-class SDMA
+/// A broadcast run as `how` says: PyPTO's builtin (`Mode::Mesh`), the HCCL-class SDMA
 /// broadcast (`Mode::SdmaMesh`: a scatter from the root then an allgather, copy-engine puts on
-/// `core_num` blocks, signal `[NR, core_num]` or `[NR, 1]` on one block; needs `[chip.sdma]`).
-/// Operands as for [`broadcast`].
+/// `core_num` blocks, signal `[NR, core_num]` or `[NR, 1]` on one block; needs `[chip.sdma]`)
+/// or the HCCL-class AIV broadcast (`Mode::AivMesh`: one shot up to 190 KiB, a relay on
+/// `NR - 1` blocks above; `core_num >= NR`, signal `[NR, NR - 1]`). Operands as for
+/// [`broadcast`].
 pub fn broadcast_with(world: &mut World, data: &Tensor, signal: &Tensor, root: usize, how: AllGather) -> SimResult<()> {
     let path = how.path;
     let what = format!("broadcast ({} {path})", how.mode);
@@ -261,7 +270,7 @@ pub fn broadcast_with(world: &mut World, data: &Tensor, signal: &Tensor, root: u
         return no_op(world, data, &name);
     }
     if root >= n {
-        if path == Path::InCore || how.mode == Mode::SdmaMesh {
+        if path == Path::InCore || matches!(how.mode, Mode::SdmaMesh | Mode::AivMesh) {
             return fail(&what, format!("root {root} is out of range for {n} ranks"));
         }
         world.warn(format!(
@@ -271,6 +280,7 @@ pub fn broadcast_with(world: &mut World, data: &Tensor, signal: &Tensor, root: u
     let args = bc::Args { data: data.clone(), sig: signal.clone(), root };
     let task = match (how.mode, path) {
         (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, bc::sdma_mesh),
+        (Mode::AivMesh, _) => task!(&name, how.core_num, args, bc::aiv_mesh),
         (_, Path::Host) => task!(&name, 1, args, bc::host),
         (_, Path::InCore) => task!(&name, 1, args, bc::incore),
     };

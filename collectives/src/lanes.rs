@@ -98,6 +98,17 @@ impl Lanes {
     }
 }
 
+/// One barrier of an HCCL-class AIV kernel: every pipe drained first (HCCL's kernels run
+/// `PipeBarrier<PIPE_ALL>` before a flag write), a `dcci` before its flags (the flag's cache
+/// line is cleaned) and one after its waits (the cache line invalidated), as HCCL keeps its
+/// AIV flags coherent by hand; otherwise [`Lanes::barrier`].
+pub(crate) async fn aiv_barrier(ops: &mut Ops, lanes: &Lanes, me: usize, n: usize, g: i32) -> SimResult<()> {
+    ops.pipe_barrier(sim_core::Pipe::All).await?;
+    ops.dcci()?;
+    lanes.barrier(ops, me, n, g).await?;
+    ops.dcci()
+}
+
 /// Every rank but `me`, ascending.
 pub(crate) fn peers(me: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).filter(move |&p| p != me)

@@ -1,7 +1,7 @@
 //! reduce_scatter: rank r ends with row r of `[NR, R]` reduced over all ranks (reference §3.9
 //! and §3.12). Peers read row r from every rank; each rank writes only its own row.
 
-use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, peer_order, peers, ranks, rows_view};
+use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, aiv_barrier, peer_order, peers, ranks, rows_view};
 use sim_core::{AtomicType, Ops, ReduceOp, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "reduce_scatter";
@@ -81,7 +81,9 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// block-cyclically to the blocks; each block loads its own tile and pulls the peers' in a
 /// block-dependent order, the next pull in flight while the current one is added, and stores
 /// the sum into row `me`. Ready barrier first (every rank's data is written), then a done
-/// barrier and its epilogue.
+/// barrier and its epilogue. Each block first pays the chip's `hccl_aiv_launch`, and each
+/// barrier a `dcci` before its flags and one after its waits (HCCL keeps its flags coherent
+/// by hand), as the AIV allgather does.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     use crate::allreduce::aiv_mesh::{reduce_tile, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.data, WHAT)?;
@@ -89,16 +91,17 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
         return Ok(());
     };
+    ops.hccl_aiv_launch()?;
     ops.overlap_pipes();
     let data = rows_view(ops, &a.data, n, WHAT)?;
     let r = data.shape()[1];
     let tile = tile_elems(ops.chip().ub_bytes(), a.data.dtype().size());
-    lanes.barrier(ops, me, n, 1).await?;
+    aiv_barrier(ops, &lanes, me, n, 1).await?;
     let order = peer_order(me, n, b);
     for tile in tiles(0, r, b, active, tile) {
         reduce_tile(ops, a.op, &data, me, &order, tile).await?;
     }
-    lanes.barrier(ops, me, n, 2).await?;
+    aiv_barrier(ops, &lanes, me, n, 2).await?;
     lanes.epilogue(ops, me, n, 2)
 }
 

@@ -294,7 +294,8 @@ impl Default for AllReduce {
 /// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; rhd `[2 + 3 log2(NR), core_num]` (one row
 /// per fold and step signal, one column per block); hier `[NR + 2, core_num]` here, the ranks
 /// taken as one server (on a machine of smaller servers use [`signal_shape_on`]); HOST
-/// barrier `[NR]`; everything else (allgather aiv-mesh too) `[NR, 1]`.
+/// barrier `[NR]`; broadcast aiv-mesh `[NR, NR - 1]` (`[2, 1]` on two ranks); everything else
+/// (allgather aiv-mesh too) `[NR, 1]`.
 pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num: usize) -> Vec<usize> {
     signal_shape_on(kind, mode, path, nranks, core_num, nranks)
 }
@@ -313,6 +314,7 @@ pub fn signal_shape_on(
 ) -> Vec<usize> {
     let rounds = 2 * nranks.saturating_sub(1);
     match (kind, mode, path) {
+        (Kind::Broadcast, Mode::AivMesh, _) => vec![nranks, crate::broadcast::aiv_lanes(nranks)],
         (Kind::AllReduce, Mode::Ring, Path::Host) => vec![rounds + 1, nranks],
         (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
         (Kind::AllReduce, Mode::Rhd, _) => vec![crate::allreduce::rhd::signal_rows(nranks), core_num],
@@ -340,15 +342,15 @@ pub fn signal_shape_on(
 /// The algorithms (`--mode`) a collective runs: every mode but `grouped-mesh` for allreduce
 /// ([`Mode::ALLREDUCE`]); PyPTO's builtin (`mesh`) and the HCCL-class copy-engine mesh
 /// (`sdma-mesh`) for allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast, the
-/// HCCL-class AIV mesh (`aiv-mesh`) for allgather, reduce_scatter and all_to_all, and the grouped full
+/// HCCL-class AIV mesh (`aiv-mesh`) for allgather, reduce_scatter, all_to_all and broadcast, and the grouped full
 /// mesh (`grouped-mesh`) for all_to_all; the builtin alone for the others. The host API, the
 /// sweep and the checker all ask this.
 pub fn modes(kind: Kind) -> &'static [Mode] {
     match kind {
         Kind::AllReduce => &Mode::ALLREDUCE,
         Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::GroupedMesh],
-        Kind::ReduceScatter | Kind::AllGather => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
-        Kind::AllToAllV | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh],
+        Kind::ReduceScatter | Kind::AllGather | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
+        Kind::AllToAllV => &[Mode::Mesh, Mode::SdmaMesh],
         _ => &[Mode::Mesh],
     }
 }
@@ -394,6 +396,7 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllToAll, Mode::SdmaMesh) => format!("hccl.all_to_all_sdma_mesh__{dt}"),
         (Kind::AllToAllV, Mode::SdmaMesh) => format!("hccl.all_to_all_v_sdma_mesh__{dt}"),
         (Kind::Broadcast, Mode::SdmaMesh) => format!("hccl.broadcast_sdma_mesh__root{root}__{dt}"),
+        (Kind::Broadcast, Mode::AivMesh) => format!("hccl.broadcast_aiv_mesh__root{root}__{dt}"),
         (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
         (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
         (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),

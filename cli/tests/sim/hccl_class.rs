@@ -264,10 +264,10 @@ fn aiv_mesh_is_refused_where_hccl_has_no_such_kernel_and_names_the_modes() {
     let target = w.alloc_window(&dom, "target", DType::F32, &[8, 8]).unwrap();
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[8, 4]).unwrap();
     let data = w.alloc_window(&dom, "data", DType::F32, &[8]).unwrap();
-    let how = ranksim::collectives::AllGather { mode: Mode::AivMesh, path: Path::Host, core_num: 4 };
+    let how = ranksim::collectives::AllGather { mode: Mode::Rhd, path: Path::Host, core_num: 4 };
     let e = ranksim::collectives::broadcast_with(&mut w, &data, &sig, 0, how).unwrap_err().to_string();
-    assert!(e.contains("broadcast runs as mesh, sdma-mesh") && e.contains("not aiv-mesh"), "{e}");
-    let zero = ranksim::collectives::AllGather { core_num: 0, ..how };
+    assert!(e.contains("broadcast runs as mesh, sdma-mesh, aiv-mesh") && e.contains("not rhd"), "{e}");
+    let zero = ranksim::collectives::AllGather { mode: Mode::AivMesh, core_num: 0, ..how };
     let e = ranksim::collectives::reduce_scatter_with(&mut w, &target, &sig, ReduceOp::Sum, zero).unwrap_err();
     assert!(e.to_string().contains("core_num 0 must be in 1..=48"), "{e}");
 }
@@ -329,5 +329,97 @@ fn the_aiv_allgather_pays_its_launch_once() {
     for bytes in [90_112, 2_883_584] {
         let (none, some) = (time("0.0", bytes), time("3400.0", bytes));
         assert!((some - none - 3.4).abs() < 0.011, "{bytes} B: {none} us without, {some} us with");
+    }
+}
+
+fn aiv_broadcast(ranks: usize, core_num: usize, root: usize) -> SweepSpec {
+    let call = Call::new(Kind::Broadcast, ranks).with_mode(Mode::AivMesh).with_core_num(core_num).with_root(root);
+    SweepSpec::new(call)
+}
+
+/// HCCL's AIV broadcast: one shot up to 190 KiB, the relay on NR - 1 blocks above it (steps
+/// that do not divide evenly, a root in the middle, two ranks with no relay), every element
+/// right over repeated calls, and clean under the checker on both paths.
+#[test]
+fn the_aiv_broadcast_delivers_in_one_shot_and_through_its_relay() {
+    let cfg = Config::default_preset();
+    for (ranks, core_num, root) in [(2, 2, 1), (3, 5, 0), (5, 5, 2), (8, 48, 7), (8, 8, 3)] {
+        for bytes in [4 * ranks as u64, 190 * 1024, 190 * 1024 + 4, 3 << 20, (5 << 20) + 12] {
+            let p =
+                run_point(&cfg, &aiv_broadcast(ranks, core_num, root).with_iters(2), bytes, false).unwrap().unwrap();
+            assert_eq!(p.row.nwrong, Some(0), "{ranks} ranks, {core_num} blocks, root {root}, {bytes} B: {:?}", p.row);
+            assert!(p.row.failed.is_none(), "{:?}", p.row);
+        }
+    }
+    let c = ranksim_cli::checker::catalogue().into_iter().find(|c| c.name == "broadcast-aiv-mesh-host").unwrap();
+    let r = ranksim_cli::checker::check(&cfg, &c, 8, &CheckOptions { seeds: 2, ..CheckOptions::default() }).unwrap();
+    assert!(r.is_clean(), "{r:?}");
+}
+
+#[test]
+fn the_aiv_broadcast_needs_a_block_per_rank() {
+    let mut w = Config::default_preset().world().unwrap();
+    let dom = w.world_domain("comm_d0").unwrap();
+    let data = w.alloc_window(&dom, "data", DType::F32, &[64]).unwrap();
+    let sig = w.alloc_window(&dom, "sig", DType::I32, &[8, 7]).unwrap();
+    let how = ranksim::collectives::AllGather { mode: Mode::AivMesh, path: Path::Host, core_num: 7 };
+    let e = ranksim::collectives::broadcast_with(&mut w, &data, &sig, 0, how).unwrap_err().to_string();
+    assert!(e.contains("core_num 7 must be at least 8"), "{e}");
+    let wrong = w.alloc_window(&dom, "sig8", DType::I32, &[8, 8]).unwrap();
+    let how = ranksim::collectives::AllGather { core_num: 8, ..how };
+    let e = ranksim::collectives::broadcast_with(&mut w, &data, &wrong, 0, how).unwrap_err().to_string();
+    assert!(e.contains("[8, 7]"), "{e}");
+}
+
+/// a2a3 with one `[chip]` number replaced.
+fn a2a3_with(key_line: &str, value: &str) -> Config {
+    let text = include_str!("../../../configs/a2a3.toml");
+    let key = key_line.split('=').next().unwrap().trim();
+    assert!(text.contains(key_line), "{key_line}");
+    Config::from_toml(&text.replace(key_line, &format!("{key} = {value}")), "a2a3-variant").unwrap()
+}
+
+fn time_us(cfg: &Config, spec: &SweepSpec, bytes: u64) -> f64 {
+    run_point(cfg, &spec.clone().with_timing_only(true), bytes, false).unwrap().unwrap().row.time_us
+}
+
+/// The fixed costs every HCCL-class AIV kernel pays (issue 41). Its launch
+/// (chip.hccl_aiv_launch_ns) is paid once per call, by every block at once, so on 8 ranks the
+/// time moves by exactly the configured amount at any size. The cache maintenance of its
+/// flags (chip.dcci_ns): on two ranks (one flag each way, nothing queued behind another) and
+/// small (8 KiB, one tile per block) the time moves by a whole number of dcci, those on
+/// the critical path: 4 for the one-shot
+/// broadcast (the root's flag, the peer's read of it, the peer's flag back, the root's read of
+/// it; the broadcast drains its pipes before each flag, as HCCL's kernel does), 1 for the
+/// one-shot allgather (the read of its flag: the dcci before the flag overlaps its last store,
+/// which the flag's release ordering waits for anyway), 4 for reduce_scatter and
+/// all_to_all (two barriers, each a dcci before its flags and one after its waits).
+#[test]
+fn every_aiv_kernel_pays_its_launch_once_and_a_dcci_per_flag_access() {
+    let rs = |n| SweepSpec::new(Call::new(Kind::ReduceScatter, n).with_mode(Mode::AivMesh).with_core_num(8));
+    let a2a = |n| SweepSpec::new(Call::new(Kind::AllToAll, n).with_mode(Mode::AivMesh).with_core_num(8));
+    let cases = [
+        ("broadcast", aiv_broadcast(8, 8, 0), aiv_broadcast(2, 8, 0), 4),
+        ("allgather", aiv_allgather(8, 8), aiv_allgather(2, 8), 1),
+        ("reduce_scatter", rs(8), rs(2), 4),
+        ("all_to_all", a2a(8), a2a(2), 4),
+    ];
+    let launch = "hccl_aiv_launch_ns = 3400.0";
+    let dcci = "dcci_ns = 50.0";
+    for (what, eight, two, dccis) in cases {
+        for bytes in [1024u64, 8192, 65536, 1 << 20] {
+            let none = time_us(&a2a3_with(launch, "0.0"), &eight, bytes);
+            let some = time_us(&a2a3_with(launch, "3400.0"), &eight, bytes);
+            assert!((some - none - 3.4).abs() < 0.0011, "{what} {bytes} B: {none} us without the launch, {some} with");
+            if bytes != 8192 {
+                // Larger: more tiles per block, whose packets interleave differently once the
+                // flags move (and the broadcast's relay raises a flag per step).
+                continue;
+            }
+            let zero = time_us(&a2a3_with(dcci, "0.0"), &two, bytes);
+            let slow = time_us(&a2a3_with(dcci, "10.0"), &two, bytes);
+            let n = (slow - zero) / 0.01;
+            assert!((n - dccis as f64).abs() < 0.01, "{what} {bytes} B: {n} dcci of 10 ns on the critical path");
+        }
     }
 }

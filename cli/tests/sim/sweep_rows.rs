@@ -282,7 +282,9 @@ fn a_mode_that_does_not_apply_is_never_silently_ignored() {
         "{table}"
     );
     assert!(
-        table.contains("# warning: --mode ring does not apply to broadcast (it runs --mode mesh,sdma-mesh): not run"),
+        table.contains(
+            "# warning: --mode ring does not apply to broadcast (it runs --mode mesh,aiv-mesh,sdma-mesh): not run"
+        ),
         "{table}"
     );
     assert_eq!(rows(&table).len(), 2, "one row each for the builtins: {table}");
