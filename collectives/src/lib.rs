@@ -60,7 +60,7 @@ pub use host::{
     broadcast, broadcast_with, reduce_scatter, reduce_scatter_with,
 };
 pub use spec::{
-    AllGather, AllReduce, Kind, Mode, Path, did_you_mean, max_ranks, modes, name_distance, signal_shape,
+    AllGather, AllReduce, Kind, Mode, Path, did_you_mean, hccl_aiv_pick, max_ranks, modes, name_distance, signal_shape,
     signal_shape_on,
 };
 pub use traffic::Traffic;

@@ -355,6 +355,41 @@ pub fn modes(kind: Kind) -> &'static [Mode] {
     }
 }
 
+/// What HCCL runs for one call on one 910B server (a full HCCS mesh) with
+/// `HCCL_OP_EXPANSION_MODE=AIV`, op-base, non-deterministic, its default 200 MB buffer: the
+/// mode of ours that models it and the vendor library's executor, for `data_bytes` as HCCL
+/// counts a call's data (`count x` the element size, `count` being nccl-tests' and hccl_test's
+/// count column: the whole buffer for allreduce and broadcast, one rank's part for allgather,
+/// reduce_scatter and all_to_all). The rules are the selector's in CANN's open-source hcomm
+/// (`SelectAlgfor910B` of each operator; docs/references/hardware.md §4.2): allreduce, all_to_all and
+/// broadcast take their AIV kernels at every size (small-count below 16 MiB for allreduce);
+/// allgather and reduce_scatter theirs up to `AIV_BIG_SIZE` = 256 MiB (small-count up to
+/// 700 KiB and 2 MiB), the copy-engine path above; a reduction AIV cannot do (`prod`) takes
+/// the copy-engine path; all_to_all_v, which has no AIV form here, `sdma-mesh`; a barrier
+/// PyPTO's builtin. `None` where no mode of ours models HCCL's choice (a `prod` allreduce or
+/// reduce_scatter: ours reduce `prod` on no copy engine).
+pub fn hccl_aiv_pick(kind: Kind, op: ReduceOp, data_bytes: u64) -> Option<(Mode, &'static str)> {
+    const MIB: u64 = 1 << 20;
+    const AIV_BIG: u64 = 256 * MIB;
+    let aiv_reduce = op != ReduceOp::Prod;
+    Some(match kind {
+        Kind::AllReduce if !aiv_reduce => return None,
+        Kind::AllReduce if data_bytes < 16 * MIB => (Mode::AivMesh, "AllReduceMeshAivSmallCountExecutor"),
+        Kind::AllReduce => (Mode::AivMesh, "AllReduceMeshAivExecutor"),
+        Kind::AllGather if data_bytes <= 700 * 1024 => (Mode::AivMesh, "AllGatherMeshAivSmallCountExecutor"),
+        Kind::AllGather if data_bytes <= AIV_BIG => (Mode::AivMesh, "AllGatherMeshAivExecutor"),
+        Kind::AllGather => (Mode::SdmaMesh, "AllGatherMeshOpbaseExecutor"),
+        Kind::ReduceScatter if !aiv_reduce => return None,
+        Kind::ReduceScatter if data_bytes <= 2 * MIB => (Mode::AivMesh, "ReduceScatterMeshAivSmallCountExecutor"),
+        Kind::ReduceScatter if data_bytes <= AIV_BIG => (Mode::AivMesh, "ReduceScatterMeshAivExecutor"),
+        Kind::ReduceScatter => (Mode::SdmaMesh, "ReduceScatterMeshDmaEliminationExecutor"),
+        Kind::AllToAll => (Mode::AivMesh, "AlltoAllMeshAivExecutor"),
+        Kind::AllToAllV => (Mode::SdmaMesh, "AlltoAllVMeshAivExecutor, modelled by the copy-engine mesh"),
+        Kind::Broadcast => (Mode::AivMesh, "BroadcastMeshAivExecutor"),
+        Kind::Barrier => (Mode::Mesh, "PyPTO's builtin barrier"),
+    })
+}
+
 /// The most ranks a call does anything on, if it is capped: PyPTO's HOST kernels, and the
 /// algorithms modelled beside them on the HOST path, return at once above kMaxSupportedRanks
 /// ([`MAX_BUILTIN_RANKS`](crate::MAX_BUILTIN_RANKS)); the InCore lowerings, the SDMA
@@ -406,6 +441,31 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hccl_picks_its_aiv_kernels_up_to_its_thresholds_and_the_copy_engines_above() {
+        let pick = |k, b| hccl_aiv_pick(k, ReduceOp::Sum, b).map(|(m, e)| (m.name(), e));
+        let mib = 1u64 << 20;
+        assert_eq!(pick(Kind::AllGather, 700 * 1024), Some(("aiv-mesh", "AllGatherMeshAivSmallCountExecutor")));
+        assert_eq!(pick(Kind::AllGather, 700 * 1024 + 1), Some(("aiv-mesh", "AllGatherMeshAivExecutor")));
+        assert_eq!(pick(Kind::AllGather, 256 * mib + 1), Some(("sdma-mesh", "AllGatherMeshOpbaseExecutor")));
+        assert_eq!(pick(Kind::ReduceScatter, 2 * mib).map(|p| p.1), Some("ReduceScatterMeshAivSmallCountExecutor"));
+        assert_eq!(pick(Kind::ReduceScatter, 256 * mib + 1).map(|p| p.0), Some("sdma-mesh"));
+        assert_eq!(pick(Kind::AllReduce, 16 * mib - 1).map(|p| p.1), Some("AllReduceMeshAivSmallCountExecutor"));
+        assert_eq!(pick(Kind::AllReduce, 16 * mib).map(|p| p.1), Some("AllReduceMeshAivExecutor"));
+        assert_eq!(pick(Kind::AllReduce, 1 << 40).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(pick(Kind::Broadcast, 1 << 32).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(pick(Kind::AllToAll, 1 << 32).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(hccl_aiv_pick(Kind::AllReduce, ReduceOp::Prod, 64), None);
+        // Every pick is a mode the collective runs.
+        for kind in Kind::ALL {
+            for b in [0, 1 << 10, 1 << 30, 1 << 40] {
+                if let Some((m, _)) = hccl_aiv_pick(kind, ReduceOp::Max, b) {
+                    assert!(modes(kind).contains(&m), "{kind} {b}: {m}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn names_round_trip() {

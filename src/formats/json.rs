@@ -77,6 +77,7 @@ mod tests {
             busbw_gbps: busbw,
             nwrong,
             series: None,
+            algorithm: None,
             failed: None,
             first_wrong: Vec::new(),
         }

@@ -203,6 +203,7 @@ mod tests {
             busbw_gbps: bw.1,
             nwrong,
             series: None,
+            algorithm: None,
             failed: None,
             first_wrong: Vec::new(),
         }

@@ -95,6 +95,11 @@ pub struct ResultRow {
     /// The collective and algorithm of the row, when one sweep covers several (JSON only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<String>,
+    /// The algorithm this row ran, where its series picks one per size as the vendor library
+    /// does (the `hccl` series: the mode of ours and the library's executor); printed after
+    /// the row's columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
     /// Why this size has no measurement: its run failed (an unsupported dtype for the path, a
     /// tile that overflows UB, ...) or was cut short by a builtin's early return. Such a row
     /// shows no time (NaN, JSON `null`) and fails the sweep.
@@ -147,6 +152,7 @@ impl ResultRow {
             busbw_gbps: f64::NAN,
             nwrong: None,
             series: None,
+            algorithm: None,
             failed: Some(why),
             first_wrong: Vec::new(),
         }

@@ -309,6 +309,7 @@ pub fn point<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -
         busbw_gbps: algbw * c.bus_factor(n),
         nwrong: wrong.as_ref().map(Wrong::count),
         series: None,
+        algorithm: None,
         failed: None,
         first_wrong: wrong.map(|w| w.first).unwrap_or_default(),
     };

@@ -307,6 +307,33 @@ pub struct Combo {
     pub warmup: u32,
     /// Sizes above this are left out of this series (`None`: the sweep's `-e`).
     pub max_bytes: Option<u64>,
+    /// The `hccl` series: each size runs the mode HCCL picks for it
+    /// ([`collectives::hccl_aiv_pick`]), `mode` being the pick at the smallest sizes.
+    pub auto: bool,
+}
+
+/// The label of a combo's series: [`label`] of its spec, or `allgather hccl core_num 48` for
+/// the series that runs what HCCL picks at each size.
+fn combo_label(a: &SweepArgs, c: &Combo, ranks: usize) -> String {
+    let s = spec(a, c, ranks);
+    if c.auto { format!("{} hccl core_num {}", c.kind, s.call.blocks()) } else { label(&s) }
+}
+
+/// What a size of an `hccl` series runs: the mode HCCL picks for its data
+/// ([`collectives::hccl_aiv_pick`], the data counted as hccl_test counts it: the count column
+/// times the element size), with one warmup call when the pick uses copy engines; and what its
+/// row says it ran (the mode and the vendor library's executor).
+fn picked(base: &SweepSpec, size: u64) -> (SweepSpec, String) {
+    let c = base.call;
+    let esize = c.dtype.size() as u64;
+    let data = formats::count_for(c.kind, size, esize, c.ranks).saturating_mul(esize);
+    match collectives::hccl_aiv_pick(c.kind, c.op, data) {
+        Some((mode, exec)) => {
+            let warmup = if mode == Mode::SdmaMesh { base.warmup.max(1) } else { base.warmup };
+            (SweepSpec { call: c.with_mode(mode), ..base.clone() }.with_warmup(warmup), format!("{mode} ({exec})"))
+        }
+        None => (base.clone(), c.mode.to_string()),
+    }
 }
 
 /// The legend / JSON label of a series: `allreduce sdma-mesh core_num 48 -w 1`.
@@ -344,6 +371,11 @@ fn label_of(kind: Kind, mode: Mode) -> String {
     ranksim::measure::series_name(kind, mode)
 }
 
+/// What the `hccl` series models, printed before its table.
+const HCCL_NOTE: &str = "HCCL-class, not a PyPTO builtin: what the vendor library runs on a 910B server with \
+     HCCL_OP_EXPANSION_MODE=AIV at each size (its selector's thresholds, docs/references/hardware.md §4.2); \
+     after each row the mode of ours that ran and the library's executor it models";
+
 /// Runs the sweep, printing the table to `out` and a progress bar to stderr when stdout and stderr are terminals.
 pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
@@ -356,7 +388,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         if !all_sizes.iter().any(|&s| has_elements(&spec, s)) {
             return Err(format!(
                 "{}: no size from -b {} to -e {} gives an element per rank on {ranks} ranks ({}-byte {}); raise -e",
-                label(&spec),
+                combo_label(a, combo, ranks),
                 a.min_bytes,
                 a.max_bytes,
                 a.dtype.size(),
@@ -377,7 +409,9 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             crate::sweep::memory_refusal(&cfg, &spec, s, e, l)
         })?;
         match fitted.left_out {
-            Some((_, why)) if fitted.sizes.is_empty() => skipped.push(format!("{} skipped: {why}", label(&spec))),
+            Some((_, why)) if fitted.sizes.is_empty() => {
+                skipped.push(format!("{} skipped: {why}", combo_label(a, combo, ranks)))
+            }
             _ => planned.push((combo.clone(), fitted)),
         }
     }
@@ -392,9 +426,10 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
     for (combo, fitted) in planned {
         let combo = &combo;
         let spec = spec(a, combo, ranks);
-        let lbl = label(&spec);
+        let lbl = combo_label(a, combo, ranks);
         let bound = busbw_bound(&cfg, ranks, Some(spec.call.kind)).map_err(|e| e.to_string())?;
-        let mut notes = vec![format!("{lbl}: {}", mode_note(&spec))];
+        let note = if combo.auto { HCCL_NOTE.to_string() } else { mode_note(&spec) };
+        let mut notes = vec![format!("{lbl}: {note}")];
         let reports_bound = spec.call.kind != Kind::Barrier;
         if reports_bound {
             notes.push(format!("bound: {}", bound.line()));
@@ -413,8 +448,12 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             ));
         }
         notes.extend(fitted.notes(&lbl));
+        let mut config = sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes));
+        if combo.auto {
+            config.mode = "hccl".into();
+        }
         let plan = SeriesPlan {
-            config: sweep_config(a, &cfg, &spec, combo.max_bytes.unwrap_or(a.max_bytes)),
+            config,
             label: lbl,
             notes,
             threads: fitted.threads,
@@ -422,9 +461,23 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             bound: reports_bound.then_some(bound.gbps).filter(|b| b.is_finite()),
             trust: Some(trust_line(&cfg, &spec)),
         };
-        let measure =
-            |size: u64, trace: bool, progress: Option<&Progress>| run_point_watched(&cfg, &spec, size, trace, progress);
-        run.series(out, a, plan, &measure, &|size, why| failed_row(&spec, size, why))?;
+        let auto = combo.auto;
+        let measure = |size: u64, trace: bool, progress: Option<&Progress>| {
+            if !auto {
+                return run_point_watched(&cfg, &spec, size, trace, progress);
+            }
+            let (s, algorithm) = picked(&spec, size);
+            let point = run_point_watched(&cfg, &s, size, trace, progress)?;
+            Ok(point.map(|mut p| {
+                p.row.algorithm = Some(algorithm);
+                p
+            }))
+        };
+        let failed = |size: u64, why: String| {
+            let (s, algorithm) = if auto { picked(&spec, size) } else { (spec.clone(), String::new()) };
+            failed_row(&s, size, why).map(|r| ResultRow { algorithm: auto.then_some(algorithm), ..r })
+        };
+        run.series(out, a, plan, &measure, &failed)?;
     }
     run.finish(out, a, ranks)
 }
@@ -601,7 +654,11 @@ impl SweepRun {
             Err(e) => {
                 let mut lines = e.lines();
                 let Some(row) = failed_row(size, lines.next().unwrap_or("failed").to_string()) else { return Ok(()) };
-                writeln!(out, "{}", formats::row(&row)).map_err(io)?;
+                match &row.algorithm {
+                    Some(alg) => writeln!(out, "{}  ({alg})", formats::row(&row)),
+                    None => writeln!(out, "{}", formats::row(&row)),
+                }
+                .map_err(io)?;
                 for l in lines.filter(|l| !l.trim().is_empty()) {
                     writeln!(out, "#   {}", l.trim_end()).map_err(io)?;
                 }
@@ -625,7 +682,11 @@ impl SweepRun {
         for w in &point.report.warnings {
             self.warn(out, w.clone())?;
         }
-        writeln!(out, "{}", formats::row(&point.row)).map_err(io)?;
+        match &point.row.algorithm {
+            Some(alg) => writeln!(out, "{}  {alg}", formats::row(&point.row)),
+            None => writeln!(out, "{}", formats::row(&point.row)),
+        }
+        .map_err(io)?;
         for m in &point.row.first_wrong {
             writeln!(out, "#   wrong: {m}").map_err(io)?;
         }
@@ -856,7 +917,7 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     let servers = busbw_bound(cfg, ranks, None).is_ok_and(|b| b.cut.is_some());
     let mut out = Vec::new();
     for &kind in &a.collectives {
-        let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None };
+        let builtin = Combo { kind, mode: Mode::Mesh, core_num, warmup: a.warmup, max_bytes: None, auto: false };
         let Some(modes) = &a.modes else {
             // Where an HCCL-class series runs beside it, the builtin stops early by default.
             let has_hccl = collectives::modes(kind).len() > 1 && a.path == Path::Host;
@@ -871,6 +932,18 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                 // RHD is the vendor library's algorithm between servers and at the scale where
                 // the others stop, the grouped mesh its all_to_all at that scale; its full-mesh
                 // modes are single-server ones, with every block talking to every peer at once.
+                // On one server: one series of what HCCL runs at each size (its AIV expansion
+                // mode), where a mode of ours models every pick.
+                let op = a.op.unwrap_or(ReduceOp::Sum);
+                if !(beyond || servers)
+                    && let Some((mode, _)) = collectives::hccl_aiv_pick(kind, op, 0)
+                {
+                    let c = Combo { kind, mode, core_num: all, warmup: a.warmup, max_bytes: None, auto: true };
+                    if supports(cfg, &spec(a, &c, ranks)).is_ok() {
+                        out.push(c);
+                        continue;
+                    }
+                }
                 let candidates: &[Mode] = match kind {
                     Kind::AllReduce if beyond || servers => &[Mode::Rhd],
                     Kind::AllToAll if beyond => &[Mode::GroupedMesh],
@@ -888,7 +961,7 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                     // grouped mesh's rounds of 8 peers go through one channel at its rate.
                     let core_num =
                         if matches!(mode, Mode::Rhd | Mode::GroupedMesh) { a.core_num.unwrap_or(1) } else { all };
-                    let c = Combo { kind, mode, core_num, warmup, max_bytes: None };
+                    let c = Combo { kind, mode, core_num, warmup, max_bytes: None, auto: false };
                     if supports(cfg, &spec(a, &c, ranks)).is_ok() {
                         out.push(c);
                     }
@@ -899,7 +972,7 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
         // Modes that do not apply to `kind` are left out (`plan_combos` says so); a collective
         // none of them applies to runs no series.
         let modes = modes.iter().copied().filter(|&m| mode_applies(kind, m));
-        out.extend(modes.map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None }));
+        out.extend(modes.map(|mode| Combo { kind, mode, core_num, warmup: a.warmup, max_bytes: None, auto: false }));
     }
     out
 }

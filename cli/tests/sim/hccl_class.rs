@@ -161,9 +161,51 @@ fn above_the_builtin_cap_a_default_sweep_runs_rhd_alone() {
     let labels: Vec<String> =
         ranksim_cli::commands::sweep::combos(&default, &sixteen, 16).iter().map(|c| c.mode.to_string()).collect();
     assert_eq!(labels, ["mesh", "rhd"]);
-    let one_server: Vec<String> =
-        ranksim_cli::commands::sweep::combos(&default, &sixteen, 8).iter().map(|c| c.mode.to_string()).collect();
-    assert_eq!(one_server, ["mesh", "aiv-mesh", "sdma-mesh"]);
+    let one_server: Vec<String> = ranksim_cli::commands::sweep::combos(&default, &sixteen, 8)
+        .iter()
+        .map(|c| if c.auto { "hccl".to_string() } else { c.mode.to_string() })
+        .collect();
+    assert_eq!(one_server, ["mesh", "hccl"]);
+}
+
+/// The default sweep's HCCL-class series runs, at each size, what HCCL's selector picks on a
+/// 910B server in its AIV mode, and says so after each row: allgather's small-count AIV kernel
+/// up to 700 KiB per rank and its other AIV kernel above; every element right.
+#[test]
+fn the_hccl_series_runs_and_names_hccls_pick_at_each_size() {
+    use ranksim_cli::commands::sweep::{SweepArgs, sweep};
+    let a = SweepArgs {
+        collectives: vec![Kind::AllGather, Kind::Broadcast],
+        min_bytes: 4 << 20,
+        max_bytes: 8 << 20,
+        ..SweepArgs::new(None)
+    };
+    let mut out = Vec::new();
+    sweep(&mut out, &a).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let row = |size: &str, kind: &str| {
+        text.split("# ranksim ")
+            .find(|s| s.contains(&format!("collective {kind} mode hccl")))
+            .and_then(|s| s.lines().find(|l| l.trim_start().starts_with(size)).map(str::to_string))
+    };
+    // 4 MiB over 8 ranks is 512 KiB per rank, 8 MiB 1 MiB.
+    let small = row("4194304", "allgather").expect(&text);
+    assert!(small.ends_with("       0  aiv-mesh (AllGatherMeshAivSmallCountExecutor)"), "{small}");
+    let big = row("8388608", "allgather").expect(&text);
+    assert!(big.ends_with("       0  aiv-mesh (AllGatherMeshAivExecutor)"), "{big}");
+    let bc = row("8388608", "broadcast").expect(&text);
+    assert!(bc.ends_with("       0  aiv-mesh (BroadcastMeshAivExecutor)"), "{bc}");
+    assert!(text.contains("# allgather hccl core_num 48: HCCL-class"), "{text}");
+    // The JSON rows carry it too; other series' rows have no such field.
+    let row = ranksim::formats::ResultRow {
+        algorithm: Some("aiv-mesh (X)".into()),
+        ..ranksim::formats::ResultRow::failed(1, 1, "float", "none", -1, "x".into())
+    };
+    let json = serde_json::to_string(&row).unwrap();
+    assert!(json.contains("\"algorithm\":\"aiv-mesh (X)\""), "{json}");
+    let plain =
+        serde_json::to_string(&ranksim::formats::ResultRow::failed(1, 1, "float", "none", -1, "x".into())).unwrap();
+    assert!(!plain.contains("algorithm"), "{plain}");
 }
 
 /// The HCCL-class copy-engine reduce_scatter and all_to_all (issue 28): every element right,

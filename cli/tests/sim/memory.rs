@@ -260,13 +260,11 @@ fn max_memory_refuses_explicit_sizes_and_trims_the_default_run() {
     let (code, out) = ranksim(&["sweep", "-b", "1M", "-f", "4", "--max-memory", "100M"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains(
-            "# allreduce aiv-mesh core_num 48: up to 4M in the default run (give -e 16M to ask for larger sizes)"
-        ),
+        out.contains("# allreduce hccl core_num 48: up to 4M in the default run (give -e 16M to ask for larger sizes)"),
         "{out}"
     );
     assert!(!out.lines().any(|l| l.starts_with("    16777216")), "16M ran:\n{out}");
-    assert!(out.lines().filter(|l| l.starts_with("     4194304")).count() == 3, "{out}");
+    assert!(out.lines().filter(|l| l.starts_with("     4194304")).count() == 2, "{out}");
     let (code, out) = ranksim(&["sweep", "--mode", "ring", "-b", "4M", "-e", "8M", "-j", "2", "--max-memory", "120M"]);
     assert_eq!(code, 0, "{out}");
     assert!(

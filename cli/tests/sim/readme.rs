@@ -203,28 +203,28 @@ fn the_main_job_shows_the_builtin_next_to_the_hccl_class_modes_and_the_bound() {
     let default = ranksim_cli::commands::sweep::SweepArgs::new(None);
     let labels: Vec<String> = ranksim_cli::commands::sweep::combos(&default, &cfg, 8)
         .iter()
-        .map(|c| format!("{} {} {} -w {} {:?}", c.kind, c.mode, c.core_num, c.warmup, c.max_bytes))
+        .map(|c| format!("{} {} {} -w {} {:?} {}", c.kind, c.mode, c.core_num, c.warmup, c.max_bytes, c.auto))
         .collect();
-    assert_eq!(
-        labels,
-        ["allreduce mesh 1 -w 0 Some(4194304)", "allreduce aiv-mesh 48 -w 0 None", "allreduce sdma-mesh 48 -w 1 None"]
-    );
+    // PyPTO's builtin, and one series of what HCCL runs at each size (its AIV mode's picks).
+    assert_eq!(labels, ["allreduce mesh 1 -w 0 Some(4194304) false", "allreduce aiv-mesh 48 -w 0 None true"]);
     // a2a3: 7 HCCS links of 28 GB/s at efficiency 0.7 out of each rank, port 196 x 0.7.
-    assert_eq!(text.matches("# bound: busbw <= 137.20 GB/s: rank 0 sends over 7 link(s) x 19.60 GB/s").count(), 3);
+    assert_eq!(text.matches("# bound: busbw <= 137.20 GB/s: rank 0 sends over 7 link(s) x 19.60 GB/s").count(), 2);
     assert!(text.contains("# allreduce mesh core_num 1: PyPTO's builtin mesh allreduce as written"), "{text}");
-    assert!(text.contains("# allreduce aiv-mesh core_num 48: HCCL-class, not a PyPTO builtin"), "{text}");
-    assert!(text.contains("path host core_num 48 dtype float"), "{text}");
-    assert!(text.contains("warmup iters: 1 iters: 1"), "{text}");
-    // The 1 MiB rows, then the summary against the bound (times as the golden sweep has them).
+    assert!(text.contains("# allreduce hccl core_num 48: HCCL-class, not a PyPTO builtin"), "{text}");
+    assert!(text.contains("collective allreduce mode hccl path host core_num 48 dtype float"), "{text}");
+    // The 1 MiB rows, each HCCL row naming what ran, then the summary against the bound (times
+    // as the golden sweep has them).
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("     1048576")).collect();
-    assert_eq!(rows.len(), 3, "{text}");
+    assert_eq!(rows.len(), 2, "{text}");
     assert!(rows[0].contains("4574.51    0.23    0.40       0"), "{text}");
-    assert!(rows[1].contains("52.76   19.87   34.78       0"), "{text}");
-    assert!(rows[2].contains("38.67   27.12   47.45       0"), "{text}");
+    assert!(
+        rows[1].ends_with("52.76   19.87   34.78       0  aiv-mesh (AllReduceMeshAivSmallCountExecutor)"),
+        "{text}"
+    );
     assert!(text.contains("# summary: peak busbw per series (bound 137.20 GB/s)"), "{text}");
     let last = text.lines().last().unwrap_or_default();
-    assert!(last.starts_with("#   allreduce sdma-mesh core_num 48 -w 1 "), "{text}");
-    assert!(last.ends_with(" 47.45 GB/s = 34.6% of the bound"), "{text}");
+    assert!(last.starts_with("#   allreduce hccl core_num 48 "), "{text}");
+    assert!(last.ends_with(" 34.78 GB/s = 25.3% of the bound"), "{text}");
 }
 
 #[test]
@@ -235,9 +235,9 @@ fn the_default_run_stops_the_builtin_early_and_says_so() {
     ranksim_cli::commands::sweep::sweep(&mut out, &a).unwrap();
     let text = String::from_utf8(out).unwrap();
     let series: Vec<&str> = text.split("# ranksim ").skip(1).collect();
-    assert_eq!(series.len(), 3, "{text}");
+    assert_eq!(series.len(), 2, "{text}");
     let rows = |s: &str| s.lines().filter(|l| l.contains("float     sum")).count();
-    assert_eq!([rows(series[0]), rows(series[1]), rows(series[2])], [2, 3, 3], "{text}");
+    assert_eq!([rows(series[0]), rows(series[1])], [2, 3], "{text}");
     assert!(series[0].contains("maxBytes 2048 "), "{text}");
     assert!(series[1].contains("maxBytes 4096 "), "{text}");
     assert!(series[0].contains("# allreduce mesh core_num 1: up to 2K in the default run"), "{text}");
@@ -246,7 +246,7 @@ fn the_default_run_stops_the_builtin_early_and_says_so() {
     let mut out = Vec::new();
     ranksim_cli::commands::sweep::sweep(&mut out, &a).unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert_eq!(text.lines().filter(|l| l.contains("float     sum")).count(), 9, "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains("float     sum")).count(), 6, "{text}");
     assert!(!text.contains("in the default run"), "{text}");
 }
 
