@@ -208,6 +208,12 @@ pub fn estimate(cfg: &Config, spec: &SweepSpec, size: u64) -> Result<Option<Memo
     measure::memory::estimate(cfg, &Builtin(&spec.call), &spec.measure(), size).map_err(|e| e.to_string())
 }
 
+/// The engine's work for one size of `spec` (operations and packet hops of its runs,
+/// estimated before it runs); `None` when the size gives no element per rank.
+pub fn work(cfg: &Config, spec: &SweepSpec, size: u64) -> Result<Option<u64>, String> {
+    measure::memory::estimate_work(cfg, &Builtin(&spec.call), &spec.measure(), size).map_err(|e| e.to_string())
+}
+
 /// The refusal of `spec` at `size`, whose `estimate` exceeds `limit`: the estimate, its largest
 /// part, and what would fit instead, each with its own estimate (timing-only, fewer blocks,
 /// another algorithm, fewer ranks), or a larger limit.

@@ -113,6 +113,18 @@ pub fn estimate<C: Collective>(
     Ok(Some(if checked.total() >= timed.total() { checked } else { timed }))
 }
 
+/// The engine's work for [`super::point`] of `c` at `size_bytes` with `m`, in operations and
+/// packet hops of its runs (every timed call, and the one call with payload unless
+/// `m.timing_only`), as the memory estimate counts them: what a default series budgets its
+/// host time by, deterministically. `None` when the size gives no element and `c` needs some.
+pub fn estimate_work<C: Collective>(cfg: &Config, c: &C, m: &Measure, size_bytes: u64) -> Result<Option<u64>, Error> {
+    let Some(count) = elements(c, m.ranks, size_bytes) else { return Ok(None) };
+    let work = |s: RunScale| s.ops.saturating_add(s.packet_hops);
+    let timed = work(run_scale(cfg, c, m, count, m.calls(), false)?);
+    let checked = if m.timing_only { 0 } else { work(run_scale(cfg, c, m, count, 1, true)?) };
+    Ok(Some(timed.saturating_add(checked)))
+}
+
 /// What one run of `calls` calls of `c` at `size_bytes` with `m` (payload unless
 /// `m.timing_only`) holds; `None` when the size gives no element and `c` needs some.
 pub fn estimate_run<C: Collective>(
@@ -147,6 +159,9 @@ pub enum MemoryLimit {
     Given(u64),
     /// What the host had available when it was read ([`available`]).
     Available(u64),
+    /// The share of [`MemoryLimit::Available`] a sweep's default series keeps to (half): a
+    /// default run leaves the host room for its other processes and for the estimate's error.
+    DefaultRun(u64),
 }
 
 impl MemoryLimit {
@@ -158,7 +173,7 @@ impl MemoryLimit {
     /// The limit in bytes.
     pub fn bytes(self) -> u64 {
         match self {
-            MemoryLimit::Given(b) | MemoryLimit::Available(b) => b,
+            MemoryLimit::Given(b) | MemoryLimit::Available(b) | MemoryLimit::DefaultRun(b) => b,
         }
     }
 
@@ -167,6 +182,19 @@ impl MemoryLimit {
         match self {
             MemoryLimit::Given(_) => "the limit given with --max-memory or max_memory=",
             MemoryLimit::Available(_) => "what this host has available, MemAvailable; --max-memory sets a limit",
+            MemoryLimit::DefaultRun(_) => {
+                "half of what this host has available, which a default series keeps to; -e asks for larger \
+                 sizes, --max-memory sets a limit"
+            }
+        }
+    }
+
+    /// The limit a default series (no `-e`) fits its sizes in: half of what the host has,
+    /// the whole of a given limit.
+    pub fn for_default_run(self) -> MemoryLimit {
+        match self {
+            MemoryLimit::Available(b) => MemoryLimit::DefaultRun(b / 2),
+            l => l,
         }
     }
 }

@@ -408,6 +408,11 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
         let fitted = fit_sizes(a, &todo, &|s| crate::sweep::estimate(&cfg, &spec, s), &|s, e, l| {
             crate::sweep::memory_refusal(&cfg, &spec, s, e, l)
         })?;
+        let fitted = if a.builtin_max_bytes.is_some() {
+            cap_default_work(fitted, &|s| crate::sweep::work(&cfg, &spec, s))?
+        } else {
+            fitted
+        };
         match fitted.left_out {
             Some((_, why)) if fitted.sizes.is_empty() => {
                 skipped.push(format!("{} skipped: {why}", combo_label(a, combo, ranks)))
@@ -843,6 +848,8 @@ pub fn fit_sizes(
     let Some(limit) = a.budgets.max_memory else {
         return Ok(Fitted { sizes: sizes.to_vec(), threads: wanted, lowered_jobs: None, left_out: None });
     };
+    let default_run = a.builtin_max_bytes.is_some();
+    let limit = if default_run { limit.for_default_run() } else { limit };
     let (mut kept, mut largest, mut left_out) = (Vec::new(), 0u64, None);
     for &size in sizes {
         // A size that gives no element per rank makes no row: nothing to fit.
@@ -853,7 +860,7 @@ pub fn fit_sizes(
             continue;
         }
         let why = refusal(size, &e, limit);
-        if a.builtin_max_bytes.is_none() {
+        if !default_run {
             return Err(why);
         }
         // Larger sizes hold more: the default run stops here.
@@ -863,6 +870,40 @@ pub fn fit_sizes(
     let fit = limit.bytes().checked_div(largest).map_or(wanted, |k| k.clamp(1, wanted as u64) as usize);
     let lowered_jobs = a.jobs.filter(|&j| fit < j);
     Ok(Fitted { sizes: kept, threads: fit, lowered_jobs, left_out })
+}
+
+/// The engine work a default series (no `-e`) keeps to, in operations and packet hops as
+/// [`crate::sweep::work`] estimates them: enough for every series of a one-server preset
+/// (1.8 M for the largest single size of any 8-rank default sweep) and for a 1024-rank
+/// allreduce up to 8 MiB (57 M), while a 1024-rank all_to_all (173 M for its first size)
+/// runs one size instead of thirteen; the engine gets through 0.6-2 M a second on a 2-core
+/// host with data.
+pub const DEFAULT_RUN_WORK: u64 = 64_000_000;
+
+/// A default series cut to [`DEFAULT_RUN_WORK`]: its sizes, smallest first, while their
+/// summed work stays within it (the first always runs); the first size left out, with why,
+/// when that cuts more than the memory fit did.
+pub fn cap_default_work(
+    mut fitted: Fitted,
+    work: &dyn Fn(u64) -> Result<Option<u64>, String>,
+) -> Result<Fitted, String> {
+    let mut sum = 0u64;
+    for (i, &size) in fitted.sizes.iter().enumerate() {
+        sum = sum.saturating_add(work(size)?.unwrap_or(0));
+        if i > 0 && sum > DEFAULT_RUN_WORK {
+            let why = format!(
+                "the series up to {} would keep the engine busy with about {} M operations and packet hops, \
+                 more than the {} M a default series keeps to",
+                formats::size_label(size),
+                sum / 1_000_000,
+                DEFAULT_RUN_WORK / 1_000_000
+            );
+            fitted.left_out = Some((size, why));
+            fitted.sizes.truncate(i);
+            break;
+        }
+    }
+    Ok(fitted)
 }
 
 /// Whether a size gives at least one element per rank (a barrier always runs).
@@ -1243,5 +1284,48 @@ mod tests {
         a.budgets.max_memory = Some(MemoryLimit::Given(1 << 20));
         let f = fit_sizes(&a, &sizes, &est, &refusal).unwrap();
         assert!(f.sizes.is_empty() && f.left_out.as_ref().is_some_and(|(s, _)| *s == 1024));
+    }
+
+    /// A default series runs its sizes while their summed work stays within the budget; the
+    /// first always runs, even over it; a cut names the first size left out and the sum.
+    #[test]
+    fn a_default_series_keeps_to_its_work_budget() {
+        let fitted = |sizes: &[u64]| Fitted { sizes: sizes.to_vec(), threads: 1, lowered_jobs: None, left_out: None };
+        let quarter = DEFAULT_RUN_WORK / 4;
+        let f = cap_default_work(fitted(&[1, 2, 4, 8]), &|s| Ok(Some(s * quarter / 2))).unwrap();
+        // 1/8 + 1/4 + 1/2 of the budget fit; with 8 (a whole budget) the sum is 15/8 of it.
+        assert_eq!(f.sizes, [1, 2, 4]);
+        let (size, why) = f.left_out.unwrap();
+        assert_eq!(size, 8);
+        assert!(why.contains(&format!("about {} M operations", 15 * DEFAULT_RUN_WORK / 8 / 1_000_000)), "{why}");
+        let f = cap_default_work(fitted(&[1, 2]), &|_| Ok(Some(3 * DEFAULT_RUN_WORK))).unwrap();
+        assert_eq!((f.sizes, f.left_out.map(|(s, _)| s)), (vec![1], Some(2)));
+        let f = cap_default_work(fitted(&[1, 2, 4]), &|_| Ok(None)).unwrap();
+        assert_eq!((f.sizes.len(), f.left_out), (3, None));
+    }
+
+    /// On what the host has (no --max-memory), a default series keeps to half of it (a
+    /// default sweep of cluster1024's allreduce reached 16 MiB, 16.1 GiB estimated against
+    /// 20.8 GiB available, and the host's other processes pushed it to the OOM killer), while
+    /// sizes asked for with -e may use all of it.
+    #[test]
+    fn a_default_series_keeps_to_half_of_what_the_host_has() {
+        let mut a = SweepArgs::new(None);
+        a.budgets.max_memory = Some(MemoryLimit::Available(20 << 30));
+        a.jobs = Some(1);
+        let est = |s: u64| Ok(gib(s / 1024)); // 1 KiB holds 1 GiB
+        let refusal = |s: u64, _: &MemoryEstimate, l: MemoryLimit| format!("{s}: {} of {}", l.bytes(), l.source());
+        let sizes = [4096, 8192, 16384];
+        let f = fit_sizes(&a, &sizes, &est, &refusal).unwrap();
+        assert_eq!(f.sizes, [4096, 8192]);
+        let (size, why) = f.left_out.unwrap();
+        assert_eq!(size, 16384);
+        assert!(why.starts_with(&format!("16384: {} of half of what this host has available", 10u64 << 30)), "{why}");
+        a.builtin_max_bytes = None; // -e 16K: the whole of what the host has
+        assert_eq!(fit_sizes(&a, &sizes, &est, &refusal).unwrap().sizes, sizes);
+        // A given limit is taken whole by a default run too.
+        a.builtin_max_bytes = Some(4 << 20);
+        a.budgets.max_memory = Some(MemoryLimit::Given(20 << 30));
+        assert_eq!(fit_sizes(&a, &sizes, &est, &refusal).unwrap().sizes, sizes);
     }
 }
