@@ -465,3 +465,88 @@ fn every_aiv_kernel_pays_its_launch_once_and_a_dcci_per_flag_access() {
         }
     }
 }
+
+/// One bf16 call of `kind` in `mode` on `ranks` ranks of `cfg` (8 blocks where the mode takes
+/// them), rank `r`'s element `i` staged as `v(r, i)`; every rank's data buffer afterwards.
+fn bf16_call(
+    cfg: &Config,
+    kind: Kind,
+    mode: Mode,
+    ranks: usize,
+    count: usize,
+    v: &dyn Fn(usize, usize) -> f64,
+) -> Vec<Vec<f64>> {
+    let cfg = cfg.clone().with_ranks(ranks).unwrap();
+    let mut w = cfg.world().unwrap();
+    let dom = w.world_domain("comm_bf16").unwrap();
+    let call = Call::new(kind, ranks).with_mode(mode).with_core_num(8).with_dtype(DType::BF16);
+    let call = if mode == Mode::Rhd || mode == Mode::Hier { call.with_core_num(1) } else { call };
+    let b = call.alloc(&mut w, &dom, count).unwrap();
+    let data = b.input.clone().unwrap();
+    for r in 0..ranks {
+        let vals: Vec<f64> = (0..data.numel()).map(|i| v(r, i)).collect();
+        w.write_f64(&data, r, &vals).unwrap();
+    }
+    call.queue(&mut w, &b).unwrap();
+    w.run().unwrap();
+    (0..ranks).map(|r| w.read_f64(&data, r).unwrap()).collect()
+}
+
+/// The bf16 nearest to `x` (ties to even), from `x`'s f32 bits: the reference rounding.
+fn bf16_nearest(x: f32) -> f64 {
+    let bits = x.to_bits();
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) & 0xffff_0000;
+    f64::from(f32::from_bits(rounded))
+}
+
+/// bf16 in every HCCL-class reduction (issue 41, item 5), against reference values computed
+/// here in Rust (no golden of the measure library, no numpy): (1) sums of signed sixteenths
+/// on 8 ranks (16 on two-node for hier), whose partial sums bf16 holds exactly in any order,
+/// so every algorithm must give the exact sum; (2) on 2 ranks, one addition that bf16 must
+/// round, `1 + k/128` plus a few thousandths, which every algorithm must round to the nearest
+/// bf16, ties to even, as the reference does.
+#[test]
+fn every_hccl_class_reduction_sums_bf16_as_the_rust_reference_does() {
+    let a2a3 = Config::default_preset();
+    let two_node = Config::preset("two-node").unwrap();
+    let cases: [(&Config, Kind, Mode, usize); 7] = [
+        (&a2a3, Kind::AllReduce, Mode::TwoShot, 8),
+        (&a2a3, Kind::AllReduce, Mode::AivMesh, 8),
+        (&a2a3, Kind::AllReduce, Mode::SdmaMesh, 8),
+        (&a2a3, Kind::AllReduce, Mode::Rhd, 8),
+        (&two_node, Kind::AllReduce, Mode::Hier, 16),
+        (&a2a3, Kind::ReduceScatter, Mode::AivMesh, 8),
+        (&a2a3, Kind::ReduceScatter, Mode::SdmaMesh, 8),
+    ];
+    let count = 1000;
+    let sixteenths = |r: usize, i: usize| ((i * 7 + r * 3) % 16) as f64 / 16.0 - 0.5;
+    for (cfg, kind, mode, ranks) in cases {
+        let got = bf16_call(cfg, kind, mode, ranks, count, &sixteenths);
+        for (r, row) in got.iter().enumerate() {
+            // allreduce: every element summed everywhere; reduce_scatter: row r of rank r.
+            let (lo, hi) = if kind == Kind::AllReduce { (0, row.len()) } else { (r * count, (r + 1) * count) };
+            for (i, &got) in row.iter().enumerate().take(hi).skip(lo) {
+                let want: f64 = (0..ranks).map(|q| sixteenths(q, i)).sum();
+                assert_eq!(got, want, "{kind} {mode} rank {r} element {i}");
+            }
+        }
+        if mode == Mode::Hier {
+            continue; // hier needs whole servers: two ranks are not
+        }
+        let a = |i: usize| 1.0 + (i % 8) as f64 / 128.0;
+        let b = |i: usize| ((i % 13) + 1) as f64 * 0.0009765625 * 1.5; // 1.5 k / 1024: below a's ulp, many ties
+        let two = |r: usize, i: usize| if r == 0 { a(i) } else { b(i) };
+        let got = bf16_call(cfg, kind, mode, 2, count, &two);
+        let mut rounded = 0;
+        for (r, row) in got.iter().enumerate() {
+            let (lo, hi) = if kind == Kind::AllReduce { (0, row.len()) } else { (r * count, (r + 1) * count) };
+            for (i, &got) in row.iter().enumerate().take(hi).skip(lo) {
+                let exact = bf16_nearest(two(0, i) as f32) as f32 + bf16_nearest(two(1, i) as f32) as f32;
+                let want = bf16_nearest(exact);
+                rounded += usize::from(want != f64::from(exact));
+                assert_eq!(got, want, "{kind} {mode} 2 ranks, rank {r} element {i}: {exact} rounds to {want}");
+            }
+        }
+        assert!(rounded > 100, "{kind} {mode}: only {rounded} sums needed rounding");
+    }
+}
