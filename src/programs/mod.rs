@@ -7,6 +7,7 @@ pub mod broken;
 pub mod broken_polls;
 mod common;
 mod deadlock;
+pub mod gemm_ar;
 mod hello_rank;
 mod put_get;
 mod remote_load_store;
