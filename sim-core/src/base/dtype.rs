@@ -150,11 +150,18 @@ element!(i8, DType::I8);
 
 /// Encodes a typed slice as little-endian bytes.
 pub(crate) fn to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() * T::DTYPE.size());
-    for &x in data {
-        x.put(&mut out);
-    }
+    let mut out = vec![0u8; data.len() * T::DTYPE.size()];
+    encode(data, &mut out);
     out
+}
+
+/// Encodes `data` into `out` (`data.len()` elements of bytes), in one loop the compiler turns
+/// into a copy on a little-endian host.
+pub(crate) fn encode<T: Element>(data: &[T], out: &mut [u8]) {
+    debug_assert_eq!(out.len(), data.len() * T::DTYPE.size());
+    for (o, &x) in out.chunks_exact_mut(T::DTYPE.size()).zip(data) {
+        x.write_le(o);
+    }
 }
 
 /// Decodes little-endian bytes as a typed vector (`bytes.len()` must be a multiple of the size).

@@ -10,6 +10,7 @@ pub(crate) mod convert;
 pub(crate) mod deadlock;
 pub(crate) mod divider;
 pub(crate) mod dtype;
+pub(crate) mod elems;
 pub(crate) mod error;
 pub(crate) mod livelock;
 pub(crate) mod memory;

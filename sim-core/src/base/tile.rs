@@ -7,63 +7,15 @@
 
 use crate::base::convert::{RoundMode, cast_supported, convert};
 use crate::base::dtype::{DType, Element, from_bytes, to_bytes};
+use crate::base::elems;
+pub use crate::base::elems::ReduceOp;
 use crate::base::error::SimError;
 use crate::base::payload::Payload;
 use crate::base::time::SimTime;
-use half::{bf16, f16};
 use std::fmt;
 
 mod math;
 pub use math::{BinaryOp, CmpOp, UnaryOp};
-
-/// An element-wise combining operation (PyPTO's `ReduceOp`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ReduceOp {
-    /// Addition.
-    Sum,
-    /// Maximum.
-    Max,
-    /// Minimum.
-    Min,
-    /// Multiplication.
-    Prod,
-}
-
-impl ReduceOp {
-    /// Every op, in PyPTO's enum order.
-    pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
-
-    /// The lower-case name used in tables and the CLI (`sum`, `max`, `min`, `prod`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-            ReduceOp::Prod => "prod",
-        }
-    }
-}
-
-impl fmt::Display for ReduceOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for ReduceOp {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "sum" | "add" => ReduceOp::Sum,
-            "max" => ReduceOp::Max,
-            "min" => ReduceOp::Min,
-            "prod" | "mul" => ReduceOp::Prod,
-            other => {
-                return Err(format!("unknown reduce op `{other}`: expected sum, max, min or prod"));
-            }
-        })
-    }
-}
 
 /// A typed 2-D value in UB.
 #[derive(Clone)]
@@ -271,7 +223,7 @@ impl Tile {
         }
         let mut out = self.clone();
         match (&mut out.data, &other.data) {
-            (Payload::Bytes(a), Payload::Bytes(b)) => combine_bytes(self.dtype, op, a, b),
+            (Payload::Bytes(a), Payload::Bytes(b)) => elems::combine(self.dtype, op, a, b),
             (a, _) => *a = Payload::Absent(self.bytes()),
         }
         Ok(out)
@@ -283,8 +235,8 @@ impl Tile {
         if let Payload::Bytes(acc) = &mut out.data {
             let mut s = vec![0u8; self.dtype.size()];
             self.dtype.write_f64(&mut s, 0, scalar);
-            let rhs: Vec<u8> = s.iter().copied().cycle().take(acc.len()).collect();
-            combine_bytes(self.dtype, op, acc, &rhs);
+            let rhs = s.repeat(acc.len() / s.len());
+            elems::combine(self.dtype, op, acc, &rhs);
         }
         out
     }
@@ -326,10 +278,13 @@ impl Tile {
         let mut out = self.like(to, self.rows, self.cols).with_valid(self.valid_rows, self.valid_cols);
         let (dtype, cols, (vr, vc)) = (self.dtype, self.cols, self.valid_shape());
         if let Some((src, dst)) = self.both(&mut out) {
+            let (fs, ts) = (dtype.size(), to.size());
             for r in 0..vr {
-                for c in 0..vc {
-                    let i = r * cols + c;
-                    to.write_f64(dst, i, convert(dtype.read_f64(src, i), to, mode));
+                let (s, d) = (&src[r * cols * fs..][..vc * fs], &mut dst[r * cols * ts..][..vc * ts]);
+                if !elems::cast(dtype, to, mode, s, d) {
+                    for c in 0..vc {
+                        to.write_f64(d, c, convert(dtype.read_f64(s, c), to, mode));
+                    }
                 }
             }
         }
@@ -426,7 +381,9 @@ impl Tile {
     pub(crate) fn convert_all(&self, to: DType, mode: RoundMode) -> Tile {
         let mut out = self.like(to, self.rows, self.cols).with_valid(self.valid_rows, self.valid_cols);
         let (dtype, n) = (self.dtype, self.len());
-        if let Some((src, dst)) = self.both(&mut out) {
+        if let Some((src, dst)) = self.both(&mut out)
+            && !elems::cast(dtype, to, mode, src, dst)
+        {
             for i in 0..n {
                 to.write_f64(dst, i, convert(dtype.read_f64(src, i), to, mode));
             }
@@ -451,50 +408,10 @@ fn fold(dtype: DType, op: ReduceOp, acc: f64, x: f64) -> f64 {
     }
 }
 
-/// `acc[i] = op(acc[i], rhs[i])` over little-endian elements of `dtype`.
-pub(crate) fn combine_bytes(dtype: DType, op: ReduceOp, acc: &mut [u8], rhs: &[u8]) {
-    debug_assert_eq!(acc.len(), rhs.len());
-    match dtype {
-        DType::F32 => zip_apply::<f32>(acc, rhs, |a, b| float_op(op, a, b)),
-        DType::F16 => zip_apply::<f16>(acc, rhs, |a, b| f16::from_f32(float_op(op, a.to_f32(), b.to_f32()))),
-        DType::BF16 => zip_apply::<bf16>(acc, rhs, |a, b| bf16::from_f32(float_op(op, a.to_f32(), b.to_f32()))),
-        DType::I32 => zip_apply::<i32>(acc, rhs, |a, b| int_op!(op, a, b)),
-        DType::I16 => zip_apply::<i16>(acc, rhs, |a, b| int_op!(op, a, b)),
-        DType::I8 => zip_apply::<i8>(acc, rhs, |a, b| int_op!(op, a, b)),
-    }
-}
-
-fn float_op(op: ReduceOp, a: f32, b: f32) -> f32 {
-    match op {
-        ReduceOp::Sum => a + b,
-        ReduceOp::Max => a.max(b),
-        ReduceOp::Min => a.min(b),
-        ReduceOp::Prod => a * b,
-    }
-}
-
-macro_rules! int_op {
-    ($op:expr, $a:expr, $b:expr) => {
-        match $op {
-            ReduceOp::Sum => $a.wrapping_add($b),
-            ReduceOp::Max => $a.max($b),
-            ReduceOp::Min => $a.min($b),
-            ReduceOp::Prod => $a.wrapping_mul($b),
-        }
-    };
-}
-use int_op;
-
-fn zip_apply<T: Element>(acc: &mut [u8], rhs: &[u8], f: impl Fn(T, T) -> T) {
-    let s = T::DTYPE.size();
-    for (a, b) in acc.chunks_exact_mut(s).zip(rhs.chunks_exact(s)) {
-        f(T::get(a), T::get(b)).write_le(a);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::{bf16, f16};
 
     #[test]
     fn add_max_min_mul_in_f32() {

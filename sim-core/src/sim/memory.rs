@@ -6,8 +6,8 @@
 
 use crate::base::addr::{CellRef, MemKey, Place};
 use crate::base::dtype::DType;
+use crate::base::elems::{ReduceOp, combine};
 use crate::base::payload::Payload;
-use crate::base::tile::{ReduceOp, combine_bytes};
 use rustc_hash::FxHashMap;
 
 /// Every byte array of a world: `gm[buf][chip]` and `win[domain][member]`.
@@ -18,7 +18,16 @@ pub(crate) struct Memory {
     win: Vec<Vec<Vec<u8>>>,
     /// Signal cells in timing-only mode.
     cells: CellPages<i32>,
+    /// Byte buffers of landed writes, for later reads to fill: a buffer stays warm in the
+    /// cache and in pages the process already has, where a fresh allocation per load would
+    /// fault new heap pages in.
+    #[serde(skip)]
+    spare: Vec<Vec<u8>>,
 }
+
+/// Buffers kept for reuse at most, and the largest kept.
+const SPARE_BUFFERS: usize = 64;
+const SPARE_BYTES: usize = 1 << 20;
 
 impl Default for Memory {
     fn default() -> Memory {
@@ -29,7 +38,7 @@ impl Default for Memory {
 impl Memory {
     /// Empty memory; `payload = false` stores no payload bytes.
     pub(crate) fn new(payload: bool) -> Memory {
-        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: CellPages::default() }
+        Memory { payload, gm: Vec::new(), win: Vec::new(), cells: CellPages::default(), spare: Vec::new() }
     }
 
     /// Whether payload bytes are stored.
@@ -40,7 +49,10 @@ impl Memory {
     /// Adds a GM buffer of `nbytes` on each of `chips` chips; returns its id.
     pub(crate) fn add_gm(&mut self, nbytes: usize, chips: usize) -> usize {
         let len = if self.payload { nbytes } else { 0 };
-        self.gm.push(vec![vec![0; len]; chips]);
+        // One zeroed allocation per chip (`vec![vec![0; len]; chips]` would clone, writing
+        // every byte): the allocator hands large ones out as fresh zero pages, which the OS
+        // maps only when first touched.
+        self.gm.push((0..chips).map(|_| zeroed(len)).collect());
         self.gm.len() - 1
     }
 
@@ -50,10 +62,20 @@ impl Memory {
         self.win.len() - 1
     }
 
-    /// Grows every window of `domain` to `len` bytes (new bytes are zero).
+    /// Grows every window of `domain` to `len` bytes (new bytes are zero). An empty window
+    /// becomes one zeroed allocation (`resize` would write every zero), which the allocator
+    /// hands out as fresh zero pages that the OS maps only when first touched; a window with
+    /// bytes is reallocated, zeroing only what it gains.
     pub(crate) fn grow_window(&mut self, domain: usize, len: usize) {
         if self.payload {
-            self.win[domain].iter_mut().for_each(|w| w.resize(len, 0));
+            for w in &mut self.win[domain] {
+                if w.is_empty() {
+                    *w = zeroed(len);
+                } else {
+                    w.resize(len, 0);
+                    advise_huge_pages(w);
+                }
+            }
         }
     }
 
@@ -131,6 +153,15 @@ impl Memory {
         }
     }
 
+    /// The `len` bytes at `off` of memory `k`, for the host to write in place (none in
+    /// timing-only mode).
+    pub(crate) fn host_bytes_mut(&mut self, k: MemKey, off: usize, len: usize) -> Option<&mut [u8]> {
+        if !self.payload {
+            return None;
+        }
+        Some(&mut self.bytes_mut(k)[off..off + len])
+    }
+
     fn bytes(&self, k: MemKey) -> &[u8] {
         match k {
             MemKey::Gm { buf, chip } => &self.gm[buf as usize][chip as usize],
@@ -145,8 +176,27 @@ impl Memory {
         }
     }
 
-    /// The region's bytes, runs concatenated (only their count in timing-only mode).
-    pub(crate) fn read(&self, p: &Place) -> Payload {
+    /// The region's bytes, runs concatenated (only their count in timing-only mode), in a
+    /// spare buffer when one is large enough.
+    pub(crate) fn read(&mut self, p: &Place) -> Payload {
+        if !self.payload {
+            return Payload::Absent(p.region.bytes());
+        }
+        let n = p.region.bytes();
+        let mut out = match self.spare.last() {
+            Some(b) if b.capacity() >= n => self.spare.pop().unwrap_or_default(),
+            _ => Vec::with_capacity(n),
+        };
+        out.clear();
+        let mem = self.bytes(p.mem);
+        for &(off, len) in &p.region.runs {
+            out.extend_from_slice(&mem[off..off + len]);
+        }
+        Payload::Bytes(out)
+    }
+
+    /// As [`Memory::read`], without taking a spare buffer (for reports, which hold `&self`).
+    pub(crate) fn peek(&self, p: &Place) -> Payload {
         if !self.payload {
             return Payload::Absent(p.region.bytes());
         }
@@ -156,6 +206,16 @@ impl Memory {
             out.extend_from_slice(&mem[off..off + len]);
         }
         Payload::Bytes(out)
+    }
+
+    /// Keeps the buffer of a payload that has landed for a later [`Memory::read`].
+    pub(crate) fn recycle(&mut self, data: Payload) {
+        if let Payload::Bytes(b) = data
+            && (4096..=SPARE_BYTES).contains(&b.capacity())
+            && self.spare.len() < SPARE_BUFFERS
+        {
+            self.spare.push(b);
+        }
     }
 
     /// Writes `data` over the region's runs, or adds it element-wise when `atomic` is set.
@@ -178,7 +238,7 @@ impl Memory {
             let src = &data[pos..pos + len];
             match atomic {
                 None => mem[off..off + len].copy_from_slice(src),
-                Some(dt) => combine_bytes(dt, ReduceOp::Sum, &mut mem[off..off + len], src),
+                Some(dt) => combine(dt, ReduceOp::Sum, &mut mem[off..off + len], src),
             }
             pos += len;
         }
@@ -241,6 +301,38 @@ impl Memory {
         }
         self.bytes_mut(c.mem)[c.offset..c.offset + 4].copy_from_slice(&v.to_le_bytes());
     }
+}
+
+/// `len` zero bytes of simulated memory: one zeroed allocation, which the allocator takes as
+/// fresh zero pages from the OS for a large one, mapped only where first touched, and on Linux
+/// advised into transparent huge pages (a 16 MiB window first touched by a run then costs 8
+/// page faults, not 4096).
+fn zeroed(len: usize) -> Vec<u8> {
+    let v = vec![0; len];
+    advise_huge_pages(&v);
+    v
+}
+
+/// Below this, memory is left in the OS's ordinary pages.
+const HUGE_PAGE_MIN: usize = 4 << 20;
+
+/// Advises the OS to back the 2 MiB-aligned interior of a large buffer with transparent huge
+/// pages (`madvise(MADV_HUGEPAGE)`): a hint, which changes no byte and whose failure (a kernel
+/// without THP, a mode that ignores it) changes nothing.
+fn advise_huge_pages(v: &[u8]) {
+    #[cfg(target_os = "linux")]
+    if v.len() >= HUGE_PAGE_MIN {
+        const HUGE: usize = 2 << 20;
+        let start = (v.as_ptr() as usize).next_multiple_of(HUGE);
+        let end = (v.as_ptr() as usize + v.len()) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside `v`'s allocation, and MADV_HUGEPAGE changes only how
+            // it is backed, never its contents.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (v, HUGE_PAGE_MIN);
 }
 
 /// Cells a page of [`CellPages`] holds (a 512-byte stretch of one memory).

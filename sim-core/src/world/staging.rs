@@ -4,7 +4,7 @@
 use super::MAX_BUFFER_BYTES;
 use super::World;
 use crate::base::addr::MemKey;
-use crate::base::dtype::{DType, Element, from_bytes, to_bytes};
+use crate::base::dtype::{DType, Element, encode, from_bytes};
 use crate::base::error::{SimError, SimResult};
 use crate::base::tensor::{Runs, Space, Tensor, TensorMeta, resolve_region};
 use std::sync::Arc;
@@ -26,7 +26,17 @@ impl World {
     pub fn write<T: Element>(&mut self, t: &Tensor, rank: usize, data: &[T]) -> SimResult<()> {
         self.check_host_io("write", t, rank, T::DTYPE, data.len())?;
         self.prepare(t);
-        self.host_write(t, rank, &to_bytes(data));
+        if let Space::Gm { buf } = &t.0.space {
+            self.gm_written[*buf][rank] = true;
+        }
+        // Encoded straight into simulated memory, run by run: no staging copy.
+        let (size, mut at) = (T::DTYPE.size(), 0);
+        for &(off, len) in &World::runs(t) {
+            if let Some(dst) = self.mem.host_bytes_mut(mem_key(t, rank), off, len) {
+                encode(&data[at / size..(at + len) / size], dst);
+            }
+            at += len;
+        }
         Ok(())
     }
 

@@ -157,7 +157,7 @@ impl Engine {
             };
             match a.spin.read.as_deref() {
                 Some((place, caller)) => {
-                    let data = self.mem.read(place).into_bytes();
+                    let data = self.mem.peek(place).into_bytes();
                     let offset = place.region.span().0;
                     polls.push(SpinningPoll {
                         op: "read_scalar".into(),

@@ -512,7 +512,7 @@ impl Engine {
             Event::Land { dst, data, atomic, writer, op, ids } => {
                 self.here = Here::Chip(dst.chip());
                 let writer = writer as usize;
-                self.land(key.time, &dst, &data, atomic, writer, op);
+                self.land(key.time, &dst, data, atomic, writer, op);
                 self.obs.write_landed(ids.check);
                 self.write_landed(key, dst.chip(), writer, ids);
             }
@@ -712,8 +712,9 @@ impl Engine {
     }
 
     /// Applies payload bytes and releases waiters on any signal cell they overwrote.
-    fn land(&mut self, t: SimTime, dst: &Place, data: &Payload, atomic: Option<DType>, writer: usize, op: OpKind) {
-        self.mem.write(dst, data, atomic);
+    fn land(&mut self, t: SimTime, dst: &Place, data: Payload, atomic: Option<DType>, writer: usize, op: OpKind) {
+        self.mem.write(dst, &data, atomic);
+        self.mem.recycle(data);
         let (lo, hi) = dst.region.span();
         if self.signals.watched(dst.mem, lo, hi) {
             for off in self.signals.watched_cells(dst.mem, lo, hi) {

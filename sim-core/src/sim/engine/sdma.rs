@@ -189,7 +189,7 @@ impl Engine {
     /// A descriptor's bytes land: its channel's chip learns it at once within its island, one
     /// route latency later across a switch (`Network::news_delay`).
     fn sdma_land(&mut self, key: Key, d: &Desc, data: Payload, check: WriteToken) {
-        self.land(key.time, &d.dst, &data, d.atomic, d.actor, d.op);
+        self.land(key.time, &d.dst, data, d.atomic, d.actor, d.op);
         self.obs.write_landed(check);
         let home = self.sdma.chip_of_channel(d.ch);
         if self.vis.island(d.dst.chip()) == self.vis.island(home) {
