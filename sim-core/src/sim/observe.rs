@@ -72,6 +72,141 @@ use std::num::NonZeroU64;
 use std::panic::Location;
 use std::sync::Arc;
 
+/// Every fact of a run, declared once: its doc, its recorded variant, its method and its
+/// arguments. The [`Observe`] trait's methods, the recorded `Fact` of a split run's
+/// partition, its recorder and its replay (`sim/engine/observe/record.rs`), and so the
+/// bytes a recording travels as, are all generated from this list by calling
+/// `for_each_fact!(then)`, which hands the list to the macro `then`. A new fact is one entry
+/// here (and, for an argument of a new type, its `Keep` in `record/keep.rs`).
+macro_rules! for_each_fact {
+    ($then:ident) => {
+        $then! {
+            // ---- the run's structure ----------------------------------------------------
+
+            /// `rank` starts its dispatch number `instance` (0, 1, ... on the rank), of `tasks`
+            /// tasks.
+            DispatchStarted dispatch_started(rank: usize, tasks: usize, instance: usize);
+
+            /// Task `task` (its index in the dispatch) of `rank`'s active dispatch is placed on
+            /// cores; it depends on the tasks `deps`.
+            TaskPlaced task_placed(rank: usize, task: usize, deps: &[usize]);
+
+            /// A block starts on a core.
+            BlockStarted block_started(block: &BlockStart<'_>);
+
+            /// The block of task `task` on `core` ended (its writes have landed).
+            BlockEnded block_ended(core: CoreId, task: usize);
+
+            /// A deferred condition (`defer_wait`) of task `task` of `rank` holds on `cell`.
+            DeferredReady deferred_ready(rank: usize, task: usize, cell: SignalCell<'_>);
+
+            /// `rank`'s active dispatch completed.
+            DispatchEnded dispatch_ended(rank: usize);
+
+            // ---- operations of a core ---------------------------------------------------
+
+            /// A core starts a blocking operation; it ends when the core is
+            /// [`Observe::resumed`].
+            OpStarted op_started(op: &OpInfo);
+
+            /// An operation of known extent, `[op.start, end]`: a posted store, notify or SDMA
+            /// transfer (the core's issue cost), local work (traced runs only: kernels report
+            /// it only then) or an asynchronous load (issue to arrival).
+            OpSpan op_span(op: &OpInfo, end: SimTime);
+
+            /// `core` is released at `at`: its blocking operation, if any, ends.
+            Resumed resumed(core: CoreId, at: SimTime);
+
+            /// `core` issues a load of `bytes` from rank `from` (its own rank for a local load).
+            LoadIssued load_issued(core: CoreId, from: usize, bytes: u64);
+
+            /// `core` posts the store `op` of `bytes` to rank `to`.
+            StorePosted store_posted(core: CoreId, op: OpId, to: usize, bytes: u64);
+
+            /// `core` starts the put or get `op` (its [`OpInfo::name`] says which; the span of
+            /// [`Observe::op_started`] with the same id).
+            CopyStarted copy_started(op: &OpInfo);
+
+            /// A chunk of a put or get of `core` read `bytes` from rank `from`.
+            ChunkRead chunk_read(core: CoreId, from: usize, bytes: u64);
+
+            /// A chunk of a put or get of `core` stored `bytes` to rank `to`.
+            ChunkStored chunk_stored(core: CoreId, to: usize, bytes: u64);
+
+            /// `core` reads `src` now (the bytes are taken from memory at this fact).
+            Read read(core: CoreId, src: MemRegion<'_>, at: OpAt);
+
+            /// `core` issues the write `id` to `dst` (an atomic add if `atomic`); it lands at
+            /// [`Observe::write_landed`] with the same id.
+            WriteIssued write_issued(core: CoreId, id: WriteId, dst: MemRegion<'_>, atomic: bool, at: OpAt);
+
+            /// The write `id` (a data write, or an SDMA descriptor's) has landed.
+            WriteLanded write_landed(id: WriteId);
+
+            // ---- signals ----------------------------------------------------------------
+
+            /// `core` posts the notify `op` to a cell of rank `to`.
+            NotifyPosted notify_posted(core: CoreId, op: OpId, to: usize);
+
+            /// `core` issues the notify `id`: `op` of `value` on `cell`; it lands at
+            /// [`Observe::notify_landed`] with the same id.
+            NotifyIssued notify_issued(core: CoreId, id: WriteId, cell: SignalCell<'_>, op: NotifyOp, value: i32, at: OpAt);
+
+            /// The notify `id` changed `cell` from `old_new.0` to `old_new.1`; `eq` lists the
+            /// `Eq` waits on the cell (computed only when asked).
+            NotifyLanded notify_landed(id: WriteId, cell: SignalCell<'_>, old_new: (i32, i32), eq: EqWaiters<'_>);
+
+            /// `core` starts the blocking wait `op` at `at` for `cells` to satisfy `cond`.
+            WaitStarted wait_started(core: CoreId, op: OpId, cells: SignalCells<'_>, cond: Cond, at: SimTime);
+
+            /// The wait of `core` held as soon as it was made, at `at`.
+            WaitHeldAtOnce wait_held_at_once(core: CoreId, cells: SignalCells<'_>, cond: Cond, at: SimTime);
+
+            /// The wait `op` of `core` was satisfied at `at` by a write to `cells` (with the
+            /// wait's condition): the notify operation `by`, or a data write (`None`).
+            WaitReleased wait_released(core: CoreId, op: OpId, cells: (SignalCells<'_>, Cond), at: SimTime, by: Option<OpId>);
+
+            /// `core` polled `cells` for their condition once at `at` (`test`, the operation
+            /// `op`); `holds` is the answer.
+            TestPolled test_polled(core: CoreId, op: OpId, cells: (SignalCells<'_>, Cond), holds: bool, at: SimTime);
+
+            /// The cells of a self-clearing signal, which must read zero when the run ends.
+            ExpectClear expect_clear(cells: SignalCells<'_>);
+
+            // ---- SDMA -------------------------------------------------------------------
+
+            /// `core` posts the SDMA transfer `ids.0` (the operation `ids.1`): a get from, or
+            /// a put to, rank `peer` (`None` for a transfer of no descriptor), of `bytes` in
+            /// all.
+            SdmaPosted sdma_posted(core: CoreId, ids: (SdmaId, OpId), get: bool, peer: Option<usize>, bytes: u64);
+
+            /// A descriptor of transfer `ids.0` reads `places.0` now and issues the write
+            /// `ids.1` to `places.1`.
+            SdmaMoved sdma_moved(ids: (SdmaId, WriteId), places: (MemRegion<'_>, MemRegion<'_>), atomic: bool, at: OpAt);
+
+            /// `core` observed transfer `id` complete (`wait_async`, or a `test_async` that
+            /// answered true); `retired` when the handle is done with (`wait_async`).
+            SdmaCompleted sdma_completed(core: CoreId, id: SdmaId, retired: bool);
+
+            // ---- the fabric -------------------------------------------------------------
+
+            /// A network resource was busy with one packet (only if [`Observe::wants_links`]).
+            LinkBusy link_busy(busy: &LinkBusy);
+        }
+    };
+}
+pub(crate) use for_each_fact;
+
+/// The [`Observe`] trait's fact methods, each a no-op unless implemented.
+macro_rules! observe_methods {
+    ($($(#[$doc:meta])* $variant:ident $method:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(
+            $(#[$doc])*
+            fn $method(&mut self, $($arg: $ty),*) {}
+        )*
+    };
+}
+
 /// What watches a run: one method per kind of fact, each a no-op unless implemented. The
 /// scheduler calls them in the order it applies events (a total order, so the same program
 /// and config always give the same facts in the same order), on the thread that runs the
@@ -94,144 +229,13 @@ pub trait Observe {
         false
     }
 
-    // ---- the run --------------------------------------------------------------------------
-
     /// A run of `ranks` chips with `cores` cores each (AIV then AIC) starts.
     fn run_started(&mut self, ranks: usize, cores: usize) {}
 
     /// The run ended at `end` (the time of its last event), finished or not.
     fn run_ended(&mut self, end: SimTime) {}
 
-    // ---- the run's structure --------------------------------------------------------------
-
-    /// `rank` starts its dispatch number `instance` (0, 1, ... on the rank), of `tasks` tasks.
-    fn dispatch_started(&mut self, rank: usize, tasks: usize, instance: usize) {}
-
-    /// Task `task` (its index in the dispatch) of `rank`'s active dispatch is placed on cores;
-    /// it depends on the tasks `deps`.
-    fn task_placed(&mut self, rank: usize, task: usize, deps: &[usize]) {}
-
-    /// A block starts on a core.
-    fn block_started(&mut self, block: &BlockStart<'_>) {}
-
-    /// The block of task `task` on `core` ended (its writes have landed).
-    fn block_ended(&mut self, core: CoreId, task: usize) {}
-
-    /// A deferred condition (`defer_wait`) of task `task` of `rank` holds on `cell`.
-    fn deferred_ready(&mut self, rank: usize, task: usize, cell: SignalCell<'_>) {}
-
-    /// `rank`'s active dispatch completed.
-    fn dispatch_ended(&mut self, rank: usize) {}
-
-    // ---- operations of a core -------------------------------------------------------------
-
-    /// A core starts a blocking operation; it ends when the core is [`Observe::resumed`].
-    fn op_started(&mut self, op: &OpInfo) {}
-
-    /// An operation of known extent, `[op.start, end]`: a posted store, notify or SDMA
-    /// transfer (the core's issue cost), local work (traced runs only: kernels report it
-    /// only then) or an asynchronous load (issue to arrival).
-    fn op_span(&mut self, op: &OpInfo, end: SimTime) {}
-
-    /// `core` is released at `at`: its blocking operation, if any, ends.
-    fn resumed(&mut self, core: CoreId, at: SimTime) {}
-
-    /// `core` issues a load of `bytes` from rank `from` (its own rank for a local load).
-    fn load_issued(&mut self, core: CoreId, from: usize, bytes: u64) {}
-
-    /// `core` posts the store `op` of `bytes` to rank `to`.
-    fn store_posted(&mut self, core: CoreId, op: OpId, to: usize, bytes: u64) {}
-
-    /// `core` starts the put or get `op` (its [`OpInfo::name`] says which; the span of
-    /// [`Observe::op_started`] with the same id).
-    fn copy_started(&mut self, op: &OpInfo) {}
-
-    /// A chunk of a put or get of `core` read `bytes` from rank `from`.
-    fn chunk_read(&mut self, core: CoreId, from: usize, bytes: u64) {}
-
-    /// A chunk of a put or get of `core` stored `bytes` to rank `to`.
-    fn chunk_stored(&mut self, core: CoreId, to: usize, bytes: u64) {}
-
-    /// `core` reads `src` now (the bytes are taken from memory at this fact).
-    fn read(&mut self, core: CoreId, src: MemRegion<'_>, at: OpAt) {}
-
-    /// `core` issues the write `id` to `dst` (an atomic add if `atomic`); it lands at
-    /// [`Observe::write_landed`] with the same id.
-    fn write_issued(&mut self, core: CoreId, id: WriteId, dst: MemRegion<'_>, atomic: bool, at: OpAt) {}
-
-    /// The write `id` (a data write, or an SDMA descriptor's) has landed.
-    fn write_landed(&mut self, id: WriteId) {}
-
-    // ---- signals --------------------------------------------------------------------------
-
-    /// `core` posts the notify `op` to a cell of rank `to`.
-    fn notify_posted(&mut self, core: CoreId, op: OpId, to: usize) {}
-
-    /// `core` issues the notify `id`: `op` of `value` on `cell`; it lands at
-    /// [`Observe::notify_landed`] with the same id.
-    fn notify_issued(&mut self, core: CoreId, id: WriteId, cell: SignalCell<'_>, op: NotifyOp, value: i32, at: OpAt) {}
-
-    /// The notify `id` changed `cell` from `old` to `new`; `eq` lists the `Eq` waits on the
-    /// cell (computed only when asked).
-    fn notify_landed(&mut self, id: WriteId, cell: SignalCell<'_>, (old, new): (i32, i32), eq: EqWaiters<'_>) {}
-
-    /// `core` starts the blocking wait `op` at `at` for `cells` to satisfy `cond`.
-    fn wait_started(&mut self, core: CoreId, op: OpId, cells: SignalCells<'_>, cond: Cond, at: SimTime) {}
-
-    /// The wait of `core` held as soon as it was made, at `at`.
-    fn wait_held_at_once(&mut self, core: CoreId, cells: SignalCells<'_>, cond: Cond, at: SimTime) {}
-
-    /// The wait `op` of `core` was satisfied at `at` by a write to `cells`: the notify
-    /// operation `by`, or a data write (`None`).
-    fn wait_released(
-        &mut self,
-        core: CoreId,
-        op: OpId,
-        (cells, cond): (SignalCells<'_>, Cond),
-        at: SimTime,
-        by: Option<OpId>,
-    ) {
-    }
-
-    /// `core` polled `cells` for `cond` once at `at` (`test`, the operation `op`); `holds` is
-    /// the answer.
-    fn test_polled(
-        &mut self,
-        core: CoreId,
-        op: OpId,
-        (cells, cond): (SignalCells<'_>, Cond),
-        holds: bool,
-        at: SimTime,
-    ) {
-    }
-
-    /// The cells of a self-clearing signal, which must read zero when the run ends.
-    fn expect_clear(&mut self, cells: SignalCells<'_>) {}
-
-    // ---- SDMA -----------------------------------------------------------------------------
-
-    /// `core` posts the SDMA transfer `id` (the operation `op`): a get from, or a put to,
-    /// rank `peer` (`None` for a transfer of no descriptor), of `bytes` in all.
-    fn sdma_posted(&mut self, core: CoreId, (id, op): (SdmaId, OpId), get: bool, peer: Option<usize>, bytes: u64) {}
-
-    /// A descriptor of transfer `id` reads `src` now and issues the write `write` to `dst`.
-    fn sdma_moved(
-        &mut self,
-        (id, write): (SdmaId, WriteId),
-        (src, dst): (MemRegion<'_>, MemRegion<'_>),
-        atomic: bool,
-        at: OpAt,
-    ) {
-    }
-
-    /// `core` observed transfer `id` complete (`wait_async`, or a `test_async` that answered
-    /// true); `retired` when the handle is done with (`wait_async`).
-    fn sdma_completed(&mut self, core: CoreId, id: SdmaId, retired: bool) {}
-
-    // ---- the fabric -----------------------------------------------------------------------
-
-    /// A network resource was busy with one packet (only if [`Observe::wants_links`]).
-    fn link_busy(&mut self, busy: &LinkBusy) {}
+    for_each_fact!(observe_methods);
 }
 
 /// One core of the machine: its rank and its index on the chip (AIV cores first, then AIC).
@@ -526,14 +530,30 @@ impl fmt::Debug for SignalCells<'_> {
 /// The `Eq` waits blocked on a cell when a notify lands, computed only when asked.
 #[derive(Copy, Clone)]
 pub struct EqWaiters<'a> {
-    pub(crate) list: &'a dyn Fn() -> Vec<(i32, usize)>,
+    pub(crate) list: EqList<'a>,
     pub(crate) cores: usize,
+}
+
+/// Where the `Eq` waits of a landing notify come from: the engine, asked only when an
+/// observer wants them, or a split run's recording, which kept them.
+#[derive(Copy, Clone)]
+pub(crate) enum EqList<'a> {
+    Ask(&'a dyn Fn() -> Vec<(i32, usize)>),
+    Known(&'a [(i32, usize)]),
 }
 
 impl EqWaiters<'_> {
     /// Each blocked `Eq` wait on the cell: the value it expects and the waiting core.
     pub fn get(&self) -> Vec<(i32, CoreId)> {
-        (self.list)().into_iter().map(|(v, actor)| (v, CoreId::new(actor, self.cores))).collect()
+        self.raw().into_iter().map(|(v, actor)| (v, CoreId::new(actor, self.cores))).collect()
+    }
+
+    /// Each blocked `Eq` wait on the cell: the value it expects and the waiting actor.
+    pub(crate) fn raw(&self) -> Vec<(i32, usize)> {
+        match self.list {
+            EqList::Ask(list) => list(),
+            EqList::Known(list) => list.to_vec(),
+        }
     }
 }
 

@@ -61,7 +61,7 @@ impl Observe for Checker {
     }
 
     fn notify_landed(&mut self, id: WriteId, cell: SignalCell<'_>, old_new: (i32, i32), eq: EqWaiters<'_>) {
-        self.notify_land(id.get(), cell.0, old_new, &(eq.list)());
+        self.notify_land(id.get(), cell.0, old_new, &eq.raw());
     }
 
     fn wait_started(&mut self, core: CoreId, _op: OpId, cells: SignalCells<'_>, cond: Cond, at: SimTime) {

@@ -28,7 +28,8 @@ use crate::results::trace::{DispatchSpan, LinkBusy, Trace};
 use crate::sim::check::{self, Checker};
 pub(crate) use crate::sim::observe::OpAt;
 use crate::sim::observe::{
-    BlockStart, CoreId, EqWaiters, Ids, MemRegion, Observe, OpId, OpInfo, SdmaId, SignalCell, SignalCells, WriteId,
+    BlockStart, CoreId, EqList, EqWaiters, Ids, MemRegion, Observe, OpId, OpInfo, SdmaId, SignalCell, SignalCells,
+    WriteId,
 };
 use std::sync::Arc;
 use tracer::Tracer;
@@ -71,8 +72,10 @@ macro_rules! fan {
     }};
 }
 
+mod keep;
 mod record;
 
+pub(crate) use keep::Wired;
 pub(crate) use record::{Recording, interleave, order_records};
 
 /// Everything that watches a run: the traffic counters (always on), the timeline recorder
@@ -442,7 +445,7 @@ impl Observers {
         eq_waiters: impl Fn() -> Vec<(i32, usize)>,
     ) {
         let Some(id) = w else { return };
-        let eq = EqWaiters { list: &eq_waiters, cores: self.cores };
+        let eq = EqWaiters { list: EqList::Ask(&eq_waiters), cores: self.cores };
         fan!(self.notify_landed(id, SignalCell(cell), old_new, eq));
     }
 
@@ -539,7 +542,7 @@ impl Observers {
             o.link_busy(&busy);
         }
         if let Some(r) = self.record.as_deref_mut() {
-            r.link(&busy);
+            r.link_busy(&busy);
         }
         if let Some(tr) = self.tracer.as_mut() {
             tr.link(busy);

@@ -350,46 +350,38 @@ fn unwire_desc(w: WireDesc) -> Result<Desc, String> {
 pub(crate) mod facts {
     use super::*;
     use crate::base::call_site::static_text;
+    use crate::sim::engine::observe::Wired;
     use crate::sim::observe::{CoreId, OpAt, OpInfo};
     use serde::{Deserializer, Serializer};
 
-    /// A [`Place`].
-    pub(crate) mod place {
-        use super::*;
+    /// The serde of a kept argument of a recorded fact, through its wire form `$wire`.
+    macro_rules! wired {
+        ($($t:ty as $wire:ty: |$x:ident| $to:expr, |$w:ident| $from:expr;)*) => {$(
+            impl Serialize for Wired<$t> {
+                fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    let $x = &self.0;
+                    let wire: $wire = $to;
+                    wire.serialize(s)
+                }
+            }
 
-        pub(crate) fn serialize<S: Serializer>(p: &Place, s: S) -> Result<S::Ok, S::Error> {
-            wire_place(p).serialize(s)
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Place, D::Error> {
-            WirePlace::deserialize(d).map(unwire_place)
-        }
+            impl<'de> Deserialize<'de> for Wired<$t> {
+                fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    let $w = <$wire>::deserialize(d)?;
+                    let back: Result<$t, D::Error> = $from;
+                    back.map(Wired)
+                }
+            }
+        )*};
     }
 
-    /// A [`CellRef`].
-    pub(crate) mod cell {
-        use super::*;
-
-        pub(crate) fn serialize<S: Serializer>(c: &CellRef, s: S) -> Result<S::Ok, S::Error> {
-            wire_cell(c).serialize(s)
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CellRef, D::Error> {
-            WireCell::deserialize(d).map(unwire_cell)
-        }
-    }
-
-    /// The cells of a wait, test or `expect_clear`.
-    pub(crate) mod cells {
-        use super::*;
-
-        pub(crate) fn serialize<S: Serializer>(c: &[CellRef], s: S) -> Result<S::Ok, S::Error> {
-            c.iter().map(wire_cell).collect::<Vec<_>>().serialize(s)
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<CellRef>, D::Error> {
-            Ok(Vec::<WireCell>::deserialize(d)?.into_iter().map(unwire_cell).collect())
-        }
+    wired! {
+        Place as WirePlace: |p| wire_place(p), |w| Ok(unwire_place(w));
+        CellRef as WireCell: |c| wire_cell(c), |w| Ok(unwire_cell(w));
+        Vec<CellRef> as Vec<WireCell>: |c| c.iter().map(wire_cell).collect(), |w| Ok(w.into_iter().map(unwire_cell).collect());
+        OpAt as (OpKind, SimTime, WireSite): |a| (a.op, a.time, wire_site(a.caller)),
+            |w| Ok(OpAt { op: w.0, time: w.1, caller: unwire_site(w.2) });
+        OpInfo as WireOp: |o| wire_op(o), |w| unwire_op(w).map_err(serde::de::Error::custom);
     }
 
     /// A name (`Arc<str>`).
@@ -429,43 +421,22 @@ pub(crate) mod facts {
         peer: Option<usize>,
     }
 
-    /// An [`OpInfo`].
-    pub(crate) mod op_info {
-        use super::*;
-
-        pub(crate) fn serialize<S: Serializer>(o: &OpInfo, s: S) -> Result<S::Ok, S::Error> {
-            let w = WireOp {
-                id: o.id.get(),
-                actor: o.core.actor,
-                cores: o.core.cores,
-                name: o.name.to_string(),
-                start: o.start,
-                bytes: o.bytes,
-                peer: o.peer,
-            };
-            w.serialize(s)
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpInfo, D::Error> {
-            let w = WireOp::deserialize(d)?;
-            let id = OpId::from_raw(w.id).ok_or_else(|| serde::de::Error::custom("an operation's id was 0"))?;
-            let core = CoreId::new(w.actor, w.cores);
-            let name = static_text(&w.name);
-            Ok(OpInfo { id, core, name, start: w.start, bytes: w.bytes, peer: w.peer })
+    fn wire_op(o: &OpInfo) -> WireOp {
+        WireOp {
+            id: o.id.get(),
+            actor: o.core.actor,
+            cores: o.core.cores,
+            name: o.name.to_string(),
+            start: o.start,
+            bytes: o.bytes,
+            peer: o.peer,
         }
     }
 
-    /// An [`OpAt`].
-    pub(crate) mod op_at {
-        use super::*;
-
-        pub(crate) fn serialize<S: Serializer>(a: &OpAt, s: S) -> Result<S::Ok, S::Error> {
-            (a.op, a.time, wire_site(a.caller)).serialize(s)
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpAt, D::Error> {
-            let (op, time, caller) = <(OpKind, SimTime, WireSite)>::deserialize(d)?;
-            Ok(OpAt { op, time, caller: unwire_site(caller) })
-        }
+    fn unwire_op(w: WireOp) -> Result<OpInfo, &'static str> {
+        let id = OpId::from_raw(w.id).ok_or("an operation's id was 0")?;
+        let core = CoreId::new(w.actor, w.cores);
+        let name = static_text(&w.name);
+        Ok(OpInfo { id, core, name, start: w.start, bytes: w.bytes, peer: w.peer })
     }
 }
