@@ -12,6 +12,7 @@ mod copy;
 mod cube_tile;
 mod ops;
 mod pipes;
+mod polled;
 mod scalar;
 mod sdma_handle;
 mod uplink;

@@ -4,37 +4,13 @@
 //! polling loop or a ready queue is priced as written.
 
 use super::ops::{Ops, ones};
+use super::polled::PolledCell;
 use crate::api::request::{Reply, Request};
 use crate::base::addr::{Cells, Coords};
 use crate::base::error::SimResult;
 use crate::base::signal::WaitCmp;
 use crate::base::tensor::Tensor;
 use std::panic::Location;
-
-/// The cell a kernel tested last, so that a polling loop names it once: the tensor (held, so
-/// that its address names it while cached) and the offsets. The scheduler keeps the resolved
-/// cells of the core's last test, so a test of the same cell again is a [`Request::Retest`].
-#[derive(Default)]
-pub(super) struct PolledCell {
-    signal: Option<Tensor>,
-    offsets: Coords,
-}
-
-impl PolledCell {
-    /// Whether `signal[offsets]` is the cell tested last.
-    fn is(&self, signal: &Tensor, offsets: &[usize]) -> bool {
-        match &self.signal {
-            Some(s) => std::sync::Arc::ptr_eq(&s.0, &signal.0) && same(&self.offsets, offsets),
-            None => false,
-        }
-    }
-}
-
-/// Whether two cells' coordinates are equal: compared in place (a signal's one or two
-/// coordinates), not through `memcmp`.
-fn same(a: &[usize], b: &[usize]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
-}
 
 impl Ops {
     /// Whether cell `offsets` of this rank's `signal` satisfies `cmp expected` now (signed;
