@@ -8,9 +8,11 @@
 //!
 //! Next to the built-ins, `user/...` are workloads written as users write kernels (`Task::new`
 //! closures, `benches/user_kernels/kernels.rs`), run as coroutines (the default) and, under
-//! `user_threads/...`, on OS threads. `RANKSIM_BENCH_ONE=NAME` runs only user workload NAME
-//! once, without criterion (`RANKSIM_KERNEL_EXEC=threads` for OS threads), and prints its
-//! figures: a whole-process timing of one run.
+//! `user_threads/...`, on OS threads. `RANKSIM_BENCH_ONE=NAME` runs only workload NAME once,
+//! without criterion, and prints its figures: a whole-process timing of one run, for a
+//! profiler. NAME is a built-in workload (`ring_allreduce_8r` with `RANKSIM_BENCH_SCALE=128`
+//! is `sweep --mode ring -b 1G -e 1G --no-data`'s run) or a user one
+//! (`RANKSIM_KERNEL_EXEC=threads` for OS threads).
 
 #[path = "user_kernels/kernels.rs"]
 mod user_kernels;
@@ -177,12 +179,16 @@ fn user_workloads(c: &mut Criterion) {
     g.finish();
 }
 
-/// `RANKSIM_BENCH_ONE=NAME`: one run of user workload NAME, its figures on stderr
-/// (`RANKSIM_KERNEL_EXEC=threads`: on OS threads; `RANKSIM_BENCH_PAYLOAD=1`: with payload).
+/// `RANKSIM_BENCH_ONE=NAME`: one run of workload NAME, its figures on stderr: a built-in one
+/// at `RANKSIM_BENCH_SCALE`, or a user one (`RANKSIM_KERNEL_EXEC=threads`: on OS threads;
+/// `RANKSIM_BENCH_PAYLOAD=1`: with payload).
 fn one(name: &str) {
+    if let Some(w) = WORKLOADS.iter().find(|w| w.name == name) {
+        return one_builtin(w);
+    }
     let Some(w) = USER_WORKLOADS.iter().find(|w| w.name == name) else {
-        let names: Vec<&str> = USER_WORKLOADS.iter().map(|w| w.name).collect();
-        eprintln!("no user workload `{name}`; there are: {}", names.join(", "));
+        let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).chain(USER_WORKLOADS.iter().map(|w| w.name)).collect();
+        eprintln!("no workload `{name}`; there are: {}", names.join(", "));
         std::process::exit(2);
     };
     let exec = match std::env::var("RANKSIM_KERNEL_EXEC").as_deref() {
@@ -195,6 +201,21 @@ fn one(name: &str) {
     let all = t.elapsed().as_secs_f64();
     eprintln!(
         "{name} ({exec:?}, payload {payload}): {events} events, {packets} packets, run {secs:.3} s ({:.3} M events/s), with set-up {all:.3} s",
+        events as f64 / secs / 1e6
+    );
+}
+
+/// One timing-only run of built-in workload `w` at `RANKSIM_BENCH_SCALE`: its events, packets
+/// and host time (set-up included, as a sweep's row pays it) on stderr.
+fn one_builtin(w: &Workload) {
+    let (cfg, call) = setup(w);
+    let bytes = w.bytes * scale();
+    let t = Instant::now();
+    let (events, packets) = run(&cfg, &call, bytes);
+    let secs = t.elapsed().as_secs_f64();
+    eprintln!(
+        "{}: {bytes} B, {events} events, {packets} packets, {secs:.3} s ({:.3} M events/s)",
+        w.name,
         events as f64 / secs / 1e6
     );
 }
