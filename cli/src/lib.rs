@@ -18,12 +18,14 @@
 //!   notes;
 //! - [`checker`]: what `ranksim check` checks (tutorials, every collective, the broken zoo);
 //! - [`measurements`]: the measured tables `validate` and `calibrate` read;
-//! - [`workload`]: the simulated programs those tables name; [`calibrate`]: the fit.
+//! - [`workload`]: the simulated programs those tables name; [`calibrate`]: the fit;
+//! - [`hccl_test`]: hccl_test's logs, read, and its loop of host-launched ops, modelled.
 
 pub mod calibrate;
 pub mod checker;
 pub mod commands;
 mod gemm_ar;
+pub mod hccl_test;
 pub mod interrupt;
 pub mod measurements;
 mod os;

@@ -10,8 +10,11 @@ use collectives::{Call, Kind, Mode, Path};
 use ranksim::collectives;
 use ranksim::formats::parse_size;
 use ranksim::sim_core::{DType, ReduceOp};
+use ranksim_cli::commands::hccl_test::HcclTestArgs;
 use ranksim_cli::commands::sweep::{SweepArgs, SweepFlags};
+use ranksim_cli::commands::validate::ValidateArgs;
 use ranksim_cli::commands::{self, BudgetFlags, JitterFlags, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
+use ranksim_cli::hccl_test::Overrides;
 use ranksim_cli::measurements::{Program, WorkloadLine};
 use ranksim_cli::sweep::SweepSpec;
 use std::path::PathBuf;
@@ -82,7 +85,27 @@ enum Command {
         /// Write the results as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Compare an hccl_test log (the tool's printed table, pasted as is, with its command
+        /// line) row by row instead of the shipped tables (with --table as well: both).
+        #[arg(long, value_name = "LOG")]
+        hccl_test: Option<PathBuf>,
+        #[command(flatten)]
+        hccl: HcclTestFlags,
+        /// Ranks of the hccl_test run, when its log shows no `mpirun -n N` (default: all).
+        #[arg(long)]
+        ranks: Option<usize>,
+        /// Element type of the hccl_test run, over the log's `-d` (default fp32).
+        #[arg(short = 'd', long = "datatype", value_parser = ranksim_cli::hccl_test::dtype)]
+        dtype: Option<DType>,
+        /// One algorithm at every size of the hccl_test run (default: what HCCL picks).
+        #[arg(long)]
+        mode: Option<Mode>,
     },
+    /// Print what HCCL's hccl_test would print on the machine: its size loop (-b -e -f / -i),
+    /// each size timed as its -w warm-up and -n back-to-back host-launched calls (HCCL's
+    /// per-op host costs, or device time only with -t 1), its table with NULL checks.
+    /// `validate --hccl-test` reads the output back.
+    HcclTest(Box<HcclTestCli>),
     /// Run programs under the protocol checker (data races, stale reads, signal misuse,
     /// deadlocks), unperturbed and with seeded jitter; exit 1 when anything is found.
     /// `check --list` names the programs: tutorials, collectives, and the `broken-*` zoo.
@@ -129,6 +152,96 @@ enum Command {
     },
 }
 
+/// How an hccl_test log's run was made, over what the log shows (`validate` and `calibrate`
+/// with `--hccl-test`).
+#[derive(clap::Args)]
+struct HcclTestFlags {
+    /// The operator of the hccl_test run, when its log shows no command line.
+    #[arg(long)]
+    collective: Option<Kind>,
+    /// Reduction (`-o`) of the hccl_test run: sum, max, min, prod.
+    #[arg(long, value_parser = parse_op)]
+    op: Option<ReduceOp>,
+    /// The run had HCCL_OP_EXPANSION_MODE=AIV (also read from the log): each size runs what
+    /// HCCL picks in that mode; otherwise its default copy-engine mesh.
+    #[arg(long)]
+    aiv: bool,
+    /// hccl_test's -n (timed iterations), over the log's (default 20).
+    #[arg(long)]
+    iters: Option<u32>,
+    /// hccl_test's -w (warm-up iterations), over the log's (default 10).
+    #[arg(long)]
+    warmup: Option<u32>,
+    /// hccl_test's -t 1: device-only timing, no host launch between ops.
+    #[arg(long)]
+    device_time: bool,
+}
+
+impl HcclTestFlags {
+    fn overrides(&self, ranks: Option<usize>, dtype: Option<DType>, mode: Option<Mode>) -> Overrides {
+        Overrides {
+            collective: self.collective,
+            ranks,
+            dtype,
+            op: self.op,
+            mode,
+            aiv: self.aiv,
+            iters: self.iters,
+            warmup: self.warmup,
+            device_time: self.device_time,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct HcclTestCli {
+    /// The hccl_test binary or collective: all_reduce_test (allreduce), all_gather_test,
+    /// reduce_scatter_test, alltoall_test (all_to_all), broadcast_test.
+    test: String,
+    /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Processes (mpirun -n), one rank each; default: every rank of the machine.
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// Smallest size, bytes (K/M/G suffixes).
+    #[arg(short = 'b', long = "minbytes", default_value = "64M", value_parser = parse_size)]
+    min_bytes: u64,
+    /// Largest size, bytes (K/M/G suffixes).
+    #[arg(short = 'e', long = "maxbytes", default_value = "64M", value_parser = parse_size)]
+    max_bytes: u64,
+    /// Step between sizes, bytes (without -f; default (max - min) / 10).
+    #[arg(short = 'i', long = "stepbytes", value_parser = parse_size)]
+    step_bytes: Option<u64>,
+    /// Factor between sizes (above 1).
+    #[arg(short = 'f', long = "stepfactor")]
+    factor: Option<f64>,
+    /// Timed iterations per size.
+    #[arg(short = 'n', long = "iters", default_value_t = ranksim_cli::hccl_test::DEFAULT_ITERS)]
+    iters: u32,
+    /// Warm-up iterations per size.
+    #[arg(short = 'w', long = "warmup_iters", default_value_t = ranksim_cli::hccl_test::DEFAULT_WARMUP)]
+    warmup: u32,
+    /// Element type: fp32, fp16, bfp16, int32, int16, int8.
+    #[arg(short = 'd', long = "datatype", default_value = "fp32", value_parser = ranksim_cli::hccl_test::dtype)]
+    dtype: DType,
+    /// Reduction: sum, prod, max, min.
+    #[arg(short = 'o', long = "op", default_value = "sum", value_parser = parse_op)]
+    op: ReduceOp,
+    /// Root rank of broadcast.
+    #[arg(short = 'r', long = "root", default_value_t = 0)]
+    root: usize,
+    /// 1: device-only timing (CANN 9's -t 1), no host launch between ops.
+    #[arg(short = 't', default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    device_time: u8,
+    /// The run has HCCL_OP_EXPANSION_MODE=AIV: each size runs what HCCL picks in that mode.
+    #[arg(long)]
+    aiv: bool,
+    /// One algorithm at every size instead of HCCL's pick.
+    #[arg(long)]
+    mode: Option<Mode>,
+}
+
 #[derive(clap::Args)]
 struct CalibrateCli {
     /// Machine config (TOML) or preset name; default: the embedded a2a3 preset.
@@ -136,8 +249,13 @@ struct CalibrateCli {
     config: Option<PathBuf>,
     /// CSV of measured points (`size,time_us` or `size,busbw_gbps`, K/M/G suffixes, # comments);
     /// repeat to fit several tables at once.
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "hccl_test")]
     table: Vec<PathBuf>,
+    /// An hccl_test log (its printed table and command line) to fit as well.
+    #[arg(long, value_name = "LOG")]
+    hccl_test: Option<PathBuf>,
+    #[command(flatten)]
+    hccl: HcclTestFlags,
     /// What the table at the same position measured, e.g. `get`, `put peer=8`, `allreduce` or
     /// `collective allreduce mode=two-shot core_num=48 ranks=2`; without it a table's own
     /// `# workload:` line is used (`-` says so for a table before one that needs a --workload).
@@ -243,10 +361,19 @@ fn main() -> ExitCode {
             commands::topo::topo(&mut *out, config.as_deref(), route, links)
         }
         Some(Command::Calibrate(c)) => calibrate_args(*c).and_then(|a| commands::calibrate::calibrate(&mut *out, &a)),
-        Some(Command::Validate { config, table, tolerance, json }) => {
-            let a = commands::validate::ValidateArgs { config, tables: table, tolerance_pct: tolerance, json };
+        Some(Command::Validate { config, table, tolerance, json, hccl_test, hccl, ranks, dtype, mode }) => {
+            let hccl = hccl.overrides(ranks, dtype, mode);
+            let a = ValidateArgs {
+                tables: table,
+                tolerance_pct: tolerance,
+                json,
+                hccl_test,
+                hccl,
+                ..ValidateArgs::new(config)
+            };
             commands::validate::validate(&mut *out, &a)
         }
+        Some(Command::HcclTest(h)) => hccl_test_args(*h).and_then(|a| commands::hccl_test::hccl_test(&mut *out, &a)),
         Some(Command::Bench(b)) => bench_args(*b).and_then(|a| commands::bench::bench(&mut *out, &a)),
         Some(Command::Check { config, program, ranks, reruns, json, trace, list }) => {
             let (options, partitions, budgets) = (reruns.options(), reruns.partitions(), reruns.budgets());
@@ -301,6 +428,27 @@ fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
     Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace, stats: b.stats })
 }
 
+fn hccl_test_args(h: HcclTestCli) -> Result<HcclTestArgs, String> {
+    let kind = ranksim_cli::hccl_test::kind_of(&h.test)?;
+    Ok(HcclTestArgs {
+        config: h.config,
+        kind,
+        ranks: h.ranks,
+        min_bytes: h.min_bytes,
+        max_bytes: h.max_bytes,
+        step_bytes: h.step_bytes,
+        factor: h.factor,
+        iters: h.iters,
+        warmup: h.warmup,
+        dtype: h.dtype,
+        op: h.op,
+        root: h.root,
+        device_time: h.device_time == 1,
+        aiv: h.aiv,
+        mode: h.mode,
+    })
+}
+
 fn calibrate_args(c: CalibrateCli) -> Result<CalibrateArgs, String> {
     let workloads = c
         .workload
@@ -320,5 +468,6 @@ fn calibrate_args(c: CalibrateCli) -> Result<CalibrateArgs, String> {
             Ok(Some(line))
         })
         .collect::<Result<_, String>>()?;
-    Ok(CalibrateArgs { config: c.config, tables: c.table, workloads, link: c.link })
+    let hccl = c.hccl.overrides(c.ranks, c.dtype, c.mode);
+    Ok(CalibrateArgs { config: c.config, tables: c.table, workloads, link: c.link, hccl_test: c.hccl_test, hccl })
 }

@@ -2,6 +2,7 @@
 //! or a collective as `sweep` runs it, each timed on a timing-only run (times never depend on
 //! payload). `calibrate` fits links with them in the loop; `validate` compares them to tables.
 
+use crate::hccl_test::HcclTestRun;
 use crate::measurements::{Program, Unit, WorkloadLine};
 use crate::sweep::{SweepSpec, run_calls};
 use collectives::{Call, Kind, Mode, Path};
@@ -58,6 +59,9 @@ pub enum Workload {
     },
     /// A collective as `sweep` runs it; the time is the slowest rank's dispatch.
     Collective(SweepSpec),
+    /// A collective as hccl_test runs and times it (its `aveg_time`): ops launched back to
+    /// back from the host with HCCL's per-op costs, or device time only.
+    HcclTest(HcclTestRun),
     /// pto-isa's a2a3 GEMM + AllReduce communication kernel on `ranks` ranks, the size being
     /// its f16 output's bytes; the time is the slowest rank's dispatch.
     GemmArComm {
@@ -120,6 +124,7 @@ impl Workload {
             Workload::Collective(s) => {
                 format!("{} {} {} on {} ranks", s.call.kind, s.call.mode, s.call.path, s.call.ranks)
             }
+            Workload::HcclTest(r) => r.describe(),
         }
     }
 
@@ -127,6 +132,7 @@ impl Workload {
     pub fn kind(&self) -> Option<Kind> {
         match self {
             Workload::Collective(s) => Some(s.call.kind),
+            Workload::HcclTest(r) => Some(r.call.kind),
             _ => None,
         }
     }
@@ -136,6 +142,7 @@ impl Workload {
     fn bus_factor(&self) -> Result<f64, String> {
         let f = match self {
             Workload::Collective(s) => formats::bus_factor(s.call.kind, s.call.ranks),
+            Workload::HcclTest(r) => formats::bus_factor(r.call.kind, r.call.ranks),
             _ => 0.0,
         };
         if f > 0.0 {
@@ -173,6 +180,7 @@ impl Workload {
                 }
                 Ok(time_per_call(&r, &Measure { iters: 1, ..spec.measure() }))
             }
+            Workload::HcclTest(r) => r.time_us(cfg, size),
             &Workload::Get { peer, chunk } => p2p(cfg, true, peer, chunk, size),
             &Workload::Put { peer, chunk } => p2p(cfg, false, peer, chunk, size),
             &Workload::GetAsync { peer, queues } => sdma_get(cfg, peer, queues, size),

@@ -3,7 +3,8 @@
 //! does not, and print the config snippet.
 
 use super::{CmdResult, Status};
-use crate::calibrate::{Fit, LinkClass, Measured, crossing_peer, fit};
+use crate::calibrate::{Fit, LinkClass, Measured, Point, crossing_peer, fit};
+use crate::hccl_test::Overrides;
 use crate::measurements::{self, WorkloadLine};
 use crate::workload::Workload;
 use ranksim::Config;
@@ -25,6 +26,10 @@ pub struct CalibrateArgs {
     pub workloads: Vec<Option<WorkloadLine>>,
     /// `node` or `levelK`.
     pub link: String,
+    /// An hccl_test log to fit as well, its rows' `aveg_time` as hccl_test times it.
+    pub hccl_test: Option<PathBuf>,
+    /// What the command line says about that log's run, over what the log says.
+    pub hccl: Overrides,
 }
 
 /// Parses `node` / `level2` into a link class.
@@ -57,6 +62,11 @@ pub fn calibrate(out: &mut dyn Write, a: &CalibrateArgs) -> CmdResult {
     for (i, path) in a.tables.iter().enumerate() {
         let s = load_series(out, path, a.workloads.get(i).and_then(Option::as_ref), &cfg, peer)?;
         writeln!(out, "# {}: {} points of {}", s.name, s.points.len(), s.workload.describe()).map_err(io)?;
+        series.push(s);
+    }
+    if let Some(path) = &a.hccl_test {
+        let s = hccl_test_series(path, &a.hccl, &cfg)?;
+        writeln!(out, "# {}: {} rows of {}", s.name, s.points.len(), s.workload.describe()).map_err(io)?;
         series.push(s);
     }
     let f = fit(&cfg, class, &series)?;
@@ -98,6 +108,17 @@ fn load_series(
     };
     let workload = Workload::resolve(line, cfg, peer).map_err(|e| format!("{}: {e}", table.name))?;
     Measured::from_table(&table, workload)
+}
+
+/// An hccl_test log as a measured series: each row's `aveg_time` at its `data_size`, the
+/// workload hccl_test's loop on the run the log and the flags describe.
+fn hccl_test_series(path: &Path, flags: &Overrides, cfg: &Config) -> Result<Measured, String> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let log = crate::hccl_test::parse_log(&name, &text)?;
+    let run = crate::hccl_test::run_of(&log, flags, cfg)?;
+    let points = log.rows.iter().map(|r| Point { size: r.size, time_us: r.time_us }).collect();
+    Ok(Measured { name, workload: Workload::HcclTest(run), points })
 }
 
 /// The fitted values, every table's points and rms, the overall rms and a warning above

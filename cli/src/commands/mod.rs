@@ -5,6 +5,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod check;
 pub mod custom;
+pub mod hccl_test;
 pub mod run;
 pub mod sweep;
 pub mod topo;

@@ -323,7 +323,7 @@ fn combo_label(a: &SweepArgs, c: &Combo, ranks: usize) -> String {
 /// ([`collectives::hccl_aiv_pick`], the data counted as hccl_test counts it: the count column
 /// times the element size), with one warmup call when the pick uses copy engines; and what its
 /// row says it ran (the mode and the vendor library's executor).
-fn picked(base: &SweepSpec, size: u64) -> (SweepSpec, String) {
+pub(crate) fn picked(base: &SweepSpec, size: u64) -> (SweepSpec, String) {
     let c = base.call;
     let esize = c.dtype.size() as u64;
     let data = formats::count_for(c.kind, size, esize, c.ranks).saturating_mul(esize);

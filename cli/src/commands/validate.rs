@@ -5,7 +5,8 @@
 //! listed as not run, with what they need, and no numbers.
 
 use super::{CmdResult, Status};
-use crate::measurements::{self, Table};
+use crate::hccl_test::{self, Overrides};
+use crate::measurements::{self, Table, Unit};
 use crate::workload::Workload;
 use ranksim::Config;
 use serde::Serialize;
@@ -23,6 +24,24 @@ pub struct ValidateArgs {
     pub tolerance_pct: f64,
     /// Where to write the report as JSON.
     pub json: Option<PathBuf>,
+    /// An hccl_test log to compare row by row (then the shipped tables only with `tables`).
+    pub hccl_test: Option<PathBuf>,
+    /// What the command line says about that log's run, over what the log says.
+    pub hccl: Overrides,
+}
+
+impl ValidateArgs {
+    /// The defaults of `ranksim validate` (every shipped table, 10 %), on `config`.
+    pub fn new(config: Option<PathBuf>) -> ValidateArgs {
+        ValidateArgs {
+            config,
+            tables: Vec::new(),
+            tolerance_pct: 10.0,
+            json: None,
+            hccl_test: None,
+            hccl: Overrides::default(),
+        }
+    }
 }
 
 /// One compared point.
@@ -36,6 +55,9 @@ pub struct PointResult {
     pub model: f64,
     /// `(model - measured) / measured`, percent.
     pub error_pct: f64,
+    /// What the model ran at this size, when a row says (an hccl_test log's rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
 }
 
 /// One table's comparison.
@@ -223,7 +245,13 @@ fn run_table_with(cfg: &Config, t: &Table, range: bool) -> Result<TableResult, S
         let at = |e: String| format!("{} line {}: {e}", t.name, r.line);
         let time = w.time_us(cfg, r.size).map_err(at)?;
         let model = w.value_from(t.unit, r.size, time).map_err(at)?;
-        res.points.push(PointResult { size: r.size, measured: r.value, model, error_pct: error_pct(r.value, model) });
+        res.points.push(PointResult {
+            size: r.size,
+            measured: r.value,
+            model,
+            error_pct: error_pct(r.value, model),
+            algorithm: None,
+        });
     }
     let errors: Vec<f64> = res.points.iter().map(|p| p.error_pct).collect();
     res.rms_error_pct = Some(rms(&errors));
@@ -258,9 +286,60 @@ pub fn nearest_table(
     run_table_with(cfg, &t, false).ok().filter(|r| r.not_run.is_none())
 }
 
+/// Compares an hccl_test log's `aveg_time` with the model, row by row, each row naming the
+/// algorithm the model ran; rows hccl_test marked `failed` are compared and noted.
+fn run_hccl_test(cfg: &Config, path: &std::path::Path, flags: &Overrides) -> Result<TableResult, String> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let log = hccl_test::parse_log(&name, &text)?;
+    let run = hccl_test::run_of(&log, flags, cfg)?;
+    let mut source = vec![format!("hccl_test log {name}")];
+    for (line, printed, computed) in &log.inconsistent {
+        source.push(format!(
+            "line {line}: alg_bandwidth {printed} is not data_size / aveg_time = {computed:.5} GB/s, as hccl_test prints it; the times are compared"
+        ));
+    }
+    for r in log.rows.iter().filter(|r| r.check == "failed") {
+        source.push(format!(
+            "line {}: hccl_test's check failed at {} B; its time is compared all the same",
+            r.line, r.size
+        ));
+    }
+    let mut points = Vec::new();
+    for r in &log.rows {
+        let model = run.time_us(cfg, r.size).map_err(|e| format!("{name} line {}: {e}", r.line))?;
+        let algorithm = Some(run.spec_at(r.size).1);
+        points.push(PointResult {
+            size: r.size,
+            measured: r.time_us,
+            model,
+            error_pct: error_pct(r.time_us, model),
+            algorithm,
+        });
+    }
+    let errors: Vec<f64> = points.iter().map(|p| p.error_pct).collect();
+    Ok(TableResult {
+        name,
+        source,
+        workload: run.describe(),
+        unit: Unit::TimeUs.column().to_string(),
+        not_run: None,
+        rms_error_pct: Some(rms(&errors)),
+        worst_error_pct: worst(&errors).map(|i| errors[i]),
+        points,
+        size_unknown: None,
+        uncertainty_pct: 0.0,
+    })
+}
+
 /// Runs every table and summarises.
 fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<ValidateReport, String> {
     let results = tables.iter().map(|t| run_table(cfg, t)).collect::<Result<Vec<_>, String>>()?;
+    Ok(summarise(cfg, results, tolerance_pct))
+}
+
+/// The report of compared tables.
+fn summarise(cfg: &Config, results: Vec<TableResult>, tolerance_pct: f64) -> ValidateReport {
     // A guessed size must not decide the verdict: only sized tables count.
     let all: Vec<(&TableResult, &PointResult)> = results
         .iter()
@@ -269,7 +348,7 @@ fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<Validat
         .collect();
     let errors: Vec<f64> = all.iter().map(|(_, p)| p.error_pct).collect();
     let w = worst(&errors).map(|i| all[i]);
-    Ok(ValidateReport {
+    ValidateReport {
         machine: cfg.machine.name.clone(),
         tolerance_pct,
         worst_error_pct: w.map(|(_, p)| p.error_pct),
@@ -278,7 +357,7 @@ fn compare(cfg: &Config, tables: &[Table], tolerance_pct: f64) -> Result<Validat
         points_outside: all.iter().filter(|(t, p)| p.error_pct.abs() > tolerance_pct + t.uncertainty_pct).count(),
         points_run: errors.len(),
         tables: results,
-    })
+    }
 }
 
 /// Runs `validate`.
@@ -287,8 +366,15 @@ pub fn validate(out: &mut dyn Write, a: &ValidateArgs) -> CmdResult {
         return Err(format!("--tolerance {}: give a percentage of 0 or more, e.g. 10", a.tolerance_pct));
     }
     let cfg = Config::load_or_default(a.config.as_deref()).map_err(|e| e.to_string())?;
-    let tables = load_tables(&a.tables)?;
-    let report = compare(&cfg, &tables, a.tolerance_pct)?;
+    let report = match &a.hccl_test {
+        None => compare(&cfg, &load_tables(&a.tables)?, a.tolerance_pct)?,
+        Some(log) => {
+            let tables = if a.tables.is_empty() { Vec::new() } else { load_tables(&a.tables)? };
+            let mut results = tables.iter().map(|t| run_table(&cfg, t)).collect::<Result<Vec<_>, String>>()?;
+            results.push(run_hccl_test(&cfg, log, &a.hccl)?);
+            summarise(&cfg, results, a.tolerance_pct)
+        }
+    };
     print_report(out, &report).map_err(|e| e.to_string())?;
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&report).map_err(|e| format!("cannot encode the JSON: {e}"))?;
@@ -343,14 +429,16 @@ fn print_table(out: &mut dyn Write, t: &TableResult, tolerance: f64) -> std::io:
     }
     let u = if t.unit == "time_us" { "us" } else { "GB/s" };
     let (m, s) = (format!("measured({u})"), format!("model({u})"));
-    writeln!(out, "{:>12} {m:>16} {s:>16} {:>10}", "size(B)", "error(%)")?;
+    let alg = if t.points.iter().any(|p| p.algorithm.is_some()) { "  algorithm" } else { "" };
+    writeln!(out, "{:>12} {m:>16} {s:>16} {:>10}{alg}", "size(B)", "error(%)")?;
     for p in &t.points {
         let flag = match &t.size_unknown {
             Some(_) => "  (assumed size)",
             None if p.error_pct.abs() > tolerance + t.uncertainty_pct => "  over",
             None => "",
         };
-        writeln!(out, "{:>12} {:>16.4} {:>16.4} {:>+10.2}{flag}", p.size, p.measured, p.model, p.error_pct)?;
+        let alg = p.algorithm.as_deref().map(|a| format!("  {a}")).unwrap_or_default();
+        writeln!(out, "{:>12} {:>16.4} {:>16.4} {:>+10.2}{alg}{flag}", p.size, p.measured, p.model, p.error_pct)?;
     }
     if let Some(r) = &t.size_unknown {
         let model: Vec<String> =

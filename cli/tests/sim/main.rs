@@ -32,6 +32,7 @@ mod gm_cells;
 mod golden;
 mod guide;
 mod hccl_class;
+mod hccl_test_logs;
 mod hier;
 mod limits;
 mod livelock;
