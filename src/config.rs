@@ -66,6 +66,15 @@ pub struct HostConfig {
     /// in us, in series with it (absent: 0).
     #[serde(default)]
     pub hccl_setup_us: f64,
+    /// What HIXL's client-server transfer path (CANN's point-to-point transfer library) costs
+    /// per block of a batch before the block is posted, in us; it overlaps the wire time of
+    /// the blocks before it (absent: 0).
+    #[serde(default)]
+    pub hixl_block_us: f64,
+    /// The same per-block cost for a transfer through an HCCL communication domain, in us
+    /// (absent: 0).
+    #[serde(default)]
+    pub hccl_block_us: f64,
 }
 
 /// The `[machine]` table.
@@ -200,6 +209,8 @@ impl Config {
             ("host.finalize_us", self.host.finalize_us),
             ("host.hccl_launch_us", self.host.hccl_launch_us),
             ("host.hccl_setup_us", self.host.hccl_setup_us),
+            ("host.hixl_block_us", self.host.hixl_block_us),
+            ("host.hccl_block_us", self.host.hccl_block_us),
         ];
         for (key, v) in host {
             if !(v.is_finite() && (0.0..=MAX_HOST_US).contains(&v)) {

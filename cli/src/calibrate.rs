@@ -170,7 +170,7 @@ fn no_such_links(e: NoSuchLinks) -> String {
 /// `base` with the links of `class` set to latency `alpha_ns` and byte time `beta_ps`.
 fn with_link(base: &Config, class: LinkClass, alpha_ns: f64, beta_ps: f64) -> Result<Config, String> {
     let mut cfg = base.clone();
-    let eff = cfg.fabric.efficiency;
+    let eff = cfg.fabric.topology.efficiency_of(class, cfg.fabric.efficiency);
     let (gbps, lat) = params(&mut cfg, class)?;
     *gbps = 1000.0 / beta_ps / eff;
     *lat = alpha_ns;
@@ -280,7 +280,7 @@ fn normal_equations(pb: &Problem, x: [f64; 2], r: &[f64]) -> Result<([[f64; 2]; 
 pub fn fit(base: &Config, class: LinkClass, series: &[Measured]) -> Result<Fit, String> {
     check_fittable(series)?;
     let mut b = base.clone();
-    let eff = b.fabric.efficiency;
+    let eff = b.fabric.topology.efficiency_of(class, b.fabric.efficiency);
     let (gbps, lat) = params(&mut b, class)?;
     let pb = Problem { base, class, series };
     let mut x = Problem::clamp([(1.0 + lat.max(0.0)).ln(), (1000.0 / (*gbps * eff)).ln()]);
@@ -469,7 +469,10 @@ mod recovery {
         assert_eq!(crossing_peer(&base, LinkClass::Node), Ok(1));
         assert_eq!(crossing_peer(&base, LinkClass::Level(1)), Ok(8));
         assert!(crossing_peer(&base, LinkClass::Level(2)).unwrap_err().contains("no rank pair"));
-        let truth = with_link(&base, LinkClass::Level(1), 900.0, 1000.0 / (20.0 * 0.7)).unwrap();
+        // The RoCE level has its own efficiency (0.955), which the fit uses, not the fabric's.
+        let eff = base.fabric.topology.efficiency_of(LinkClass::Level(1), base.fabric.efficiency);
+        assert_eq!(eff, 0.955);
+        let truth = with_link(&base, LinkClass::Level(1), 900.0, 1000.0 / (20.0 * eff)).unwrap();
         let f = recover(&Workload::Put { peer: 8, chunk: 65536 }, LinkClass::Level(1), &truth, &base);
         assert!((f.latency_ns - 900.0).abs() < 9.0, "{f:?}");
         assert!((f.gbps - 20.0).abs() < 0.2, "{f:?}");

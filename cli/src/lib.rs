@@ -34,6 +34,7 @@ pub mod processes;
 mod progress;
 mod run_stats;
 pub mod sweep;
+pub mod transfer_batch;
 pub mod workload;
 
 use ranksim::measure::Collective;

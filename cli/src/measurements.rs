@@ -29,6 +29,12 @@
 //!   on a warm channel; a chip without `[chip.sdma]` cannot run it ([`Workload::needs`](crate::workload::Workload::needs));
 //! - `collective NAME [mode=M] [path=P] [core_num=N] [ranks=N] [dtype=D]` — a collective as
 //!   `ranksim sweep` runs it (`mode` is for allreduce only);
+//! - `transfer_batch peer=N dir=write|read via=hixl|comm_domain [window=N] [batch=SIZE]
+//!   [on=MACHINE,...]` — HIXL's point-to-point benchmark: rank 0 writes (reads) a batch of
+//!   `batch` bytes (128 MiB) to (from) `peer` in blocks of the row's size, each block costing
+//!   the path's `host.hixl_block_us` / `host.hccl_block_us` before its SDMA post, at most
+//!   `window` blocks in flight; the value is the time per block. `on` names the machines
+//!   (presets) the table was measured on: elsewhere it is not run;
 //! - `gemm_ar_comm [ranks=N]` — the communication kernel of pto-isa's a2a3 GEMM + AllReduce
 //!   (24 AIV blocks storing into their peers), the size being its f16 output's bytes (a whole
 //!   number of 128 x 1536 tile rows), timed as launch plus device time.
@@ -57,6 +63,16 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("hccl-sdma-read-1g", include_str!("../../configs/measurements/hccl-sdma-read-1g.csv")),
     ("sdma-onchip-copy-1g", include_str!("../../configs/measurements/sdma-onchip-copy-1g.csv")),
     ("hccl-aiv-allgather-8p", include_str!("../../configs/measurements/hccl-aiv-allgather-8p.csv")),
+    ("hixl-a2-roce-write", include_str!("../../configs/measurements/hixl-a2-roce-write.csv")),
+    ("hixl-a2-roce-read", include_str!("../../configs/measurements/hixl-a2-roce-read.csv")),
+    ("hixl-a2-roce-comm-write", include_str!("../../configs/measurements/hixl-a2-roce-comm-write.csv")),
+    ("hixl-a2-roce-comm-read", include_str!("../../configs/measurements/hixl-a2-roce-comm-read.csv")),
+    ("hixl-a3-ub-write", include_str!("../../configs/measurements/hixl-a3-ub-write.csv")),
+    ("hixl-a3-ub-read", include_str!("../../configs/measurements/hixl-a3-ub-read.csv")),
+    ("hixl-a3-ub-comm-write", include_str!("../../configs/measurements/hixl-a3-ub-comm-write.csv")),
+    ("hixl-a3-ub-comm-read", include_str!("../../configs/measurements/hixl-a3-ub-comm-read.csv")),
+    ("hixl-a3-ub-2srv-comm-write", include_str!("../../configs/measurements/hixl-a3-ub-2srv-comm-write.csv")),
+    ("hixl-a3-ub-2srv-comm-read", include_str!("../../configs/measurements/hixl-a3-ub-2srv-comm-read.csv")),
 ];
 
 /// What a table's value column holds.
@@ -103,6 +119,8 @@ pub enum Program {
     SdmaCopy,
     /// An HCCL-class HcclSend / HcclRecv pair.
     HcclSendRecv,
+    /// A batch of point-to-point blocks, as HIXL's benchmark moves them.
+    TransferBatch,
 }
 
 /// A parsed `# workload:` line; fields not written are `None` (the runner's defaults apply).
@@ -128,6 +146,23 @@ pub struct WorkloadLine {
     pub dtype: Option<DType>,
     /// Untimed collective calls before the timed one (a measured best-of-sweep figure is warm).
     pub warmup: Option<u32>,
+    /// A transfer batch's shape (`dir`, `via`, `window`, `batch`, `on`).
+    pub transfer: TransferFields,
+}
+
+/// The fields only a `transfer_batch` line takes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TransferFields {
+    /// Write or read.
+    pub dir: Option<crate::transfer_batch::Dir>,
+    /// The software path.
+    pub via: Option<crate::transfer_batch::Via>,
+    /// Blocks in flight at most.
+    pub window: Option<usize>,
+    /// Bytes per batch.
+    pub batch: Option<u64>,
+    /// The machines (preset names) the table was measured on; empty: any.
+    pub on: Vec<String>,
 }
 
 /// The keys each program accepts.
@@ -137,6 +172,7 @@ fn keys_of(p: Program) -> &'static [&'static str] {
         Program::GetAsync => &["peer", "queues"],
         Program::SdmaCopy => &["queues"],
         Program::HcclSendRecv => &["peer"],
+        Program::TransferBatch => &["peer", "dir", "via", "window", "batch", "on"],
         Program::GemmArComm => &["ranks"],
         Program::Collective(Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
             &["mode", "path", "core_num", "ranks", "dtype", "warmup"]
@@ -159,6 +195,7 @@ impl WorkloadLine {
             ranks: None,
             dtype: None,
             warmup: None,
+            transfer: TransferFields::default(),
         }
     }
 
@@ -174,6 +211,7 @@ impl WorkloadLine {
             "gemm_ar_comm" => Program::GemmArComm,
             "sdma_copy" => Program::SdmaCopy,
             "hccl_sendrecv" => Program::HcclSendRecv,
+            "transfer_batch" => Program::TransferBatch,
             "collective" => {
                 let name = words.next().ok_or("`collective` needs a name, e.g. `collective allreduce`")?;
                 Program::Collective(name.parse()?)
@@ -182,7 +220,7 @@ impl WorkloadLine {
                 Ok(kind) if !other.contains('=') => Program::Collective(kind),
                 _ => {
                     return Err(format!(
-                        "unknown workload `{other}`: expected get, put, get_async, sdma_copy, hccl_sendrecv, gemm_ar_comm or collective NAME"
+                        "unknown workload `{other}`: expected get, put, get_async, sdma_copy, hccl_sendrecv, transfer_batch, gemm_ar_comm or collective NAME"
                     ));
                 }
             },
@@ -227,6 +265,21 @@ impl WorkloadLine {
                 let n = value.parse::<u32>().map_err(|_| bad("expected a whole number of calls"))?;
                 self.warmup.replace(n).is_some()
             }
+            "dir" => self.transfer.dir.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
+            "via" => self.transfer.via.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
+            "window" => match count(value)? {
+                0 => return Err(bad("a window of 0 blocks moves nothing; use 1 or more")),
+                n => self.transfer.window.replace(n).is_some(),
+            },
+            "batch" => {
+                let b = ranksim::formats::parse_size(value).map_err(|e| bad(&e))?;
+                self.transfer.batch.replace(b).is_some()
+            }
+            "on" => {
+                let dup = !self.transfer.on.is_empty();
+                self.transfer.on = value.split(',').map(str::to_string).collect();
+                dup
+            }
             _ => self.dtype.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
         };
         if dup {
@@ -243,6 +296,7 @@ impl WorkloadLine {
             Program::GemmArComm => "gemm_ar_comm".into(),
             Program::SdmaCopy => "sdma_copy".into(),
             Program::HcclSendRecv => "hccl_sendrecv".into(),
+            Program::TransferBatch => "transfer_batch".into(),
             Program::Collective(k) => format!("collective {k}"),
         }
     }
@@ -278,6 +332,22 @@ impl fmt::Display for WorkloadLine {
         }
         if let Some(v) = self.warmup {
             write!(f, " warmup={v}")?;
+        }
+        let t = &self.transfer;
+        if let Some(v) = t.dir {
+            write!(f, " dir={v}")?;
+        }
+        if let Some(v) = t.via {
+            write!(f, " via={v}")?;
+        }
+        if let Some(v) = t.window {
+            write!(f, " window={v}")?;
+        }
+        if let Some(v) = t.batch {
+            write!(f, " batch={}", ranksim::formats::size_label(v))?;
+        }
+        if !t.on.is_empty() {
+            write!(f, " on={}", t.on.join(","))?;
         }
         Ok(())
     }

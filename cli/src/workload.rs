@@ -5,6 +5,7 @@
 use crate::hccl_test::HcclTestRun;
 use crate::measurements::{Program, Unit, WorkloadLine};
 use crate::sweep::{SweepSpec, run_calls};
+use crate::transfer_batch::{DEFAULT_BATCH, DEFAULT_WINDOW, Dir, TransferBatch};
 use collectives::{Call, Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::formats;
@@ -62,6 +63,9 @@ pub enum Workload {
     /// A collective as hccl_test runs and times it (its `aveg_time`): ops launched back to
     /// back from the host with HCCL's per-op costs, or device time only.
     HcclTest(HcclTestRun),
+    /// A batch of point-to-point blocks as HIXL's benchmark moves them; the time is per block
+    /// (see [`crate::transfer_batch`]).
+    TransferBatch(TransferBatch),
     /// pto-isa's a2a3 GEMM + AllReduce communication kernel on `ranks` ranks, the size being
     /// its f16 output's bytes; the time is the slowest rank's dispatch.
     GemmArComm {
@@ -72,11 +76,19 @@ pub enum Workload {
 
 impl Workload {
     /// What the machine `cfg` lacks to run `line`, or `None` when it can.
-    pub fn needs(line: &WorkloadLine, cfg: &Config) -> Option<&'static str> {
+    pub fn needs(line: &WorkloadLine, cfg: &Config) -> Option<String> {
+        let on = &line.transfer.on;
         match line.program {
-            Program::GetAsync | Program::SdmaCopy | Program::HcclSendRecv if cfg.chip.sdma.is_none() => {
-                Some("an SDMA copy engine (pto-isa TGET_ASYNC): add a [chip.sdma] table to the machine config")
+            Program::GetAsync | Program::SdmaCopy | Program::HcclSendRecv | Program::TransferBatch
+                if cfg.chip.sdma.is_none() =>
+            {
+                Some("an SDMA copy engine (pto-isa TGET_ASYNC): add a [chip.sdma] table to the machine config".into())
             }
+            Program::TransferBatch if !on.is_empty() && !on.contains(&cfg.machine.name) => Some(format!(
+                "the machine it was measured on: --config {} (this is `{}`)",
+                on.join(" or --config "),
+                cfg.machine.name
+            )),
             _ => None,
         }
     }
@@ -94,6 +106,7 @@ impl Workload {
             Program::GetAsync => Workload::GetAsync { peer, queues: line.queues.unwrap_or(1) },
             Program::SdmaCopy => Workload::SdmaCopy { queues: line.queues.unwrap_or(channels(cfg)) },
             Program::HcclSendRecv => Workload::HcclSendRecv { peer },
+            Program::TransferBatch => Workload::TransferBatch(transfer_batch(line, peer)?),
             Program::Put => Workload::Put { peer, chunk },
             Program::GemmArComm => Workload::GemmArComm { ranks: line.ranks.unwrap_or(cfg.machine.ranks) },
             Program::Collective(kind) => {
@@ -118,6 +131,15 @@ impl Workload {
             }
             Workload::SdmaCopy { queues } => format!("on-chip SDMA copy (rank 0, {queues} channels)"),
             Workload::HcclSendRecv { peer } => format!("HcclSend / HcclRecv (rank 0 -> rank {peer}, SDMA)"),
+            Workload::TransferBatch(t) => format!(
+                "{} batch of {} via {} (rank 0 {} rank {}, {} block(s) in flight), per block",
+                t.dir,
+                ranksim::formats::size_label(t.batch),
+                t.via,
+                if t.dir == Dir::Write { "->" } else { "<-" },
+                t.peer,
+                t.window
+            ),
             Workload::GemmArComm { ranks } => {
                 format!("gemm_ar comm kernel (24 AIV blocks: AtomicAdd reduce-scatter + all-gather) on {ranks} ranks")
             }
@@ -186,9 +208,22 @@ impl Workload {
             &Workload::GetAsync { peer, queues } => sdma_get(cfg, peer, queues, size),
             &Workload::SdmaCopy { queues } => sdma_copy(cfg, queues, size),
             &Workload::HcclSendRecv { peer } => sendrecv(cfg, peer, size),
+            Workload::TransferBatch(t) => t.time_per_block_us(cfg, size),
             &Workload::GemmArComm { ranks } => crate::gemm_ar::comm_time_us(cfg, ranks, size),
         }
     }
+}
+
+/// The batch a `transfer_batch` line describes; `dir` and `via` must be given.
+fn transfer_batch(line: &WorkloadLine, peer: usize) -> Result<TransferBatch, String> {
+    let t = &line.transfer;
+    Ok(TransferBatch {
+        peer,
+        dir: t.dir.ok_or("`transfer_batch` needs `dir=write` or `dir=read`")?,
+        via: t.via.ok_or("`transfer_batch` needs `via=hixl` or `via=comm_domain`")?,
+        window: t.window.unwrap_or(DEFAULT_WINDOW),
+        batch: t.batch.unwrap_or(DEFAULT_BATCH),
+    })
 }
 
 /// A two-rank domain of ranks 0 and `peer` on a timing-only world of `cfg`, with an `[1, n]`

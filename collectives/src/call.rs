@@ -87,9 +87,9 @@ impl Call {
     pub fn blocks(&self) -> usize {
         let multi = match self.kind {
             Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
-            Kind::ReduceScatter => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
-            Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::GroupedMesh),
-            Kind::AllGather | Kind::Broadcast => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
+            Kind::ReduceScatter | Kind::AllGather => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::Hier),
+            Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::GroupedMesh | Mode::Hier),
+            Kind::Broadcast => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
             Kind::AllToAllV => self.mode == Mode::SdmaMesh,
             _ => false,
         };

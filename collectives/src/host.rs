@@ -161,6 +161,22 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
         Mode::Mesh => {
             fail(what, format!("the builtin {kind} runs on one block; core_num must be 1, got {}", spec.core_num))
         }
+        Mode::Hier if matches!(kind, Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
+            if let Err(e) = hier::group(n, world.server_ranks()) {
+                return fail(what, e);
+            }
+            let aiv = world.chip().aiv_cores();
+            if spec.core_num == 0 || spec.core_num > aiv {
+                return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
+            }
+            if world.chip().sdma().is_none() {
+                return fail(
+                    what,
+                    "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
+                );
+            }
+            validate::signal(what, signal, &signal_shape(kind, spec.mode, spec.path, n, spec.core_num))
+        }
         Mode::SdmaMesh | Mode::GroupedMesh if spec.mode == Mode::SdmaMesh || kind == Kind::AllToAll => {
             let aiv = world.chip().aiv_cores();
             if spec.core_num == 0 || spec.core_num > aiv {
@@ -200,6 +216,11 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             )
         }
     }
+}
+
+/// The operands of a hierarchical call, with the machine's ranks per server.
+fn hier_args(world: &World, src: &Tensor, dst: &Tensor, sig: &Tensor) -> crate::hier::Args {
+    crate::hier::Args { src: src.clone(), dst: dst.clone(), sig: sig.clone(), server: world.server_ranks() }
 }
 
 /// Mesh and two-shot signals: HOST `[NR]` (one block) or `[NR, stride >= core_num]`; InCore
@@ -328,6 +349,10 @@ pub fn allgather_with(
     if too_many_ranks(world, &what, n, (Kind::AllGather, spec.mode, path)) {
         return no_op(world, target, &name);
     }
+    if spec.mode == Mode::Hier {
+        let args = hier_args(world, stage, target, signal);
+        return launch(world, target, &name, task!(&name, spec.core_num, args, crate::hier::allgather));
+    }
     let args = ag::Args { stage: stage.clone(), target: target.clone(), sig: signal.clone() };
     let task = match (spec.mode, path) {
         (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, ag::sdma_mesh),
@@ -359,7 +384,7 @@ pub fn reduce_scatter_with(
     let what = format!("reduce_scatter ({} {path})", how.mode);
     validate::windows(&what, &[("data", data), ("signal", signal)])?;
     validate::op(&what, op, &[ReduceOp::Sum])?;
-    if how.mode == Mode::SdmaMesh {
+    if matches!(how.mode, Mode::SdmaMesh | Mode::Hier) {
         let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
         validate::dtype(&what, data, &addable)?;
     } else if how.mode == Mode::AivMesh {
@@ -375,6 +400,10 @@ pub fn reduce_scatter_with(
     let name = variant(Kind::ReduceScatter, how.mode, op, data.dtype(), 0);
     if too_many_ranks(world, &what, n, (Kind::ReduceScatter, how.mode, path)) {
         return no_op(world, data, &name);
+    }
+    if how.mode == Mode::Hier {
+        let args = hier_args(world, data, data, signal);
+        return launch(world, data, &name, task!(&name, how.core_num, args, crate::hier::reduce_scatter));
     }
     let args = rs::Args { data: data.clone(), sig: signal.clone(), op };
     let task = match (how.mode, path) {
@@ -422,6 +451,10 @@ pub fn all_to_all_with(
     let name = variant(Kind::AllToAll, how.mode, ReduceOp::Sum, target.dtype(), 0);
     if too_many_ranks(world, &what, n, (Kind::AllToAll, how.mode, path)) {
         return no_op(world, target, &name);
+    }
+    if how.mode == Mode::Hier {
+        let args = hier_args(world, input, target, signal);
+        return launch(world, target, &name, task!(&name, how.core_num, args, crate::hier::all_to_all));
     }
     let args = a2a::Args { input: input.clone(), target: target.clone(), sig: signal.clone() };
     let task = match (how.mode, path) {

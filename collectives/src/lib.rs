@@ -45,6 +45,7 @@ mod allreduce;
 mod barrier;
 mod broadcast;
 mod call;
+mod hier;
 mod host;
 pub mod incore;
 mod lanes;

@@ -143,7 +143,11 @@ pub enum Mode {
     /// among the ranks holding the same slice, an allgather inside each server. The server
     /// size is the machine's ([`World::server_ranks`](sim_core::World::server_ranks), from the
     /// config); the ranks must be whole servers. Signal `[g + 2 + 3 log2(NR / g), core_num]`
-    /// for servers of `g` ranks; runs at any size (not a PyPTO builtin).
+    /// for servers of `g` ranks; runs at any size (not a PyPTO builtin). For allgather,
+    /// reduce_scatter and all_to_all the same two levels with copy-engine puts: a mesh inside
+    /// each server and, between servers, halving-doubling (ring for a number of servers that
+    /// is not a power of two from 4 on) or, for all_to_all, pairwise; signal `[NR, core_num]`,
+    /// needs `[chip.sdma]`.
     Hier,
     /// HCCL-class all_to_all: the grouped full mesh the vendor library runs on A3 — copy-engine
     /// puts to the peers a group of 8 at a time, nearest first on both sides, the group's
@@ -330,6 +334,7 @@ pub fn signal_shape_on(
         )
         | (Kind::ReduceScatter | Kind::AllToAll, Mode::AivMesh, _)
         | (Kind::AllToAll, Mode::GroupedMesh, _)
+        | (Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll, Mode::Hier, _)
             if core_num > 1 =>
         {
             vec![nranks, core_num]
@@ -348,8 +353,9 @@ pub fn signal_shape_on(
 pub fn modes(kind: Kind) -> &'static [Mode] {
     match kind {
         Kind::AllReduce => &Mode::ALLREDUCE,
-        Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::GroupedMesh],
-        Kind::ReduceScatter | Kind::AllGather | Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
+        Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::GroupedMesh, Mode::Hier],
+        Kind::ReduceScatter | Kind::AllGather => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::Hier],
+        Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
         Kind::AllToAllV => &[Mode::Mesh, Mode::SdmaMesh],
         _ => &[Mode::Mesh],
     }
@@ -423,6 +429,9 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: 
         (Kind::AllReduce, Mode::Rhd) => format!("hccl.allreduce_rhd__{op}__{dt}"),
         (Kind::AllReduce, Mode::Hier) => format!("hccl.allreduce_hier__{op}__{dt}"),
         (Kind::AllToAll, Mode::GroupedMesh) => format!("hccl.all_to_all_grouped_mesh__{dt}"),
+        (Kind::AllGather, Mode::Hier) => format!("hccl.allgather_hier__{dt}"),
+        (Kind::ReduceScatter, Mode::Hier) => format!("hccl.reduce_scatter_hier__{op}__{dt}"),
+        (Kind::AllToAll, Mode::Hier) => format!("hccl.all_to_all_hier__{dt}"),
         (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
         (Kind::AllGather, Mode::AivMesh) => format!("hccl.allgather_aiv_mesh__{dt}"),
         (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),

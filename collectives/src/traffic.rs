@@ -58,6 +58,7 @@ impl Traffic {
 fn chunk_bytes(call: &Call) -> u64 {
     match call.mode {
         Mode::SdmaMesh | Mode::GroupedMesh => 1 << 20,
+        Mode::Hier if call.kind != Kind::AllReduce => 1 << 20,
         Mode::AivMesh | Mode::Rhd | Mode::Hier => 64 << 10,
         _ => 1 << 10,
     }
@@ -87,6 +88,12 @@ impl Call {
                 let between = (usize::BITS - (n / g).leading_zeros()) as usize;
                 (g + between, g + between, 3, g + 8, 2)
             }
+            (Kind::AllGather | Kind::ReduceScatter, Mode::Hier) => {
+                let g = server_ranks.clamp(1, n);
+                let between = 2 * (usize::BITS - (n / g).leading_zeros()) as usize;
+                (g + between, g + between, 1, g + between, 1)
+            }
+            (Kind::AllToAll, Mode::Hier) => (peers, peers, 1, peers + server_ranks.clamp(1, n), 1),
             (_, Mode::GroupedMesh) => (peers, peers.div_ceil(blocks) + 1, 1, peers + GROUP_PEERS, 1),
             (_, Mode::SdmaMesh) => (peers, n, 1, peers + n, 2),
             (_, Mode::AivMesh) => (peers, peers, 2, peers + 2, 3),

@@ -162,6 +162,23 @@ pub struct LevelConfig {
     pub nic_gbps: f64,
     /// Latency of each NIC uplink and downlink, ns (a crossing of this level pays it twice).
     pub nic_latency_ns: f64,
+    /// Fraction of `nic_gbps` that payload sustains on this level's NICs, in (0, 1] (absent:
+    /// `fabric.efficiency`): a scale-out NIC (RoCE) and the scale-up links inside a server
+    /// lose different shares of their raw rate to headers and protocol.
+    #[serde(default)]
+    pub efficiency: Option<f64>,
+}
+
+impl LevelConfig {
+    /// This level's efficiency: its own, checked to lie in (0, 1], else `fabric` (the
+    /// fabric's). `key` names the level's table in an error.
+    pub(crate) fn checked_efficiency(&self, key: &str, fabric: f64) -> Result<f64, FabricConfigError> {
+        match self.efficiency {
+            None => Ok(fabric),
+            Some(e) if e > 0.0 && e <= 1.0 => Ok(e),
+            Some(e) => Err(err(key, e, "must be in (0, 1]: the fraction of nic_gbps payload sustains")),
+        }
+    }
 }
 
 /// Every key any topology kind takes, each optional: serde reads each value at its own key
@@ -483,6 +500,17 @@ impl TopologyConfig {
         }
     }
 
+    /// The efficiency that scales the links of `class`: a level's own `efficiency` when it
+    /// gives one, else `fabric` (the fabric's).
+    pub fn efficiency_of(&self, class: LinkClass, fabric: f64) -> f64 {
+        match (self, class) {
+            (TopologyConfig::Hierarchical(h), LinkClass::Level(k)) => {
+                h.levels.get(k.wrapping_sub(1)).and_then(|l| l.efficiency).unwrap_or(fabric)
+            }
+            _ => fabric,
+        }
+    }
+
     /// A rank whose route from rank 0 crosses links of `class` on a machine of `ranks` chips
     /// (1 for a node's links; see [`HierarchicalConfig::first_across`]). Not checked against
     /// `ranks`; a level that does not exist gives the rank past its last level.
@@ -596,6 +624,22 @@ nic_latency_ns = 900.0
         (*g, *l) = (30.0, 10.0);
         let TopologyConfig::Hierarchical(hc) = &h else { panic!("not hierarchical") };
         assert_eq!((hc.levels[0].nic_gbps, hc.levels[0].nic_latency_ns), (30.0, 10.0));
+    }
+
+    /// A level's own efficiency scales its NICs alone; out of range, it is named.
+    #[test]
+    fn a_level_may_have_its_own_efficiency() {
+        let text = TWO_LEVEL.replace("nic_latency_ns = 750.0\n", "nic_latency_ns = 750.0\nefficiency = 0.95\n");
+        let h = parse(&text).unwrap().topology;
+        assert_eq!(h.efficiency_of(LinkClass::Level(1), 0.7), 0.95);
+        assert_eq!(h.efficiency_of(LinkClass::Level(2), 0.7), 0.7);
+        assert_eq!(h.efficiency_of(LinkClass::Node, 0.7), 0.7);
+        let TopologyConfig::Hierarchical(hc) = &h else { panic!("not hierarchical") };
+        assert_eq!(hc.levels[0].checked_efficiency("k", 0.7), Ok(0.95));
+        let mut bad = hc.levels[0].clone();
+        bad.efficiency = Some(1.5);
+        let e = bad.checked_efficiency("topology.levels[0].efficiency", 0.7).unwrap_err().to_string();
+        assert!(e.starts_with("fabric.topology.levels[0].efficiency = 1.5: must be in (0, 1]"), "{e}");
     }
 
     #[test]

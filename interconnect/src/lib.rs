@@ -73,6 +73,7 @@
 //! groups = 2                   # uplink and downlink at this level
 //! nic_gbps = 25.0
 //! nic_latency_ns = 750.0       # per NIC: a crossing pays it twice
+//! efficiency = 0.955           # optional, (0, 1]: this level's own, else fabric.efficiency
 //! ```
 //!
 //! In a hierarchical topology, chips of one node talk over the node's topology; otherwise a

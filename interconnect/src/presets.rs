@@ -125,16 +125,21 @@ fn preset_routes_have_the_sourced_latencies() {
     );
     assert_eq!(
         line("a3-supernode", 0, 15),
-        "0 -> mte3 0.0 -> nic1-up 0 -> nic1-down 15 -> port 15 -> hbm 15 (latency 500.000 ns, bottleneck 137.200 GB/s at nic1-up 0)"
+        "0 -> mte3 0.0 -> nic1-up 0 -> nic1-down 15 -> port 15 -> hbm 15 (latency 500.000 ns, bottleneck 164.640 GB/s at nic1-up 0)"
     );
-    // CloudMatrix384: the package's SIO pair, and one UB plane of "< 1 us" across the supernode.
+    // CloudMatrix384: the package's SIO pair, the server's tier of the UB plane, and the second
+    // tier of "< 1 us" between servers.
     assert_eq!(
         line("cm384", 766, 767),
         "766 -> mte3 766.0 -> link 766->767 -> port 767 -> hbm 767 (latency 200.000 ns, bottleneck 156.800 GB/s at link 766->767)"
     );
     assert_eq!(
         line("cm384", 0, 767),
-        "0 -> mte3 0.0 -> nic1-up 0 -> nic1-down 767 -> port 767 -> hbm 767 (latency 1000.000 ns, bottleneck 137.200 GB/s at nic1-up 0)"
+        "0 -> mte3 0.0 -> nic2-up 0 -> nic2-down 767 -> port 767 -> hbm 767 (latency 1000.000 ns, bottleneck 137.200 GB/s at nic2-up 0)"
+    );
+    assert_eq!(
+        line("cm384", 0, 15),
+        "0 -> mte3 0.0 -> nic1-up 0 -> nic1-down 15 -> port 15 -> hbm 15 (latency 500.000 ns, bottleneck 164.640 GB/s at nic1-up 0)"
     );
     assert_eq!(
         line("a5", 3, 0),
@@ -150,11 +155,11 @@ fn preset_routes_have_the_sourced_latencies() {
     );
     assert_eq!(
         line("two-node", 7, 8),
-        "7 -> mte3 7.0 -> nic1-up 7 -> nic1-down 8 -> port 8 -> hbm 8 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 7)"
+        "7 -> mte3 7.0 -> nic1-up 7 -> nic1-down 8 -> port 8 -> hbm 8 (latency 1500.000 ns, bottleneck 23.875 GB/s at nic1-up 7)"
     );
     assert_eq!(
         line("cluster1024", 7, 1016),
-        "7 -> mte3 7.0 -> nic1-up 7 -> nic1-down 1016 -> port 1016 -> hbm 1016 (latency 1500.000 ns, bottleneck 17.500 GB/s at nic1-up 7)"
+        "7 -> mte3 7.0 -> nic1-up 7 -> nic1-down 1016 -> port 1016 -> hbm 1016 (latency 1500.000 ns, bottleneck 23.875 GB/s at nic1-up 7)"
     );
     assert_eq!(
         line("two-node", 1, 6),

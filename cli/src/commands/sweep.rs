@@ -942,6 +942,11 @@ fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRow]) -> std:
     Ok(())
 }
 
+/// Blocks a default `hier` allgather / reduce_scatter / all_to_all series runs on: each puts to
+/// every peer of a step on its own channels, so a few blocks keep the links busy while their
+/// handshakes stay few.
+pub const HIER_BLOCKS: usize = 4;
+
 /// The series to run. With `--mode`, every (collective, mode) pair that applies; without it,
 /// PyPTO's builtin and the HCCL-class algorithms `cfg` supports for the collective (`aiv-mesh`
 /// for allreduce, reduce_scatter and all_to_all; `sdma-mesh` when the chip has copy engines
@@ -951,7 +956,9 @@ fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRow]) -> std:
 /// servers; the full-mesh ones are single-server), on one block. Above kMaxSupportedRanks,
 /// where the HOST builtins do nothing, only what the vendor library runs at that scale: `rhd`
 /// for an allreduce, the grouped mesh (`grouped-mesh`, one block, one warmup call) for an
-/// all_to_all, nothing for the others ([`plan_combos`] says why).
+/// all_to_all, nothing for the others ([`plan_combos`] says why). Across servers an allgather,
+/// reduce_scatter or all_to_all runs `hier` (a mesh inside each server, HCCL's algorithm
+/// between them) on [`HIER_BLOCKS`] blocks, one warmup call.
 pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     let core_num = a.core_num.unwrap_or(1);
     // The ranks span several servers: NICs join them.
@@ -987,6 +994,9 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                 }
                 let candidates: &[Mode] = match kind {
                     Kind::AllReduce if beyond || servers => &[Mode::Rhd],
+                    // Across servers HCCL runs its two-level algorithms: a mesh inside each
+                    // server, halving-doubling / ring or pairwise between them.
+                    Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll if servers => &[Mode::Hier],
                     Kind::AllToAll if beyond => &[Mode::GroupedMesh],
                     _ if beyond => &[],
                     Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather => {
@@ -996,12 +1006,17 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                     _ => &[Mode::SdmaMesh],
                 };
                 for &mode in candidates {
-                    let copy_engines = matches!(mode, Mode::SdmaMesh | Mode::GroupedMesh);
+                    let copy_engines = matches!(mode, Mode::SdmaMesh | Mode::GroupedMesh | Mode::Hier);
                     let warmup = if copy_engines { a.warmup.max(1) } else { a.warmup };
                     // RHD talks to one partner at a time: one block already fills that link; the
                     // grouped mesh's rounds of 8 peers go through one channel at its rate.
-                    let core_num =
-                        if matches!(mode, Mode::Rhd | Mode::GroupedMesh) { a.core_num.unwrap_or(1) } else { all };
+                    // hier's blocks each put to every peer of a step on channels of their own:
+                    // a few blocks fill the links.
+                    let core_num = match mode {
+                        Mode::Rhd | Mode::GroupedMesh => a.core_num.unwrap_or(1),
+                        Mode::Hier => a.core_num.unwrap_or(HIER_BLOCKS),
+                        _ => all,
+                    };
                     let c = Combo { kind, mode, core_num, warmup, max_bytes: None, auto: false };
                     if supports(cfg, &spec(a, &c, ranks)).is_ok() {
                         out.push(c);

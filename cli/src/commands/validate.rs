@@ -214,7 +214,7 @@ fn run_table_with(cfg: &Config, t: &Table, range: bool) -> Result<TableResult, S
         source: t.source.clone(),
         workload: line.to_string(),
         unit: t.unit.column().to_string(),
-        not_run: Workload::needs(line, cfg).map(str::to_string),
+        not_run: Workload::needs(line, cfg),
         points: Vec::new(),
         rms_error_pct: None,
         worst_error_pct: None,

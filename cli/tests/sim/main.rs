@@ -34,6 +34,7 @@ mod guide;
 mod hccl_class;
 mod hccl_test_logs;
 mod hier;
+mod hier_copy;
 mod limits;
 mod livelock;
 mod measure_api;

@@ -519,7 +519,7 @@ fn islands_and_news_follow_the_switches() {
     assert_eq!((m.news_delay(0, 2), m.news_delay(1, 1)), (SimDuration::from_ns(200), SimDuration::ZERO));
 
     let node = NodeConfig::FullMesh(FullMeshConfig { ranks: Some(2), link_gbps: 10.0, link_latency_ns: 50.0 });
-    let level = LevelConfig { groups: 3, nic_gbps: 10.0, nic_latency_ns: 700.0 };
+    let level = LevelConfig { groups: 3, nic_gbps: 10.0, nic_latency_ns: 700.0, efficiency: None };
     let hier = TopologyConfig::Hierarchical(HierarchicalConfig { node, levels: vec![level] });
     let mut m = model(hier, 6, ChipPaths::unlimited(1));
     assert_eq!((0..6).map(|c| m.island(c)).collect::<Vec<_>>(), [0, 0, 2, 2, 4, 4]);

@@ -46,7 +46,9 @@ impl Hierarchical {
                     ),
                 )
             })?;
-            let nic = LinkParams::new(&key("nic_gbps"), l.nic_gbps, &key("nic_latency_ns"), l.nic_latency_ns, eff)?;
+            let level_eff = l.checked_efficiency(&key("efficiency"), eff)?;
+            let nic =
+                LinkParams::new(&key("nic_gbps"), l.nic_gbps, &key("nic_latency_ns"), l.nic_latency_ns, level_eff)?;
             levels.push(Level { span, nic });
         }
         if span != ranks {
