@@ -10,9 +10,12 @@
 //! and `SelectAlgoTypeFor{AllGather,ReduceScatter}` in `coll_alg_operator.cc`,
 //! docs/references/hardware.md §4.4) costs ring (`S - 1` steps), NHR and halving-doubling
 //! (`log2 S` steps) with the same bandwidth term and a fixed cost per step, preferring ring on
-//! a tie: so halving-doubling for a power-of-two number of servers from 4 on, ring otherwise
-//! (2 servers: one exchange either way). All_to_all between servers is its pairwise algorithm
-//! ("intra mesh, inter pairwise", `AlltoAllOperator::AlltoAllV` in `alltoall_operator.cc`).
+//! a tie: so halving-doubling for a power-of-two number of servers from 4 on, ring for 2 and 3
+//! servers (2: one exchange either way), and NHR (`ceil(log2 S)` steps) for 5, 6, 7, 9, ...
+//! servers, which is not modelled here: a ring stands in for it, with the same bytes per rank
+//! but `S - 1` steps instead of `ceil(log2 S)`. All_to_all between servers is its pairwise
+//! algorithm ("intra mesh, inter pairwise", `AlltoAllOperator::AlltoAllV` in
+//! `alltoall_operator.cc`).
 //!
 //! - **allgather**: this rank's part into its own target row; then between servers among the
 //!   `S` ranks of local index `l` (recursive doubling: step `k` swaps the `2^k` rows gathered so

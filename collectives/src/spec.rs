@@ -145,9 +145,8 @@ pub enum Mode {
     /// config); the ranks must be whole servers. Signal `[g + 2 + 3 log2(NR / g), core_num]`
     /// for servers of `g` ranks; runs at any size (not a PyPTO builtin). For allgather,
     /// reduce_scatter and all_to_all the same two levels with copy-engine puts: a mesh inside
-    /// each server and, between servers, halving-doubling (ring for a number of servers that
-    /// is not a power of two from 4 on) or, for all_to_all, pairwise; signal `[NR, core_num]`,
-    /// needs `[chip.sdma]`.
+    /// each server and, between servers, halving-doubling (for 4, 8, ... servers; otherwise a
+    /// ring) or, for all_to_all, pairwise; signal `[NR, core_num]`, needs `[chip.sdma]`.
     Hier,
     /// HCCL-class all_to_all: the grouped full mesh the vendor library runs on A3 — copy-engine
     /// puts to the peers a group of 8 at a time, nearest first on both sides, the group's

@@ -92,7 +92,7 @@ fn allgather_modes_are_the_builtin_sdma_mesh_or_aiv_mesh() {
     let e = ranksim::collectives::allgather_with(&mut w, &stage, &target, &sig, how).unwrap_err().to_string();
     assert!(
         e.contains(
-            "allgather runs as mesh, sdma-mesh, aiv-mesh (mesh: PyPTO's builtin; the others HCCL-class), not two-shot"
+            "allgather runs as mesh, sdma-mesh, aiv-mesh, hier (mesh: PyPTO's builtin; the others HCCL-class), not two-shot"
         ),
         "{e}"
     );

@@ -217,17 +217,30 @@ fn a_sweep_that_cannot_fit_is_refused_before_it_runs() {
         .iter()
         .map(|c| format!("{} {} {} -w {}", c.kind, c.mode, c.core_num, c.warmup))
         .collect();
-    assert_eq!(labels, ["all_to_all grouped-mesh 1 -w 1"]);
-    // At 16 ranks, a server's worth, the defaults are as before.
+    // Across servers the default all_to_all is HCCL's two-level one (pairwise between servers)
+    // on a few blocks, warm.
+    assert_eq!(labels, [format!("all_to_all hier {} -w 1", ranksim_cli::commands::sweep::HIER_BLOCKS)]);
+    // On two-node's 16 ranks (two servers) the builtin runs beside it; on one server of 8 the
+    // single-server meshes.
     let two = Config::preset("two-node").unwrap();
     let labels: Vec<String> = combos(&a, &two, 16).iter().map(|c| c.mode.to_string()).collect();
-    assert_eq!(labels, ["mesh", "aiv-mesh", "sdma-mesh"]);
+    assert_eq!(labels, ["mesh", "hier"]);
+    let labels: Vec<String> = combos(&a, &two, 8).iter().map(|c| c.mode.to_string()).collect();
+    assert_eq!(labels, ["mesh", "aiv-mesh"]);
 }
 
 /// A collective with no algorithm at that scale is refused at once, saying why and what runs.
 #[test]
 fn a_default_sweep_past_the_builtins_with_no_algorithm_at_that_scale_is_refused() {
-    for kind in ["allgather", "reduce_scatter", "broadcast", "all_to_all_v", "barrier"] {
+    // Across cluster1024's 128 servers allgather, reduce_scatter and all_to_all run HCCL's
+    // two-level `hier`; the others have no algorithm modelled at that scale.
+    let cfg = ranksim::Config::preset("cluster1024").unwrap();
+    let mut a = ranksim_cli::commands::sweep::SweepArgs::new(Some("cluster1024".into()));
+    a.collectives = vec![Kind::AllGather, Kind::ReduceScatter, Kind::AllToAll];
+    let picked: Vec<String> =
+        ranksim_cli::commands::sweep::combos(&a, &cfg, 1024).iter().map(|c| format!("{} {}", c.kind, c.mode)).collect();
+    assert_eq!(picked, ["allgather hier", "reduce_scatter hier", "all_to_all hier"]);
+    for kind in ["broadcast", "all_to_all_v", "barrier"] {
         let started = Instant::now();
         let (code, out) = ranksim(&["sweep", "--config", "cluster1024", "--collective", kind]);
         assert!(started.elapsed() < Duration::from_secs(20), "{kind} took {:?}", started.elapsed());

@@ -277,7 +277,7 @@ fn a_mode_that_does_not_apply_is_never_silently_ignored() {
     assert_eq!(r, Ok(Status::Ok), "{table}");
     assert!(
         table.contains(
-            "# warning: --mode ring does not apply to allgather (it runs --mode mesh,aiv-mesh,sdma-mesh): not run"
+            "# warning: --mode ring does not apply to allgather (it runs --mode mesh,aiv-mesh,sdma-mesh,hier): not run"
         ),
         "{table}"
     );
