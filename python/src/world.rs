@@ -5,6 +5,7 @@ use crate::core::{self as pycore, Shared};
 use crate::errors::{self, bad};
 use crate::program::{PyDispatch, PyDomain, PyTensor, dtype, lock};
 use crate::report::{PyCheckReport, PyRunReport};
+use pyo3::buffer::PyUntypedBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use ranksim::measure::memory::MemoryLimit;
@@ -71,6 +72,8 @@ pub(crate) struct PyWorld {
     inner: Mutex<Slot>,
     shared: Arc<Shared>,
     size: usize,
+    /// The host arrays lent to GM copies (`lend`), held until `end_loans`.
+    loans: Mutex<Vec<PyUntypedBuffer>>,
 }
 
 /// The world a `PyWorld` stands for: its own, or one the measuring functions lend a
@@ -140,6 +143,21 @@ fn numpy_name(dt: DType) -> Option<&'static str> {
     }
 }
 
+/// Whether `arr` is a numpy array whose bytes are `t`'s as they are: C-contiguous, of `t`'s
+/// dtype (bf16 has none) and element count, and writeable when `write`.
+fn fits(py: Python<'_>, t: &sim_core::Tensor, arr: &Bound<'_, PyAny>, write: bool) -> PyResult<bool> {
+    let Some(name) = numpy_name(t.dtype()) else { return Ok(false) };
+    let np = py.import("numpy")?;
+    if !arr.is_instance(&np.getattr("ndarray")?)? || !arr.getattr("dtype")?.eq(np.call_method1("dtype", (name,))?)? {
+        return Ok(false);
+    }
+    let flags = arr.getattr("flags")?;
+    let size: usize = arr.getattr("size")?.extract()?;
+    Ok(flags.getattr("c_contiguous")?.is_truthy()?
+        && (!write || flags.getattr("writeable")?.is_truthy()?)
+        && size == t.numel())
+}
+
 impl PyWorld {
     fn of(py: Python<'_>, cfg: &ranksim::Config) -> PyResult<PyWorld> {
         let mut w = cfg.world().map_err(|e| errors::config(py, e))?;
@@ -147,7 +165,12 @@ impl PyWorld {
         // coroutine's stack switch, so the coroutine default is not for them.
         w.options_mut().kernel_exec = sim_core::KernelExec::Threads;
         let size = w.size();
-        Ok(PyWorld { inner: Mutex::new(Slot::Owned(Box::new(w))), shared: Arc::new(Shared::default()), size })
+        Ok(PyWorld {
+            inner: Mutex::new(Slot::Owned(Box::new(w))),
+            shared: Arc::new(Shared::default()),
+            size,
+            loans: Mutex::new(Vec::new()),
+        })
     }
 
     /// Lends `w` to a collective's callback: a `World` object valid until [`PyWorld::end_loan`].
@@ -156,7 +179,7 @@ impl PyWorld {
         // SAFETY: the caller holds the world for the duration of the loan.
         let size = unsafe { (*w).size() };
         let slot = if read_only { Slot::LentRead(LentPtr(w)) } else { Slot::Lent(LentPtr(w)) };
-        Py::new(py, PyWorld { inner: Mutex::new(slot), shared, size })
+        Py::new(py, PyWorld { inner: Mutex::new(slot), shared, size, loans: Mutex::new(Vec::new()) })
     }
 
     /// Ends a loan: the object raises from now on.
@@ -325,6 +348,22 @@ impl PyWorld {
             }
             _ => errors::sim(py, e),
         }
+    }
+
+    /// Copies `rank`'s copy of `t` into `out`, a writable C-contiguous numpy array of exactly
+    /// `t.nbytes()` bytes.
+    fn fill(&self, py: Python<'_>, t: &sim_core::Tensor, rank: usize, out: &Bound<'_, PyAny>) -> PyResult<()> {
+        let buf = PyUntypedBuffer::get(out)?;
+        if buf.readonly() || !buf.is_c_contiguous() {
+            return Err(bad(
+                py,
+                format!("host read of `{}`: the array to fill is read-only or not contiguous", t.name()),
+            ));
+        }
+        // SAFETY: a writable C-contiguous buffer of `len_bytes` bytes, held (and the GIL with
+        // it, so no Python code can touch the array) while the slice is used.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(buf.buf_ptr() as *mut u8, buf.len_bytes()) };
+        self.with_ref(py, |w| w.read_bytes_into(t, rank, bytes))
     }
 
     /// Refuses a buffer whose payload (`copies` ranks of `shape` x `dt`) the host could not
@@ -566,9 +605,15 @@ impl PyWorld {
         }
         match numpy_name(dt) {
             Some(name) => {
-                let bytes = arr.call_method1("astype", (name,))?.call_method0("tobytes")?;
-                let bytes = bytes.cast::<PyBytes>()?.as_bytes().to_vec();
-                self.with(py, |w| w.write_bytes(t, rank, &bytes))
+                // The array's own bytes go straight into simulated memory: numpy converts (or
+                // gathers a strided view) only when the array is not already C-contiguous of
+                // the tensor's dtype.
+                let arr = np.call_method1("ascontiguousarray", (arr, name))?;
+                let buf = PyUntypedBuffer::get(&arr)?;
+                // SAFETY: a C-contiguous buffer of `len_bytes` bytes, held (and the GIL with it,
+                // so no Python code can change or free the array) while the slice is used.
+                let bytes = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
+                self.with(py, |w| w.write_bytes(t, rank, bytes))
             }
             None => {
                 let bytes = arr.call_method1("astype", ("<f8",))?.call_method0("tobytes")?;
@@ -586,15 +631,81 @@ impl PyWorld {
     fn read<'py>(&self, py: Python<'py>, tensor: PyRef<'_, PyTensor>, rank: usize) -> PyResult<Bound<'py, PyAny>> {
         let t = &tensor.0;
         let np = py.import("numpy")?;
-        let (bytes, name) = match numpy_name(t.dtype()) {
-            Some(name) => (self.with_ref(py, |w| w.read_bytes(t, rank))?, name),
+        match numpy_name(t.dtype()) {
+            Some(name) => {
+                let out = np.call_method1("empty", (t.shape().to_vec(), name))?;
+                self.fill(py, t, rank, &out)?;
+                Ok(out)
+            }
             None => {
                 let vals = self.with_ref(py, |w| w.read_f64(t, rank))?;
-                (vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(), "<f4")
+                let bytes: Vec<u8> = vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect();
+                let arr = np.call_method1("frombuffer", (PyBytes::new(py, &bytes), "<f4"))?;
+                arr.call_method1("reshape", (t.shape().to_vec(),))?.call_method0("copy")
             }
-        };
-        let arr = np.call_method1("frombuffer", (PyBytes::new(py, &bytes), name))?;
-        arr.call_method1("reshape", (t.shape().to_vec(),))?.call_method0("copy")
+        }
+    }
+    /// Lends `array`, the host's own numpy array, to `rank`'s copy of the GM tensor `tensor`
+    /// until `end_loans()`, and returns True: staging it and reading it back then copy
+    /// nothing. `writable=True` lets kernels write the array in place (an output: it holds
+    /// the results as the run leaves them); otherwise a kernel's first write gives the copy
+    /// bytes of its own and the array stays as it was. Returns False, nothing lent, when
+    /// `array` is not a C-contiguous array of the tensor's dtype and size (writeable, for
+    /// `writable`) or the world keeps no values: write it instead. `tensor` must be a whole
+    /// GM tensor (`alloc_tensor`'s), not a view. Do not resize or free the array (nor, while a run goes on, change it) until
+    /// the loans end.
+    #[pyo3(name = "lend", signature = (tensor, rank, array, writable = false))]
+    fn lend_array(
+        &self,
+        py: Python<'_>,
+        tensor: PyRef<'_, PyTensor>,
+        rank: usize,
+        array: &Bound<'_, PyAny>,
+        writable: bool,
+    ) -> PyResult<bool> {
+        let t = &tensor.0;
+        if !self.with_ref(py, |w| Ok(w.has_payload()))? || !fits(py, t, array, writable)? {
+            return Ok(false);
+        }
+        let buf = PyUntypedBuffer::get(array)?;
+        if (writable && buf.readonly()) || !buf.is_c_contiguous() || buf.len_bytes() != t.nbytes() {
+            return Ok(false);
+        }
+        let (ptr, len) = (buf.buf_ptr() as *mut u8, buf.len_bytes());
+        // SAFETY: `buf` holds the array's buffer (numpy refuses to resize an array whose buffer
+        // is held) until `end_loans` drops it after ending the loans; the caller promises not
+        // to touch the array while a run goes on.
+        self.with(py, |w| unsafe { w.lend(t, rank, ptr, len, writable) })?;
+        lock(&self.loans).push(buf);
+        Ok(true)
+    }
+    /// Ends every loan of `lend`: the arrays are the host's alone again, and each lent GM copy
+    /// reads as zeros until written.
+    fn end_loans(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |w| {
+            w.end_loans();
+            Ok(())
+        })?;
+        lock(&self.loans).clear();
+        Ok(())
+    }
+    /// Reads `rank`'s copy of `tensor` straight into `out` when `out` is a writable
+    /// C-contiguous numpy array of the tensor's dtype and element count (any shape), and returns
+    /// True; returns False, `out` untouched, when it is not (bf16 tensors never are: read them
+    /// with `read`).
+    fn read_into(
+        &self,
+        py: Python<'_>,
+        tensor: PyRef<'_, PyTensor>,
+        rank: usize,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let t = &tensor.0;
+        if !fits(py, t, out, true)? {
+            return Ok(false);
+        }
+        self.fill(py, t, rank, out)?;
+        Ok(true)
     }
     /// Queues `dispatch` on chip `rank`.
     fn dispatch(&self, py: Python<'_>, rank: usize, dispatch: PyRef<'_, PyDispatch>) -> PyResult<()> {

@@ -421,6 +421,10 @@ class Run:
         self.uploads = []  # (HostTensor, rank, ranksim Tensor)
         self.temporary = []  # domains released when the call ends
         self.graphs = []  # (rank, [task: {name, deps, inputs, outputs, inouts}]) per dispatch, in queue order
+        # Host arrays lent to their GM copies (World.lend) instead of copied: set for plain
+        # runs of a compiled program, whose call ends the loans (`release`).
+        self.lend = False
+        self.lent = []  # (array, writable)
 
     def record(self):
         h = _Host(self.program, self.session.ranks)
@@ -456,6 +460,9 @@ class Run:
                     v.members = list(ranks)
 
     def release(self):
+        if self.lent:
+            self.world.end_loans()
+            self.lent = []
         for dom in self.temporary:
             self.world.release_domain(dom)
         self.temporary = []
@@ -492,7 +499,8 @@ class Run:
         name = a.name if k == 0 else f"{a.name}.{k}"
         t = self.session.gm_tensor((id(self.program), a.key[0], a.shape, a.dtype.name, k), name, a.dtype.rs, a.shape)
         if self.session.payload:
-            self.world.write(t, rank, a.arr)
+            if not (self.lend and self._lend(a, rank, t, self._returns(a, out))):
+                self.world.write(t, rank, a.arr)
         else:
             self.world.mark_staged(t, rank)  # timing-only: no values, the input counts as staged
         self.bound[key] = t
@@ -500,6 +508,18 @@ class Run:
         if self._returns(a, out):
             self.writeback.append((a, rank, t))
         return t
+
+    def _lend(self, a, rank, t, writable):
+        """Lends host array `a` to its GM copy `t` on `rank` (no staging copy, and for an
+        output no copy back): not when it may overlap another lent array and either is written
+        (separate device copies must stay separate), nor when the world cannot take it as it is."""
+        arr = a.arr
+        if any((writable or w) and np.may_share_memory(arr, o) for o, w in self.lent):
+            return False
+        if not self.world.lend(t, rank, arr, writable):
+            return False
+        self.lent.append((arr, writable))
+        return True
 
     def _returns(self, a, out):
         """Whether a dispatch's GM copy of host tensor `a` comes back to the host: the host
@@ -590,7 +610,9 @@ class Run:
         if not self.session.payload:
             return
         for a, rank, t in self.writeback:
-            np.copyto(a.arr, self.world.read(t, rank), casting="unsafe")
+            # Straight into the host array when its layout and dtype allow (no copy between).
+            if not self.world.read_into(t, rank, a.arr):
+                np.copyto(a.arr, self.world.read(t, rank), casting="unsafe")
 
     def upload(self):
         """Host arrays are the truth between segments: a sub-worker may have changed them."""

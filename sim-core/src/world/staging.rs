@@ -108,6 +108,74 @@ impl World {
         Ok(self.host_read(t, rank))
     }
 
+    /// As [`World::read_bytes`], into `out`, which must hold exactly `t.nbytes()` bytes: a
+    /// host buffer of the caller's (a numpy array's) filled with no buffer in between.
+    pub fn read_bytes_into(&self, t: &Tensor, rank: usize, out: &mut [u8]) -> SimResult<()> {
+        let dt = t.dtype();
+        if out.len() != t.nbytes() {
+            return Err(SimError::invalid(format!(
+                "host read of `{}`: a {}-byte buffer given, the tensor holds {} bytes",
+                t.name(),
+                out.len(),
+                t.nbytes()
+            )));
+        }
+        self.check_host_io("read", t, rank, dt, t.numel())?;
+        let mut at = 0;
+        for &(off, len) in &World::runs(t) {
+            self.mem.host_read_into(mem_key(t, rank), off, &mut out[at..at + len]);
+            at += len;
+        }
+        Ok(())
+    }
+
+    /// Lends rank `rank`'s copy of GM tensor `t` the host's own `len` bytes at `bytes` (the
+    /// tensor's elements, little-endian, row-major) until [`World::end_loans`]: staging an
+    /// input and reading an output back then copy nothing, as the host's buffer is that copy.
+    /// A `writable` loan is written in place by the kernels (an output the host reads back:
+    /// its bytes are the results as the run leaves them); a read-only one gets a copy of its own
+    /// at the first write, so the host's bytes stay as they were. `t` must be a whole GM
+    /// buffer; the copy counts as staged (as after [`World::write`]). Timing-only worlds keep no
+    /// bytes and only note the staging.
+    ///
+    /// # Safety
+    /// `bytes` must point to `len` bytes that stay valid until [`World::end_loans`] is called
+    /// or the world is dropped, and that nothing else writes (nor reads, for a `writable`
+    /// loan) while a run goes on.
+    pub unsafe fn lend(
+        &mut self,
+        t: &Tensor,
+        rank: usize,
+        bytes: *mut u8,
+        len: usize,
+        writable: bool,
+    ) -> SimResult<()> {
+        let Space::Gm { buf } = &t.0.space else {
+            return Err(SimError::invalid(format!(
+                "lend of `{}`: only a GM tensor can take the host's buffer",
+                t.name()
+            )));
+        };
+        self.check_host_io("write", t, rank, t.dtype(), t.numel())?;
+        if World::runs(t)[..] != [(0, self.gm_bytes[*buf])] || len != t.nbytes() {
+            return Err(SimError::invalid(format!(
+                "lend of `{}`: a loan covers a whole GM buffer ({} bytes), not a view of it or {len} bytes",
+                t.name(),
+                self.gm_bytes[*buf]
+            )));
+        }
+        self.gm_written[*buf][rank] = true;
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.mem.lend(*buf, rank, bytes, len, writable) };
+        Ok(())
+    }
+
+    /// Ends every loan of [`World::lend`]: the host's buffers are the host's alone again, and
+    /// each lent copy reads as zeros until written.
+    pub fn end_loans(&mut self) {
+        self.mem.end_loans();
+    }
+
     /// The byte runs of the whole view `t` (one for a dense tensor, one per row of a slice).
     fn runs(t: &Tensor) -> Runs {
         let zeros = vec![0; t.shape().len()];
@@ -196,4 +264,60 @@ pub(super) fn check_shape(name: &str, dtype: DType, shape: &[usize]) -> SimResul
                 "buffer `{name}`: {dtype} {shape:?} is more than {MAX_BUFFER_BYTES} bytes (2^48), the most one buffer may hold"
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::engine::testkit::{TestChip, TestNet};
+
+    #[test]
+    fn read_bytes_into_fills_the_callers_buffer_run_by_run() {
+        let mut world = World::new(2, Arc::new(TestChip), Box::new(TestNet)).expect("a world of 2");
+        let t = world.alloc_tensor("t", DType::I16, &[3, 4]).expect("a tensor");
+        let vals: Vec<i16> = (0..12).map(|i| i * 7 - 30).collect();
+        world.write(&t, 1, &vals).expect("written");
+        // A slice of two rows' middle columns: two runs, read back in row-major order.
+        let s = t.slice(&[1, 1], &[2, 2]).expect("a slice");
+        let mut out = vec![0xAA; s.nbytes()];
+        world.read_bytes_into(&s, 1, &mut out).expect("read");
+        assert_eq!(out, world.read_bytes(&s, 1).expect("read"));
+        assert_eq!(from_bytes::<i16>(&out), vec![vals[5], vals[6], vals[9], vals[10]]);
+        // Rank 0 was never written: zeros.
+        world.read_bytes_into(&s, 0, &mut out).expect("read");
+        assert!(out.iter().all(|&b| b == 0));
+        let mut short = vec![0; s.nbytes() - 1];
+        let err = world.read_bytes_into(&s, 1, &mut short).expect_err("a short buffer");
+        assert!(err.to_string().contains("a 7-byte buffer given, the tensor holds 8 bytes"), "{err}");
+        assert!(world.read_bytes_into(&s, 2, &mut out).is_err(), "rank 2 does not exist");
+    }
+
+    #[test]
+    fn a_lent_buffer_is_the_copy_until_the_loan_ends() {
+        let mut world = World::new(2, Arc::new(TestChip), Box::new(TestNet)).expect("a world of 2");
+        let t = world.alloc_tensor("t", DType::I32, &[2, 2]).expect("a tensor");
+        let mut input: Vec<u8> = [5i32, -6, 7, 8].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut output = vec![0u8; 16];
+        // SAFETY: both vectors outlive the loans (ended below) and are untouched meanwhile.
+        unsafe {
+            world.lend(&t, 0, input.as_mut_ptr(), 16, false).expect("lent");
+            world.lend(&t, 1, output.as_mut_ptr(), 16, true).expect("lent");
+        }
+        assert_eq!(world.read::<i32>(&t, 0).expect("read"), vec![5, -6, 7, 8]);
+        // Host writes go where a run's would: a read-only loan gets a copy of its own.
+        world.write(&t, 0, &[1i32, 2, 3, 4]).expect("written");
+        world.write(&t, 1, &[9i32, 9, 9, 9]).expect("written");
+        assert_eq!(world.read::<i32>(&t, 0).expect("read"), vec![1, 2, 3, 4]);
+        // Reading the writable loan back into the lent buffer itself copies nothing.
+        let mut back = vec![0u8; 16];
+        world.read_bytes_into(&t, 1, &mut back).expect("read");
+        world.end_loans();
+        assert_eq!(from_bytes::<i32>(&input), vec![5, -6, 7, 8], "the input is as the host lent it");
+        assert_eq!(from_bytes::<i32>(&output), vec![9, 9, 9, 9], "the output was written in place");
+        assert_eq!(back, output);
+        assert_eq!(world.read::<i32>(&t, 1).expect("read"), vec![0; 4], "an ended loan reads zeros");
+        let view = t.slice(&[0, 0], &[1, 2]).expect("a view");
+        let err = unsafe { world.lend(&view, 0, output.as_mut_ptr(), 8, true) }.expect_err("a view");
+        assert!(err.to_string().contains("whole GM buffer"), "{err}");
+    }
 }

@@ -214,6 +214,7 @@ class DistributedCompiledProgram:
         T.bind(dyn)
         session = session or E.Session(self._machine(config), timing_only=self._timing_only(config), jitter=jitter, budgets=self._budgets(config))
         run = E.Run(self, session, hargs, dyn, subs)
+        run.lend = check is None  # a checked call reruns from its staged inputs: copy them
         run.record()
         world = session.world
         world.trace = trace
