@@ -125,10 +125,17 @@ impl Collective for PyCollective {
         Python::attach(|py| self.optional(py, "root", ())).unwrap_or(-1)
     }
     fn setup(&self, w: &mut World, dom: &Domain, count: usize) -> SimResult<Py<PyAny>> {
-        // Python kernels run on OS threads (see `PyWorld::of`); the measuring functions make
-        // their own worlds, so each is set here, before its run.
-        w.options_mut().kernel_exec = sim_core::KernelExec::Threads;
+        // Python kernels run as greenlets, or on OS threads (see `PyWorld::of`); the measuring
+        // functions make their own worlds, so each is set here, before its run, on the thread
+        // that runs it: greenlets on the measuring function's own thread (`released_with`),
+        // OS threads on the worker threads a parallel CLI sweep runs sizes on.
         Python::attach(|py| {
+            if crate::fibers::on_greenlets() {
+                crate::world::use_greenlets(py, w);
+            } else {
+                w.options_mut().fibers = None;
+                w.options_mut().kernel_exec = sim_core::KernelExec::Threads;
+            }
             let d = Py::new(py, PyDomain(dom.clone())).map_err(|e| callback_error(py, &self.name, "setup", &e))?;
             self.with_world(py, "setup", w, false, |pw| (pw, d, count).into_pyobject(py)).map(|b| b.unbind())
         })
@@ -269,7 +276,11 @@ fn released_with<R: Send, E: Raised>(
     stop: sim_core::Interrupt,
     f: impl FnOnce(&sim_core::Interrupt) -> Result<R, E> + Send,
 ) -> PyResult<R> {
-    match crate::interrupt::interruptible_with(py, stop, move |stop| catch_unwind(AssertUnwindSafe(|| f(stop))))? {
+    // Python kernels in the measured worlds run as greenlets on this helper thread (`setup`).
+    let run = move |stop: &sim_core::Interrupt| {
+        crate::fibers::run_on_greenlets(|| catch_unwind(AssertUnwindSafe(|| f(stop))))
+    };
+    match crate::interrupt::interruptible_with(py, stop, run)? {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(errors::raise(py, e.class(), e.to_string())),
         Err(p) => {

@@ -278,7 +278,13 @@ impl PyCore {
         let record = self.shared.record.load(Ordering::Relaxed);
         // SAFETY: `ptr` checked the thread and the call; the closure runs on this thread.
         let from_ps = if record { unsafe { p.get() }.now().as_ps() } else { 0 };
-        let r = py.detach(move || f(unsafe { p.get() }));
+        // A greenlet kernel keeps the GIL: it switches to the driver, on this thread, rather
+        // than waiting for another thread.
+        let r = if crate::fibers::on_greenlets() {
+            f(unsafe { p.get() })
+        } else {
+            py.detach(move || f(unsafe { p.get() }))
+        };
         if record {
             let to_ps = unsafe { p.get() }.now().as_ps();
             let targets = targets.iter().map(|t| t.0.name().to_string()).collect();

@@ -5,6 +5,7 @@ mod benchstats;
 mod collective;
 mod core;
 mod errors;
+mod fibers;
 mod frames;
 mod interrupt;
 mod program;

@@ -158,12 +158,24 @@ fn fits(py: Python<'_>, t: &sim_core::Tensor, arr: &Bound<'_, PyAny>, write: boo
         && size == t.numel())
 }
 
+/// Runs `w`'s Python kernels as greenlets when the `greenlet` module is there, else on OS
+/// threads.
+pub(crate) fn use_greenlets(py: Python<'_>, w: &mut World) {
+    let o = w.options_mut();
+    o.fibers = crate::fibers::host(py);
+    o.kernel_exec = match o.fibers {
+        Some(_) => sim_core::KernelExec::default(),
+        None => sim_core::KernelExec::Threads,
+    };
+}
+
 impl PyWorld {
     fn of(py: Python<'_>, cfg: &ranksim::Config) -> PyResult<PyWorld> {
         let mut w = cfg.world().map_err(|e| errors::config(py, e))?;
-        // Python kernels run on OS threads: CPython's thread state cannot survive a stackful
-        // coroutine's stack switch, so the coroutine default is not for them.
-        w.options_mut().kernel_exec = sim_core::KernelExec::Threads;
+        // Python kernels run as greenlets on the run's thread (`fibers.rs`), or on OS threads
+        // without them: CPython's thread state cannot survive a stack switch of sim-core's
+        // own coroutines, so those are not for them.
+        use_greenlets(py, &mut w);
         let size = w.size();
         Ok(PyWorld {
             inner: Mutex::new(Slot::Owned(Box::new(w))),
@@ -234,10 +246,12 @@ impl PyWorld {
         // On a helper thread, so that Ctrl-C reaches Python (KeyboardInterrupt) and stops it.
         let progress = sim_core::Progress::new();
         let counts = progress.clone();
+        let greenlets = w.options_mut().fibers.is_some();
         let r = crate::interrupt::interruptible_progress(py, sim_core::Interrupt::new(), Some(counts), move |stop| {
             w.options_mut().interrupt = Some(stop.clone());
             let kept = w.options_mut().progress.replace(progress);
-            let r = catch_unwind(AssertUnwindSafe(|| f(&mut *w)));
+            let run = || catch_unwind(AssertUnwindSafe(|| f(&mut *w)));
+            let r = if greenlets { crate::fibers::run_on_greenlets(run) } else { run() };
             w.options_mut().interrupt = None;
             w.options_mut().progress = kept;
             r

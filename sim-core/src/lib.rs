@@ -127,6 +127,7 @@ pub use base::tile::{Axis, BinaryOp, CmpOp, ReduceOp, Tile, UnaryOp};
 pub use base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 pub use half::{bf16, f16};
 pub use sim::engine::footprint::RunScale;
+pub use sim::fibers::{Fiber, FiberBody, FiberHost, Fibers, Suspend};
 pub use sim::split::{LocalGroup, ProcessGroup, join_processes};
 pub use world::{
     CheckRun, CheckedRuns, DomainOptions, Interrupt, Jitter, KernelExec, MAX_BUFFER_BYTES, Progress, RunOptions,

@@ -23,6 +23,7 @@ import linecache
 import os
 import re
 import sys
+import contextvars
 import threading
 
 import numpy as np
@@ -32,14 +33,17 @@ from .._errors import BadArgument, SimError
 from . import _types as T
 
 _tls = threading.local()
+# The core of the kernel running here: a context variable, which each kernel has its own of
+# whether it runs on a thread or as a greenlet on the run's thread (greenlets share a thread).
+_core = contextvars.ContextVar("ranksim_pypto_core", default=None)
 
 # Frames of this package are not the user's kernel lines: reports name the user's line.
 _native._skip_frames_under(os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
 def core():
-    """The Rust core of the InCore kernel running on this thread."""
-    c = getattr(_tls, "core", None)
+    """The Rust core of the InCore kernel running here."""
+    c = _core.get()
     if c is None:
         raise BadArgument(
             "this operation runs inside a @pl.jit.incore kernel; call the kernel from a @pl.jit function dispatched by a compiled @pl.jit.host program"
@@ -58,7 +62,7 @@ def orch():
 
 
 def in_kernel() -> bool:
-    return getattr(_tls, "core", None) is not None
+    return _core.get() is not None
 
 
 # ---- tensors -------------------------------------------------------------------------------
@@ -743,11 +747,11 @@ def _kernel(fn, args):
     body = fn.fn
 
     def kernel(c):
-        _tls.core = c
+        token = _core.set(c)
         try:
             body(*args)
         finally:
-            _tls.core = None
+            _core.reset(token)
 
     kernel.__name__ = fn.__name__
     return kernel

@@ -6,22 +6,25 @@
 from __future__ import annotations
 
 import builtins as _b
-import threading
+import contextvars
 
 from .._errors import BadArgument
 from . import _engine as E
 from . import _types as T
 from ._jit import JITFunction
 
-_tls = threading.local()
+# Each kernel's stack of carried loops: a context variable, which each kernel has its own
+# of, on a thread or as a greenlet sharing the run's thread.
+_loops = contextvars.ContextVar("ranksim_pypto_loops", default=None)
 
 # ---- loops with carried values -------------------------------------------------------------
 
 
 def _frames():
-    f = getattr(_tls, "loops", None)
+    f = _loops.get()
     if f is None:
-        f = _tls.loops = []
+        f = []
+        _loops.set(f)
     return f
 
 

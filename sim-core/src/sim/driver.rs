@@ -22,6 +22,7 @@ use crate::model::ChipTiming;
 use crate::results::stats::HostStats;
 use crate::sim::engine::Engine;
 use crate::sim::engine::wake::{Assignment, Wake};
+use crate::sim::fibers::Fibers;
 use crate::sim::options::KernelExec;
 use crate::sim::split::Windows;
 pub(crate) use futures::panic_message as panic_text;
@@ -73,14 +74,19 @@ struct Shared {
     chip: Arc<dyn ChipTiming>,
 }
 
-/// Runs the engine's dispatches to completion, running synchronous kernels as `exec` says,
-/// and returns the engine with the host-side counters.
-pub(crate) fn run(eng: Engine, chip: Arc<dyn ChipTiming>, exec: KernelExec) -> (Engine, HostStats) {
+/// Runs the engine's dispatches to completion, running synchronous kernels as `exec` says
+/// (coroutines as the host's `fibers` when given), and returns the engine with the host-side counters.
+pub(crate) fn run(
+    eng: Engine,
+    chip: Arc<dyn ChipTiming>,
+    exec: KernelExec,
+    fibers: Option<Fibers>,
+) -> (Engine, HostStats) {
     // A run started from inside a kernel uses this thread's mailbox: the outer kernel's
     // requests wait aside until it returns.
     let outer = Mailbox::stash();
     let r = match exec {
-        KernelExec::Coroutines { stack_bytes } => coro::run(eng, chip, stack_bytes, None),
+        KernelExec::Coroutines { stack_bytes } => coro::run(eng, chip, stack_bytes, fibers, None),
         KernelExec::Threads => run_threads(eng, chip),
     };
     Mailbox::unstash(outer);
@@ -99,7 +105,7 @@ pub(crate) fn run_partition(
 ) -> (Engine, HostStats) {
     let outer = Mailbox::stash();
     eng.open_window(SimTime::ZERO + lookahead);
-    let r = coro::run(eng, chip, stack_bytes, Some(windows));
+    let r = coro::run(eng, chip, stack_bytes, None, Some(windows));
     Mailbox::unstash(outer);
     r
 }

@@ -7,6 +7,7 @@
 pub mod check;
 pub(crate) mod driver;
 pub(crate) mod engine;
+pub(crate) mod fibers;
 pub(crate) mod memory;
 pub mod observe;
 pub(crate) mod options;

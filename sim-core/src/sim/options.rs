@@ -2,6 +2,7 @@
 //! reads. They sit below both, so the scheduler takes them without reaching up into the host.
 
 use crate::base::time::{SimDuration, SimTime};
+use crate::sim::fibers::Fibers;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -38,6 +39,10 @@ pub struct RunOptions {
     /// scheduler's thread (the default) or on one OS thread per simulated core. Results and
     /// times are the same either way.
     pub kernel_exec: KernelExec,
+    /// With coroutine kernels ([`KernelExec::Coroutines`]), run each synchronous kernel's
+    /// block as a fiber of the host's instead of a coroutine of sim-core's (`None`: sim-core's
+    /// own coroutines). For hosts whose kernels cannot run on a foreign stack (Python's).
+    pub fibers: Option<Fibers>,
     /// Split each run into this many partitions of whole islands (chips joined without a
     /// switch), each simulated by an engine of its own on a host thread, advancing in windows
     /// of the lookahead (the least latency into a switch). Results are the same as one
@@ -91,6 +96,7 @@ impl Default for RunOptions {
             relaxed_ordering: false,
             progress: None,
             kernel_exec: KernelExec::default(),
+            fibers: None,
             partitions: 0,
             processes: false,
             max_sim_time: RunOptions::DEFAULT_MAX_SIM_TIME,

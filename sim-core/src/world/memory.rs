@@ -45,6 +45,9 @@ impl World {
             })
             .sum();
         let (coroutines, threads, stack_bytes) = match self.options.kernel_exec {
+            // A host's fibers keep their stacks themselves (a greenlet's is the part of the
+            // thread's stack it saves); counted as coroutines without a stack of sim-core's.
+            KernelExec::Coroutines { .. } if self.options.fibers.is_some() => (sync_blocks, 0, 0),
             KernelExec::Coroutines { stack_bytes } => (sync_blocks, 0, stack_bytes as u64),
             KernelExec::Threads => (0, sync_blocks, 0),
         };

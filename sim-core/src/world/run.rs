@@ -48,7 +48,8 @@ impl World {
     fn run_whole(&mut self, net: Box<dyn Network>, mem: Memory, queues: Vec<Vec<Dispatch>>) -> Ended {
         let mut engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
         engine.attach_observers(std::mem::take(&mut self.observers));
-        let (mut engine, host) = driver::run(engine, self.chip.clone(), self.options.kernel_exec);
+        let (mut engine, host) =
+            driver::run(engine, self.chip.clone(), self.options.kernel_exec, self.options.fibers.clone());
         self.observers = engine.detach_observers();
         let outcome =
             engine.outcome().cloned().unwrap_or_else(|| Err(SimError::invalid("the run ended without an outcome")));
@@ -221,6 +222,47 @@ mod tests {
         let thread = notify_then_wait(RunOptions::default(), false);
         let polled = notify_then_wait(RunOptions::default(), true);
         assert_eq!(thread, polled);
+    }
+
+    /// Fibers of a host's own, made here of corosensei coroutines: counts what it spawns.
+    #[derive(Default)]
+    struct HostFibers(std::sync::atomic::AtomicUsize);
+
+    struct HostFiber(corosensei::Coroutine<(), (), ()>);
+
+    struct Back<'a>(&'a corosensei::Yielder<(), ()>);
+
+    impl crate::Suspend for Back<'_> {
+        fn suspend(&self) {
+            self.0.suspend(());
+        }
+    }
+
+    impl crate::FiberHost for HostFibers {
+        fn spawn(&self, body: crate::FiberBody) -> Box<dyn crate::Fiber> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Box::new(HostFiber(corosensei::Coroutine::new(move |y: &corosensei::Yielder<(), ()>, ()| body(&Back(y)))))
+        }
+    }
+
+    impl crate::Fiber for HostFiber {
+        fn resume(&mut self) -> bool {
+            matches!(self.0.resume(()), corosensei::CoroutineResult::Return(()))
+        }
+    }
+
+    #[test]
+    fn a_hosts_fibers_run_the_same_requests_at_the_same_times_as_coroutines() {
+        let host = Arc::new(HostFibers::default());
+        let fibers = crate::Fibers(host.clone());
+        let with = notify_then_wait(RunOptions { fibers: Some(fibers), ..RunOptions::default() }, false);
+        assert_eq!(host.0.load(std::sync::atomic::Ordering::Relaxed), 2, "one fiber per block");
+        assert_eq!(with, notify_then_wait(RunOptions::default(), false));
+        // A split run refuses them: its partitions' threads could not switch the host's fibers.
+        let mut world = World::new(2, Arc::new(TestChip), Box::new(TestNet)).expect("a world of 2");
+        *world.options_mut() = RunOptions { fibers: Some(crate::Fibers(host)), partitions: 2, ..RunOptions::default() };
+        let err = world.split_plan().map(|_| ()).expect_err("refused");
+        assert!(err.to_string().contains("fibers"), "{err}");
     }
 
     #[test]

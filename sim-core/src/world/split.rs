@@ -108,6 +108,9 @@ impl World {
         if self.options.kernel_exec == KernelExec::Threads {
             return Err(refuse("run kernels on threads (use coroutines, the default)"));
         }
+        if self.options.fibers.is_some() {
+            return Err(refuse("run kernels as the host's fibers (its partitions' threads could not switch them)"));
+        }
         if self.options.processes {
             let size = split::with_group(|g| g.size())
                 .ok_or_else(|| SimError::invalid("a run over processes needs their group (split::join_processes)"))?;

@@ -21,10 +21,12 @@ use crate::model::ChipTiming;
 use crate::results::stats::HostStats;
 use crate::sim::engine::Engine;
 use crate::sim::engine::wake::{Assignment, Wake};
+use crate::sim::fibers::{Fiber, FiberBody, Fibers, Suspend};
 use crate::sim::split::Windows;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// What a suspended coroutine is resumed with: nothing at its start, then the answer to the
@@ -55,12 +57,34 @@ thread_local! {
     static RUNNING: Cell<usize> = const { Cell::new(0) };
 }
 
-/// A block running as a coroutine.
+/// A block running as a coroutine (sim-core's, or a fiber of the host's).
 struct Live {
-    coro: Coro,
-    guard: GuardPage,
+    exec: Exec,
     /// Where the kernel runs, for an overflow's error.
     site: Site,
+}
+
+/// How a running block is switched.
+enum Exec {
+    /// sim-core's coroutine on a stack of its own, with the guard page below it.
+    Coro { coro: Coro, guard: GuardPage },
+    /// The host's fiber ([`crate::RunOptions::fibers`]), and where it and the driver leave
+    /// each other what a coroutine passes when it yields and resumes.
+    Fiber { fiber: Box<dyn Fiber>, mail: Rc<Mail> },
+}
+
+/// What a fiber and the driver pass each other: the answer it is resumed with, the request
+/// it suspends on.
+#[derive(Default)]
+struct Mail {
+    resume: Cell<Option<Resume>>,
+    blocked: Cell<Option<Blocked>>,
+}
+
+/// How a resumed block stopped.
+enum Step {
+    Blocked(Blocked),
+    Ended(Ended),
 }
 
 /// The coroutine driver's state, owned by the thread that runs the engine.
@@ -75,6 +99,8 @@ struct Driver {
     pool: Vec<KernelStack>,
     /// Maps new stacks when the pool is empty.
     maker: StackMaker,
+    /// The host's fibers, which run synchronous blocks instead of coroutines when set.
+    fibers: Option<Fibers>,
 }
 
 /// Runs the engine's dispatches to completion with every synchronous kernel's block as a
@@ -84,6 +110,7 @@ pub(super) fn run(
     eng: Engine,
     chip: Arc<dyn ChipTiming>,
     stack_bytes: usize,
+    fibers: Option<Fibers>,
     mut windows: Option<&mut dyn Windows>,
 ) -> (Engine, HostStats) {
     let n = eng.actor_count();
@@ -96,6 +123,7 @@ pub(super) fn run(
         virtuals: (0..n).map(|_| None).collect(),
         pool: Vec::new(),
         maker: StackMaker::new(stack_bytes, guard::page_size()),
+        fibers,
     };
     let armed = guard::prepare();
     d.eng.start();
@@ -167,6 +195,13 @@ impl Driver {
             return;
         }
         let site = assignment.ctx.site(assignment.block);
+        if let Some(f) = &self.fibers {
+            let mail = Rc::new(Mail::default());
+            let fiber = f.0.spawn(fiber_body(self.chip.clone(), actor, at, assignment, mail.clone()));
+            self.host.coroutines += 1;
+            self.coros[actor] = Some(Live { exec: Exec::Fiber { fiber, mail }, site });
+            return self.resume(actor, None);
+        }
         let stack = match self.pool.pop() {
             Some(s) => s,
             None => match self.maker.make(self.host.stacks < stacks::GUARDED) {
@@ -206,7 +241,7 @@ impl Driver {
             core.into_ops().finish(result.map_err(panic_message));
             Ended::Done
         });
-        self.coros[actor] = Some(Live { coro, guard, site });
+        self.coros[actor] = Some(Live { exec: Exec::Coro { coro, guard }, site });
         self.resume(actor, None);
     }
 
@@ -218,24 +253,47 @@ impl Driver {
         // A run nested in a kernel (its `World::run` inside a coroutine) resumes its own
         // coroutines: the outer one's mark is restored after.
         let outer = RUNNING.replace(actor + 1);
-        let result = guard::armed(live.guard, &mut live.coro, |c| c.resume(input));
+        let step = match &mut live.exec {
+            Exec::Coro { coro, guard } => match guard::armed(*guard, coro, |c| c.resume(input)) {
+                CoroutineResult::Yield(b) => Step::Blocked(b),
+                CoroutineResult::Return(ended) => Step::Ended(ended),
+            },
+            Exec::Fiber { fiber, mail } => {
+                mail.resume.set(Some(input));
+                match (fiber.resume(), mail.blocked.take()) {
+                    (false, Some(b)) => Step::Blocked(b),
+                    (true, _) => Step::Ended(Ended::Done),
+                    // Suspended on nothing: the host's fiber switched away by itself.
+                    (false, None) => Step::Ended(Ended::Stray),
+                }
+            }
+        };
         RUNNING.set(outer);
         let eng = &mut self.eng;
         Mailbox::drain(|at, resume, req| eng.submit(actor, at, resume, req));
-        let ended = match result {
-            CoroutineResult::Yield((_, Call::Outbox)) => return,
-            CoroutineResult::Yield((at, Call::Retest { expected, cmp })) => {
+        let ended = match step {
+            Step::Blocked((_, Call::Outbox)) => return,
+            Step::Blocked((at, Call::Retest { expected, cmp })) => {
                 return self.eng.submit_retest(actor, at, expected, cmp);
             }
-            CoroutineResult::Return(ended) => ended,
+            Step::Ended(ended) => ended,
         };
         let Some(live) = self.coros[actor].take() else { return };
-        if ended == Ended::Overflow {
+        let err = match ended {
+            Ended::Done => None,
+            Ended::Overflow => Some(SimError::KernelStackOverflow { site: live.site, stack_bytes: self.stack_bytes }),
+            Ended::Stray => Some(SimError::invalid(format!(
+                "{}: the kernel's fiber switched back to the scheduler without an operation to wait for",
+                live.site
+            ))),
+        };
+        if let Some(err) = err {
             let now = self.eng.actor_floor(actor);
-            let err = SimError::KernelStackOverflow { site: live.site, stack_bytes: self.stack_bytes };
             self.eng.submit(actor, now, now, Request::Finish { result: Err(err) });
         }
-        self.pool.push(live.coro.into_stack());
+        if let Exec::Coro { coro, .. } = live.exec {
+            self.pool.push(coro.into_stack());
+        }
     }
 }
 
@@ -265,7 +323,7 @@ impl Drop for Coros {
         for (actor, c) in self.0.iter_mut().enumerate() {
             if let Some(live) = c.take() {
                 let outer = RUNNING.replace(actor + 1);
-                drop(live.coro);
+                drop(live.exec);
                 RUNNING.set(outer);
                 Mailbox::drain(|_, _, _| {});
             }
@@ -325,5 +383,83 @@ impl CoroPort {
         // its coroutine (checked by every caller).
         let answer = unsafe { &*self.yielder }.suspend((at, call));
         answer.unwrap_or_else(|| Err(Box::new(SimError::Aborted)))
+    }
+}
+
+/// The body of a block's fiber: the kernel on a core whose transport suspends the fiber, as
+/// a coroutine's does.
+fn fiber_body(
+    chip: Arc<dyn ChipTiming>,
+    actor: usize,
+    at: SimTime,
+    assignment: Assignment,
+    mail: Rc<Mail>,
+) -> FiberBody {
+    Box::new(move |suspend: &dyn Suspend| {
+        let Body::Thread(kernel) = &assignment.body else { return };
+        // SAFETY: the port lives inside this call, within which `suspend` is valid.
+        let suspend: &'static dyn Suspend =
+            unsafe { std::mem::transmute::<&dyn Suspend, &'static dyn Suspend>(suspend) };
+        let port = FiberPort { suspend, mail, actor };
+        let ops = Ops::new(
+            Uplink::Thread(Box::new(port)),
+            chip,
+            at,
+            assignment.ctx.clone(),
+            assignment.block,
+            assignment.lane,
+        );
+        let mut core = Core::new(ops);
+        let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
+        core.into_ops().finish(result.map_err(panic_message));
+    })
+}
+
+/// A fiber kernel's way into the engine: as [`CoroPort`], suspending the host's fiber.
+struct FiberPort {
+    /// The fiber's way back; valid while the kernel runs (the port is dropped before its body
+    /// returns).
+    suspend: &'static dyn Suspend,
+    mail: Rc<Mail>,
+    actor: usize,
+}
+
+// SAFETY: the port is only ever used on the thread running its fiber: `on_own_fiber` checks
+// that before any use of the fiber, its mail or the thread's mailbox, and panics otherwise.
+unsafe impl Send for FiberPort {}
+// SAFETY: as above.
+unsafe impl Sync for FiberPort {}
+
+impl FiberPort {
+    /// Panics unless this thread is running this port's fiber.
+    fn on_own_fiber(&self) {
+        if RUNNING.get() != self.actor + 1 {
+            panic!("a kernel run as a fiber used its core from another host thread or another kernel's fiber");
+        }
+    }
+
+    /// Suspends the fiber on `call`, issued at `at`, until the driver resumes it.
+    fn suspend(&self, at: SimTime, call: Call) -> Answer {
+        self.mail.blocked.set(Some((at, call)));
+        self.suspend.suspend();
+        self.mail.resume.take().flatten().unwrap_or_else(|| Err(Box::new(SimError::Aborted)))
+    }
+}
+
+impl Transport for FiberPort {
+    fn post(&self, at: SimTime, resume: SimTime, req: Request) {
+        self.on_own_fiber();
+        Mailbox::post(at, resume, req);
+    }
+
+    fn call(&self, at: SimTime, req: Request) -> Answer {
+        self.on_own_fiber();
+        Mailbox::send(at, req);
+        self.suspend(at, Call::Outbox)
+    }
+
+    fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
+        self.on_own_fiber();
+        self.suspend(at, Call::Retest { expected, cmp })
     }
 }

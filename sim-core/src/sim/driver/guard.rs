@@ -22,6 +22,9 @@ pub(super) enum Ended {
     Done,
     /// The kernel overflowed its stack; nothing was posted for it.
     Overflow,
+    /// A host's fiber switched back to the driver without a request to wait on (the host's
+    /// fiber machinery misbehaved); nothing was posted for it.
+    Stray,
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
