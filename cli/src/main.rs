@@ -354,7 +354,7 @@ fn main() -> ExitCode {
             let b = budgets.budgets();
             commands::run::run_with_stats(&mut *out, program.as_deref(), config.as_deref(), ranks, list, stats, &b)
         }
-        Some(Command::Sweep(s)) => ranksim_cli::processes::sweep_args(SweepArgs::from(*s), place)
+        Some(Command::Sweep(s)) => ranksim_cli::commands::sweep::sweep_args(SweepArgs::from(*s), place)
             .and_then(|a| commands::sweep::sweep(&mut *out, &a)),
         Some(Command::Topo { config, route, links }) => {
             let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
@@ -389,7 +389,7 @@ fn main() -> ExitCode {
                 list,
                 ..Default::default()
             };
-            ranksim_cli::processes::check_args(a, place).and_then(|a| commands::check::check(&mut *out, &a))
+            ranksim_cli::commands::check::check_args(a, place).and_then(|a| commands::check::check(&mut *out, &a))
         }
     };
     ranksim_cli::exit_code(result)

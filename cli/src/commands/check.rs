@@ -2,6 +2,7 @@
 
 use super::{CmdResult, Status};
 use crate::checker::{self, Checkable};
+use crate::processes::{Place, one_each, same_everywhere};
 use ranksim::Config;
 use ranksim::measure::{Budgets, Measure};
 use sim_core::check::{CheckOptions, CheckReport, Finding};
@@ -249,4 +250,45 @@ pub(crate) fn json(cfg: &Config, results: &[(String, usize, CheckReport)]) -> se
         })
         .collect();
     serde_json::json!({ "machine": cfg.machine.name, "programs": programs })
+}
+
+/// `check`'s arguments for a run over `place = (rank, size)` processes: one partition each,
+/// the findings' JSON and the trace written by the first process only (every process traces
+/// alike).
+pub fn check_args(mut a: CheckArgs, place: Place) -> Result<CheckArgs, String> {
+    let Some((rank, size)) = place else { return Ok(a) };
+    a.partitions = one_each(a.partitions, size)?;
+    a.processes = true;
+    a.budgets.max_memory = same_everywhere(a.budgets.max_memory);
+    if rank > 0 {
+        (a.json, a.no_trace_file) = (None, true);
+    }
+    Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ranksim::measure::memory::MemoryLimit;
+
+    #[test]
+    fn a_check_over_processes_has_one_partition_each_and_only_the_first_writes_files() {
+        let a = CheckArgs { json: Some("f.json".into()), trace: Some("t.json".into()), ..Default::default() };
+        let first = check_args(a.clone(), Some((0, 2))).unwrap();
+        assert_eq!((first.partitions, first.processes), (2, true));
+        assert!(first.json.is_some() && !first.no_trace_file);
+        let second = check_args(a.clone(), Some((1, 2))).unwrap();
+        assert!(second.json.is_none() && second.trace.is_some() && second.no_trace_file);
+        assert_eq!(check_args(a.clone(), None).unwrap().partitions, 0, "alone: unchanged");
+        let four = CheckArgs { partitions: 4, ..a };
+        assert!(check_args(four, Some((0, 2))).unwrap_err().contains("one partition per process (2)"));
+    }
+
+    /// Processes decide alike: the memory each host happens to have available is not a limit.
+    #[test]
+    fn a_check_over_processes_drops_what_each_host_has_available() {
+        let mut c = CheckArgs::default();
+        c.budgets.max_memory = Some(MemoryLimit::Available(8 << 30));
+        assert_eq!(check_args(c, Some((0, 2))).unwrap().budgets.max_memory, None);
+    }
 }

@@ -121,9 +121,9 @@ pub fn run_over<C: Collective + Sync>(
     let matches = CollectiveCli::command().bin_name(c.name()).about(about).try_get_matches_from(args)?;
     let cli = CollectiveCli::from_arg_matches(&matches)?;
     Ok(match cli.command {
-        None => crate::processes::sweep_args(SweepArgs::new(None), place).and_then(|a| sweep(out, c, &a)),
+        None => super::sweep::sweep_args(SweepArgs::new(None), place).and_then(|a| sweep(out, c, &a)),
         Some(CollectiveCommand::Sweep(s)) => {
-            crate::processes::sweep_args(SweepArgs::from(*s), place).and_then(|a| sweep(out, c, &a))
+            super::sweep::sweep_args(SweepArgs::from(*s), place).and_then(|a| sweep(out, c, &a))
         }
         Some(CollectiveCommand::Bench(b)) => bench(out, c, &b),
         Some(CollectiveCommand::Check(k)) => check(out, c, &k, place),

@@ -7,6 +7,7 @@
 //! the machine's bus-bandwidth bound.
 
 use super::{BudgetFlags, CmdResult, JitterFlags, Status, parse_op};
+use crate::processes::{Place, one_each, same_everywhere};
 use crate::progress::RowsBar;
 use crate::sweep::{SweepSpec, failed_row, mode_note, run_point_watched, supports};
 use collectives::{Call, Kind, Mode, Path};
@@ -1227,9 +1228,53 @@ fn hccl_costs_note(cfg: &Config, spec: &SweepSpec) -> Option<String> {
         )
     })
 }
+/// A sweep's arguments for a run over `place = (rank, size)` processes: one partition each,
+/// sizes one after another (every process takes part in every run), and the JSON, STRACE and
+/// plot written by the first process only. Nothing that changes a run may differ between the
+/// processes (they would wait for each other forever): `--trace`, which asks for a traced run,
+/// stays on every process, and only the first writes the file.
+pub fn sweep_args(mut a: SweepArgs, place: Place) -> Result<SweepArgs, String> {
+    let Some((rank, size)) = place else { return Ok(a) };
+    a.partitions = one_each(a.partitions, size)?;
+    a.processes = true;
+    a.jobs = Some(1);
+    a.budgets.max_memory = same_everywhere(a.budgets.max_memory);
+    if rank > 0 {
+        (a.json, a.plot, a.strace, a.no_trace_file) = (None, None, None, true);
+    }
+    Ok(a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweep_over_processes_has_one_partition_each_and_only_the_first_writes_files() {
+        let mut a = SweepArgs::new(None);
+        (a.json, a.trace) = (Some("r.json".into()), Some("t.json".into()));
+        let first = sweep_args(a.clone(), Some((0, 3))).unwrap();
+        assert_eq!((first.partitions, first.processes, first.jobs), (3, true, Some(1)));
+        assert!(first.json.is_some() && !first.no_trace_file);
+        let third = sweep_args(a.clone(), Some((2, 3))).unwrap();
+        assert!(third.json.is_none());
+        assert!(third.trace.is_some() && third.no_trace_file, "every process traces, the first writes the file");
+        assert_eq!(sweep_args(a.clone(), None).unwrap().partitions, 1, "alone: unchanged");
+        a.partitions = 2;
+        assert!(sweep_args(a, Some((0, 3))).unwrap_err().contains("one partition per process (3)"));
+    }
+
+    /// Processes decide alike: a given --max-memory holds on every one, the memory each host
+    /// happens to have available is not a limit (alone, it is).
+    #[test]
+    fn processes_share_a_given_memory_limit_and_not_what_each_host_has() {
+        let mut a = SweepArgs::new(None);
+        a.budgets.max_memory = Some(MemoryLimit::Available(8 << 30));
+        assert_eq!(sweep_args(a.clone(), Some((1, 2))).unwrap().budgets.max_memory, None);
+        assert_eq!(sweep_args(a.clone(), None).unwrap().budgets.max_memory, Some(MemoryLimit::Available(8 << 30)));
+        a.budgets.max_memory = Some(MemoryLimit::Given(4 << 30));
+        assert_eq!(sweep_args(a, Some((0, 2))).unwrap().budgets.max_memory, Some(MemoryLimit::Given(4 << 30)));
+    }
 
     #[test]
     fn new_takes_the_command_lines_defaults() {

@@ -14,8 +14,7 @@ use crate::base::payload::Payload;
 use crate::base::time::SimTime;
 use std::fmt;
 
-mod math;
-pub use math::{BinaryOp, CmpOp, UnaryOp};
+pub(crate) mod math;
 
 /// A typed 2-D value in UB.
 #[derive(Clone)]

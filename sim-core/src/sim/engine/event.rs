@@ -2,8 +2,8 @@
 //! use the sending actor and its sequence number with `sub = 0`; events derived from a request
 //! inherit its actor and seq and take a fresh `sub`. Host events use actor `HOST`.
 
+use super::desc::Desc;
 use super::observe::{TraceId, WriteToken};
-use super::state::channels::Desc;
 use crate::api::request::{OpKind, Reply, Request};
 use crate::base::addr::{CellRef, Place};
 use crate::base::call_site::CallSite;

@@ -88,7 +88,7 @@ fn slack(bytes: u64) -> u64 {
 /// and notifies, fences), its request lane in the queue, its bound, its core's busy flag.
 fn actor_bytes() -> u64 {
     let vecs = 6 * size_of::<Vec<u64>>() + size_of::<u64>() + 2 * size_of::<bool>();
-    let finishing = size_of::<Option<Result<(), crate::SimError>>>();
+    let finishing = size_of::<Option<Result<(), crate::base::error::SimError>>>();
     let lane = size_of::<VecDeque<(Key, Pending)>>();
     (size_of::<Actor>() + vecs + finishing + lane + 3 * size_of::<u64>()) as u64
 }

@@ -7,35 +7,7 @@ use super::{ActorState, Engine};
 use crate::base::budget::{BudgetReport, CoreActivity, Limit};
 use crate::base::error::SimError;
 use crate::base::time::SimTime;
-use crate::sim::options::{Interrupt, Progress, RunOptions};
-
-/// A run's budgets and stop flag.
-pub(super) struct Limits {
-    /// No event after this time is applied.
-    pub(super) max_time: SimTime,
-    max_events: u64,
-    /// The event count at which [`Engine::checkpoint`] runs next.
-    pub(super) next_check: u64,
-    interrupt: Option<Interrupt>,
-}
-
-impl Limits {
-    pub(super) fn new(o: &RunOptions) -> Limits {
-        let mut l = Limits {
-            max_time: o.max_sim_time,
-            max_events: o.max_events,
-            next_check: 0,
-            interrupt: o.interrupt.clone(),
-        };
-        l.next_check = l.after(0);
-        l
-    }
-
-    /// The next event count to look at after `events`: the next publication, or the limit.
-    fn after(&self, events: u64) -> u64 {
-        (events / Progress::EVERY + 1).saturating_mul(Progress::EVERY).min(self.max_events)
-    }
-}
+use crate::sim::options::Interrupt;
 
 impl Engine {
     /// Before the event due at `next`: publishes progress, and ends the run when the host

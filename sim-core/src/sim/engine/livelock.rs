@@ -15,29 +15,10 @@
 use super::deadlock::domain_rank;
 use super::event::{Event, Pending};
 use super::{ActorState, Engine};
-use crate::base::addr::{Caller, Cells, MemKey, Place};
+use crate::base::addr::{Caller, Cells, Place};
 use crate::base::error::SimError;
 use crate::base::livelock::{LivelockReport, SpinningPoll};
 use crate::base::time::SimTime;
-
-/// What a core polls since the last change, and how often it did.
-#[derive(Clone, Debug)]
-pub(super) struct Spin {
-    /// The count of changes when it started counting (`u64::MAX`: never).
-    epoch: u64,
-    polls: u64,
-    since: SimTime,
-    /// Its last poll was a scalar read of the element at this address (else a test of its
-    /// polled cells), kept whole once the count nears the threshold, for the report.
-    read_at: Option<(MemKey, usize)>,
-    read: Option<Box<(Place, Caller)>>,
-}
-
-impl Default for Spin {
-    fn default() -> Spin {
-        Spin { epoch: u64::MAX, polls: 0, since: SimTime::ZERO, read_at: None, read: None }
-    }
-}
 
 /// One poll, as [`Engine::spun`] counts it.
 pub(super) enum Spun {

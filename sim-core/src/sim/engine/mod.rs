@@ -10,6 +10,7 @@
 mod bounds;
 mod copy;
 mod deadlock;
+mod desc;
 mod event;
 mod flow;
 pub(crate) mod footprint;
@@ -31,7 +32,7 @@ pub(crate) mod wake;
 mod wire;
 
 pub(crate) use observe::{Observers, Recording, UserObserver};
-pub(crate) use partition::Crossing;
+pub(crate) use state::part::Crossing;
 
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
@@ -79,9 +80,9 @@ struct Actor {
     /// When it last blocked (for reports).
     since: SimTime,
     /// What it tests when it polls the same cells again ([`Request::Retest`]).
-    polled: scalar::Polled,
+    polled: state::polled::Polled,
     /// Its polls since the last change in the machine (see `livelock.rs`).
-    spin: livelock::Spin,
+    spin: state::spin::Spin,
     /// The last operation it asked for and where, for a budget's report.
     last: (&'static str, Caller),
 }
@@ -136,7 +137,7 @@ pub(crate) struct Engine {
     /// ([`SimTime::NEVER`] in a run that is not split).
     horizon: SimTime,
     /// The partition this engine runs, in a split run (see `partition.rs`).
-    part: Option<Box<partition::Part>>,
+    part: Option<Box<state::part::Part>>,
     /// In a split run, the block and task of each writer of another partition whose writes
     /// landed here, as its crossings said (for cells' write histories).
     foreign_jobs: rustc_hash::FxHashMap<usize, (usize, Arc<str>)>,
@@ -147,7 +148,7 @@ pub(crate) struct Engine {
     /// The count of changes and how many cores have spun `livelock_polls` times since it.
     saturated: (u64, usize),
     /// The budgets (`RunOptions::max_sim_time`, `max_events`) and the host's stop flag.
-    limits: limits::Limits,
+    limits: state::limits::Limits,
 }
 
 impl Engine {
@@ -188,8 +189,8 @@ impl Engine {
             next_seq: 0,
             job: None,
             since: SimTime::ZERO,
-            polled: scalar::Polled::default(),
-            spin: livelock::Spin::default(),
+            polled: state::polled::Polled::default(),
+            spin: state::spin::Spin::default(),
             last: ("", None),
         };
         Engine {
@@ -227,7 +228,7 @@ impl Engine {
             quiet: 0,
             livelock_polls: options.livelock_polls,
             saturated: (u64::MAX, 0),
-            limits: limits::Limits::new(options),
+            limits: state::limits::Limits::new(options),
             chip,
         }
     }
@@ -604,7 +605,7 @@ impl Engine {
             Request::ScalarRead { src, caller } => self.scalar_read(t, actor, src, caller),
             Request::ScalarWrite { dst, data, caller } => self.scalar_write(key, actor, dst, data, caller),
             Request::Test { cells, expected, cmp, caller } => {
-                self.actors[actor].polled = scalar::Polled::new(cells, Cond::Signed(cmp, expected), caller);
+                self.actors[actor].polled = state::polled::Polled::new(cells, Cond::Signed(cmp, expected), caller);
                 self.poll(t, actor)
             }
             Request::Retest { expected, cmp } => {

@@ -72,10 +72,10 @@ macro_rules! fan {
     }};
 }
 
-mod keep;
+pub(super) mod keep;
 mod record;
+mod replay;
 
-pub(crate) use keep::Wired;
 pub(crate) use record::{Recording, interleave, order_records};
 
 /// Everything that watches a run: the traffic counters (always on), the timeline recorder

@@ -11,53 +11,11 @@
 //! that says so rather than with results that depend on the split.
 
 use super::event::{Event, Key, SdmaEvent};
+use super::state::part::{Crossing, Part, WriterJob};
 use super::{Engine, Pending};
 use crate::base::error::SimError;
 use crate::base::time::SimTime;
-use crate::model::Route;
 use std::sync::Arc;
-
-/// What an engine that runs one partition knows of the split.
-pub(super) struct Part {
-    /// This partition's number.
-    id: usize,
-    /// The partition of each chip.
-    owner: Arc<[u32]>,
-    /// Events for other partitions, by partition, in the order they were caused.
-    outbox: Vec<Vec<Crossing>>,
-}
-
-/// An event on its way to another partition. What the sender's state numbers (the slot of
-/// a packet's last-hop event, its path) travels by value.
-#[derive(Debug)]
-pub(crate) struct Crossing {
-    pub(super) key: Key,
-    pub(super) ev: Event,
-    /// The events that end the flow of an [`Event::Onward`] carrying its last packet, and
-    /// that clear its sender (a get's channel), when it has them.
-    pub(super) end: Option<Event>,
-    pub(super) cleared: Option<Event>,
-    /// The route of an [`Event::Onward`]'s path.
-    pub(super) route: Option<Route>,
-    /// The block and task of the writer of the write or notify its flow lands (its writer's
-    /// partition knows them): a landing records them in the cell's history, for reports.
-    pub(super) job: Option<WriterJob>,
-}
-
-/// The block and task a writer (an actor of another partition) runs.
-#[derive(Clone, Debug)]
-pub(crate) struct WriterJob {
-    pub(super) writer: usize,
-    pub(super) block: usize,
-    pub(super) task: Arc<str>,
-}
-
-impl Crossing {
-    /// The event's key, for a deterministic order of arrival.
-    pub(crate) fn order(&self) -> (u128, u64) {
-        self.key.stamp()
-    }
-}
 
 impl Engine {
     /// Makes this engine partition `id` of a split run: `owner[chip]` is each chip's

@@ -10,34 +10,7 @@ use super::signals::Signals;
 use crate::api::request::{OpKind, Reply};
 use crate::base::addr::{Caller, Cells, Place, narrow};
 use crate::base::payload::Payload;
-use crate::base::signal::{Cond, WaitCmp};
 use crate::base::time::SimTime;
-
-/// What an actor tests when it polls: the cells of its last [`Request::Test`], the condition
-/// of its latest test, and where the memory keeps its one cell once found (timing-only runs),
-/// so a polling loop finds its cell once.
-///
-/// [`Request::Test`]: crate::api::request::Request::Test
-#[derive(Clone, Debug)]
-pub(super) struct Polled {
-    pub(super) cells: Cells,
-    pub(super) cond: Cond,
-    place: Option<usize>,
-    /// Where the kernel first tested these cells (a retest records none), for reports.
-    pub(super) caller: Caller,
-}
-
-impl Polled {
-    pub(super) fn new(cells: Cells, cond: Cond, caller: Caller) -> Polled {
-        Polled { cells, cond, place: None, caller }
-    }
-}
-
-impl Default for Polled {
-    fn default() -> Polled {
-        Polled::new(Cells::default(), Cond::Signed(WaitCmp::Ge, 0), None)
-    }
-}
 
 impl Engine {
     /// TTEST: answers whether every cell `actor` polls satisfies the condition now (both kept

@@ -22,9 +22,10 @@
 //! `wait_async`, or a `test_async` that answers true, orders what follows after the data.
 
 use super::Engine;
+use super::desc::Desc;
 use super::event::{Event, Key, SdmaEvent};
 use super::observe::{OpAt, WriteToken};
-use super::state::channels::{Desc, Transfer};
+use super::state::channels::Transfer;
 use crate::api::request::{OpKind, Reply, SdmaSpec};
 use crate::base::call_site::CallSite;
 use crate::base::error::{SimError, Site};

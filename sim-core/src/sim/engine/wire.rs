@@ -9,9 +9,9 @@
 //! everywhere. A recorded fact of a checked or traced run travels with the same parts
 //! (the `facts` module).
 
+use super::desc::Desc;
 use super::event::{Away, Event, Key, SdmaEvent, SignalLand, WriteIds};
-use super::partition::{Crossing, WriterJob};
-use super::state::channels::Desc;
+use super::state::part::{Crossing, WriterJob};
 use crate::api::request::{OpKind, Reply};
 use crate::base::addr::{CellRef, Coords, MemKey, Place};
 use crate::base::call_site::CallSite;
@@ -350,7 +350,7 @@ fn unwire_desc(w: WireDesc) -> Result<Desc, String> {
 pub(crate) mod facts {
     use super::*;
     use crate::base::call_site::static_text;
-    use crate::sim::engine::observe::Wired;
+    use crate::sim::engine::observe::keep::Wired;
     use crate::sim::observe::{CoreId, OpAt, OpInfo};
     use serde::{Deserializer, Serializer};
 

@@ -5,7 +5,8 @@ use super::{Core, wait_ready};
 use crate::base::dtype::DType;
 use crate::base::error::SimResult;
 use crate::base::tensor::Tensor;
-use crate::base::tile::{BinaryOp, CmpOp, Tile, UnaryOp};
+use crate::base::tile::Tile;
+use crate::base::tile::math::{BinaryOp, CmpOp, UnaryOp};
 use std::panic::Location;
 
 impl Core {

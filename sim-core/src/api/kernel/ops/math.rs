@@ -11,7 +11,8 @@ use super::Ops;
 use crate::base::dtype::DType;
 use crate::base::error::SimResult;
 use crate::base::tensor::Tensor;
-use crate::base::tile::{Axis, BinaryOp, CmpOp, ReduceOp, Tile, UnaryOp};
+use crate::base::tile::math::{BinaryOp, CmpOp, UnaryOp};
+use crate::base::tile::{Axis, ReduceOp, Tile};
 use crate::base::time::SimDuration;
 use crate::model::VecOp;
 

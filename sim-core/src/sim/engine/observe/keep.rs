@@ -3,13 +3,12 @@
 //! ([`for_each_fact`](crate::sim::observe::for_each_fact)) names, so the recorded `Fact`, the
 //! recorder and the replay are generated from that list alone.
 
-use super::{Ids, OpAt};
 use crate::base::addr::{CellRef, Place};
 use crate::base::signal::{Cond, NotifyOp};
 use crate::base::time::SimTime;
 use crate::results::trace::LinkBusy;
 use crate::sim::observe::{
-    BlockStart, CoreId, EqList, EqWaiters, MemRegion, OpId, OpInfo, SdmaId, SignalCell, SignalCells, WriteId,
+    BlockStart, CoreId, EqList, EqWaiters, Ids, MemRegion, OpAt, OpId, OpInfo, SdmaId, SignalCell, SignalCells, WriteId,
 };
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;

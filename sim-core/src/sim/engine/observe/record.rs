@@ -14,8 +14,7 @@
 //! distinct from that partition's own. Over processes a recording travels as bytes with the
 //! partition's result (serde, the parts as crossings carry them: `wire.rs`).
 
-use super::Observers;
-use super::keep::{IdMap, Keep, Renumber};
+use super::keep::Keep;
 use crate::base::signal::{Cond, NotifyOp};
 use crate::base::time::SimTime;
 use crate::results::stats::DispatchRecord;
@@ -139,19 +138,8 @@ pub(crate) fn order_records(records: Vec<DispatchRecord>, facts: &[Fact], chips:
     out
 }
 
-impl Observers {
-    /// Feeds `facts` (in one engine's order) to these observers, numbering ids again.
-    pub(crate) fn replay(&mut self, facts: Vec<Fact>) {
-        let mut map = IdMap::default();
-        for f in facts {
-            self.replay_one(&mut map, f);
-        }
-    }
-}
-
-/// The recorded [`Fact`], the [`Recorder`] that keeps each fact as one, and the replay that
-/// tells it again, from the list of facts: each argument kept, renumbered and lent back by
-/// its [`Keep`].
+/// The recorded [`Fact`] and the [`Recorder`] that keeps each fact as one, from the list of
+/// facts: each argument kept by its [`Keep`] (`replay.rs` tells the facts again).
 macro_rules! recorded_facts {
     ($($(#[$doc:meta])* $variant:ident $method:ident($($arg:ident: $ty:ty),*);)*) => {
         /// One fact of the [`Observe`] trait, owning what the trait lends (each argument as
@@ -167,21 +155,6 @@ macro_rules! recorded_facts {
                     self.push(Fact::$variant { $($arg: <fn($ty) as Keep>::keep($arg)),* });
                 }
             )*
-        }
-
-        impl Observers {
-            fn replay_one(&mut self, map: &mut IdMap, fact: Fact) {
-                match fact {
-                    $(
-                        Fact::$variant { $($arg),* } => {
-                            let mut renumber = Renumber { ids: &mut self.ids, map };
-                            $(let $arg = <fn($ty) as Keep>::renumber($arg, &mut renumber);)*
-                            $(let $arg = <fn($ty) as Keep>::view(&$arg);)*
-                            fan!(self.$method($(<fn($ty) as Keep>::pass(&$arg)),*));
-                        }
-                    )*
-                }
-            }
         }
     };
 }

@@ -1,33 +1,10 @@
 //! Each chip's SDMA channels: their descriptor queues and the transfers in progress. `sdma.rs`
 //! runs them.
 
+use super::super::desc::Desc;
 use super::super::observe::SdmaToken;
-use crate::api::request::OpKind;
-use crate::base::addr::Place;
-use crate::base::call_site::CallSite;
-use crate::base::dtype::DType;
-use crate::base::time::SimTime;
 use crate::model::SdmaParams;
 use std::collections::{BTreeMap, VecDeque};
-
-#[derive(Debug)]
-pub(in crate::sim::engine) struct Desc {
-    pub(in crate::sim::engine) actor: usize,
-    pub(in crate::sim::engine) id: u64,
-    pub(in crate::sim::engine) ch: usize,
-    pub(in crate::sim::engine) src: Place,
-    pub(in crate::sim::engine) dst: Place,
-    pub(in crate::sim::engine) get: bool,
-    /// `Some(dtype)`: an inline-reduce put.
-    pub(in crate::sim::engine) atomic: Option<DType>,
-    /// When the channel may start it (the transfer was posted).
-    pub(in crate::sim::engine) ready: SimTime,
-    pub(in crate::sim::engine) op: OpKind,
-    pub(in crate::sim::engine) caller: Option<CallSite>,
-    /// The observers' token of its transfer (so the chip that reads its source needs
-    /// nothing of the transfer's state, which stays with its core).
-    pub(in crate::sim::engine) clock: SdmaToken,
-}
 
 #[derive(Debug, Default)]
 pub(in crate::sim::engine) struct Channel {

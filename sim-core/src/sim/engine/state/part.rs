@@ -1,0 +1,48 @@
+//! What an engine that runs one partition of a split run holds: the split, and the events on
+//! their way to other partitions (`partition.rs` sends and accepts them).
+
+use super::super::event::{Event, Key};
+use crate::model::Route;
+use std::sync::Arc;
+
+/// What an engine that runs one partition knows of the split.
+pub(in crate::sim::engine) struct Part {
+    /// This partition's number.
+    pub(in crate::sim::engine) id: usize,
+    /// The partition of each chip.
+    pub(in crate::sim::engine) owner: Arc<[u32]>,
+    /// Events for other partitions, by partition, in the order they were caused.
+    pub(in crate::sim::engine) outbox: Vec<Vec<Crossing>>,
+}
+
+/// An event on its way to another partition. What the sender's state numbers (the slot of
+/// a packet's last-hop event, its path) travels by value.
+#[derive(Debug)]
+pub(crate) struct Crossing {
+    pub(in crate::sim::engine) key: Key,
+    pub(in crate::sim::engine) ev: Event,
+    /// The events that end the flow of an [`Event::Onward`] carrying its last packet, and
+    /// that clear its sender (a get's channel), when it has them.
+    pub(in crate::sim::engine) end: Option<Event>,
+    pub(in crate::sim::engine) cleared: Option<Event>,
+    /// The route of an [`Event::Onward`]'s path.
+    pub(in crate::sim::engine) route: Option<Route>,
+    /// The block and task of the writer of the write or notify its flow lands (its writer's
+    /// partition knows them): a landing records them in the cell's history, for reports.
+    pub(in crate::sim::engine) job: Option<WriterJob>,
+}
+
+/// The block and task a writer (an actor of another partition) runs.
+#[derive(Clone, Debug)]
+pub(crate) struct WriterJob {
+    pub(in crate::sim::engine) writer: usize,
+    pub(in crate::sim::engine) block: usize,
+    pub(in crate::sim::engine) task: Arc<str>,
+}
+
+impl Crossing {
+    /// The event's key, for a deterministic order of arrival.
+    pub(crate) fn order(&self) -> (u128, u64) {
+        self.key.stamp()
+    }
+}
