@@ -78,7 +78,7 @@ pub enum SimError {
         /// Where the kernel ran.
         site: Site,
         /// The kernel's simulated time when it panicked.
-        time: String,
+        time: SimTime,
         /// The panic message.
         msg: String,
     },

@@ -77,7 +77,7 @@ use std::sync::Arc;
 /// partition, its recorder and its replay (`sim/engine/observe/record.rs`), and so the
 /// bytes a recording travels as, are all generated from this list by calling
 /// `for_each_fact!(then)`, which hands the list to the macro `then`. A new fact is one entry
-/// here (and, for an argument of a new type, its `Keep` in `record/keep.rs`).
+/// here (and, for an argument of a new type, its `Keep` in `sim/engine/observe/keep.rs`).
 macro_rules! for_each_fact {
     ($then:ident) => {
         $then! {

@@ -1,6 +1,6 @@
 //! The protocol checker: happens-before race detection, stale reads, signal misuse and
 //! deadlocks, turned into [`Finding`]s. It is off unless [`RunOptions::check`](crate::RunOptions::check)
-//! (crate::RunOptions) is set; the engine's observers (`sim/engine/observe.rs`) call its hooks as
+//! (crate::RunOptions) is set; the engine's observers (`sim/engine/observe/mod.rs`) call its hooks as
 //! the engine applies events.
 //!
 //! Happens-before: every block execution is a *strand* with a vector clock. A strand starts

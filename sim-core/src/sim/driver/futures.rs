@@ -49,7 +49,7 @@ pub(super) fn poll_virtual(eng: &mut Engine, slot: &mut Option<Virtual>, actor: 
             if let Some(v) = slot.take() {
                 let site = v.assignment.ctx.site(v.assignment.block);
                 let now = eng.now();
-                let err = SimError::KernelPanic { site, time: format!("{now}"), msg: panic_message(p) };
+                let err = SimError::KernelPanic { site, time: now, msg: panic_message(p) };
                 eng.submit(actor, now, now, Request::Finish { result: Err(err) });
             }
         }

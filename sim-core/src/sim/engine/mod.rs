@@ -120,7 +120,7 @@ pub(crate) struct Engine {
     outcome: Option<Result<(), SimError>>,
     pub(crate) stats: EngineStats,
     pub(crate) records: Vec<DispatchRecord>,
-    /// Who watches the run: traffic counters, timeline, protocol checking (see `observe.rs`).
+    /// Who watches the run: traffic counters, timeline, protocol checking (see `observe/mod.rs`).
     obs: Observers,
     /// The seeded RNGs (one per chip, so what one chip draws never depends on another's
     /// draws) and magnitudes of a jittered run.

@@ -715,9 +715,7 @@ impl Ops {
             self.error("wait_async", msg);
         }
         let result = match result {
-            Err(msg) => {
-                Err(SimError::KernelPanic { site: self.ctx.site(self.block), time: format!("{}", self.clock), msg })
-            }
+            Err(msg) => Err(SimError::KernelPanic { site: self.ctx.site(self.block), time: self.clock, msg }),
             Ok(r) => match (r, self.error.clone()) {
                 (Ok(()), None) => Ok(()),
                 (Ok(()), Some(e)) => Err(e),
