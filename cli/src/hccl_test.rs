@@ -463,7 +463,7 @@ impl HcclTestRun {
             Algorithm::HcclDefault => {
                 (SweepSpec { call: self.call.with_mode(Mode::SdmaMesh), ..base }, Mode::SdmaMesh.to_string())
             }
-            Algorithm::HcclAiv => crate::commands::sweep::picked(&base, size),
+            Algorithm::HcclAiv => crate::commands::sweep::plan::picked(&base, size),
         }
     }
 
