@@ -9,11 +9,15 @@
 //!
 //! The GIL: the run's thread holds a thread state for the whole run. The driver takes the GIL
 //! (`PyGILState_Ensure`) at its first switch into a kernel and keeps it, kernels and driver
-//! alike, giving it up for a moment every few milliseconds so that the caller's thread can
-//! look at Ctrl-C (kernels' Python code also gives it up when asked, as any Python thread
-//! does); it gives it back when the run ends. So a switch costs no GIL hand-over, and PyO3's
+//! alike, and gives it back when the run ends. So a switch costs no GIL hand-over, and PyO3's
 //! per-thread count of GIL holds, which a switched-out kernel's calls leave raised, never
-//! claims a GIL the thread does not hold.
+//! claims a GIL the thread does not hold. Other Python threads get their turn as from any
+//! thread running Python (kernels' code gives the GIL up when asked); the caller's thread,
+//! which looks at Ctrl-C every 20 ms, is let in by hand-over: it says it waits
+//! ([`caller_wants_gil`]) and the driver, at its next switch, lets go of the GIL until the
+//! caller has had it. A plain release and re-take on a timer would not do: CPython counts the
+//! driver's own re-take as a switch, so a waiting thread never asks for the GIL and can starve
+//! for seconds (a Ctrl-C then took up to a minute to land).
 
 use pyo3::ffi;
 use pyo3::intern;
@@ -21,34 +25,60 @@ use pyo3::prelude::*;
 use pyo3::types::PyCFunction;
 use sim_core::{Fiber, FiberBody, FiberHost, Fibers, Suspend};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 thread_local! {
     /// Whether this thread runs Python kernels as greenlets (the run's thread, during a run).
     static ON: Cell<bool> = const { Cell::new(false) };
-    /// The GIL the driver holds on this thread between switches, and since when.
-    static HELD: Cell<Option<(ffi::PyGILState_STATE, Instant)>> = const { Cell::new(None) };
+    /// The GIL the driver holds on this thread between switches.
+    static HELD: Cell<Option<ffi::PyGILState_STATE>> = const { Cell::new(None) };
 }
 
-/// How long the driver keeps the GIL before giving other Python threads (the caller's, which
-/// looks at Ctrl-C every 20 ms) a turn.
-const TURN: Duration = Duration::from_millis(5);
+/// Callers' threads (see [`crate::interrupt`]) about to take the GIL back to look at their
+/// signals.
+static CALLERS_WAITING: AtomicUsize = AtomicUsize::new(0);
+/// How many times a waiting caller has got the GIL: a driver that let go of it waits for this
+/// to move.
+static CALLER_TURNS: AtomicU64 = AtomicU64::new(0);
 
-/// Makes sure the driver holds the GIL, giving it up and taking it again first when it has
-/// held it for [`TURN`].
+/// The longest a driver waits for a caller to take the GIL it let go of (a caller that went
+/// away must not stall the run).
+const HAND_OVER: Duration = Duration::from_millis(50);
+
+/// Says that a caller's thread is about to take the GIL back (call it last before the GIL is
+/// taken, and [`caller_has_gil`] once it is held).
+pub(crate) fn caller_wants_gil() {
+    CALLERS_WAITING.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Says that a caller's thread, which said it waits, holds the GIL.
+pub(crate) fn caller_has_gil() {
+    CALLER_TURNS.fetch_add(1, Ordering::SeqCst);
+    CALLERS_WAITING.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Makes sure the driver holds the GIL, first handing it to a caller that waits for it.
 fn hold() {
     match HELD.get() {
         None => {
             // SAFETY: the interpreter is running (a run was started from Python).
-            HELD.set(Some((unsafe { ffi::PyGILState_Ensure() }, Instant::now())));
+            HELD.set(Some(unsafe { ffi::PyGILState_Ensure() }));
         }
-        Some((state, since)) if since.elapsed() >= TURN => {
+        Some(state) if CALLERS_WAITING.load(Ordering::SeqCst) > 0 => {
+            let turn = CALLER_TURNS.load(Ordering::SeqCst);
             // SAFETY: pairs with the `Ensure` that took it; nothing of Python runs between.
             unsafe { ffi::PyGILState_Release(state) };
+            let until = Instant::now() + HAND_OVER;
+            while CALLER_TURNS.load(Ordering::SeqCst) == turn
+                && CALLERS_WAITING.load(Ordering::SeqCst) > 0
+                && Instant::now() < until
+            {
+                std::thread::sleep(Duration::from_micros(20));
+            }
             // SAFETY: as in the first arm.
-            HELD.set(Some((unsafe { ffi::PyGILState_Ensure() }, Instant::now())));
+            HELD.set(Some(unsafe { ffi::PyGILState_Ensure() }));
         }
         Some(_) => {}
     }
@@ -56,7 +86,7 @@ fn hold() {
 
 /// Gives back the GIL [`hold`] took on this thread, if any.
 fn let_go() {
-    if let Some((state, _)) = HELD.take() {
+    if let Some(state) = HELD.take() {
         // SAFETY: pairs with the `Ensure` of `hold`, on this thread.
         unsafe { ffi::PyGILState_Release(state) };
     }

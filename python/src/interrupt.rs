@@ -62,7 +62,10 @@ pub(crate) fn interruptible_progress<R: Send>(
                 while !run.is_finished() && std::time::Instant::now() < until {
                     std::thread::sleep(Duration::from_millis(1));
                 }
+                // A run with Python kernels as greenlets holds the GIL: it hands it over.
+                crate::fibers::caller_wants_gil();
             });
+            crate::fibers::caller_has_gil();
             if raised.is_none()
                 && let Err(e) = py.check_signals()
             {
