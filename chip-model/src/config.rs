@@ -43,6 +43,10 @@ pub struct ChipConfig {
     /// flags beyond `dcci_ns`), in ns. Absent: 0.
     #[serde(default)]
     pub hccl_aiv_launch_ns: f64,
+    /// HCCL's communication buffer (`HCCL_BUFFSIZE`), in MiB: the copy-engine collectives
+    /// stage user data through it in chunks of at most this size. Absent: 200, HCCL's default.
+    #[serde(default = "default_hccl_buffsize_mb")]
+    pub hccl_buffsize_mb: u64,
     /// Device-side gap between consecutive dispatches on one chip, in ns.
     pub dispatch_launch_ns: f64,
     /// Time from placing a task on a core to its kernel starting, in ns.
@@ -294,4 +298,12 @@ impl TryFrom<RawDmaPath> for DmaPathConfig {
             _ => Err(format!("curve = \"{}\" takes curve, {}", r.curve, takes.join(", "))),
         }
     }
+}
+
+/// HCCL's default `HCCL_BUFFSIZE`: 200 (MiB) (CANN's HCCL user guide, `HCCL_BUFFSIZE.md`;
+/// docs/references/hardware.md §4.2).
+pub(crate) const DEFAULT_HCCL_BUFFSIZE_MB: u64 = 200;
+
+fn default_hccl_buffsize_mb() -> u64 {
+    DEFAULT_HCCL_BUFFSIZE_MB
 }

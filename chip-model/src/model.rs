@@ -21,6 +21,15 @@ pub struct ChipConfigError {
     pub why: String,
 }
 
+/// `hccl_buffsize_mb` in bytes: 1 MiB to 1 TiB.
+fn buffer_bytes(mb: u64) -> Result<u64, ChipConfigError> {
+    if (1..=1 << 20).contains(&mb) {
+        Ok(mb << 20)
+    } else {
+        Err(err("hccl_buffsize_mb", mb, "give HCCL's buffer in MiB, from 1 to 1048576 (HCCL's default is 200)"))
+    }
+}
+
 fn err(key: &str, value: impl ToString, why: &str) -> ChipConfigError {
     ChipConfigError { key: key.to_string(), value: value.to_string(), why: why.to_string() }
 }
@@ -50,6 +59,7 @@ pub struct ChipModel {
     scalar_gm: SimDuration,
     dcci: SimDuration,
     hccl_aiv_launch: SimDuration,
+    hccl_buffer_bytes: u64,
     dispatch_launch: SimDuration,
     task_start: SimDuration,
     bf16_atomic_add: bool,
@@ -119,6 +129,7 @@ impl ChipModel {
             scalar_gm: ns("scalar_gm_ns", c.scalar_gm_ns.unwrap_or(c.wait_poll_ns))?,
             dcci: ns("dcci_ns", c.dcci_ns)?,
             hccl_aiv_launch: ns("hccl_aiv_launch_ns", c.hccl_aiv_launch_ns)?,
+            hccl_buffer_bytes: buffer_bytes(c.hccl_buffsize_mb)?,
             dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
             task_start: ns("task_start_ns", c.task_start_ns)?,
             bf16_atomic_add: c.bf16_atomic_add,
@@ -404,6 +415,10 @@ impl ChipTiming for ChipModel {
         self.hccl_aiv_launch
     }
 
+    fn hccl_buffer_bytes(&self) -> u64 {
+        self.hccl_buffer_bytes
+    }
+
     fn dispatch_launch(&self) -> SimDuration {
         self.dispatch_launch
     }
@@ -442,6 +457,7 @@ mod tests {
             scalar_gm_ns: None,
             dcci_ns: 0.0,
             hccl_aiv_launch_ns: 0.0,
+            hccl_buffsize_mb: crate::config::DEFAULT_HCCL_BUFFSIZE_MB,
             dispatch_launch_ns: 0.0,
             task_start_ns: 0.0,
             dma: DmaConfig {

@@ -3,6 +3,7 @@
 //! HCCL-class forms of all_to_all (copy-engine mesh, AIV mesh, grouped full mesh).
 
 use crate::lanes::{Lanes, TILE, aiv_barrier, peer_order, ranks, rows_view};
+use crate::staging;
 use sim_core::{CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "all_to_all";
@@ -51,10 +52,14 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     exchange(ops, &a.input, &a.target, &a.sig, None).await
 }
 
-/// HCCL-class: the vendor library's copy-engine all_to_all on a full mesh. Each block puts its
-/// part of row `dest` of the input into row `me` of `dest`'s target with an SDMA engine on its
-/// own channel (this rank first, then the peers in a block-dependent order so every link
-/// carries traffic at once), waits for its transfers, then runs its lane's credit barrier.
+/// HCCL-class: the vendor library's copy-engine all_to_all on a full mesh, staged through its
+/// communication buffer ([`staging`](crate::staging)): per buffer-full of this rank's send
+/// data (all of it up to `HCCL_BUFFSIZE`, HCCL's single-pass `AlltoAllVStagedMesh`), each
+/// block copies its columns of every row into the buffer, a credit barrier (HCCL's handshake
+/// with every peer) says every buffer is ready, the block puts its part of row `dest` into row
+/// `me` of `dest`'s target with an SDMA engine on its own channel (this rank first, then the
+/// peers in a block-dependent order so every link carries traffic at once), waits for its
+/// transfers, and a second barrier says they have landed before the buffer is reused.
 pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (me, n) = ranks(ops, &a.target, WHAT)?;
     let b = ops.block_idx();
@@ -64,17 +69,25 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let tv = rows_view(ops, &a.target, n, WHAT)?;
     let iv = rows_view(ops, &a.input, n, WHAT)?;
     let r = tv.shape()[1];
-    let (lo, hi) = (b * r / active, (b + 1) * r / active);
-    if lo < hi {
-        let mut posted = Vec::with_capacity(n);
-        for dest in std::iter::once(me).chain(peer_order(me, n, b)) {
-            let opts = SdmaOpts::new().region(&[me, lo], &[dest, lo], &[1, hi - lo]);
-            posted.push(ops.put_async(&tv, dest, &iv, &opts)?);
+    let col_bytes = n * a.target.dtype().size();
+    let mut g = 0;
+    for chunk in staging::chunks(r, col_bytes, ops.chip().hccl_buffer_bytes()) {
+        let (lo, hi) = staging::share(chunk, b, active);
+        staging::copy_now(ops, &iv, me, (0, n), (lo, hi)).await?;
+        g += 1;
+        lanes.barrier(ops, me, n, g).await?;
+        if lo < hi {
+            let mut posted = Vec::with_capacity(n);
+            for dest in std::iter::once(me).chain(peer_order(me, n, b)) {
+                let opts = SdmaOpts::new().region(&[me, lo], &[dest, lo], &[1, hi - lo]);
+                posted.push(ops.put_async(&tv, dest, &iv, &opts)?);
+            }
+            crate::sdma::wait_all(ops, posted).await?;
         }
-        crate::sdma::wait_all(ops, posted).await?;
+        g += 1;
+        lanes.barrier(ops, me, n, g).await?;
     }
-    lanes.barrier(ops, me, n, 1).await?;
-    lanes.epilogue(ops, me, n, 1)
+    lanes.epilogue(ops, me, n, g)
 }
 
 /// Peers a rank's copy engines write to at once in [`grouped_mesh`]: the vendor library's

@@ -25,6 +25,10 @@
 //!   reduce-scatter inside each server, RHD between servers among the ranks holding the same
 //!   slice, an allgather inside each server; the server size is the machine's
 //!   ([`sim_core::World::server_ranks`], from its config).
+//! - the copy-engine all_to_all and reduce_scatter (`sdma-mesh`) stage user data
+//!   through HCCL's communication buffer, a buffer-full (`chip.hccl_buffsize_mb`) at a time,
+//!   copying in and out with the copy engines and handshaking around each transfer, as the
+//!   vendor library's op-base executors do.
 //! - **grouped-mesh** all_to_all ([`Mode::GroupedMesh`]): HCCL-class, the grouped full mesh the
 //!   vendor library runs on A3 — copy-engine puts to 8 peers at a time, nearest first, round
 //!   after round, so not all `NR^2` flows are live at once.
@@ -52,6 +56,7 @@ mod lanes;
 mod reduce_scatter;
 mod sdma;
 mod spec;
+mod staging;
 mod traffic;
 mod validate;
 

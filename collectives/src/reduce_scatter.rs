@@ -2,6 +2,7 @@
 //! and §3.12). Peers read row r from every rank; each rank writes only its own row.
 
 use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, aiv_barrier, peer_order, peers, ranks, rows_view};
+use crate::staging;
 use sim_core::{AtomicType, Ops, ReduceOp, SdmaOpts, SimResult, Tensor};
 
 const WHAT: &str = "reduce_scatter";
@@ -50,10 +51,14 @@ pub(crate) async fn host(ops: &mut Ops, a: &Args) -> SimResult<()> {
 }
 
 /// HCCL-class: the vendor library's copy-engine reduce-scatter on a full mesh (the first half
-/// of its SDMA allreduce). Each block adds its part of row `j` into rank `j`'s row `j` with an
-/// inline-reduce SDMA put, for every peer `j` in a block-dependent order so every link carries
-/// traffic at once (rank `j`'s own contribution is already in place); it waits for its
-/// transfers, then the lane's credit barrier says every add into this rank's row has landed.
+/// of its SDMA allreduce), staged through its communication buffer as its op-base
+/// `ReduceScatterMeshDirect` does ([`staging`](crate::staging)), one buffer-full of this
+/// rank's result at a time: each block copies its part of row `me` (this rank's own
+/// contribution) into the buffer; a credit barrier (HCCL's handshake) says every buffer is
+/// ready; the block adds its part of row `j` into rank `j`'s row `j` with an inline-reduce
+/// SDMA put, for every peer `j` in a block-dependent order so every link carries traffic at
+/// once, and waits for them; a second barrier says every add into this rank's row has landed;
+/// the block copies its part of the sum back out to the user buffer.
 pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (me, n) = ranks(ops, &a.data, WHAT)?;
     let b = ops.block_idx();
@@ -62,18 +67,25 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     };
     let data = rows_view(ops, &a.data, n, WHAT)?;
     let r = data.shape()[1];
-    let (lo, hi) = (b * r / active, (b + 1) * r / active);
-    lanes.barrier(ops, me, n, 1).await?;
-    if lo < hi {
-        let mut posted = Vec::with_capacity(n);
-        for j in peer_order(me, n, b) {
-            let opts = SdmaOpts::new().atomic(AtomicType::Add).region(&[j, lo], &[j, lo], &[1, hi - lo]);
-            posted.push(ops.put_async(&data, j, &data, &opts)?);
+    let mut g = 0;
+    for chunk in staging::chunks(r, a.data.dtype().size(), ops.chip().hccl_buffer_bytes()) {
+        let (lo, hi) = staging::share(chunk, b, active);
+        staging::copy_now(ops, &data, me, (me, 1), (lo, hi)).await?;
+        g += 1;
+        lanes.barrier(ops, me, n, g).await?;
+        if lo < hi {
+            let mut posted = Vec::with_capacity(n);
+            for j in peer_order(me, n, b) {
+                let opts = SdmaOpts::new().atomic(AtomicType::Add).region(&[j, lo], &[j, lo], &[1, hi - lo]);
+                posted.push(ops.put_async(&data, j, &data, &opts)?);
+            }
+            crate::sdma::wait_all(ops, posted).await?;
         }
-        crate::sdma::wait_all(ops, posted).await?;
+        g += 1;
+        lanes.barrier(ops, me, n, g).await?;
+        staging::copy_now(ops, &data, me, (me, 1), (lo, hi)).await?;
     }
-    lanes.barrier(ops, me, n, 2).await?;
-    lanes.epilogue(ops, me, n, 2)
+    lanes.epilogue(ops, me, n, g)
 }
 
 /// HCCL-class: the vendor library's AIV reduce-scatter on a full mesh (the first half of its

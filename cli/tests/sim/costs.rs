@@ -15,6 +15,7 @@
 //! | chip.wait_poll_ns | `wait_poll_is_paid_at_once_and_after_a_wake`, `pipes::a_polling_loop_...` (test_signal) |
 //! | chip.dcci_ns | `dcci_costs_its_configured_time_on_the_core` |
 //! | chip.hccl_aiv_launch_ns | `hccl_class::the_aiv_allgather_pays_its_launch_once` |
+//! | chip.hccl_buffsize_mb | `staging::a_staged_collective_costs_the_sum_of_its_chunks` |
 //! | chip.scalar_gm_ns | `pipes::scalar_reads_and_writes_cost_one_scalar_access_and_see_program_order` |
 //! | chip.dispatch_launch_ns, chip.task_start_ns | `timing::dispatches_on_a_chip_run_one_after_another` |
 //! | chip.dma.*.gbps, issue_ns (flat) | `flat_dma_pays_its_issue_cost_then_the_bytes` |

@@ -236,7 +236,10 @@ fn sdma_mesh_reduce_scatter_and_all_to_all_are_right_and_near_the_bound() {
         let text = String::from_utf8_lossy(&out).into_owned();
         let row = text.lines().find(|l| l.trim_start().starts_with("67108864")).expect(&text);
         let busbw: f64 = row.split_whitespace().nth(7).unwrap().parse().unwrap();
-        assert!(busbw > 110.0 && busbw <= 137.2, "{kind}: {busbw} GB/s\n{text}");
+        // all_to_all first copies its whole send buffer into HCCL's buffer (the staging of
+        // docs/references/hardware.md §4.5), which costs it about a fifth at 64 MiB.
+        let floor = if kind == Kind::AllToAll { 95.0 } else { 110.0 };
+        assert!(busbw > floor && busbw <= 137.2, "{kind}: {busbw} GB/s\n{text}");
     }
     let cfg = Config::default_preset();
     for name in ["reduce_scatter-sdma-mesh-host", "all_to_all-sdma-mesh-host", "all_to_all_v-sdma-mesh-host"] {

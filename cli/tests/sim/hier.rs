@@ -275,10 +275,14 @@ fn grouped_mesh_waits_for_each_group_of_eight_peers() {
     let extra = |n: usize| time(Mode::GroupedMesh, n) - time(Mode::SdmaMesh, n);
     let (e9, e10, e17, e18) = (extra(9), extra(10), extra(17), extra(18));
     // A round trip: the put's flight and the news back, each the uplink and downlink
-    // latencies (2 x 0.5 us), plus the round's serialisation and poll.
-    assert!(e10 - e9 >= 1.9 && e10 - e9 <= 3.0, "9 -> 10 ranks: {e9} -> {e10} us");
-    assert!((e17 - e10).abs() <= 0.3, "10 -> 17 ranks (both two rounds): {e10} -> {e17} us");
-    assert!(e18 - e17 >= 1.9 && e18 - e17 <= 3.0, "17 -> 18 ranks: {e17} -> {e18} us");
+    // latencies (2 x 0.5 us), plus the round's serialisation and poll. sdma-mesh stages
+    // through HCCL's buffer with a second credit barrier (its handshake), which costs it about
+    // a notify and a poll more per peer (chip.notify_issue_ns + wait_poll_ns, 0.2 us here):
+    // 1.4 us more at 17 ranks than at 10, 0.2 us at 18 than at 17.
+    let per_peer = (cfg.chip.notify_issue_ns + cfg.chip.wait_poll_ns) / 1e3;
+    assert!(e10 - e9 >= 1.9 - per_peer && e10 - e9 <= 3.0, "9 -> 10 ranks: {e9} -> {e10} us");
+    assert!((e17 - e10).abs() <= 0.3 + 7.0 * per_peer, "10 -> 17 ranks (both two rounds): {e10} -> {e17} us");
+    assert!(e18 - e17 >= 1.9 - per_peer && e18 - e17 <= 3.0, "17 -> 18 ranks: {e17} -> {e18} us");
 }
 
 fn ranksim(args: &[&str]) -> (i32, String) {

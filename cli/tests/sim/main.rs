@@ -51,6 +51,7 @@ mod run_options;
 mod sdma;
 mod slices;
 mod split;
+mod staging;
 mod sweep_rows;
 mod sweep_timing;
 mod tile_ops;

@@ -64,6 +64,12 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn hccl_aiv_launch(&self) -> SimDuration {
         SimDuration::ZERO
     }
+    /// Bytes of HCCL's communication buffer (`HCCL_BUFFSIZE`), through which the HCCL-class
+    /// copy-engine collectives stage user data chunk by chunk (HCCL's default, 200 MiB, by
+    /// default).
+    fn hccl_buffer_bytes(&self) -> u64 {
+        200 << 20
+    }
     /// Device-side gap between two dispatches on one chip (launch of the next kernel).
     fn dispatch_launch(&self) -> SimDuration;
     /// Time from a task being placed on a core to its kernel starting (task pickup).
