@@ -340,49 +340,54 @@ struct CoroPort {
     actor: usize,
 }
 
-// SAFETY: the port is only ever used on the thread running its coroutine: `on_own_coroutine`
+// SAFETY: the port is only ever used on the thread running its coroutine: `on_own_kernel`
 // checks that before any use of the yielder or the thread's mailbox, and panics otherwise.
 unsafe impl Send for CoroPort {}
 // SAFETY: as above; the port has no interior state.
 unsafe impl Sync for CoroPort {}
 
-impl CoroPort {
-    /// Panics unless this thread is running this port's coroutine.
-    fn on_own_coroutine(&self) {
+impl Suspending for CoroPort {
+    fn on_own_kernel(&self) {
         if RUNNING.get() != self.actor + 1 {
             panic!(
                 "a kernel run as a coroutine used its core from another host thread; run it with RunOptions::kernel_exec = KernelExec::Threads"
             );
         }
     }
-}
 
-impl Transport for CoroPort {
-    fn post(&self, at: SimTime, resume: SimTime, req: Request) {
-        self.on_own_coroutine();
-        Mailbox::post(at, resume, req);
-    }
-
-    fn call(&self, at: SimTime, req: Request) -> Answer {
-        self.on_own_coroutine();
-        Mailbox::send(at, req);
-        self.suspend(at, Call::Outbox)
-    }
-
-    fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
-        self.on_own_coroutine();
-        self.suspend(at, Call::Retest { expected, cmp })
-    }
-}
-
-impl CoroPort {
-    /// Suspends this port's coroutine on `call`, issued at `at`, until the driver resumes it
-    /// with the answer. The caller has checked that this thread runs the coroutine.
     fn suspend(&self, at: SimTime, call: Call) -> Answer {
         // SAFETY: the yielder outlives this port (see the field) and this thread is running
         // its coroutine (checked by every caller).
         let answer = unsafe { &*self.yielder }.suspend((at, call));
         answer.unwrap_or_else(|| Err(Box::new(SimError::Aborted)))
+    }
+}
+
+/// A kernel's port that suspends the kernel (its coroutine or its fiber) on every call that
+/// waits for an answer; the [`Transport`] of both is written once, over this.
+trait Suspending: Send + Sync {
+    /// Panics unless this thread is running this port's kernel.
+    fn on_own_kernel(&self);
+    /// Suspends the kernel on `call`, issued at `at`, until the driver resumes it with the
+    /// answer. The caller has checked that this thread runs the kernel.
+    fn suspend(&self, at: SimTime, call: Call) -> Answer;
+}
+
+impl<P: Suspending> Transport for P {
+    fn post(&self, at: SimTime, resume: SimTime, req: Request) {
+        self.on_own_kernel();
+        Mailbox::post(at, resume, req);
+    }
+
+    fn call(&self, at: SimTime, req: Request) -> Answer {
+        self.on_own_kernel();
+        Mailbox::send(at, req);
+        self.suspend(at, Call::Outbox)
+    }
+
+    fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
+        self.on_own_kernel();
+        self.suspend(at, Call::Retest { expected, cmp })
     }
 }
 
@@ -424,42 +429,22 @@ struct FiberPort {
     actor: usize,
 }
 
-// SAFETY: the port is only ever used on the thread running its fiber: `on_own_fiber` checks
+// SAFETY: the port is only ever used on the thread running its fiber: `on_own_kernel` checks
 // that before any use of the fiber, its mail or the thread's mailbox, and panics otherwise.
 unsafe impl Send for FiberPort {}
 // SAFETY: as above.
 unsafe impl Sync for FiberPort {}
 
-impl FiberPort {
-    /// Panics unless this thread is running this port's fiber.
-    fn on_own_fiber(&self) {
+impl Suspending for FiberPort {
+    fn on_own_kernel(&self) {
         if RUNNING.get() != self.actor + 1 {
             panic!("a kernel run as a fiber used its core from another host thread or another kernel's fiber");
         }
     }
 
-    /// Suspends the fiber on `call`, issued at `at`, until the driver resumes it.
     fn suspend(&self, at: SimTime, call: Call) -> Answer {
         self.mail.blocked.set(Some((at, call)));
         self.suspend.suspend();
         self.mail.resume.take().flatten().unwrap_or_else(|| Err(Box::new(SimError::Aborted)))
-    }
-}
-
-impl Transport for FiberPort {
-    fn post(&self, at: SimTime, resume: SimTime, req: Request) {
-        self.on_own_fiber();
-        Mailbox::post(at, resume, req);
-    }
-
-    fn call(&self, at: SimTime, req: Request) -> Answer {
-        self.on_own_fiber();
-        Mailbox::send(at, req);
-        self.suspend(at, Call::Outbox)
-    }
-
-    fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
-        self.on_own_fiber();
-        self.suspend(at, Call::Retest { expected, cmp })
     }
 }
