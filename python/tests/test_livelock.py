@@ -103,7 +103,8 @@ def test_budgets_end_a_spin_that_writes_and_can_be_raised():
 
 CHILD = textwrap.dedent(
     """
-    import sys, time
+    import faulthandler, signal, sys, time
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     sys.path.insert(0, {tests!r})
     import ranksim
     from test_livelock import spinning_world, spin_and_write
@@ -122,14 +123,24 @@ CHILD = textwrap.dedent(
 
 def test_ctrl_c_ends_a_long_run_with_keyboard_interrupt():
     code = CHILD.format(tests=os.path.dirname(__file__))
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert child.stdout.readline().strip() == "running"
     time.sleep(1.0)
     child.send_signal(signal.SIGINT)
     sent = time.monotonic()
-    out, _ = child.communicate(timeout=60)
+    try:
+        out, err = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        # Where every thread of the child stands (faulthandler), for the failure's message.
+        child.send_signal(signal.SIGUSR1)
+        time.sleep(2.0)
+        child.kill()
+        out, err = child.communicate()
+        pytest.fail(f"no end 60 s after Ctrl-C; stdout:\n{out}\nstderr:\n{err}")
     took = time.monotonic() - sent
-    assert child.returncode == 42, out
+    assert child.returncode == 42, out + err
     assert "KeyboardInterrupt" in out, out
     assert took < 5, f"ended {took:.2f} s after the signal"
 
