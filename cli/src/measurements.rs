@@ -28,16 +28,18 @@
 //! - `get_async [peer=N]` — the same read over an SDMA engine (pto-isa `TGET_ASYNC`), timed
 //!   on a warm channel; a chip without `[chip.sdma]` cannot run it ([`Workload::needs`](crate::workload::Workload::needs));
 //! - `collective NAME [mode=M] [path=P] [core_num=N] [ranks=N] [dtype=D]` — a collective as
-//!   `ranksim sweep` runs it (`mode` is for allreduce only);
+//!   `ranksim sweep` runs it (`mode` for allreduce, allgather, reduce_scatter and all_to_all);
 //! - `transfer_batch peer=N dir=write|read via=hixl|comm_domain [window=N] [batch=SIZE]
 //!   [on=MACHINE,...]` — HIXL's point-to-point benchmark: rank 0 writes (reads) a batch of
 //!   `batch` bytes (128 MiB) to (from) `peer` in blocks of the row's size, each block costing
 //!   the path's `host.hixl_block_us` / `host.hccl_block_us` before its SDMA post, at most
-//!   `window` blocks in flight; the value is the time per block. `on` names the machines
-//!   (presets) the table was measured on: elsewhere it is not run;
+//!   `window` blocks in flight; the value is the time per block;
 //! - `gemm_ar_comm [ranks=N]` — the communication kernel of pto-isa's a2a3 GEMM + AllReduce
 //!   (24 AIV blocks storing into their peers), the size being its f16 output's bytes (a whole
 //!   number of 128 x 1536 tile rows), timed as launch plus device time.
+//!
+//! `transfer_batch` and `collective` lines also take `on=MACHINE,...`: the machines (presets)
+//! the table was measured on, or that stand for them; elsewhere the table is not run.
 //!
 //! A `# unsized: LO..HI` line says the source gives no message size: each row's size is an
 //! assumption, LO..HI the sizes it may plausibly come from. `validate` then shows the model
@@ -146,8 +148,10 @@ pub struct WorkloadLine {
     pub dtype: Option<DType>,
     /// Untimed collective calls before the timed one (a measured best-of-sweep figure is warm).
     pub warmup: Option<u32>,
-    /// A transfer batch's shape (`dir`, `via`, `window`, `batch`, `on`).
+    /// A transfer batch's shape (`dir`, `via`, `window`, `batch`).
     pub transfer: TransferFields,
+    /// The machines (preset names) the table was measured on; empty: any.
+    pub on: Vec<String>,
 }
 
 /// The fields only a `transfer_batch` line takes.
@@ -161,8 +165,6 @@ pub struct TransferFields {
     pub window: Option<usize>,
     /// Bytes per batch.
     pub batch: Option<u64>,
-    /// The machines (preset names) the table was measured on; empty: any.
-    pub on: Vec<String>,
 }
 
 /// The keys each program accepts.
@@ -175,9 +177,9 @@ fn keys_of(p: Program) -> &'static [&'static str] {
         Program::TransferBatch => &["peer", "dir", "via", "window", "batch", "on"],
         Program::GemmArComm => &["ranks"],
         Program::Collective(Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
-            &["mode", "path", "core_num", "ranks", "dtype", "warmup"]
+            &["mode", "path", "core_num", "ranks", "dtype", "warmup", "on"]
         }
-        Program::Collective(_) => &["path", "ranks", "dtype", "warmup"],
+        Program::Collective(_) => &["path", "ranks", "dtype", "warmup", "on"],
     }
 }
 
@@ -196,6 +198,7 @@ impl WorkloadLine {
             dtype: None,
             warmup: None,
             transfer: TransferFields::default(),
+            on: Vec::new(),
         }
     }
 
@@ -276,8 +279,8 @@ impl WorkloadLine {
                 self.transfer.batch.replace(b).is_some()
             }
             "on" => {
-                let dup = !self.transfer.on.is_empty();
-                self.transfer.on = value.split(',').map(str::to_string).collect();
+                let dup = !self.on.is_empty();
+                self.on = value.split(',').map(str::to_string).collect();
                 dup
             }
             _ => self.dtype.replace(value.parse().map_err(|e: String| bad(&e))?).is_some(),
@@ -346,8 +349,8 @@ impl fmt::Display for WorkloadLine {
         if let Some(v) = t.batch {
             write!(f, " batch={}", ranksim::formats::size_label(v))?;
         }
-        if !t.on.is_empty() {
-            write!(f, " on={}", t.on.join(","))?;
+        if !self.on.is_empty() {
+            write!(f, " on={}", self.on.join(","))?;
         }
         Ok(())
     }

@@ -302,7 +302,8 @@ pub fn mode_note(spec: &SweepSpec) -> String {
         (Kind::AllReduce, Mode::TwoShot, _) => on("a direct reduce-scatter + allgather in small UB tiles"),
         (Kind::AllReduce, Mode::AivMesh, _) => {
             on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large \
-             double-buffered UB tiles, pipes overlapping)")
+             double-buffered UB tiles, pipes overlapping, three flag barriers); chip.hccl_aiv_launch_ns of fixed \
+             start-up")
         }
         (Kind::AllReduce, Mode::Rhd, _) => {
             on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \

@@ -77,14 +77,14 @@ pub enum Workload {
 impl Workload {
     /// What the machine `cfg` lacks to run `line`, or `None` when it can.
     pub fn needs(line: &WorkloadLine, cfg: &Config) -> Option<String> {
-        let on = &line.transfer.on;
+        let on = &line.on;
         match line.program {
             Program::GetAsync | Program::SdmaCopy | Program::HcclSendRecv | Program::TransferBatch
                 if cfg.chip.sdma.is_none() =>
             {
                 Some("an SDMA copy engine (pto-isa TGET_ASYNC): add a [chip.sdma] table to the machine config".into())
             }
-            Program::TransferBatch if !on.is_empty() && !on.contains(&cfg.machine.name) => Some(format!(
+            _ if !on.is_empty() && !on.contains(&cfg.machine.name) => Some(format!(
                 "the machine it was measured on: --config {} (this is `{}`)",
                 on.join(" or --config "),
                 cfg.machine.name

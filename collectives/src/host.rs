@@ -58,10 +58,7 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
     let what = format!("allreduce ({} {})", spec.mode, spec.path);
     validate::windows(&what, &[("data", data), ("signal", signal)])?;
     let n = domain_of(data)?.size();
-    let aiv = world.chip().aiv_cores();
-    if spec.core_num == 0 || spec.core_num > aiv {
-        return fail(&what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
-    }
+    check_aiv_cores(world, &what, spec.core_num)?;
     if spec.path == Path::InCore && spec.core_num != 1 {
         return fail(&what, format!("the InCore path runs on one block; core_num must be 1, got {}", spec.core_num));
     }
@@ -165,37 +162,15 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             if let Err(e) = hier::group(n, world.server_ranks()) {
                 return fail(what, e);
             }
-            let aiv = world.chip().aiv_cores();
-            if spec.core_num == 0 || spec.core_num > aiv {
-                return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
-            }
-            if world.chip().sdma().is_none() {
-                return fail(
-                    what,
-                    "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
-                );
-            }
+            check_sdma_cores(world, what, spec.core_num)?;
             validate::signal(what, signal, &signal_shape(kind, spec.mode, spec.path, n, spec.core_num))
         }
         Mode::SdmaMesh | Mode::GroupedMesh if spec.mode == Mode::SdmaMesh || kind == Kind::AllToAll => {
-            let aiv = world.chip().aiv_cores();
-            if spec.core_num == 0 || spec.core_num > aiv {
-                return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
-            }
-            if world.chip().sdma().is_none() {
-                return fail(
-                    what,
-                    "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
-                );
-            }
-            let want = signal_shape(kind, spec.mode, spec.path, n, spec.core_num);
-            validate::signal(what, signal, &want)
+            check_sdma_cores(world, what, spec.core_num)?;
+            validate::signal(what, signal, &signal_shape(kind, spec.mode, spec.path, n, spec.core_num))
         }
         Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather | Kind::Broadcast) => {
-            let aiv = world.chip().aiv_cores();
-            if spec.core_num == 0 || spec.core_num > aiv {
-                return fail(what, format!("core_num {} must be in 1..={aiv} (the chip's AIV cores)", spec.core_num));
-            }
+            check_aiv_cores(world, what, spec.core_num)?;
             // HCCL's AIV broadcast runs a block per rank (its relay on NR - 1 of them).
             if kind == Kind::Broadcast && spec.core_num < n {
                 return fail(
@@ -216,6 +191,25 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             )
         }
     }
+}
+
+/// A copy-engine mode's machine checks: `core_num` AIV blocks fit the chip, and it has SDMA
+/// engines to post to (the `sdma-mesh`, `grouped-mesh` and `hier` copy modes).
+fn check_sdma_cores(world: &World, what: &str, core_num: usize) -> SimResult<()> {
+    check_aiv_cores(world, what, core_num)?;
+    if world.chip().sdma().is_none() {
+        return fail(what, "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into());
+    }
+    Ok(())
+}
+
+/// `core_num` is in `1..=` the chip's AIV cores.
+fn check_aiv_cores(world: &World, what: &str, core_num: usize) -> SimResult<()> {
+    let aiv = world.chip().aiv_cores();
+    if core_num == 0 || core_num > aiv {
+        return fail(what, format!("core_num {core_num} must be in 1..={aiv} (the chip's AIV cores)"));
+    }
+    Ok(())
 }
 
 /// The operands of a hierarchical call, with the machine's ranks per server.

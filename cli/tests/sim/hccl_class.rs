@@ -438,16 +438,19 @@ fn time_us(cfg: &Config, spec: &SweepSpec, bytes: u64) -> f64 {
 /// it; the broadcast drains its pipes before each flag, as HCCL's kernel does), 1 for the
 /// one-shot allgather (the read of its flag: the dcci before the flag overlaps its last store,
 /// which the flag's release ordering waits for anyway), 4 for reduce_scatter and
-/// all_to_all (two barriers, each a dcci before its flags and one after its waits).
+/// all_to_all (two barriers, each a dcci before its flags and one after its waits), 6 for
+/// allreduce (three such barriers: ready, reduce-scatter stored, allgather read).
 #[test]
 fn every_aiv_kernel_pays_its_launch_once_and_a_dcci_per_flag_access() {
     let rs = |n| SweepSpec::new(Call::new(Kind::ReduceScatter, n).with_mode(Mode::AivMesh).with_core_num(8));
     let a2a = |n| SweepSpec::new(Call::new(Kind::AllToAll, n).with_mode(Mode::AivMesh).with_core_num(8));
+    let ar = |n| SweepSpec::new(Call::new(Kind::AllReduce, n).with_mode(Mode::AivMesh).with_core_num(8));
     let cases = [
         ("broadcast", aiv_broadcast(8, 8, 0), aiv_broadcast(2, 8, 0), 4),
         ("allgather", aiv_allgather(8, 8), aiv_allgather(2, 8), 1),
         ("reduce_scatter", rs(8), rs(2), 4),
         ("all_to_all", a2a(8), a2a(2), 4),
+        ("allreduce", ar(8), ar(2), 6),
     ];
     let launch = "hccl_aiv_launch_ns = 3400.0";
     let dcci = "dcci_ns = 50.0";

@@ -218,13 +218,13 @@ fn the_main_job_shows_the_builtin_next_to_the_hccl_class_modes_and_the_bound() {
     assert_eq!(rows.len(), 2, "{text}");
     assert!(rows[0].contains("4574.51    0.23    0.40       0"), "{text}");
     assert!(
-        rows[1].ends_with("52.76   19.87   34.78       0  aiv-mesh (AllReduceMeshAivSmallCountExecutor)"),
+        rows[1].ends_with("59.23   17.70   30.98       0  aiv-mesh (AllReduceMeshAivSmallCountExecutor)"),
         "{text}"
     );
     assert!(text.contains("# summary: peak busbw per series (bound 137.20 GB/s)"), "{text}");
     let last = text.lines().last().unwrap_or_default();
     assert!(last.starts_with("#   allreduce hccl core_num 48 "), "{text}");
-    assert!(last.ends_with(" 34.78 GB/s = 25.3% of the bound"), "{text}");
+    assert!(last.ends_with(" 30.98 GB/s = 22.6% of the bound"), "{text}");
 }
 
 #[test]

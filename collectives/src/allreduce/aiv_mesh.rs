@@ -10,10 +10,14 @@
 //! of a rank keep every link of the mesh busy at once instead of queueing on one peer.
 //!
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter stored (`>= 2`), allgather
-//! reads done (`>= 3`); epilogue `-3`.
+//! reads done (`>= 3`); epilogue `-3`. Like every HCCL-class AIV kernel, each block first pays
+//! the chip's `hccl_aiv_launch` (HCCL's AIV launch and flag-area set-up, fitted to its AIV
+//! allgather, docs/references/measurements.md T7), and each barrier drains the pipes and pays
+//! a `dcci` before its flags and one after its waits (HCCL keeps its flags coherent by hand):
+//! the fixed costs that dominate a small allreduce.
 
 use super::{Args, Block, slice};
-use crate::lanes::peer_order;
+use crate::lanes::{aiv_barrier, peer_order};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor, Tile, TileLoad};
 
 const WHAT: &str = "allreduce aiv-mesh";
@@ -42,22 +46,23 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let Some(Block { me, n, b, active, lanes, flat }) = Block::of(ops, a, WHAT)? else {
         return Ok(());
     };
+    ops.hccl_aiv_launch()?;
     ops.overlap_pipes();
     let numel = a.data.numel();
     let tile = tile_elems(ops.chip().ub_bytes(), a.data.dtype().size());
-    lanes.barrier(ops, me, n, 1).await?;
+    aiv_barrier(ops, &lanes, me, n, 1).await?;
     let (lo, hi) = slice(me, numel, n);
     for (base, w) in tiles(lo, hi, b, active, tile) {
         reduce_tile(ops, a.op, &flat, 0, &peer_order(me, n, b), (base, w)).await?;
     }
-    lanes.barrier(ops, me, n, 2).await?;
+    aiv_barrier(ops, &lanes, me, n, 2).await?;
     let mut pulls = Vec::new();
     for owner in peer_order(me, n, b) {
         let (lo, hi) = slice(owner, numel, n);
         pulls.extend(tiles(lo, hi, b, active, tile).map(|(base, w)| (owner, base, w)));
     }
     gather(ops, &flat, &pulls).await?;
-    lanes.barrier(ops, me, n, 3).await?;
+    aiv_barrier(ops, &lanes, me, n, 3).await?;
     lanes.epilogue(ops, me, n, 3)
 }
 
