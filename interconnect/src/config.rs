@@ -167,9 +167,32 @@ pub struct LevelConfig {
     /// lose different shares of their raw rate to headers and protocol.
     #[serde(default)]
     pub efficiency: Option<f64>,
+    /// Fraction of `nic_gbps` that bytes *written* across this level (SDMA puts, a core's
+    /// remote stores) sustain, in (0, 1] (absent: this level's efficiency, no difference):
+    /// such a packet holds the level's NICs `efficiency / write_efficiency` times as long as
+    /// a read's. A3's UB plane between servers moves writes slower than reads on every path
+    /// HIXL measures there.
+    #[serde(default)]
+    pub write_efficiency: Option<f64>,
 }
 
 impl LevelConfig {
+    /// How much longer a written packet holds this level's NICs than a read one: its
+    /// efficiency over its `write_efficiency` (1 without one), checked. `key` names the
+    /// level's table in an error; `fabric` is the fabric's efficiency.
+    pub(crate) fn write_scale(&self, key: &str, fabric: f64) -> Result<f64, FabricConfigError> {
+        let eff = self.checked_efficiency(&format!("{key}.efficiency"), fabric)?;
+        match self.write_efficiency {
+            None => Ok(1.0),
+            Some(w) if w > 0.0 && w <= 1.0 => Ok(eff / w),
+            Some(w) => Err(err(
+                &format!("{key}.write_efficiency"),
+                w,
+                "must be in (0, 1]: the fraction of nic_gbps written bytes sustain",
+            )),
+        }
+    }
+
     /// This level's efficiency: its own, checked to lie in (0, 1], else `fabric` (the
     /// fabric's). `key` names the level's table in an error.
     pub(crate) fn checked_efficiency(&self, key: &str, fabric: f64) -> Result<f64, FabricConfigError> {
@@ -640,6 +663,21 @@ nic_latency_ns = 900.0
         bad.efficiency = Some(1.5);
         let e = bad.checked_efficiency("topology.levels[0].efficiency", 0.7).unwrap_err().to_string();
         assert!(e.starts_with("fabric.topology.levels[0].efficiency = 1.5: must be in (0, 1]"), "{e}");
+    }
+
+    /// A level's write efficiency makes a written packet hold its NICs efficiency /
+    /// write_efficiency times as long; absent, writes and reads are alike.
+    #[test]
+    fn a_level_may_slow_its_writes() {
+        let text = TWO_LEVEL
+            .replace("nic_latency_ns = 900.0\n", "nic_latency_ns = 900.0\nefficiency = 0.8\nwrite_efficiency = 0.6\n");
+        let TopologyConfig::Hierarchical(h) = parse(&text).unwrap().topology else { panic!("not hierarchical") };
+        assert_eq!(h.levels[0].write_scale("k", 0.7), Ok(1.0));
+        assert!((h.levels[1].write_scale("k", 0.7).unwrap() - 0.8 / 0.6).abs() < 1e-12);
+        let mut bad = h.levels[1].clone();
+        bad.write_efficiency = Some(0.0);
+        let e = bad.write_scale("topology.levels[1]", 0.7).unwrap_err().to_string();
+        assert!(e.starts_with("fabric.topology.levels[1].write_efficiency = 0: must be in (0, 1]"), "{e}");
     }
 
     #[test]

@@ -74,6 +74,8 @@
 //! nic_gbps = 25.0
 //! nic_latency_ns = 750.0       # per NIC: a crossing pays it twice
 //! efficiency = 0.955           # optional, (0, 1]: this level's own, else fabric.efficiency
+//! write_efficiency = 0.6       # optional, (0, 1]: what bytes written across this level (SDMA
+//!                              # puts, core stores) get; absent, as reads (`efficiency`)
 //! ```
 //!
 //! In a hierarchical topology, chips of one node talk over the node's topology; otherwise a

@@ -115,17 +115,28 @@ fn a_put_across_a_switch_completes_when_the_news_is_back() {
     assert_eq!(switch - mesh, 1000 * NS);
 }
 
+/// A get sends its request as its descriptor starts, so the request's crossing and the
+/// descriptor cost overlap: the data leaves at the later of the two. Here the 1 us link binds
+/// (DESC is 0.7 us): ISSUE + COLD + ALPHA (request) + ALPHA (data) + n * BETA + POLL.
 #[test]
-fn a_get_pays_a_request_leg_then_the_data_back() {
+fn a_get_sends_its_request_during_its_descriptor_then_the_data_comes_back() {
     let cols = 4096;
     let n = 4 * cols as u64;
-    let t = times(world(2, 20.0), 1, cols, move |core, data, log| {
+    let get = move |core: &mut Core, data: &Tensor, log: &mut Vec<u64>| {
         let h = core.get_async(data, 1, data, &SdmaOpts::new().region(&[1, 0], &[0, 0], &[1, cols]))?;
         core.wait_async(h)?;
         log.push(core.now().as_ps());
         Ok(())
-    });
-    assert_eq!(t, vec![ISSUE + COLD + DESC + 2 * ALPHA + n * BETA + POLL]);
+    };
+    let t = times(world(2, 20.0), 1, cols, move |core, data, log| get(core, data, log));
+    assert_eq!(t, vec![ISSUE + COLD + DESC.max(ALPHA) + ALPHA + n * BETA + POLL]);
+    // With 100 ns links the descriptor binds and the request's crossing is hidden.
+    let table = sdma(20.0, 1 << 20, 8, (ISSUE / NS, POLL / NS));
+    let topo = "kind = \"full_mesh\"\nlink_gbps = 10.0\nlink_latency_ns = 100.0\n";
+    let toml = format!("{}\n[chip.sdma]\n{table}", links_only(2, 4096, topo));
+    let w = Config::from_toml(&toml, "sdma").unwrap().world().unwrap();
+    let t = times(w, 1, cols, move |core, data, log| get(core, data, log));
+    assert_eq!(t, vec![ISSUE + COLD + DESC + 100 * NS + n * BETA + POLL]);
 }
 
 #[test]
@@ -599,9 +610,9 @@ fn bad_block_sizes_and_queue_counts_say_what_is_allowed() {
 /// Two gets from across a switch on one channel: the second starts once the first's data has
 /// cleared the channel's side of the switch, the requester's downlink (not the peer's uplink,
 /// which the last byte leaves one downlink latency sooner). With 500 ns links up and down:
-/// the first completes at ISSUE + COLD + DESC + 1 us (the request, up and down) + 1 us (the
-/// data back) + n * BETA + POLL; the second starts DESC after the first's last byte cleared
-/// the downlink and pays its request and data legs again.
+/// the first completes at ISSUE + COLD + 1 us (the request, up and down, with DESC under it)
+/// + 1 us (the data back) + n * BETA + POLL; the second starts when the first's last byte
+/// cleared the downlink and pays its request (DESC under it) and data legs again.
 #[test]
 fn a_second_get_across_a_switch_waits_for_the_first_to_clear_the_requesters_side() {
     let cols = 4096;
@@ -621,10 +632,11 @@ fn a_second_get_across_a_switch_waits_for_the_first_to_clear_the_requesters_side
         Ok(())
     });
     let (up, down) = (500 * NS, 500 * NS);
-    let first = ISSUE + COLD + DESC + (up + down) + (up + down) + n * BETA + POLL;
-    // The data left at ISSUE + COLD + DESC + the request's 1 us; its last byte cleared the
-    // downlink `up` later than the uplink.
-    let cleared = ISSUE + COLD + DESC + (up + down) + up + n * BETA;
-    let second = cleared + DESC + (up + down) + (up + down) + n * BETA + POLL;
+    let leg = DESC.max(up + down);
+    let first = ISSUE + COLD + leg + (up + down) + n * BETA + POLL;
+    // The data left at ISSUE + COLD + the request's 1 us; its last byte cleared the downlink
+    // `up` later than the uplink.
+    let cleared = ISSUE + COLD + leg + up + n * BETA;
+    let second = cleared + leg + (up + down) + n * BETA + POLL;
     assert_eq!(t, vec![first, second]);
 }

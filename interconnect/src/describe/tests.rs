@@ -19,7 +19,8 @@ fn mesh(ranks: Option<usize>) -> FullMeshConfig {
 }
 
 fn two_node() -> FabricConfig {
-    let level = LevelConfig { groups: 2, nic_gbps: 25.0, nic_latency_ns: 750.0, efficiency: None };
+    let level =
+        LevelConfig { groups: 2, nic_gbps: 25.0, nic_latency_ns: 750.0, efficiency: None, write_efficiency: None };
     let node = NodeConfig::FullMesh(mesh(Some(2)));
     a2a3_like(TopologyConfig::Hierarchical(HierarchicalConfig { node, levels: vec![level] }))
 }

@@ -68,8 +68,10 @@ pub struct NetworkModel {
 }
 
 /// A path: its run `hops[lo..hi]`, its hops `[wire.0, wire.1)` (offsets in the run) that a
-/// packet holds for its wire bytes rather than its payload (a core's remote store's links and
-/// port, when `core_write_efficiency` is below 1; `(0, 0)` for every other path), and its
+/// packet holds for its wire bytes, `scale` times its payload, rather than its payload (a
+/// core's remote store's links and port, when `core_write_efficiency` is below 1 or a level
+/// it crosses writes slower than it reads; an SDMA put's NIC links on such a level; `(0, 0)`
+/// for every other path), and its
 /// first hop past a switch (`split`, an offset in the run), where a packet waits for the rest
 /// of its path to be booked (see [`Onward`]; 0 for a path through no switch), with the chip
 /// that hop belongs to (`past`).
@@ -78,6 +80,7 @@ struct PathRun {
     lo: u32,
     hi: u32,
     wire: (u32, u32),
+    scale: f64,
     split: u32,
     past: u32,
 }
@@ -419,12 +422,12 @@ impl NetworkModel {
                 (0, 0)
             }
         };
-        let wire = self.wire_run(route, &hops[run.0 as usize..run.1 as usize]);
+        let (wire, scale) = self.wire_run(route, &hops[run.0 as usize..run.1 as usize]);
         let split = self.split_at(&hops[run.0 as usize..run.1 as usize]);
         let past = hops.get((run.0 + split) as usize).filter(|_| split > 0).map_or(0, |&r| self.resource_chip(r));
         self.hops = hops;
         let past = u32::try_from(past).unwrap_or(u32::MAX);
-        self.paths.push(PathRun { lo: run.0, hi: run.1, wire, split, past });
+        self.paths.push(PathRun { lo: run.0, hi: run.1, wire, scale, split, past });
         self.routes.push(*route);
         if !dense || id.0.checked_add(1).is_none() {
             self.ids.insert(*route, id);
@@ -433,16 +436,30 @@ impl NetworkModel {
     }
 
     /// The offsets `[a, b)` of `hops` (the resolved path of `route`) that hold a packet for its
-    /// wire bytes: the links and the ingress port of a core's remote store, when the fabric
-    /// gives such stores a `core_write_efficiency` below 1.
-    fn wire_run(&self, route: &Route, hops: &[u32]) -> (u32, u32) {
-        if route.kind != PathKind::RemoteWrite || self.core_write_scale.is_none() {
-            return (0, 0);
+    /// wire bytes, and how many times its payload those are: a core's remote store's links and
+    /// ingress port, scaled by `1 / core_write_efficiency` and by the slowest writing level it
+    /// crosses; an SDMA put's links on levels that write slower than they read, scaled by the
+    /// slowest. `((0, 0), 1)` for every other path.
+    fn wire_run(&self, route: &Route, hops: &[u32]) -> ((u32, u32), f64) {
+        let level = |r: &u32| match self.locate(*r) {
+            Some(Located::Link(l)) => self.topology.write_scale(l),
+            _ => 1.0,
+        };
+        let levels = hops.iter().map(level).fold(1.0, f64::max);
+        let (run, scale): (&dyn Fn(&u32) -> bool, f64) = match route.kind {
+            PathKind::RemoteWrite => (
+                &|r: &u32| matches!(self.locate(*r), Some(Located::Link(_) | Located::Chip(_, 1))),
+                levels * self.core_write_scale.unwrap_or(1.0),
+            ),
+            PathKind::SdmaPut if route.peer != route.chip => (&|r: &u32| level(r) != 1.0, levels),
+            _ => return ((0, 0), 1.0),
+        };
+        if scale == 1.0 {
+            return ((0, 0), 1.0);
         }
-        let fabric = |r: &u32| matches!(self.locate(*r), Some(Located::Link(_) | Located::Chip(_, 1)));
-        let a = hops.iter().position(fabric).unwrap_or(0);
-        let b = hops.iter().rposition(fabric).map_or(a, |b| b + 1);
-        (a as u32, b as u32)
+        let a = hops.iter().position(run).unwrap_or(0);
+        let b = hops.iter().rposition(run).map_or(a, |b| b + 1);
+        ((a as u32, b as u32), scale)
     }
 
     /// The offset in `hops` of the first link out of a switch (0: the path crosses none).
@@ -469,11 +486,11 @@ impl NetworkModel {
         mut busy: Option<&mut Vec<Busy>>,
     ) -> PacketTiming {
         let mut timing = PacketTiming::idle(ready);
-        let Some(&PathRun { lo, wire: (wa, wb), split, past, .. }) = self.paths.get(path.0 as usize) else {
+        let Some(&PathRun { lo, wire: (wa, wb), scale, split, past, .. }) = self.paths.get(path.0 as usize) else {
             return timing;
         };
         let Some(ids) = self.hops.get((lo + from) as usize..(lo + to) as usize) else { return timing };
-        let wire = if wa < wb { self.wire_bytes(bytes) } else { bytes };
+        let wire = if wa < wb { (bytes as f64 * scale).ceil() as u64 } else { bytes };
         let resources = &mut self.resources;
         // Each hop's state and calendar are read before any is booked: the loads do not
         // depend on each other, so their cache misses overlap instead of coming one per hop.
@@ -508,11 +525,6 @@ impl NetworkModel {
             timing.onward = Some(Onward { hop: to, chip: past, ready, last_in });
         }
         timing
-    }
-
-    /// The bytes a packet of `bytes` payload holds the fabric for on a wire hop.
-    fn wire_bytes(&self, bytes: u64) -> u64 {
-        self.core_write_scale.map_or(bytes, |k| (bytes as f64 * k).ceil() as u64)
     }
 
     /// Appends the resources of `route` to `out`, as documented on [`PathKind`]; those that do

@@ -105,6 +105,40 @@ fn a_cores_remote_store_holds_links_and_port_for_its_wire_bytes_and_nothing_else
     assert!(sdma.contains(&("link 0->1".to_string(), 400)), "{sdma:?}");
 }
 
+/// A level with a write efficiency: its NICs sustain 8 GB/s (10 x 0.8) for reads and 4 GB/s
+/// (10 x 0.4) for writes, so a 4000-byte put or core store holds the sender's uplink 1000 ns,
+/// a get's data 500 ns; the links inside a node are not touched.
+#[test]
+fn a_level_that_writes_slower_holds_its_nics_longer_for_writes_only() {
+    let node = NodeConfig::FullMesh(FullMeshConfig { ranks: Some(2), link_gbps: 10.0, link_latency_ns: 0.0 });
+    let level = LevelConfig {
+        groups: 2,
+        nic_gbps: 10.0,
+        nic_latency_ns: 0.0,
+        efficiency: Some(0.8),
+        write_efficiency: Some(0.4),
+    };
+    let hier = TopologyConfig::Hierarchical(HierarchicalConfig { node, levels: vec![level] });
+    let chip = ChipPaths { sdma_channels: 1, ..ChipPaths::unlimited(1) };
+    let mut m = NetworkModel::new(&cfg(hier, f64::INFINITY), 4, &chip).unwrap();
+    let mut held = |kind, peer| {
+        let id = m.path(&route(kind, 0, 0, peer));
+        let mut busy = Vec::new();
+        m.send(id, 4000, SimTime::ZERO, Some(&mut busy));
+        m.reset();
+        let links = busy
+            .iter()
+            .filter(|b| m.resource_name(b.resource).contains("->") || m.resource_name(b.resource).contains("nic"));
+        links.map(|b| (m.resource_name(b.resource), (b.end - b.start).as_ps() / NS)).collect::<Vec<_>>()
+    };
+    let up = |ns| vec![("nic1-up 0".to_string(), ns)];
+    assert_eq!(held(PathKind::SdmaPut, 2), up(1000));
+    assert_eq!(held(PathKind::RemoteWrite, 2), up(1000));
+    let get = held(PathKind::SdmaGet, 2);
+    assert_eq!(get, vec![("nic1-up 2".to_string(), 500)]);
+    assert_eq!(held(PathKind::SdmaPut, 1), vec![("link 0->1".to_string(), 400)], "inside the node: as before");
+}
+
 #[test]
 fn a_core_write_efficiency_outside_0_to_1_is_refused_by_name() {
     for e in [0.0, -0.5, 1.5, f64::NAN] {
@@ -519,7 +553,8 @@ fn islands_and_news_follow_the_switches() {
     assert_eq!((m.news_delay(0, 2), m.news_delay(1, 1)), (SimDuration::from_ns(200), SimDuration::ZERO));
 
     let node = NodeConfig::FullMesh(FullMeshConfig { ranks: Some(2), link_gbps: 10.0, link_latency_ns: 50.0 });
-    let level = LevelConfig { groups: 3, nic_gbps: 10.0, nic_latency_ns: 700.0, efficiency: None };
+    let level =
+        LevelConfig { groups: 3, nic_gbps: 10.0, nic_latency_ns: 700.0, efficiency: None, write_efficiency: None };
     let hier = TopologyConfig::Hierarchical(HierarchicalConfig { node, levels: vec![level] });
     let mut m = model(hier, 6, ChipPaths::unlimited(1));
     assert_eq!((0..6).map(|c| m.island(c)).collect::<Vec<_>>(), [0, 0, 2, 2, 4, 4]);

@@ -15,6 +15,9 @@ struct Level {
     /// Chips per group at this level.
     span: usize,
     nic: LinkParams,
+    /// How much longer a written packet holds this level's NICs (see
+    /// [`crate::config::LevelConfig::write_efficiency`]).
+    write_scale: f64,
 }
 
 /// Nodes of `node` joined by `levels` (innermost first).
@@ -49,7 +52,8 @@ impl Hierarchical {
             let level_eff = l.checked_efficiency(&key("efficiency"), eff)?;
             let nic =
                 LinkParams::new(&key("nic_gbps"), l.nic_gbps, &key("nic_latency_ns"), l.nic_latency_ns, level_eff)?;
-            levels.push(Level { span, nic });
+            let write_scale = l.write_scale(&format!("topology.levels[{i}]"), eff)?;
+            levels.push(Level { span, nic, write_scale });
         }
         if span != ranks {
             let groups: Vec<String> = cfg.levels.iter().map(|l| l.groups.to_string()).collect();
@@ -58,6 +62,12 @@ impl Hierarchical {
             return Err(err(key, value, format!("must equal machine.ranks = {ranks}")));
         }
         Ok(Hierarchical { node, levels, ranks })
+    }
+
+    /// How much longer a written packet holds the NICs of level `k` (1-based) than a read
+    /// one (1 for a level that does not exist).
+    pub(crate) fn write_scale(&self, k: usize) -> f64 {
+        self.levels.get(k.wrapping_sub(1)).map_or(1.0, |l| l.write_scale)
     }
 
     /// Chips per node.
@@ -125,6 +135,13 @@ impl Shape for Hierarchical {
     fn diameter(&self) -> usize {
         let across = if self.ranks > self.node_ranks() { 2 } else { 0 };
         self.node.diameter().max(across)
+    }
+
+    fn write_scale(&self, link: &Link) -> f64 {
+        match link.kind {
+            LinkKind::NicUp(k) | LinkKind::NicDown(k) => Hierarchical::write_scale(self, k),
+            _ => 1.0,
+        }
     }
 
     /// Nodes talk through the levels' switches, so an island lies within a node: the node's

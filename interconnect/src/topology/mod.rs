@@ -104,6 +104,13 @@ impl Topology {
         walk.windows(2).filter_map(|w| self.index.get(&(w[0], w[1])).copied()).collect()
     }
 
+    /// How much longer a written packet (an SDMA put, a core's remote store) holds link `l`
+    /// than a read one: a level's `efficiency / write_efficiency`, 1 elsewhere (and for an
+    /// unknown link).
+    pub fn write_scale(&self, l: usize) -> f64 {
+        self.links.get(l).map_or(1.0, |link| self.shape.write_scale(link))
+    }
+
     /// The most links any route crosses.
     pub fn diameter(&self) -> usize {
         self.shape.diameter()

@@ -95,6 +95,12 @@ pub(crate) trait Shape: Debug + Send + Sync {
         let _ = chip;
         0
     }
+    /// How much longer a written packet holds `link` than a read one (1: no difference; a
+    /// hierarchical level's NICs may say more).
+    fn write_scale(&self, link: &Link) -> f64 {
+        let _ = link;
+        1.0
+    }
 }
 
 /// Walks from position `a` to `b` of a ring of `n` positions (`at(i)` names position i), one

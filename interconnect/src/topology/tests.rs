@@ -34,7 +34,7 @@ fn switch(ranks: Option<usize>) -> SwitchConfig {
 }
 
 fn level(groups: usize) -> LevelConfig {
-    LevelConfig { groups, nic_gbps: 25.0, nic_latency_ns: 750.0, efficiency: None }
+    LevelConfig { groups, nic_gbps: 25.0, nic_latency_ns: 750.0, efficiency: None, write_efficiency: None }
 }
 
 fn hier(node: NodeConfig, groups: &[usize]) -> TopologyConfig {

@@ -22,6 +22,9 @@ pub(in crate::sim::engine) struct Desc {
     pub(in crate::sim::engine) atomic: Option<DType>,
     /// When the channel may start it (the transfer was posted).
     pub(in crate::sim::engine) ready: SimTime,
+    /// When its bytes may start to move: its descriptor cost after the channel started it (a
+    /// get's request is on its way meanwhile; set when the channel starts it).
+    pub(in crate::sim::engine) data_from: SimTime,
     pub(in crate::sim::engine) op: OpKind,
     pub(in crate::sim::engine) caller: Option<CallSite>,
     /// The observers' token of its transfer (so the chip that reads its source needs

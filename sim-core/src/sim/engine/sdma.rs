@@ -3,11 +3,13 @@
 //! A transfer (`put_async` / `get_async`) is a list of descriptors queued on one channel, or
 //! striped over several consecutive ones (`SdmaOpts::queues`, descriptor `k` on the
 //! `k % queues`-th); each channel runs its descriptors one after another. A descriptor starts when the channel is free and the
-//! transfer has been posted (the request's resume time); it costs `descriptor` (plus
-//! `cold_start` for the channel's first descriptor of the run) before its first byte moves,
-//! then it is a flow of packets: a put's along `PathKind::SdmaPut` (HBM, channel, links, peer
-//! port, peer HBM), a get's request leg along `SdmaRequest` and then its data back along
-//! `SdmaGet` (peer HBM, links, port, channel, HBM). The source is read when its flow starts
+//! transfer has been posted (the request's resume time), plus `cold_start` for the channel's
+//! first descriptor of the run; it costs `descriptor` before its first byte moves, then it is
+//! a flow of packets: a put's along `PathKind::SdmaPut` (HBM, channel, links, peer port, peer
+//! HBM), a get's data along `SdmaGet` (peer HBM, links, port, channel, HBM) once its request
+//! has crossed along `SdmaRequest`. A get's request leaves as the descriptor starts (it needs
+//! only the source's address), so its crossing overlaps the descriptor cost: the data moves at
+//! the later of the two, not after their sum. The source is read when its flow starts
 //! (at the owner, for a get) and the bytes land when the flow arrives. The next descriptor
 //! starts once this one's flow has cleared the channel. A descriptor holds a slot of its
 //! channel's queue from submission until its bytes land; a transfer is complete when its last
@@ -91,6 +93,7 @@ impl Engine {
                 get: spec.get,
                 atomic: spec.atomic,
                 ready: resume.max(t),
+                data_from: resume.max(t),
                 op: spec.op,
                 caller: spec.caller.map(CallSite::from),
                 clock,
@@ -120,7 +123,10 @@ impl Engine {
             start += cold;
         }
         c.busy = true;
-        self.push_derived(start + desc_cost, key, Event::Sdma(SdmaEvent::Start { ch }));
+        // A get starts at once (its request leaves now, see `sdma_start`); a put when its
+        // descriptor cost is paid.
+        let at = if d.get { start } else { start + desc_cost };
+        self.push_derived(at, key, Event::Sdma(SdmaEvent::Start { ch }));
     }
 
     pub(super) fn sdma_event(&mut self, key: Key, e: SdmaEvent) {
@@ -152,8 +158,12 @@ impl Engine {
     /// on it travels with its events.
     fn sdma_start(&mut self, key: Key, ch: usize) {
         let Some(i) = self.sdma.channels[ch].queue.pop_front() else { return };
-        let Some(d) = self.sdma.descs[i].take() else { return };
+        let Some(mut d) = self.sdma.descs[i].take() else { return };
         self.sdma.free.push(i);
+        if d.get {
+            // The request is sent now; the data waits for the descriptor cost as well.
+            d.data_from = key.time + self.sdma.params.as_ref().map(|p| p.descriptor).unwrap_or_default();
+        }
         let d = Box::new(d);
         if d.get {
             let channel = ch - self.chip_of(d.actor) * self.sdma.params.as_ref().map_or(1, |p| p.channels);
@@ -181,9 +191,9 @@ impl Engine {
             Route { kind: PathKind::SdmaPut, chip: me, core: channel, peer: d.dst.chip() }
         };
         let bytes = data.len() as u64;
+        let at = if get { (key.time + self.net.read_turnaround()).max(d.data_from) } else { key.time };
         let cleared = Some(Event::Sdma(SdmaEvent::Cleared { ch }));
         let end = Event::Sdma(SdmaEvent::Land { desc: d, data, check });
-        let at = if get { key.time + self.net.read_turnaround() } else { key.time };
         self.start_flow(key, route, bytes, at, cleared, end);
     }
 
