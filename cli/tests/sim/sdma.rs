@@ -610,9 +610,9 @@ fn bad_block_sizes_and_queue_counts_say_what_is_allowed() {
 /// Two gets from across a switch on one channel: the second starts once the first's data has
 /// cleared the channel's side of the switch, the requester's downlink (not the peer's uplink,
 /// which the last byte leaves one downlink latency sooner). With 500 ns links up and down:
-/// the first completes at ISSUE + COLD + 1 us (the request, up and down, with DESC under it)
-/// + 1 us (the data back) + n * BETA + POLL; the second starts when the first's last byte
-/// cleared the downlink and pays its request (DESC under it) and data legs again.
+/// the first completes at ISSUE + COLD + 1 us (the request, up and down, with DESC under
+/// it) plus 1 us (the data back) + n * BETA + POLL; the second starts when the first's last
+/// byte cleared the downlink and pays its request (DESC under it) and data legs again.
 #[test]
 fn a_second_get_across_a_switch_waits_for_the_first_to_clear_the_requesters_side() {
     let cols = 4096;
