@@ -54,18 +54,22 @@ fn layout(lens: impl Iterator<Item = usize>) -> Result<(Vec<Count>, Vec<Count>),
     Ok((counts, displs))
 }
 
-/// `buf` cut at `counts`.
-fn split(buf: &[u8], counts: &[Count]) -> Vec<Vec<u8>> {
-    let mut at = 0;
-    counts
-        .iter()
-        .map(|&c| {
-            let n = usize::try_from(c).unwrap_or(0);
-            let part = buf.get(at..at + n).unwrap_or_default().to_vec();
-            at += n;
-            part
-        })
-        .collect()
+/// `buf` cut at `counts`. The first part with bytes starts at 0 (the parts before it are
+/// empty) and keeps `buf` itself; only the parts after it are copied out, so a process that
+/// hears from one other (two processes, each sending nothing to itself) holds its window's
+/// bytes once.
+fn split(mut buf: Vec<u8>, counts: &[Count]) -> Vec<Vec<u8>> {
+    let lens: Vec<usize> = counts.iter().map(|&c| usize::try_from(c).unwrap_or(0)).collect();
+    let mut parts: Vec<Vec<u8>> = vec![Vec::new(); lens.len()];
+    let Some(first) = lens.iter().position(|&n| n > 0) else { return parts };
+    let mut at = lens[first];
+    for (part, &n) in parts.iter_mut().zip(&lens).skip(first + 1) {
+        *part = buf.get(at..at + n).unwrap_or_default().to_vec();
+        at += n;
+    }
+    buf.truncate(lens[first]);
+    parts[first] = buf;
+    parts
 }
 
 impl ProcessGroup for MpiGroup {
@@ -85,6 +89,7 @@ impl ProcessGroup for MpiGroup {
         // One spare byte past each buffer: two empty vectors share an address, which MPI
         // takes for an in-place call and refuses.
         let mut flat: Vec<u8> = out.concat();
+        drop(out);
         flat.push(0);
         let total: usize = recv_counts.iter().map(|&c| usize::try_from(c).unwrap_or(0)).sum();
         let mut recv = vec![0u8; total + 1];
@@ -93,7 +98,7 @@ impl ProcessGroup for MpiGroup {
             let mut into = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
             self.world.all_to_all_varcount_into(&send, &mut into);
         }
-        Ok(split(&recv, &recv_counts))
+        Ok(split(recv, &recv_counts))
     }
 
     fn all_gather(&mut self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
@@ -110,6 +115,6 @@ impl ProcessGroup for MpiGroup {
             let mut into = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
             self.world.all_gather_varcount_into(&send[..send.len() - 1], &mut into);
         }
-        Ok(split(&recv, &counts))
+        Ok(split(recv, &counts))
     }
 }

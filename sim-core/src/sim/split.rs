@@ -138,11 +138,8 @@ impl Windows for Seat {
         if !self.meet(eng) {
             return false;
         }
-        let mut inbox = std::mem::take(&mut *b.mail[self.id].lock());
-        inbox.sort_by_key(Crossing::order);
-        for c in inbox {
-            eng.accept(c);
-        }
+        let inbox = std::mem::take(&mut *b.mail[self.id].lock());
+        accept_in_order(eng, inbox);
         b.reports.lock()[self.id] = report(eng);
         if !self.meet(eng) {
             return false;
@@ -310,18 +307,17 @@ impl Windows for GroupSeat<'_> {
             Err(e) => return self.lost(eng, e),
         };
         let mut crossings = Vec::new();
-        for buf in &inbox {
-            for frame in frames(buf) {
+        // Each sender's bytes are freed once read: a window's crossings are held once, not
+        // also as bytes.
+        for buf in inbox {
+            for frame in frames(&buf) {
                 match frame.and_then(Crossing::from_bytes) {
                     Ok(c) => crossings.push(c),
                     Err(e) => return self.lost(eng, e),
                 }
             }
         }
-        crossings.sort_by_key(Crossing::order);
-        for c in crossings {
-            eng.accept(c);
-        }
+        accept_in_order(eng, crossings);
         let mine = bincode::serialize(&report(eng)).unwrap_or_default();
         let all = match self.group.all_gather(mine) {
             Ok(a) => a,
@@ -331,6 +327,20 @@ impl Windows for GroupSeat<'_> {
         match reports {
             Ok(r) => decide(eng, &r, self.lookahead),
             Err(e) => self.lost(eng, format!("a partition's report did not decode: {e}")),
+        }
+    }
+}
+
+/// Hands a window's `crossings` to `eng` in their keys' order, equal keys in the order they
+/// came. Only the keys with their places are sorted: a stable sort of the crossings
+/// themselves would take scratch space for half of them, at the moment a window's are held.
+fn accept_in_order(eng: &mut Engine, crossings: Vec<Crossing>) {
+    let mut order: Vec<((u128, u64), usize)> = crossings.iter().map(Crossing::order).zip(0..).collect();
+    order.sort_unstable();
+    let mut held: Vec<Option<Crossing>> = crossings.into_iter().map(Some).collect();
+    for (_, i) in order {
+        if let Some(c) = held.get_mut(i).and_then(Option::take) {
+            eng.accept(c);
         }
     }
 }

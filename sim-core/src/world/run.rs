@@ -46,7 +46,7 @@ impl World {
 
     /// Runs the dispatches on one engine.
     fn run_whole(&mut self, net: Box<dyn Network>, mem: Memory, queues: Vec<Vec<Dispatch>>) -> Ended {
-        let mut engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options);
+        let mut engine = Engine::new(self.chip.clone(), net, mem, queues, &self.options, None);
         engine.attach_observers(std::mem::take(&mut self.observers));
         let (mut engine, host) =
             driver::run(engine, self.chip.clone(), self.options.kernel_exec, self.options.fibers.clone());

@@ -159,8 +159,8 @@ impl World {
             .into_iter()
             .enumerate()
             .map(|(id, n)| {
-                let mut e = Engine::new(self.chip.clone(), n, mem.clone(), queues.clone(), &self.options);
-                e.partition(id, plan.owner.clone());
+                let part = Some((id, plan.owner.clone()));
+                let mut e = Engine::new(self.chip.clone(), n, mem.clone(), queues.clone(), &self.options, part);
                 if let Some(links) = users {
                     e.record_for_users(links);
                 }
@@ -193,13 +193,14 @@ impl World {
         queues: Vec<Vec<Dispatch>>,
         stack_bytes: usize,
     ) -> Ended {
-        let spare = net.fork();
+        // No spare copy of the network is kept for a partition that dies (a copy costs as much
+        // as the model, the largest part of a process's memory this run does not divide): the
+        // world then has none for its next run, as when every partition on threads died.
         let (chip, options, owner) = (self.chip.clone(), self.options.clone(), plan.owner.clone());
         let chip_of = self.window_chips();
         let gathered = split::with_group(|group| {
             let id = group.rank();
-            let mut eng = Engine::new(chip.clone(), net, mem, queues, &options);
-            eng.partition(id, owner.clone());
+            let eng = Engine::new(chip.clone(), net, mem, queues, &options, Some((id, owner.clone())));
             let mut seat = GroupSeat { group, lookahead: plan.lookahead };
             let run = catch_unwind(AssertUnwindSafe(|| {
                 driver::run_partition(eng, chip, stack_bytes, &mut seat, plan.lookahead)
@@ -224,7 +225,6 @@ impl World {
             Some((Err(e), net)) => (vec![PartResult::died(format!("the results could not be gathered: {e}"))], net),
             None => (vec![PartResult::died("this process joined no process group".into())], None),
         };
-        let net = net.or(spare);
         self.merge(plan, results, net)
     }
 

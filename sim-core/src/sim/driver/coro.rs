@@ -19,7 +19,7 @@ use crate::base::signal::WaitCmp;
 use crate::base::time::SimTime;
 use crate::model::ChipTiming;
 use crate::results::stats::HostStats;
-use crate::sim::engine::Engine;
+use crate::sim::engine::{Engine, PerActor};
 use crate::sim::engine::wake::{Assignment, Wake};
 use crate::sim::fibers::{Fiber, FiberBody, Fibers, Suspend};
 use crate::sim::split::Windows;
@@ -94,7 +94,7 @@ struct Driver {
     host: HostStats,
     stack_bytes: usize,
     coros: Coros,
-    virtuals: Vec<Option<Virtual>>,
+    virtuals: PerActor<Option<Virtual>>,
     /// Stacks of ended blocks, reused by the next blocks to start.
     pool: Vec<KernelStack>,
     /// Maps new stacks when the pool is empty.
@@ -113,14 +113,14 @@ pub(super) fn run(
     fibers: Option<Fibers>,
     mut windows: Option<&mut dyn Windows>,
 ) -> (Engine, HostStats) {
-    let n = eng.actor_count();
+    let span = eng.actor_span();
     let mut d = Driver {
         eng,
         chip,
         host: HostStats::default(),
         stack_bytes,
-        coros: Coros((0..n).map(|_| None).collect()),
-        virtuals: (0..n).map(|_| None).collect(),
+        coros: Coros(PerActor::new(span.clone(), || None)),
+        virtuals: PerActor::new(span, || None),
         pool: Vec::new(),
         maker: StackMaker::new(stack_bytes, guard::page_size()),
         fibers,
@@ -210,7 +210,7 @@ impl Driver {
                     s
                 }
                 Err(e) => {
-                    let live = self.coros.iter().filter(|c| c.is_some()).count();
+                    let live = self.coros.iter().filter(|(_, c)| c.is_some()).count();
                     return self.eng.abort(SimError::invalid(format!(
                         "{site}: could not map a {}-byte coroutine stack ({e}) with {live} blocks running as coroutines: \
                          each stack takes a memory mapping (two for the first {}), so the process's \
@@ -299,17 +299,17 @@ impl Driver {
 
 /// The blocks running as coroutines, by actor.
 #[derive(Default)]
-struct Coros(Vec<Option<Live>>);
+struct Coros(PerActor<Option<Live>>);
 
 impl std::ops::Deref for Coros {
-    type Target = Vec<Option<Live>>;
-    fn deref(&self) -> &Vec<Option<Live>> {
+    type Target = PerActor<Option<Live>>;
+    fn deref(&self) -> &PerActor<Option<Live>> {
         &self.0
     }
 }
 
 impl std::ops::DerefMut for Coros {
-    fn deref_mut(&mut self) -> &mut Vec<Option<Live>> {
+    fn deref_mut(&mut self) -> &mut PerActor<Option<Live>> {
         &mut self.0
     }
 }
@@ -320,7 +320,7 @@ impl std::ops::DerefMut for Coros {
 /// whatever it sent is dropped.
 impl Drop for Coros {
     fn drop(&mut self) {
-        for (actor, c) in self.0.iter_mut().enumerate() {
+        for (actor, c) in self.0.iter_mut() {
             if let Some(live) = c.take() {
                 let outer = RUNNING.replace(actor + 1);
                 drop(live.exec);

@@ -112,7 +112,8 @@ pub(crate) fn run_partition(
 
 /// [`run`] with a host thread per simulated core that runs a synchronous kernel.
 fn run_threads(eng: Engine, chip: Arc<dyn ChipTiming>) -> (Engine, HostStats) {
-    let n = eng.actor_count();
+    // Indexed by actor number; a run on threads is never split, so its span starts at 0.
+    let n = eng.actor_span().end;
     let state = State {
         eng,
         host: HostStats::default(),

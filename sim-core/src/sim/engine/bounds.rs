@@ -13,6 +13,7 @@
 //! leading words ([`Key::bound`]): one 128-bit number each, compared without branches.
 
 use super::event::Key;
+use super::state::per_actor::PerActor;
 use crate::base::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,10 +26,10 @@ const SMALL: usize = 16;
 #[derive(Debug, Default)]
 pub(super) struct Bounds {
     /// Each actor's live bound (time, seq), if it is running.
-    live: Vec<Option<(SimTime, u64)>>,
+    live: PerActor<Option<(SimTime, u64)>>,
     /// The running actors, in no order, and each actor's place in it.
     list: Vec<usize>,
-    place: Vec<u32>,
+    place: PerActor<u32>,
     /// Every live bound (and stale ones) while `heaped`: the smallest had to be found among
     /// more than [`SMALL`] since the set was last empty. Cleared, not freed, when the set
     /// empties, as it does between the waves of a run.
@@ -40,11 +41,12 @@ pub(super) struct Bounds {
 }
 
 impl Bounds {
-    pub(super) fn new(actors: usize) -> Bounds {
+    /// The bounds of the actors of `span` (none running).
+    pub(super) fn new(span: std::ops::Range<usize>) -> Bounds {
         Bounds {
-            live: vec![None; actors],
+            live: PerActor::filled(span.clone(), None),
             list: Vec::new(),
-            place: vec![0; actors],
+            place: PerActor::filled(span, 0),
             heap: BinaryHeap::new(),
             heaped: false,
             first: None,
@@ -145,7 +147,7 @@ mod tests {
 
     #[test]
     fn the_smallest_live_bound_comes_first_and_replaced_ones_are_skipped() {
-        let mut b = Bounds::new(3);
+        let mut b = Bounds::new(0..3);
         assert_eq!(b.first(), None);
         b.insert((t(5), 0, 1));
         b.insert((t(3), 1, 7));
@@ -171,7 +173,7 @@ mod tests {
     #[test]
     fn released_waves_keep_their_smallest_without_a_heap() {
         let n = 4 * SMALL;
-        let mut b = Bounds::new(n);
+        let mut b = Bounds::new(0..n);
         for wave in 0..3u64 {
             let mut least = u128::MAX;
             for a in 0..n {
@@ -196,7 +198,7 @@ mod tests {
     fn the_kept_first_bound_matches_a_sorted_set() {
         use std::collections::BTreeSet;
         for actors in [6, 3 * SMALL] {
-            let mut b = Bounds::new(actors);
+            let mut b = Bounds::new(0..actors);
             let mut model: BTreeSet<u128> = BTreeSet::new();
             let mut live: Vec<Option<Bound>> = vec![None; actors];
             let mut x: u64 = 0x9e37_79b9_7f4a_7c15;

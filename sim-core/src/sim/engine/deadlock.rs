@@ -25,7 +25,7 @@ impl Engine {
     /// One entry per cell of `w` whose condition is still false.
     fn describe(&self, actor: usize, w: &Waiter) -> Vec<BlockedWait> {
         let chip = self.chip_of(actor);
-        let (block, task) = match (w.kind, &self.actors[actor].job) {
+        let (block, task) = match (w.kind, self.actors.get(actor).and_then(|a| a.job.as_ref())) {
             (WaiterKind::Deferred { task, block, .. }, _) => (block, self.task_name(chip, task).unwrap_or_default()),
             (WaiterKind::Blocking { .. }, Some((_, a))) => (a.block, a.ctx.task.to_string()),
             (WaiterKind::Blocking { .. }, None) => (self.core_of(actor), String::new()),

@@ -35,7 +35,7 @@ impl Engine {
     /// What every core with a block was doing when the run reached `limit`.
     fn budget_report(&self, limit: Limit) -> BudgetReport {
         let mut cores = Vec::new();
-        for (actor, a) in self.actors.iter().enumerate() {
+        for (actor, a) in self.actors.iter() {
             let Some((_, job)) = &a.job else { continue };
             let state = match a.state {
                 ActorState::Running { at, .. } => format!("running (next request at {at})"),

@@ -94,7 +94,7 @@ impl Engine {
                 super::signals::WaiterKind::Deferred { .. } => None,
             })
             .collect();
-        let cores_ok = self.actors.iter().enumerate().all(|(i, a)| {
+        let cores_ok = self.actors.iter().all(|(i, a)| {
             a.state == ActorState::Idle || spinning(a) || (a.state == ActorState::Blocked && waiting.contains(&i))
         });
         cores_ok
@@ -109,7 +109,7 @@ impl Engine {
     fn livelock_report(&self, changes: u64) -> LivelockReport {
         let blocked = self.deadlock_report();
         let mut polls = Vec::new();
-        for (actor, a) in self.actors.iter().enumerate() {
+        for (actor, a) in self.actors.iter() {
             if a.state == ActorState::Idle || a.spin.epoch != changes || a.spin.polls < self.livelock_polls {
                 continue;
             }

@@ -33,6 +33,7 @@ mod wire;
 
 pub(crate) use observe::{Observers, Recording, UserObserver};
 pub(crate) use state::part::Crossing;
+pub(crate) use state::per_actor::PerActor;
 
 use crate::api::program::Dispatch;
 use crate::api::request::{OpKind, Reply, Request};
@@ -108,7 +109,7 @@ pub(crate) struct Engine {
     /// Where the event being applied happens (see [`Here`]).
     here: Here,
     now: SimTime,
-    actors: Vec<Actor>,
+    actors: PerActor<Actor>,
     /// Lower bounds `(time, actor, seq)` of every running actor's next request.
     running: bounds::Bounds,
     /// Actors with a block assigned (running or blocked).
@@ -170,13 +171,16 @@ impl Engine {
 }
 
 impl Engine {
-    /// An engine over `mem` that will run `queues[chip]` in order on each chip.
+    /// An engine over `mem` that will run `queues[chip]` in order on each chip; with `part`,
+    /// `(id, owner)`, partition `id` of a split run whose chips' partitions `owner` gives (see
+    /// [`Engine::partition`]), which holds its actors' state only for its own chips.
     pub(crate) fn new(
         chip: Arc<dyn ChipTiming>,
         mut net: Box<dyn Network>,
         mem: Memory,
         queues: Vec<Vec<Dispatch>>,
         options: &RunOptions,
+        part: Option<(usize, Arc<[u32]>)>,
     ) -> Engine {
         net.reset();
         let net_relaxed = net.relaxed_ordering();
@@ -184,6 +188,8 @@ impl Engine {
         let aiv = chip.aiv_cores();
         let cores = aiv + chip.cube().map_or(0, |c| c.cores);
         let world = queues.len();
+        let span = part.as_ref().map_or(0..world * cores, |(id, owner)| state::per_actor::span_of(owner, *id, cores));
+        let own_chips = span.start / cores.max(1)..span.end / cores.max(1);
         let idle = Actor {
             state: ActorState::Idle,
             next_seq: 0,
@@ -193,7 +199,7 @@ impl Engine {
             spin: state::spin::Spin::default(),
             last: ("", None),
         };
-        Engine {
+        let mut eng = Engine {
             net,
             flows: state::flows::Flows::default(),
             cores,
@@ -206,8 +212,8 @@ impl Engine {
             subs: vec![1; queues.len().max(1)],
             here: Here::Chip(0),
             now: SimTime::ZERO,
-            actors: vec![idle; world * cores],
-            running: bounds::Bounds::new(world * cores),
+            actors: PerActor::filled(span.clone(), idle),
+            running: bounds::Bounds::new(span.clone()),
             busy: 0,
             chips: queues.into_iter().map(|q| ChipSched::new(q, cores)).collect(),
             signals: Signals::default(),
@@ -218,9 +224,9 @@ impl Engine {
             records: Vec::new(),
             obs: Observers::new(world, cores, options.trace, options.check),
             jitter: options.jitter.map(|j| ((0..world).map(|c| chip_rng(j.seed, c)).collect(), j)),
-            vis: state::in_flight::Visibility::new(world * cores, net_relaxed || options.relaxed_ordering, islands),
+            vis: state::in_flight::Visibility::new(span, net_relaxed || options.relaxed_ordering, islands),
             loads: state::pending_loads::Loads::default(),
-            sdma: state::channels::Sdma::new(world, chip.sdma()),
+            sdma: state::channels::Sdma::new(own_chips, chip.sdma()),
             progress: options.progress.clone().map(|p| (p, 0)),
             horizon: SimTime::NEVER,
             part: None,
@@ -230,13 +236,18 @@ impl Engine {
             saturated: (u64::MAX, 0),
             limits: state::limits::Limits::new(options),
             chip,
+        };
+        if let Some((id, owner)) = part {
+            eng.queue.lanes_from(eng.actors.span().start);
+            eng.partition(id, owner);
         }
+        eng
     }
 
     /// Schedules every chip's first dispatch (a run with no dispatches ends at the first pump).
     pub(crate) fn start(&mut self) {
-        if self.actors.len() >= Key::MAX_ACTORS {
-            let n = self.actors.len();
+        if self.world * self.cores >= Key::MAX_ACTORS {
+            let n = self.world * self.cores;
             let max = Key::MAX_ACTORS - 1;
             return self.fail(SimError::invalid(format!(
                 "{} chips x {} cores = {n} cores; the scheduler keys events of at most {max} cores",
@@ -252,9 +263,9 @@ impl Engine {
         }
     }
 
-    /// Total number of actors (cores over all chips).
-    pub(crate) fn actor_count(&self) -> usize {
-        self.actors.len()
+    /// The actors this engine runs: every core of every chip, or a partition's own chips'.
+    pub(crate) fn actor_span(&self) -> std::ops::Range<usize> {
+        self.actors.span()
     }
 
     /// Number of actors that have a block assigned (running or blocked).
@@ -769,7 +780,7 @@ impl Engine {
     fn cell_write(&mut self, mem: MemKey, offset: usize, writer: usize, op: WriteOp, value: i32, time: SimTime) {
         let chip = self.chip_of(writer);
         // A writer of another partition of a split run is known by what its crossings said.
-        let (block, task) = match &self.actors[writer].job {
+        let (block, task) = match self.actors.get(writer).and_then(|a| a.job.as_ref()) {
             Some((_, a)) => (a.block, self.signals.intern(&a.ctx.task)),
             None => match self.foreign_jobs.get(&writer) {
                 Some((block, task)) => (*block, self.signals.intern(task)),
@@ -812,7 +823,7 @@ impl Engine {
             return;
         }
         self.outcome = Some(Err(err));
-        for (i, a) in self.actors.iter().enumerate() {
+        for (i, a) in self.actors.iter() {
             if a.state == ActorState::Blocked {
                 self.wakes.push(Wake::Abort { actor: i });
             }

@@ -19,8 +19,9 @@ use std::sync::Arc;
 
 impl Engine {
     /// Makes this engine partition `id` of a split run: `owner[chip]` is each chip's
-    /// partition. Other partitions' chips never start their dispatches here.
-    pub(crate) fn partition(&mut self, id: usize, owner: Arc<[u32]>) {
+    /// partition. Other partitions' chips never start their dispatches here (the engine was
+    /// built for this partition: [`Engine::new`]).
+    pub(super) fn partition(&mut self, id: usize, owner: Arc<[u32]>) {
         let parts = owner.iter().map(|&p| p as usize + 1).max().unwrap_or(1).max(id + 1);
         for (chip, sched) in self.chips.iter_mut().enumerate() {
             if owner.get(chip).is_none_or(|&p| p as usize != id) {
@@ -85,8 +86,8 @@ impl Engine {
             if let Some(r) = route {
                 *path = self.net.path(&r);
             }
-            *slot = end.map(|e| self.slots.put(e));
-            *cleared_slot = cleared.map(|e| self.slots.put(e));
+            *slot = end.map(|e| self.slots.put(*e));
+            *cleared_slot = cleared.map(|e| self.slots.put(*e));
         }
         self.queue_local(key, ev);
     }
@@ -152,10 +153,10 @@ impl Engine {
         let (mut end, mut cleared, mut route) = (None, None, None);
         if let Event::Onward { path, end: slot, cleared: cleared_slot, .. } = &mut ev {
             route = self.net.route_of(*path);
-            end = slot.take().map(|s| self.slots.take(s));
-            cleared = cleared_slot.take().map(|s| self.slots.take(s));
+            end = slot.take().map(|s| Box::new(self.slots.take(s)));
+            cleared = cleared_slot.take().map(|s| Box::new(self.slots.take(s)));
         }
-        let job = end.as_ref().and_then(|e| self.writer_job(e));
+        let job = end.as_deref().and_then(|e| self.writer_job(e));
         if let Some(p) = self.part.as_deref_mut()
             && let Some(out) = p.outbox.get_mut(to)
         {

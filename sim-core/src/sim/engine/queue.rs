@@ -50,11 +50,20 @@ pub(super) struct EventQueue {
     far: Vec<Vec<Item>>,
     /// Bit `b` set when bucket `b` holds an event.
     far_mask: u64,
-    /// Per actor, its requests behind the one in the heap, in key order.
+    /// Per actor, its requests behind the one in the heap, in key order: lane `actor -
+    /// lane_base` (a split run's partition numbers from its first actor's).
     lanes: Vec<VecDeque<(Key, Pending)>>,
+    lane_base: usize,
 }
 
 impl EventQueue {
+    /// Lanes start at actor `first` (the first actor a split run's partition runs; 0 by
+    /// default): a partition holds no lanes for the actors before its own.
+    pub(super) fn lanes_from(&mut self, first: usize) {
+        debug_assert!(self.lanes.is_empty(), "lanes renumbered with requests pending");
+        self.lane_base = first;
+    }
+
     /// Adds `e`.
     pub(super) fn push(&mut self, e: Entry) {
         self.push_item(Item { key: e.key, held: Held::Entry(e.what) });
@@ -64,14 +73,14 @@ impl EventQueue {
     /// request of the same actor it waits in the actor's FIFO; out of order (never expected)
     /// it goes to the heap.
     pub(super) fn push_request(&mut self, key: Key, what: Pending) {
-        let actor = key.actor();
-        let Ok(lane) = u32::try_from(actor) else {
+        let Ok(lane) = u32::try_from(key.actor().wrapping_sub(self.lane_base)) else {
             return self.push(Entry { key, what });
         };
-        if self.lanes.len() <= actor {
-            self.lanes.resize_with(actor + 1, VecDeque::new);
+        let i = lane as usize;
+        if self.lanes.len() <= i {
+            self.lanes.resize_with(i + 1, VecDeque::new);
         }
-        let fifo = &mut self.lanes[actor];
+        let fifo = &mut self.lanes[i];
         match fifo.back() {
             None => {
                 fifo.push_back((key, what));
@@ -86,7 +95,7 @@ impl EventQueue {
     /// requests of the actor still waiting it joins them; with none, it goes to the heap as
     /// an entry of its own, without a trip through the actor's FIFO.
     pub(super) fn push_poll(&mut self, key: Key) {
-        match self.lanes.get(key.actor()) {
+        match self.lanes.get(key.actor().wrapping_sub(self.lane_base)) {
             Some(fifo) if !fifo.is_empty() => self.push_request(key, Pending::Poll),
             _ => self.push(Entry { key, what: Pending::Poll }),
         }

@@ -37,7 +37,7 @@ use crate::model::{PathKind, Route};
 
 impl Engine {
     fn site_of(&self, actor: usize) -> Site {
-        match &self.actors[actor].job {
+        match self.actors.get(actor).and_then(|a| a.job.as_ref()) {
             Some((_, a)) => a.ctx.site(a.block),
             None => Site { chip: self.chip_of(actor), block: self.core_of(actor), task: "?".into() },
         }

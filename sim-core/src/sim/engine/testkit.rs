@@ -39,7 +39,7 @@ fn engine_on(net: Box<dyn Network>, queues: Vec<Vec<Dispatch>>, relaxed_ordering
     let domain = mem.add_domain(queues.len());
     mem.grow_window(domain, 64);
     let options = RunOptions { relaxed_ordering, ..RunOptions::default() };
-    Engine::new(Arc::new(TestChip), net, mem, queues, &options)
+    Engine::new(Arc::new(TestChip), net, mem, queues, &options, None)
 }
 
 /// [`TestNet`] with every chip an island: news between chips takes 1 us.

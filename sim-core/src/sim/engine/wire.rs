@@ -124,8 +124,8 @@ impl Crossing {
         let w = WireCrossing {
             key: (self.key.time, self.key.order(), self.key.sub),
             ev: wire(&self.ev)?,
-            end: self.end.as_ref().map(wire).transpose()?,
-            cleared: self.cleared.as_ref().map(wire).transpose()?,
+            end: self.end.as_deref().map(wire).transpose()?,
+            cleared: self.cleared.as_deref().map(wire).transpose()?,
             route: self.route,
             job: self.job.as_ref().map(|j| (j.writer, j.block, j.task.to_string())),
         };
@@ -139,8 +139,8 @@ impl Crossing {
         Ok(Crossing {
             key: Key::from_parts(time, order, sub),
             ev: unwire(w.ev)?,
-            end: w.end.map(unwire).transpose()?,
-            cleared: w.cleared.map(unwire).transpose()?,
+            end: w.end.map(unwire).transpose()?.map(Box::new),
+            cleared: w.cleared.map(unwire).transpose()?.map(Box::new),
             route: w.route,
             job: w.job.map(|(writer, block, task)| WriterJob { writer, block, task: Arc::from(task) }),
         })

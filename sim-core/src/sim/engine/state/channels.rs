@@ -3,6 +3,7 @@
 
 use super::super::desc::Desc;
 use super::super::observe::SdmaToken;
+use super::per_actor::PerActor;
 use crate::model::SdmaParams;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -27,7 +28,8 @@ pub(in crate::sim::engine) struct Transfer {
 #[derive(Debug)]
 pub(crate) struct Sdma {
     pub(in crate::sim::engine) params: Option<SdmaParams>,
-    pub(in crate::sim::engine) channels: Vec<Channel>,
+    /// By global channel number (`chip * channels + channel`), for the chips the engine runs.
+    pub(in crate::sim::engine) channels: PerActor<Channel>,
     pub(in crate::sim::engine) descs: Vec<Option<Desc>>,
     pub(in crate::sim::engine) free: Vec<usize>,
     /// Transfers not yet waited, by (actor, id).
@@ -35,11 +37,12 @@ pub(crate) struct Sdma {
 }
 
 impl Sdma {
-    pub(crate) fn new(world: usize, params: Option<&SdmaParams>) -> Sdma {
-        let n = params.map_or(0, |p| p.channels) * world;
+    /// The SDMA state of the chips `chips` (all of a run's, or a split run's partition's).
+    pub(crate) fn new(chips: std::ops::Range<usize>, params: Option<&SdmaParams>) -> Sdma {
+        let n = params.map_or(0, |p| p.channels);
         Sdma {
             params: params.cloned(),
-            channels: (0..n).map(|_| Channel::default()).collect(),
+            channels: PerActor::new(chips.start * n..chips.end * n, Channel::default),
             descs: Vec::new(),
             free: Vec::new(),
             transfers: BTreeMap::new(),

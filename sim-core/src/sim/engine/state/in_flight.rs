@@ -2,11 +2,13 @@
 //! `visibility.rs` decides when writes become visible.
 
 use super::super::event::{Key, SignalLand};
+use super::per_actor::PerActor;
 use crate::api::request::Request;
 use crate::base::addr::{CellRef, MemKey, Place};
 use crate::base::error::SimError;
 use crate::base::tensor::Runs;
 use rustc_hash::FxHashMap;
+use std::ops::Range;
 
 /// The memory and byte runs a write covers.
 pub(in crate::sim::engine) type Covered = (MemKey, Runs);
@@ -78,21 +80,21 @@ pub(in crate::sim::engine) struct CrossNotify {
 pub(in crate::sim::engine) struct Visibility {
     pub(in crate::sim::engine) relaxed: bool,
     /// Issue numbers of writes and notifies not landed yet.
-    pub(in crate::sim::engine) inflight: Vec<InFlight>,
+    pub(in crate::sim::engine) inflight: PerActor<InFlight>,
     /// Per actor, the bytes each data write in flight covers, by issue number (ascending).
-    pub(in crate::sim::engine) regions: Vec<Vec<(u64, Covered)>>,
+    pub(in crate::sim::engine) regions: PerActor<Vec<(u64, Covered)>>,
     /// Reads (a blocking one, or asynchronous loads) that wait for the same core's writes to
     /// overlapping bytes, in issue order.
-    pub(in crate::sim::engine) held_reads: Vec<Vec<(Key, Request)>>,
-    pub(in crate::sim::engine) next: Vec<u64>,
+    pub(in crate::sim::engine) held_reads: PerActor<Vec<(Key, Request)>>,
+    pub(in crate::sim::engine) next: PerActor<u64>,
     /// Notifies that arrived before an earlier write of their core had landed.
-    pub(in crate::sim::engine) held: Vec<Vec<SignalLand>>,
+    pub(in crate::sim::engine) held: PerActor<Vec<SignalLand>>,
     /// Cells with a notify of the actor in flight: (actor, memory, offset) -> count.
     pub(in crate::sim::engine) notifying: FxHashMap<(usize, MemKey, usize), u32>,
     /// Actors blocked in `fence`.
-    pub(in crate::sim::engine) fencing: Vec<bool>,
+    pub(in crate::sim::engine) fencing: PerActor<bool>,
     /// Blocks that ended while their writes were in flight.
-    pub(in crate::sim::engine) finishing: Vec<Option<Result<(), SimError>>>,
+    pub(in crate::sim::engine) finishing: PerActor<Option<Result<(), SimError>>>,
     /// Each chip's island (see `Network::island`); all 0 on a machine without switches.
     pub(in crate::sim::engine) islands: Vec<u32>,
     /// The machine is one island: every landing is known at once (the common case, checked
@@ -106,30 +108,31 @@ pub(in crate::sim::engine) struct Visibility {
     pub(in crate::sim::engine) cross: FxHashMap<(usize, u64), CrossNotify>,
     /// Per writer, its cross-island notifies not released yet, in issue order, with the chip
     /// of each one's cell.
-    pub(in crate::sim::engine) unreleased: Vec<Vec<(u64, usize)>>,
+    pub(in crate::sim::engine) unreleased: PerActor<Vec<(u64, usize)>>,
     /// Per (writer, island), its cross-island notifies there that have arrived and been
     /// released and wait for earlier writes to land there, in issue order.
     pub(in crate::sim::engine) waiting: FxHashMap<(usize, u32), Vec<u64>>,
 }
 
 impl Visibility {
-    pub(in crate::sim::engine) fn new(actors: usize, relaxed: bool, islands: Vec<u32>) -> Visibility {
+    /// The state of the actors of `span`, none with anything in flight.
+    pub(in crate::sim::engine) fn new(span: Range<usize>, relaxed: bool, islands: Vec<u32>) -> Visibility {
         Visibility {
             relaxed,
-            inflight: vec![InFlight::default(); actors],
-            regions: vec![Vec::new(); actors],
-            held_reads: (0..actors).map(|_| Vec::new()).collect(),
-            next: vec![0; actors],
-            held: vec![Vec::new(); actors],
+            inflight: PerActor::new(span.clone(), InFlight::default),
+            regions: PerActor::new(span.clone(), Vec::new),
+            held_reads: PerActor::new(span.clone(), Vec::new),
+            next: PerActor::filled(span.clone(), 0),
+            held: PerActor::new(span.clone(), Vec::new),
             notifying: FxHashMap::default(),
-            fencing: vec![false; actors],
-            finishing: (0..actors).map(|_| None).collect(),
+            fencing: PerActor::filled(span.clone(), false),
+            finishing: PerActor::new(span.clone(), || None),
             one_island: islands.windows(2).all(|w| w[0] == w[1]),
             islands,
             issued_to: FxHashMap::default(),
             landings: FxHashMap::default(),
             cross: FxHashMap::default(),
-            unreleased: vec![Vec::new(); actors],
+            unreleased: PerActor::new(span, Vec::new),
             waiting: FxHashMap::default(),
         }
     }

@@ -8,6 +8,7 @@ pub(super) mod flows;
 pub(super) mod in_flight;
 pub(super) mod limits;
 pub(super) mod part;
+pub(crate) mod per_actor;
 pub(super) mod pending_loads;
 pub(super) mod polled;
 pub(super) mod spin;

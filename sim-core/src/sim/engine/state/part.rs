@@ -22,9 +22,10 @@ pub(crate) struct Crossing {
     pub(in crate::sim::engine) key: Key,
     pub(in crate::sim::engine) ev: Event,
     /// The events that end the flow of an [`Event::Onward`] carrying its last packet, and
-    /// that clear its sender (a get's channel), when it has them.
-    pub(in crate::sim::engine) end: Option<Event>,
-    pub(in crate::sim::engine) cleared: Option<Event>,
+    /// that clear its sender (a get's channel), when it has them; boxed, as few crossings
+    /// carry them and a window's crossings are held at once (twice their inline size).
+    pub(in crate::sim::engine) end: Option<Box<Event>>,
+    pub(in crate::sim::engine) cleared: Option<Box<Event>>,
     /// The route of an [`Event::Onward`]'s path.
     pub(in crate::sim::engine) route: Option<Route>,
     /// The block and task of the writer of the write or notify its flow lands (its writer's
