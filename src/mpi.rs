@@ -98,6 +98,7 @@ impl ProcessGroup for MpiGroup {
             let mut into = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
             self.world.all_to_all_varcount_into(&send, &mut into);
         }
+        drop(flat);
         Ok(split(recv, &recv_counts))
     }
 
@@ -115,6 +116,7 @@ impl ProcessGroup for MpiGroup {
             let mut into = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
             self.world.all_gather_varcount_into(&send[..send.len() - 1], &mut into);
         }
+        drop(send);
         Ok(split(recv, &counts))
     }
 }

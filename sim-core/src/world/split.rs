@@ -218,7 +218,7 @@ impl World {
                 }
             };
             mine.mem.keep_only(&|c| owner.get(c).is_some_and(|&o| o as usize == id), &chip_of);
-            (gather(seat.group, &mine), net)
+            (gather(seat.group, mine), net)
         });
         let (results, net) = match gathered {
             Some((Ok(results), net)) => (results, net),
@@ -306,12 +306,14 @@ impl World {
     }
 }
 
-/// Every process's result, gathered from the group.
-fn gather(group: &mut dyn ProcessGroup, mine: &PartResult) -> Result<Vec<PartResult>, String> {
-    let bytes = bincode::serialize(mine).map_err(|e| e.to_string())?;
+/// Every process's result, gathered from the group. This process's own is dropped once it
+/// is bytes, and each process's bytes once decoded, so a result is held at most twice.
+fn gather(group: &mut dyn ProcessGroup, mine: PartResult) -> Result<Vec<PartResult>, String> {
+    let bytes = bincode::serialize(&mine).map_err(|e| e.to_string())?;
+    drop(mine);
     let all = group.all_gather(bytes)?;
-    all.iter()
-        .map(|b| bincode::deserialize(b).map_err(|e| format!("a partition's result did not decode: {e}")))
+    all.into_iter()
+        .map(|b| bincode::deserialize(&b).map_err(|e| format!("a partition's result did not decode: {e}")))
         .collect()
 }
 

@@ -135,6 +135,12 @@ impl Bounds {
     pub(super) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
+
+    /// The actors whose bounds it can hold.
+    #[cfg(test)]
+    pub(super) fn live_span(&self) -> std::ops::Range<usize> {
+        self.live.span()
+    }
 }
 
 #[cfg(test)]

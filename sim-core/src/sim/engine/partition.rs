@@ -192,3 +192,25 @@ impl Engine {
         self.queue.push(super::Entry { key, what });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{engine, partition_engine};
+
+    /// A partition of a split run holds the state of its own chips' cores only (chips 2-4 of
+    /// 5 here, one core each): what a process of a run over MPI allocates falls with the
+    /// number of processes. A run that is not split holds every core's.
+    #[test]
+    fn a_partition_holds_only_its_own_chips_cores() {
+        let owner = [0, 0, 1, 1, 1];
+        let part = partition_engine(&owner, 1);
+        assert_eq!(part.actor_span(), 2..5);
+        assert_eq!(part.running.live_span(), 2..5);
+        assert_eq!(part.vis.inflight.span(), 2..5);
+        assert_eq!(part.vis.unreleased.span(), 2..5);
+        assert!(part.actors.get(1).is_none() && part.actors.get(2).is_some());
+        assert_eq!(partition_engine(&owner, 0).actor_span(), 0..2);
+        let whole = engine(5, false);
+        assert_eq!((whole.actor_span(), whole.vis.inflight.span()), (0..5, 0..5));
+    }
+}

@@ -34,12 +34,28 @@ pub(crate) fn islands_engine(chips: usize) -> Engine {
     engine_on(Box::new(IslandNet), (0..chips).map(|_| Vec::new()).collect(), false)
 }
 
+/// An engine like [`engine`] (one chip per entry of `owner`) that runs partition `id` of a
+/// split run, `owner[chip]` being each chip's partition.
+pub(crate) fn partition_engine(owner: &[u32], id: usize) -> Engine {
+    let queues = owner.iter().map(|_| Vec::new()).collect();
+    engine_for(Box::new(TestNet), queues, false, Some((id, Arc::from(owner))))
+}
+
 fn engine_on(net: Box<dyn Network>, queues: Vec<Vec<Dispatch>>, relaxed_ordering: bool) -> Engine {
+    engine_for(net, queues, relaxed_ordering, None)
+}
+
+fn engine_for(
+    net: Box<dyn Network>,
+    queues: Vec<Vec<Dispatch>>,
+    relaxed_ordering: bool,
+    part: Option<(usize, Arc<[u32]>)>,
+) -> Engine {
     let mut mem = Memory::new(true);
     let domain = mem.add_domain(queues.len());
     mem.grow_window(domain, 64);
     let options = RunOptions { relaxed_ordering, ..RunOptions::default() };
-    Engine::new(Arc::new(TestChip), net, mem, queues, &options, None)
+    Engine::new(Arc::new(TestChip), net, mem, queues, &options, part)
 }
 
 /// [`TestNet`] with every chip an island: news between chips takes 1 us.

@@ -73,13 +73,10 @@ impl<T> IndexMut<usize> for PerActor<T> {
 /// The actors of the chips `owner` gives partition `id` (`owner[chip]`), from the first's
 /// to the last's, at `cores` actors per chip; none when it owns no chip.
 pub(crate) fn span_of(owner: &[u32], id: usize, cores: usize) -> Range<usize> {
-    let mut own = owner.iter().enumerate().filter(|&(_, &o)| o as usize == id).map(|(c, _)| c);
-    match own.next() {
-        None => 0..0,
-        Some(first) => {
-            let last = own.last().unwrap_or(first);
-            first * cores..(last + 1) * cores
-        }
+    let own = |&(_, &o): &(usize, &u32)| o as usize == id;
+    match (owner.iter().enumerate().find(own), owner.iter().enumerate().rev().find(own)) {
+        (Some((first, _)), Some((last, _))) => first * cores..(last + 1) * cores,
+        _ => 0..0,
     }
 }
 
