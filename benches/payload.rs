@@ -70,14 +70,48 @@ fn elements(c: &mut Criterion) {
 
 /// One run of the gemm_ar-class workload with payload: (events, seconds in `World::run`).
 fn gemm_ar_once() -> (u64, f64) {
+    let (events, secs, _) = gemm_ar_timed();
+    (events, secs)
+}
+
+/// What the calling thread has used so far: CPU seconds in user and system mode, and page
+/// faults served without I/O (on a shared host the wall clock also counts other processes'
+/// turns; system time is mostly the OS zeroing pages a run touches first).
+#[derive(Copy, Clone, Default)]
+struct Usage {
+    user: f64,
+    sys: f64,
+    faults: i64,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        // SAFETY: getrusage only writes the struct it is given.
+        let u = unsafe {
+            let mut u: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_THREAD, &mut u);
+            u
+        };
+        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        Usage { user: s(u.ru_utime), sys: s(u.ru_stime), faults: u.ru_minflt }
+    }
+
+    fn since(self, before: Usage) -> Usage {
+        Usage { user: self.user - before.user, sys: self.sys - before.sys, faults: self.faults - before.faults }
+    }
+}
+
+/// As [`gemm_ar_once`], with what `World::run` used on its thread.
+fn gemm_ar_timed() -> (u64, f64, Usage) {
     let mut w = Config::preset("a2a3").and_then(|c| c.world()).expect("preset builds");
     if std::env::var("RANKSIM_BENCH_TIMING").is_ok_and(|v| v == "1") {
         w.set_timing_only().expect("a fresh world");
     }
     gemm_ar::queue(&mut w, RANKS, ROWS).expect("gemm_ar sets up");
-    let t = Instant::now();
+    let (before, t) = (Usage::now(), Instant::now());
     let r = w.run().expect("gemm_ar runs");
-    (r.stats.events, t.elapsed().as_secs_f64())
+    let secs = t.elapsed().as_secs_f64();
+    (r.stats.events, secs, Usage::now().since(before))
 }
 
 /// Elements the workload's payload path handles, as counted for elements/s: every rank's
@@ -102,9 +136,12 @@ fn workload(c: &mut Criterion) {
 
 fn main() {
     if std::env::var("RANKSIM_BENCH_ONE").is_ok_and(|v| v == "gemm_ar") {
-        let (events, secs) = gemm_ar_once();
+        let (events, secs, u) = gemm_ar_timed();
         eprintln!(
-            "gemm_ar_payload_8r_24blk: {events} events, run {secs:.3} s, {:.1} M elements/s, {:.3} M events/s",
+            "gemm_ar_payload_8r_24blk: {events} events, run {secs:.3} s (cpu {:.3} s user + {:.3} s system, {} page faults), {:.1} M elements/s, {:.3} M events/s",
+            u.user,
+            u.sys,
+            u.faults,
             WORKLOAD_ELEMS as f64 / secs / 1e6,
             events as f64 / secs / 1e6
         );

@@ -268,7 +268,7 @@ impl Tile {
     /// elements are `f(index)`; the rest is zero.
     fn map_valid(&self, dtype: DType, mut f: impl FnMut(usize) -> f64) -> Tile {
         let mut out = self.like(dtype, self.rows, self.cols).with_valid(self.valid_rows, self.valid_cols);
-        if let Payload::Bytes(dst) = &mut out.data {
+        if let Some(dst) = out.data.bytes_mut() {
             for r in 0..self.valid_rows {
                 for c in 0..self.valid_cols {
                     let i = r * self.cols + c;
@@ -412,7 +412,7 @@ impl Tile {
     pub fn full(dtype: DType, rows: usize, cols: usize, value: f64) -> Tile {
         let mut t = Tile::zeros(dtype, rows, cols);
         let v = scalar_of(dtype, value);
-        if let Payload::Bytes(b) = &mut t.data {
+        if let Some(b) = t.data.bytes_mut() {
             for i in 0..rows * cols {
                 dtype.write_f64(b, i, v);
             }

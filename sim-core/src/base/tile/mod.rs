@@ -58,7 +58,7 @@ impl Tile {
             cols,
             valid_rows: rows,
             valid_cols: cols,
-            data: Payload::Bytes(vec![0; rows * cols * dtype.size()]),
+            data: Payload::of(vec![0; rows * cols * dtype.size()]),
             ready: SimTime::ZERO,
         }
     }
@@ -72,7 +72,7 @@ impl Tile {
                 rows * cols
             )));
         }
-        Ok(Tile::from_bytes(T::DTYPE, rows, cols, Payload::Bytes(to_bytes(data))))
+        Ok(Tile::from_bytes(T::DTYPE, rows, cols, Payload::of(to_bytes(data))))
     }
 
     /// A tile from raw little-endian bytes (`bytes.len() == rows * cols * dtype.size()`).
@@ -99,7 +99,7 @@ impl Tile {
         };
         let mut t = Tile::zeros(dtype, rows, cols);
         let es = dtype.size();
-        if let Payload::Bytes(out) = &mut t.data {
+        if let Some(out) = t.data.bytes_mut() {
             for r in 0..vr {
                 let dst = r * cols * es;
                 out[dst..dst + vc * es].copy_from_slice(&data[r * vc * es..(r + 1) * vc * es]);
@@ -201,13 +201,13 @@ impl Tile {
             let s = r * self.cols * es;
             out.extend_from_slice(&data[s..s + self.valid_cols * es]);
         }
-        Payload::Bytes(out)
+        Payload::of(out)
     }
 
     /// The bytes of this tile and of `out` when both are kept (payload runs).
     fn both<'a>(&'a self, out: &'a mut Tile) -> Option<(&'a [u8], &'a mut Vec<u8>)> {
-        match (&self.data, &mut out.data) {
-            (Payload::Bytes(a), Payload::Bytes(b)) => Some((a, b)),
+        match (&self.data, out.data.bytes_mut()) {
+            (Payload::Bytes(a), Some(b)) => Some((a, b)),
             _ => None,
         }
     }
@@ -221,9 +221,9 @@ impl Tile {
             )));
         }
         let mut out = self.clone();
-        match (&mut out.data, &other.data) {
-            (Payload::Bytes(a), Payload::Bytes(b)) => elems::combine(self.dtype, op, a, b),
-            (a, _) => *a = Payload::Absent(self.bytes()),
+        match (out.data.bytes_mut(), &other.data) {
+            (Some(a), Payload::Bytes(b)) => elems::combine(self.dtype, op, a, b),
+            _ => out.data = Payload::Absent(self.bytes()),
         }
         Ok(out)
     }
@@ -231,7 +231,7 @@ impl Tile {
     /// Element-wise `op(self, scalar)`, with the scalar converted to the tile's dtype first.
     pub fn combine_scalar(&self, op: ReduceOp, scalar: f64) -> Tile {
         let mut out = self.clone();
-        if let Payload::Bytes(acc) = &mut out.data {
+        if let Some(acc) = out.data.bytes_mut() {
             let mut s = vec![0u8; self.dtype.size()];
             self.dtype.write_f64(&mut s, 0, scalar);
             let rhs = s.repeat(acc.len() / s.len());
@@ -348,7 +348,7 @@ impl Tile {
         let (m, k, n) = (a.rows, a.cols, b.cols);
         debug_assert_eq!((b.rows, self.rows, self.cols), (k, m, n));
         let (dt, acc) = (a.dtype, self.dtype);
-        let (Payload::Bytes(a), Payload::Bytes(b), Payload::Bytes(out)) = (&a.data, &b.data, &mut self.data) else {
+        let (Payload::Bytes(a), Payload::Bytes(b), Some(out)) = (&a.data, &b.data, self.data.bytes_mut()) else {
             self.data = Payload::Absent(self.rows * self.cols * acc.size());
             return self;
         };
@@ -519,9 +519,21 @@ mod tests {
 
     #[test]
     fn valid_part_is_what_is_stored() {
-        let t = Tile::from_valid_bytes(DType::I32, 2, 3, (1, 2), Payload::Bytes(to_bytes(&[7i32, 8])));
+        let t = Tile::from_valid_bytes(DType::I32, 2, 3, (1, 2), Payload::of(to_bytes(&[7i32, 8])));
         assert_eq!(t.to_vec::<i32>().unwrap(), vec![7, 8, 0, 0, 0, 0]);
         assert_eq!(from_bytes::<i32>(&t.valid_bytes().into_bytes()), vec![7, 8]);
+    }
+
+    /// A whole tile's store shares the tile's bytes (no copy); an op on the tile afterwards
+    /// leaves the stored bytes as they were.
+    #[test]
+    fn a_whole_tile_is_stored_without_a_copy() {
+        let t = Tile::from_slice(2, 2, &[1i32, 2, 3, 4]).unwrap();
+        let stored = t.valid_bytes();
+        assert_eq!(stored.bytes().map(<[u8]>::as_ptr), t.data.bytes().map(<[u8]>::as_ptr));
+        let sum = t.combine_scalar(ReduceOp::Sum, 10.0);
+        assert_eq!(sum.to_vec::<i32>().unwrap(), vec![11, 12, 13, 14]);
+        assert_eq!(from_bytes::<i32>(&stored.into_bytes()), vec![1, 2, 3, 4]);
     }
 
     /// A timing-only tile keeps its shape, size and valid part through every op, reads as

@@ -48,7 +48,7 @@ impl Engine {
         let ids = self.issue_write(actor, &dst, false, OpAt::new(OpKind::WriteScalar, t, caller));
         let land = Event::Land {
             dst,
-            data: Payload::Bytes(data),
+            data: Payload::of(data),
             atomic: None,
             writer: narrow(actor),
             op: OpKind::WriteScalar,

@@ -287,7 +287,7 @@ mod tests {
         assert_eq!(eng.mem.cell(&sig), 0, "held while the write is in flight");
         assert_eq!(eng.vis.held[0].len(), 1);
         // The write lands at 9 ns: the notify is applied right behind it.
-        eng.mem.write(&window(1, 0, 16), &Payload::Bytes(vec![7u8; 16]), None);
+        eng.mem.write(&window(1, 0, 16), &Payload::of(vec![7u8; 16]), None);
         eng.landed(at(ns(9)), 0, write.seq);
         assert_eq!(eng.mem.cell(&sig), 1);
         assert!(eng.vis.held[0].is_empty());
@@ -300,7 +300,7 @@ mod tests {
             vec![(0, crate::base::deadlock::CellWriteOp::Notify(crate::base::signal::NotifyOp::AtomicAdd), 1, ns(9))],
             "recorded when it was applied"
         );
-        assert_eq!(eng.mem.read(&window(1, 0, 16)), Payload::Bytes(vec![7u8; 16]));
+        assert_eq!(eng.mem.read(&window(1, 0, 16)), Payload::of(vec![7u8; 16]));
     }
 
     #[test]

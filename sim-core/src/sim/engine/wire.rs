@@ -246,14 +246,14 @@ fn unwire(w: WireEvent) -> Result<Event, String> {
 
 fn wire_payload(p: &Payload) -> WirePayload {
     match p {
-        Payload::Bytes(b) => WirePayload::Bytes(b.clone()),
+        Payload::Bytes(b) => WirePayload::Bytes(b.to_vec()),
         Payload::Absent(n) => WirePayload::Absent(*n),
     }
 }
 
 fn unwire_payload(p: WirePayload) -> Payload {
     match p {
-        WirePayload::Bytes(b) => Payload::Bytes(b),
+        WirePayload::Bytes(b) => Payload::of(b),
         WirePayload::Absent(n) => Payload::Absent(n),
     }
 }

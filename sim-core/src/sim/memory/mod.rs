@@ -9,6 +9,7 @@ use crate::base::dtype::DType;
 use crate::base::elems::{ReduceOp, combine};
 use crate::base::payload::Payload;
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 mod gm_bytes;
 
@@ -26,7 +27,7 @@ pub(crate) struct Memory {
     /// cache and in pages the process already has, where a fresh allocation per load would
     /// fault new heap pages in.
     #[serde(skip)]
-    spare: Vec<Vec<u8>>,
+    spare: Vec<Arc<Vec<u8>>>,
 }
 
 /// Buffers kept for reuse at most, and the largest kept.
@@ -225,16 +226,18 @@ impl Memory {
             return Payload::Absent(p.region.bytes());
         }
         let n = p.region.bytes();
-        let mut out = match self.spare.last() {
+        let mut buf = match self.spare.last() {
             Some(b) if b.capacity() >= n => self.spare.pop().unwrap_or_default(),
-            _ => Vec::with_capacity(n),
+            _ => Arc::new(Vec::with_capacity(n)),
         };
+        // A spare buffer is unshared (see `recycle`): `make_mut` copies nothing.
+        let out = Arc::make_mut(&mut buf);
         out.clear();
         let mem = self.bytes(p.mem);
         for &(off, len) in &p.region.runs {
             out.extend_from_slice(&mem[off..off + len]);
         }
-        Payload::Bytes(out)
+        Payload::Bytes(buf)
     }
 
     /// As [`Memory::read`], without taking a spare buffer (for reports, which hold `&self`).
@@ -247,12 +250,14 @@ impl Memory {
         for &(off, len) in &p.region.runs {
             out.extend_from_slice(&mem[off..off + len]);
         }
-        Payload::Bytes(out)
+        Payload::of(out)
     }
 
-    /// Keeps the buffer of a payload that has landed for a later [`Memory::read`].
+    /// Keeps the buffer of a payload that has landed for a later [`Memory::read`], unless a
+    /// tile still shares it.
     pub(crate) fn recycle(&mut self, data: Payload) {
-        if let Payload::Bytes(b) = data
+        if let Payload::Bytes(mut b) = data
+            && Arc::get_mut(&mut b).is_some()
             && (4096..=SPARE_BYTES).contains(&b.capacity())
             && self.spare.len() < SPARE_BUFFERS
         {
@@ -274,16 +279,7 @@ impl Memory {
                 &zeros
             }
         };
-        let mem = self.bytes_mut(p.mem);
-        let mut pos = 0;
-        for &(off, len) in &p.region.runs {
-            let src = &data[pos..pos + len];
-            match atomic {
-                None => mem[off..off + len].copy_from_slice(src),
-                Some(dt) => combine(dt, ReduceOp::Sum, &mut mem[off..off + len], src),
-            }
-            pos += len;
-        }
+        write_runs(self.bytes_mut(p.mem), &p.region.runs, data, atomic);
     }
 
     /// The current value of a signal cell.
@@ -346,13 +342,14 @@ impl Memory {
 }
 
 /// `len` zero bytes of simulated memory: one zeroed allocation, which the allocator takes as
-/// fresh zero pages from the OS for a large one, mapped only where first touched, and on Linux
-/// advised into transparent huge pages (a 16 MiB window first touched by a run then costs 8
-/// page faults, not 4096).
+/// fresh zero pages from the OS for a large one, mapped only where first touched. Left in the
+/// OS's ordinary pages: advised into transparent huge pages (as it was), the gemm_ar-class
+/// payload workload (benches/payload.rs) spent 0.25-0.30 s of system time in `World::run`
+/// instead of 0.07-0.11 s, and 0.88 s of CPU for the whole process instead of 0.61 s
+/// (farm-bench medians), on this project's 2-core VM: a huge page comes from memory the host
+/// has to back afresh, where small pages come warm from the kernel's free lists.
 fn zeroed(len: usize) -> Vec<u8> {
-    let v = vec![0; len];
-    advise_huge_pages(&v);
-    v
+    vec![0; len]
 }
 
 /// Copies `src` into `dst`, a zeroed buffer of the same length, block by block, leaving out
@@ -368,26 +365,53 @@ fn copy_nonzero(dst: &mut [u8], src: &[u8]) {
     }
 }
 
-/// Below this, memory is left in the OS's ordinary pages.
-const HUGE_PAGE_MIN: usize = 4 << 20;
-
-/// Advises the OS to back the 2 MiB-aligned interior of a large buffer with transparent huge
-/// pages (`madvise(MADV_HUGEPAGE)`): a hint, which changes no byte and whose failure (a kernel
-/// without THP, a mode that ignores it) changes nothing.
-fn advise_huge_pages(v: &[u8]) {
-    #[cfg(target_os = "linux")]
-    if v.len() >= HUGE_PAGE_MIN {
-        const HUGE: usize = 2 << 20;
-        let start = (v.as_ptr() as usize).next_multiple_of(HUGE);
-        let end = (v.as_ptr() as usize + v.len()) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: the range lies inside `v`'s allocation, and MADV_HUGEPAGE changes only how
-            // it is backed, never its contents.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+/// Writes `data` over the `(offset, len)` runs of `mem` in order, or adds it element-wise
+/// when `atomic` is set (claiming the runs' pages for writing first: [`claim_pages`]).
+fn write_runs(mem: &mut [u8], runs: &[(usize, usize)], data: &[u8], atomic: Option<DType>) {
+    if atomic.is_some() {
+        let mut claimed = None;
+        for &(off, len) in runs {
+            claimed = claim_pages(&mut mem[off..off + len], claimed);
         }
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (v, HUGE_PAGE_MIN);
+    let mut pos = 0;
+    for &(off, len) in runs {
+        let src = &data[pos..pos + len];
+        match atomic {
+            None => mem[off..off + len].copy_from_slice(src),
+            Some(dt) => combine(dt, ReduceOp::Sum, &mut mem[off..off + len], src),
+        }
+        pos += len;
+    }
+}
+
+/// Bytes of a memory page (the smallest the OS maps; a larger page is only claimed more
+/// often than it needs).
+const PAGE_BYTES: usize = 4096;
+
+/// Touches every page under `run` for writing, once (pages up to `claimed`, the address of
+/// the last page this write claimed, are skipped); returns the last page's address. An
+/// atomic add reads its bytes before it writes them, and a read of a page never touched maps
+/// the OS's shared zero page, which the write then has to replace: two page faults and a TLB
+/// flush per page where an atomic compare-exchange, a write to the CPU, costs one. Changes no
+/// byte (it writes back what it finds).
+fn claim_pages(run: &mut [u8], claimed: Option<usize>) -> Option<usize> {
+    use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+    let base = run.as_mut_ptr();
+    let mut last = claimed;
+    let mut i = 0;
+    while i < run.len() {
+        let page = (base as usize + i) / PAGE_BYTES;
+        if last.is_none_or(|l| page > l) {
+            // SAFETY: byte `i` lies inside `run`, which this function borrows exclusively, and
+            // a byte is always aligned for `AtomicU8`.
+            let cell = unsafe { AtomicU8::from_ptr(base.add(i)) };
+            let _ = cell.compare_exchange(0, 0, Relaxed, Relaxed);
+            last = Some(page);
+        }
+        i += PAGE_BYTES - (base as usize + i) % PAGE_BYTES;
+    }
+    last
 }
 
 /// Cells a page of [`CellPages`] holds (a 512-byte stretch of one memory).
@@ -532,6 +556,62 @@ mod tests {
         let mut other = Vec::new();
         m.host_read(MemKey::win(domain, 0, 0), 0, 5 * 4096, &mut other);
         assert!(other.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn claiming_pages_changes_no_byte_and_names_the_last_page_claimed() {
+        let mut v: Vec<u8> = (0..4 * PAGE_BYTES).map(|i| (i % 251) as u8).collect();
+        let want = v.clone();
+        let base = v.as_ptr() as usize;
+        let page = |i: usize| (base + i) / PAGE_BYTES;
+        let (first, last) = (page(10), page(2 * PAGE_BYTES + 5));
+        assert_eq!(claim_pages(&mut v[10..2 * PAGE_BYTES + 6], None), Some(last));
+        // Runs on pages already claimed keep the answer; a later run moves it on.
+        assert_eq!(claim_pages(&mut v[20..30], Some(last)), Some(last));
+        assert_eq!(claim_pages(&mut v[3 * PAGE_BYTES..3 * PAGE_BYTES + 1], Some(last)), Some(page(3 * PAGE_BYTES)));
+        assert_eq!(claim_pages(&mut [], Some(first)), Some(first));
+        assert_eq!(claim_pages(&mut [], None), None);
+        assert_eq!(v, want);
+    }
+
+    /// Runs written in order, or added as f16 (the claim before the add changes nothing).
+    #[test]
+    fn runs_are_written_or_added_in_order() {
+        let h = |x: f32| half::f16::from_f32(x).to_le_bytes();
+        let mut mem: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|&x| h(x)).collect();
+        let data: Vec<u8> = [0.5f32, 0.25].iter().flat_map(|&x| h(x)).collect();
+        write_runs(&mut mem, &[(6, 2), (0, 2)], &data, Some(DType::F16));
+        let got: Vec<f32> = mem.chunks(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect();
+        assert_eq!(got, [1.25, 2.0, 3.0, 4.5]);
+        write_runs(&mut mem, &[(2, 4)], &[9, 8, 7, 6], None);
+        assert_eq!(&mem[2..6], &[9, 8, 7, 6]);
+    }
+
+    /// An atomic add into memory nothing touched yet faults each page in once: its first
+    /// access is a write. Read first (as the add itself does), a page would be mapped to the
+    /// OS's shared zero page and then replaced: two faults.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_atomic_add_into_fresh_memory_faults_each_page_once() {
+        fn faults() -> i64 {
+            // SAFETY: getrusage only writes the struct it is given.
+            unsafe {
+                let mut u: libc::rusage = std::mem::zeroed();
+                libc::getrusage(libc::RUSAGE_THREAD, &mut u);
+                u.ru_minflt
+            }
+        }
+        // Above glibc's largest mmap threshold (32 MiB): fresh pages from the OS, untouched.
+        let mut mem = zeroed(64 << 20);
+        // 2048 rows of 512 bytes at a 3 KiB stride (a gemm_ar subtile's shape): 1536 pages.
+        let runs: Vec<(usize, usize)> = (0..2048).map(|r| (r * 3072, 512)).collect();
+        let data = vec![0x3c; 2048 * 512];
+        let pages = (2048 * 3072 / PAGE_BYTES) as i64;
+        let before = faults();
+        write_runs(&mut mem, &runs, &data, Some(DType::F16));
+        let taken = faults() - before;
+        assert!(taken <= pages + pages / 8, "{taken} page faults for {pages} pages");
+        assert_eq!(&mem[3072..3076], &[0x3c, 0x3c, 0x3c, 0x3c]);
     }
 
     #[test]
