@@ -284,90 +284,9 @@ pub fn supports(cfg: &Config, spec: &SweepSpec) -> Result<(), String> {
 }
 
 /// One line on what a series models: PyPTO's builtin as written, or the vendor library's
-/// algorithm, and on how many blocks.
+/// algorithm, and on how many blocks (the modes table's note, [`collectives::sweep_note`]).
 pub fn mode_note(spec: &SweepSpec) -> String {
-    let cn = spec.call.blocks();
-    let on = |what: &str| format!("{what}, on {cn} block(s) per rank");
-    match (spec.call.kind, spec.call.mode, spec.call.path) {
-        (kind, mode, Path::InCore) if !matches!(mode, Mode::Rhd | Mode::Hier | Mode::GroupedMesh) => {
-            format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)")
-        }
-        (Kind::AllReduce, Mode::Mesh, _) => {
-            on("PyPTO's builtin mesh allreduce as written: every rank pulls each peer's whole buffer and reduces it, \
-             step by step (each load, add and store waits for the previous one)")
-        }
-        (Kind::AllReduce, Mode::Ring, _) => {
-            on("PyPTO's builtin ring allreduce as written: reduce-scatter then allgather around the ring")
-        }
-        (Kind::AllReduce, Mode::TwoShot, _) => on("a direct reduce-scatter + allgather in small UB tiles"),
-        (Kind::AllReduce, Mode::AivMesh, _) => {
-            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large \
-             double-buffered UB tiles, pipes overlapping, three flag barriers); chip.hccl_aiv_launch_ns of fixed \
-             start-up")
-        }
-        (Kind::AllReduce, Mode::Rhd, _) => {
-            on("HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm \
-             between servers), 2 log2(ranks) steps with one partner each, so one link busy at a time")
-        }
-        (Kind::AllReduce, Mode::Hier, _) => {
-            on("HCCL-class, not a PyPTO builtin: the server-level hierarchical allreduce (reduce-scatter inside each \
-             server, RHD between servers on the ranks holding the same slice, allgather inside each server; \
-             servers of the machine's server_ranks)")
-        }
-        (Kind::AllToAll, Mode::GroupedMesh, _) => {
-            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
-            on(&format!(
-                "HCCL-class, not a PyPTO builtin: the vendor library's grouped full-mesh all_to_all (copy-engine puts \
-                 to 8 peers at a time, nearest first, each round waited for){warm}"
-            ))
-        }
-        (Kind::ReduceScatter, Mode::AivMesh, _) => {
-            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \
-             reduce-scatter (each block pulls its large UB tiles of this rank's row from every peer and adds them, \
-             pipes overlapping); chip.hccl_aiv_launch_ns of fixed start-up")
-        }
-        (Kind::AllGather, Mode::AivMesh, _) => {
-            on("HCCL-class, not a PyPTO builtin: the vendor library's one-shot AIV allgather (what HCCL runs \
-             with HCCL_OP_EXPANSION_MODE=AIV up to 256 MiB): a block per peer writes this rank's row into the \
-             peer's window through UB, then one ready flag; chip.hccl_aiv_launch_ns of fixed start-up")
-        }
-        (Kind::AllToAll, Mode::AivMesh, _) => {
-            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh \
-             all_to_all (each block pulls its large UB tiles of this rank's row from every rank's input, pipes \
-             overlapping); chip.hccl_aiv_launch_ns of fixed start-up")
-        }
-        (Kind::Broadcast, Mode::AivMesh, _) => {
-            on("HCCL-class, not a PyPTO builtin: the vendor library's AIV broadcast (one shot up to 190 KiB: the \
-             root flags every peer, which pulls the buffer through UB; above, a relay on ranks-1 blocks, each \
-             190 KiB step pulled from the root by one rank and from it by the others); chip.hccl_aiv_launch_ns of \
-             fixed start-up")
-        }
-        (Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast, Mode::SdmaMesh, _) => {
-            let how = match spec.call.kind {
-                Kind::ReduceScatter => "inline-reduce SDMA puts to every peer at once",
-                Kind::Broadcast => "the root scatters a slice to each rank, which puts it to every peer",
-                _ => "SDMA puts to every peer at once",
-            };
-            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
-            on(&format!(
-                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} on a full mesh ({how}, \
-                 one channel per block){warm}",
-                spec.call.kind
-            ))
-        }
-        (_, Mode::SdmaMesh, _) => {
-            let warm = if spec.warmup == 0 { "; its first call pays the channels' cold start (add -w 1)" } else { "" };
-            on(&format!(
-                "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) {} path{warm}",
-                spec.call.kind
-            ))
-        }
-        (Kind::AllToAll, _, _) => {
-            on("PyPTO's builtin all_to_all kernel as written; it pushes one count-element block to every rank, as the \
-             builtin allgather does, so at the same size their times are the same")
-        }
-        (kind, _, _) => on(&format!("PyPTO's builtin {kind} kernel as written")),
-    }
+    collectives::sweep_note(&spec.call, spec.warmup)
 }
 
 /// The element types each collective and algorithm accepts on `cfg`, per path, as a text

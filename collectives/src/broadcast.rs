@@ -97,6 +97,12 @@ pub(crate) fn aiv_lanes(n: usize) -> usize {
     n.saturating_sub(1).max(1)
 }
 
+/// The AIV broadcast's signal on the table's terms ([`crate::modes::Signal::Own`]):
+/// `[NR, NR - 1]` (`[2, 1]` on two ranks).
+pub(crate) fn aiv_signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+    vec![of.nranks, aiv_lanes(of.nranks)]
+}
+
 /// Copies `[lo, hi)` of `src` (on `from`, this rank when `None`) into the same place of
 /// `dst` here, through half-UB tiles, the next load in flight while the current one is
 /// stored (the AIV kernels' GM-to-GM copy).

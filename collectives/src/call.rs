@@ -85,20 +85,8 @@ impl Call {
     /// forms, the SDMA all_to_all_v, the SDMA broadcast; the AIV broadcast at least one per
     /// rank), 1 otherwise.
     pub fn blocks(&self) -> usize {
-        let multi = match self.kind {
-            Kind::AllReduce => self.path == Path::Host && self.mode != Mode::Ring,
-            Kind::ReduceScatter | Kind::AllGather => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::Hier),
-            Kind::AllToAll => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh | Mode::GroupedMesh | Mode::Hier),
-            Kind::Broadcast => matches!(self.mode, Mode::SdmaMesh | Mode::AivMesh),
-            Kind::AllToAllV => self.mode == Mode::SdmaMesh,
-            _ => false,
-        };
-        match (self.kind, self.mode) {
-            // HCCL's AIV broadcast runs a block per rank whatever it is given.
-            (Kind::Broadcast, Mode::AivMesh) => self.core_num.max(self.ranks),
-            _ if multi => self.core_num,
-            _ => 1,
-        }
+        crate::modes::row_or_builtin(self.kind, self.mode)
+            .map_or(1, |r| r.blocks.of(self.path, self.core_num, self.ranks))
     }
 
     /// Whether the collective reduces (uses `op`).

@@ -4,7 +4,8 @@
 //! `Path::InCore` runs the composite lowering as a one-block kernel.
 
 use crate::allreduce::{self, aiv_mesh, hier, mesh, rhd, ring, sdma_mesh, two_shot};
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape, signal_shape_on, variant};
+use crate::modes::variant;
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape, signal_shape_on};
 use crate::validate::{self, MAX_BUILTIN_RANKS, fail};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};

@@ -53,6 +53,7 @@ mod hier;
 mod host;
 pub mod incore;
 mod lanes;
+mod modes;
 mod reduce_scatter;
 mod sdma;
 mod spec;
@@ -65,9 +66,12 @@ pub use host::{
     all_to_all, all_to_all_v, all_to_all_v_with, all_to_all_with, allgather, allgather_with, allreduce, barrier,
     broadcast, broadcast_with, reduce_scatter, reduce_scatter_with,
 };
+pub use modes::{
+    Blocks, DefaultBlocks, DefaultSeries, Engine, MODES, Mode, ModeInfo, Origin, SERVING, Serving, Signal, SignalOf,
+    max_ranks, modes, serving, sweep_note,
+};
 pub use spec::{
-    AllGather, AllReduce, Kind, Mode, Path, did_you_mean, hccl_aiv_pick, max_ranks, modes, name_distance, signal_shape,
-    signal_shape_on,
+    AllGather, AllReduce, Kind, Path, did_you_mean, hccl_aiv_pick, name_distance, signal_shape, signal_shape_on,
 };
 pub use traffic::Traffic;
 pub use validate::MAX_BUILTIN_RANKS;

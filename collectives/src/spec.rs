@@ -1,7 +1,10 @@
-//! Names and shapes shared by the API, the CLI and outputs: which collective, which algorithm,
-//! which lowering, and the signal each needs.
+//! Names and shapes shared by the API, the CLI and outputs: which collective, which lowering,
+//! how an allreduce or a copy collective runs, and the signal each needs (the algorithms
+//! themselves are the modes table's, [`crate::modes`]).
 
-use sim_core::{DType, ReduceOp};
+use crate::modes::SignalOf;
+pub(crate) use crate::modes::{Mode, max_ranks, modes};
+use sim_core::ReduceOp;
 use std::fmt;
 use std::str::FromStr;
 
@@ -109,113 +112,8 @@ pub fn did_you_mean<'a>(input: &str, candidates: impl IntoIterator<Item = &'a st
 }
 
 /// `did you mean `x`? ` when one name is close to `input`, else nothing.
-fn suggestion(input: &str, names: &[&str]) -> String {
+pub(crate) fn suggestion(input: &str, names: &[&str]) -> String {
     did_you_mean(input, names.iter().copied()).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default()
-}
-
-/// The algorithm a collective runs (see [`modes`] for which collective runs which).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Mode {
-    /// PyPTO's one-shot pull: every rank reads every peer's chunk and reduces it.
-    #[default]
-    Mesh,
-    /// Reduce-scatter then allgather around the ring, pulling from the left neighbour.
-    Ring,
-    /// Direct reduce-scatter then direct allgather (the vendor library's large-message
-    /// full-mesh allreduce).
-    TwoShot,
-    /// HCCL-class: the vendor library's AIV allreduce on a full mesh, a direct reduce-scatter
-    /// and allgather with large double-buffered UB tiles over many cores and overlapping
-    /// pipes; for allgather its one-shot AIV kernel (a block per peer writing this rank's row
-    /// straight into the peer's window, then one ready flag); for reduce_scatter and all_to_all its AIV pulls
-    /// (not a PyPTO builtin).
-    AivMesh,
-    /// HCCL-class: the vendor library's SDMA full-mesh allreduce, a reduce-scatter of
-    /// inline-reduce copy-engine puts then an allgather of puts, no UB (not a PyPTO builtin;
-    /// needs `[chip.sdma]`, sum only).
-    SdmaMesh,
-    /// HCCL-class: recursive halving-doubling (Rabenseifner; HCCL's RHD, its algorithm
-    /// between servers), `2 log2 NR` steps that each signal one partner, so it runs on
-    /// thousands of ranks (not a PyPTO builtin, not capped at kMaxSupportedRanks).
-    Rhd,
-    /// HCCL-class allreduce: the server-level hierarchy (the vendor library's two-level
-    /// allreduce): a reduce-scatter inside each server, an RHD allreduce between servers
-    /// among the ranks holding the same slice, an allgather inside each server. The server
-    /// size is the machine's ([`World::server_ranks`](sim_core::World::server_ranks), from the
-    /// config); the ranks must be whole servers. Signal `[g + 2 + 3 log2(NR / g), core_num]`
-    /// for servers of `g` ranks; runs at any size (not a PyPTO builtin). For allgather,
-    /// reduce_scatter and all_to_all the same two levels with copy-engine puts: a mesh inside
-    /// each server and, between servers, halving-doubling (for 4, 8, ... servers; otherwise a
-    /// ring) or, for all_to_all, pairwise; signal `[NR, core_num]`, needs `[chip.sdma]`.
-    Hier,
-    /// HCCL-class all_to_all: the grouped full mesh the vendor library runs on A3 — copy-engine
-    /// puts to the peers a group of 8 at a time, nearest first on both sides, the group's
-    /// peers spread over the blocks' channels, each round waited for before the next, so not
-    /// all `NR^2` flows are live at once (not a PyPTO builtin; needs `[chip.sdma]`; runs at
-    /// any size).
-    GroupedMesh,
-}
-
-impl Mode {
-    /// Every mode.
-    pub const ALL: [Mode; 8] = [
-        Mode::Mesh,
-        Mode::Ring,
-        Mode::TwoShot,
-        Mode::AivMesh,
-        Mode::SdmaMesh,
-        Mode::Rhd,
-        Mode::Hier,
-        Mode::GroupedMesh,
-    ];
-
-    /// The allreduce algorithms (every mode but `grouped-mesh`).
-    pub const ALLREDUCE: [Mode; 7] =
-        [Mode::Mesh, Mode::Ring, Mode::TwoShot, Mode::AivMesh, Mode::SdmaMesh, Mode::Rhd, Mode::Hier];
-
-    /// `mesh`, `ring`, `two-shot`, `aiv-mesh`, `sdma-mesh`, `rhd`, `hier` or `grouped-mesh`,
-    /// everywhere (API, CLI, JSON).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mode::Mesh => "mesh",
-            Mode::Ring => "ring",
-            Mode::TwoShot => "two-shot",
-            Mode::AivMesh => "aiv-mesh",
-            Mode::SdmaMesh => "sdma-mesh",
-            Mode::Rhd => "rhd",
-            Mode::Hier => "hier",
-            Mode::GroupedMesh => "grouped-mesh",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
-        match s {
-            "mesh" => Ok(Mode::Mesh),
-            "ring" => Ok(Mode::Ring),
-            "two-shot" | "two_shot" | "twoshot" => Ok(Mode::TwoShot),
-            "aiv-mesh" | "aiv_mesh" => Ok(Mode::AivMesh),
-            "sdma-mesh" | "sdma_mesh" => Ok(Mode::SdmaMesh),
-            "rhd" | "halving-doubling" | "halving_doubling" => Ok(Mode::Rhd),
-            "hier" | "hierarchical" => Ok(Mode::Hier),
-            "grouped-mesh" | "grouped_mesh" => Ok(Mode::GroupedMesh),
-            _ => {
-                let names = Mode::ALL.map(Mode::name);
-                Err(format!(
-                    "unknown mode `{s}`: {}expected mesh, ring, two-shot, aiv-mesh, sdma-mesh, rhd, hier or grouped-mesh",
-                    suggestion(s, &names)
-                ))
-            }
-        }
-    }
 }
 
 /// Which lowering runs a collective.
@@ -315,49 +213,8 @@ pub fn signal_shape_on(
     core_num: usize,
     server_ranks: usize,
 ) -> Vec<usize> {
-    let rounds = 2 * nranks.saturating_sub(1);
-    match (kind, mode, path) {
-        (Kind::Broadcast, Mode::AivMesh, _) => vec![nranks, crate::broadcast::aiv_lanes(nranks)],
-        (Kind::AllReduce, Mode::Ring, Path::Host) => vec![rounds + 1, nranks],
-        (Kind::AllReduce, Mode::Ring, Path::InCore) => vec![rounds.max(1), nranks],
-        (Kind::AllReduce, Mode::Rhd, _) => vec![crate::allreduce::rhd::signal_rows(nranks), core_num],
-        (Kind::AllReduce, Mode::Hier, _) => {
-            let g = crate::allreduce::hier::group(nranks, server_ranks).unwrap_or(server_ranks.clamp(1, nranks.max(1)));
-            vec![crate::allreduce::hier::signal_rows(nranks, g), core_num]
-        }
-        (Kind::AllReduce, _, Path::Host)
-        | (
-            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast,
-            Mode::SdmaMesh,
-            _,
-        )
-        | (Kind::ReduceScatter | Kind::AllToAll, Mode::AivMesh, _)
-        | (Kind::AllToAll, Mode::GroupedMesh, _)
-        | (Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll, Mode::Hier, _)
-            if core_num > 1 =>
-        {
-            vec![nranks, core_num]
-        }
-        (Kind::AllReduce, _, Path::Host) | (Kind::Barrier, _, Path::Host) => vec![nranks],
-        _ => vec![nranks, 1],
-    }
-}
-
-/// The algorithms (`--mode`) a collective runs: every mode but `grouped-mesh` for allreduce
-/// ([`Mode::ALLREDUCE`]); PyPTO's builtin (`mesh`) and the HCCL-class copy-engine mesh
-/// (`sdma-mesh`) for allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast, the
-/// HCCL-class AIV mesh (`aiv-mesh`) for allgather, reduce_scatter, all_to_all and broadcast, and the grouped full
-/// mesh (`grouped-mesh`) for all_to_all; the builtin alone for the others. The host API, the
-/// sweep and the checker all ask this.
-pub fn modes(kind: Kind) -> &'static [Mode] {
-    match kind {
-        Kind::AllReduce => &Mode::ALLREDUCE,
-        Kind::AllToAll => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::GroupedMesh, Mode::Hier],
-        Kind::ReduceScatter | Kind::AllGather => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::Hier],
-        Kind::Broadcast => &[Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh],
-        Kind::AllToAllV => &[Mode::Mesh, Mode::SdmaMesh],
-        _ => &[Mode::Mesh],
-    }
+    let of = SignalOf { nranks, blocks: core_num, server_ranks, path };
+    crate::modes::row_or_builtin(kind, mode).map_or_else(|| vec![nranks, 1], |row| row.signal.shape(&of))
 }
 
 /// What HCCL runs for one call on one 910B server (a full HCCS mesh) with
@@ -395,60 +252,11 @@ pub fn hccl_aiv_pick(kind: Kind, op: ReduceOp, data_bytes: u64) -> Option<(Mode,
     })
 }
 
-/// The most ranks a call does anything on, if it is capped: PyPTO's HOST kernels, and the
-/// algorithms modelled beside them on the HOST path, return at once above kMaxSupportedRanks
-/// ([`MAX_BUILTIN_RANKS`](crate::MAX_BUILTIN_RANKS)); the InCore lowerings, the SDMA
-/// allgather, `rhd`, `hier` and `grouped-mesh` run at any size. The host API, the sweep's
-/// defaults and the checker's catalogue all ask this.
-pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
-    let capped = path == Path::Host
-        && match kind {
-            Kind::AllReduce => !matches!(mode, Mode::Rhd | Mode::Hier),
-            Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll | Kind::AllToAllV | Kind::Broadcast => {
-                mode == Mode::Mesh
-            }
-            _ => true,
-        };
-    capped.then_some(crate::validate::MAX_BUILTIN_RANKS)
-}
-
-/// The PyPTO builtin variant name of a HOST collective call (`builtin.tensor.allreduce__sum__fp32`).
-pub(crate) fn variant(kind: Kind, mode: Mode, op: ReduceOp, dtype: DType, root: usize) -> String {
-    let dt = match dtype {
-        DType::F32 => "fp32".to_string(),
-        DType::F16 => "fp16".to_string(),
-        d => d.name().to_string(),
-    };
-    match (kind, mode) {
-        (Kind::AllReduce, Mode::Mesh) => format!("builtin.tensor.allreduce__{op}__{dt}"),
-        (Kind::AllReduce, Mode::Ring) => format!("builtin.tensor.allreduce_ring__{op}__{dt}"),
-        (Kind::AllReduce, Mode::TwoShot) => format!("builtin.tensor.allreduce_two_shot__{op}__{dt}"),
-        (Kind::AllReduce, Mode::AivMesh) => format!("hccl.allreduce_aiv_mesh__{op}__{dt}"),
-        (Kind::AllReduce, Mode::SdmaMesh) => format!("hccl.allreduce_sdma_mesh__{op}__{dt}"),
-        (Kind::AllReduce, Mode::Rhd) => format!("hccl.allreduce_rhd__{op}__{dt}"),
-        (Kind::AllReduce, Mode::Hier) => format!("hccl.allreduce_hier__{op}__{dt}"),
-        (Kind::AllToAll, Mode::GroupedMesh) => format!("hccl.all_to_all_grouped_mesh__{dt}"),
-        (Kind::AllGather, Mode::Hier) => format!("hccl.allgather_hier__{dt}"),
-        (Kind::ReduceScatter, Mode::Hier) => format!("hccl.reduce_scatter_hier__{op}__{dt}"),
-        (Kind::AllToAll, Mode::Hier) => format!("hccl.all_to_all_hier__{dt}"),
-        (Kind::AllGather, Mode::SdmaMesh) => format!("hccl.allgather_sdma_mesh__{dt}"),
-        (Kind::AllGather, Mode::AivMesh) => format!("hccl.allgather_aiv_mesh__{dt}"),
-        (Kind::ReduceScatter, Mode::SdmaMesh) => format!("hccl.reduce_scatter_sdma_mesh__{op}__{dt}"),
-        (Kind::ReduceScatter, Mode::AivMesh) => format!("hccl.reduce_scatter_aiv_mesh__{op}__{dt}"),
-        (Kind::AllToAll, Mode::AivMesh) => format!("hccl.all_to_all_aiv_mesh__{dt}"),
-        (Kind::AllToAll, Mode::SdmaMesh) => format!("hccl.all_to_all_sdma_mesh__{dt}"),
-        (Kind::AllToAllV, Mode::SdmaMesh) => format!("hccl.all_to_all_v_sdma_mesh__{dt}"),
-        (Kind::Broadcast, Mode::SdmaMesh) => format!("hccl.broadcast_sdma_mesh__root{root}__{dt}"),
-        (Kind::Broadcast, Mode::AivMesh) => format!("hccl.broadcast_aiv_mesh__root{root}__{dt}"),
-        (Kind::ReduceScatter, _) => format!("builtin.tensor.reduce_scatter__{op}__{dt}"),
-        (Kind::Broadcast, _) => format!("builtin.tensor.broadcast__root{root}__{dt}"),
-        (k, _) => format!("builtin.tensor.{}__{dt}", k.name()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::modes::variant;
+    use sim_core::DType;
 
     #[test]
     fn hccl_picks_its_aiv_kernels_up_to_its_thresholds_and_the_copy_engines_above() {

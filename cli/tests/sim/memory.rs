@@ -219,7 +219,9 @@ fn a_sweep_that_cannot_fit_is_refused_before_it_runs() {
         .collect();
     // Across servers the default all_to_all is HCCL's two-level one (pairwise between servers)
     // on a few blocks, warm.
-    assert_eq!(labels, [format!("all_to_all hier {} -w 1", ranksim_cli::commands::sweep::HIER_BLOCKS)]);
+    let hier = collectives::serving(Kind::AllToAll, Mode::Hier).unwrap();
+    assert_eq!(hier.default_blocks, collectives::DefaultBlocks::Fixed(4));
+    assert_eq!(labels, ["all_to_all hier 4 -w 1"]);
     // On two-node's 16 ranks (two servers) the builtin runs beside it; on one server of 8 the
     // single-server meshes.
     let two = Config::preset("two-node").unwrap();

@@ -56,6 +56,15 @@ pub(crate) fn signal_rows(n: usize, g: usize) -> usize {
     g + rhd::signal_rows(n / g.max(1))
 }
 
+/// The signal on the table's terms ([`crate::modes::Signal::Own`]): `[g + 2 + 3 log2(NR / g),
+/// blocks]` for servers of `g = min(server_ranks, NR)` (the same `g` when the ranks are not
+/// whole servers, which the host API refuses).
+pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+    let n = of.nranks;
+    let g = group(n, of.server_ranks).unwrap_or(of.server_ranks.clamp(1, n.max(1)));
+    vec![signal_rows(n, g), of.blocks]
+}
+
 /// Slice `i` of `g` of `range`, its bounds on the `align` grid.
 fn sub_slice((lo, hi): (usize, usize), i: usize, g: usize, align: usize) -> (usize, usize) {
     let cut = |j: usize| (lo + (j * (hi - lo) / g).div_ceil(align) * align).min(hi);

@@ -48,6 +48,11 @@ pub(crate) fn signal_rows(n: usize) -> usize {
     2 + 3 * steps(n)
 }
 
+/// The signal on the table's terms ([`crate::modes::Signal::Own`]): `[2 + 3 log2(NR), blocks]`.
+pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+    vec![signal_rows(of.nranks), of.blocks]
+}
+
 fn ready_row(s: usize) -> usize {
     2 + s
 }

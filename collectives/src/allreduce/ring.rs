@@ -26,6 +26,16 @@ fn flat(ops: &mut Ops, t: &Tensor) -> SimResult<Tensor> {
     t.view(t.dtype(), &[1, t.numel()]).map_err(|e| ops.error(WHAT, e.to_string()))
 }
 
+/// The signal on the table's terms ([`crate::modes::Signal::Own`]): HOST `[2(NR-1)+1, NR]`
+/// (a row per step and the closing barrier's), InCore `[2(NR-1), NR]`.
+pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+    let (n, rounds) = (of.nranks, 2 * of.nranks.saturating_sub(1));
+    match of.path {
+        crate::spec::Path::Host => vec![rounds + 1, n],
+        crate::spec::Path::InCore => vec![rounds.max(1), n],
+    }
+}
+
 /// The HOST builtin (reference §3.5): `numel / NR` chunks in 256-element tiles, one
 /// `RoundBarrier` per row of the `[2(NR-1)+1, NR]` signal (NR-1 reduce-scatter rounds, NR-1
 /// allgather rounds, one final), then `-1` on every used cell. Returns at once (as the kernel

@@ -14,8 +14,7 @@ mod run;
 pub use flags::{SeriesFlags, SweepArgs, SweepFlags};
 use output::{HCCL_NOTE, hccl_costs_note, sweep_config, trust_line};
 pub use plan::{
-    Combo, DEFAULT_RUN_WORK, Fitted, HIER_BLOCKS, cap_default_work, combos, fit_sizes, modes_of, one_rank_error,
-    plan_combos,
+    Combo, DEFAULT_RUN_WORK, Fitted, cap_default_work, combos, fit_sizes, modes_of, one_rank_error, plan_combos,
 };
 use plan::{checked_ranks, checked_sizes, combo_label, distinct_sizes, flag_warnings, has_elements, picked, spec};
 pub use run::{FailedRowFn, MeasureFn, SeriesPlan, SweepRun};

@@ -4,7 +4,7 @@
 use super::flags::SweepArgs;
 use super::plan::label_of;
 use crate::sweep::SweepSpec;
-use collectives::{Kind, Mode, Path};
+use collectives::{Kind, Mode, Origin, Path};
 use ranksim::Config;
 use ranksim::formats::nccl_type;
 use ranksim::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
@@ -131,8 +131,7 @@ pub(super) fn write_outputs(
 /// device time only, and what a host-launched op adds (small sizes are otherwise optimistic).
 pub(super) fn hccl_costs_note(cfg: &Config, spec: &SweepSpec) -> Option<String> {
     let h = &cfg.host;
-    let hccl = matches!(spec.call.mode, Mode::AivMesh | Mode::SdmaMesh | Mode::Rhd | Mode::Hier | Mode::GroupedMesh)
-        && spec.call.path == Path::Host;
+    let hccl = spec.call.mode.origin() == Origin::HcclClass && spec.call.path == Path::Host;
     (hccl && (h.hccl_launch_us > 0.0 || h.hccl_setup_us > 0.0)).then(|| {
         format!(
             "device time only: a host-launched HCCL op also pays about {} us of setup before it (host.hccl_setup_us) \

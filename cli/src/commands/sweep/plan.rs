@@ -4,7 +4,7 @@
 
 use super::flags::SweepArgs;
 use crate::sweep::{SweepSpec, supports};
-use collectives::{Call, Kind, Mode, Path};
+use collectives::{Call, DefaultBlocks, Engine, Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::formats::{self};
 use ranksim::measure::busbw_bound;
@@ -47,7 +47,8 @@ pub(crate) fn picked(base: &SweepSpec, size: u64) -> (SweepSpec, String) {
     let data = formats::count_for(c.kind, size, esize, c.ranks).saturating_mul(esize);
     match collectives::hccl_aiv_pick(c.kind, c.op, data) {
         Some((mode, exec)) => {
-            let warmup = if mode == Mode::SdmaMesh { base.warmup.max(1) } else { base.warmup };
+            let copy_engines = collectives::serving(c.kind, mode).is_some_and(|r| r.engine == Engine::CopyEngines);
+            let warmup = if copy_engines { base.warmup.max(1) } else { base.warmup };
             (SweepSpec { call: c.with_mode(mode), ..base.clone() }.with_warmup(warmup), format!("{mode} ({exec})"))
         }
         None => (base.clone(), c.mode.to_string()),
@@ -245,23 +246,17 @@ pub(super) fn has_elements(spec: &SweepSpec, size: u64) -> bool {
         || formats::count_for(spec.call.kind, size, spec.call.dtype.size() as u64, spec.call.ranks) > 0
 }
 
-/// Blocks a default `hier` allgather / reduce_scatter / all_to_all series runs on: each puts to
-/// every peer of a step on its own channels, so a few blocks keep the links busy while their
-/// handshakes stay few.
-pub const HIER_BLOCKS: usize = 4;
-
 /// The series to run. With `--mode`, every (collective, mode) pair that applies; without it,
-/// PyPTO's builtin and the HCCL-class algorithms `cfg` supports for the collective (`aiv-mesh`
-/// for allreduce, reduce_scatter and all_to_all; `sdma-mesh` when the chip has copy engines
-/// and the op is a sum), on every AIV
-/// core and with one warmup call when they use copy engines. When the ranks span several
-/// servers an allreduce's HCCL-class series is `rhd` (the vendor library's algorithm between
-/// servers; the full-mesh ones are single-server), on one block. Above kMaxSupportedRanks,
-/// where the HOST builtins do nothing, only what the vendor library runs at that scale: `rhd`
-/// for an allreduce, the grouped mesh (`grouped-mesh`, one block, one warmup call) for an
-/// all_to_all, nothing for the others ([`plan_combos`] says why). Across servers an allgather,
-/// reduce_scatter or all_to_all runs `hier` (a mesh inside each server, HCCL's algorithm
-/// between them) on [`HIER_BLOCKS`] blocks, one warmup call.
+/// PyPTO's builtin and, on one server, one series of what HCCL picks at each size where a mode
+/// of ours models every pick; otherwise the HCCL-class series the modes table
+/// ([`collectives::SERVING`]) marks as default for where the ranks are
+/// ([`collectives::DefaultSeries`]): on one server the AIV and copy-engine meshes the machine
+/// supports; across servers `rhd` for an allreduce and `hier` for an allgather,
+/// reduce_scatter or all_to_all; above kMaxSupportedRanks on one server, where the HOST
+/// builtins do nothing, `rhd` for an allreduce and `grouped-mesh` for an all_to_all, nothing
+/// for the others ([`plan_combos`] says why). Each on the table's default blocks
+/// ([`collectives::DefaultBlocks`]) unless `--core-num` says, with one warmup call when it
+/// uses copy engines.
 pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
     let core_num = a.core_num.unwrap_or(1);
     // The ranks span several servers: NICs join them.
@@ -295,32 +290,17 @@ pub fn combos(a: &SweepArgs, cfg: &Config, ranks: usize) -> Vec<Combo> {
                         continue;
                     }
                 }
-                let candidates: &[Mode] = match kind {
-                    Kind::AllReduce if beyond || servers => &[Mode::Rhd],
-                    // Across servers HCCL runs its two-level algorithms: a mesh inside each
-                    // server, halving-doubling / ring or pairwise between them.
-                    Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll if servers => &[Mode::Hier],
-                    Kind::AllToAll if beyond => &[Mode::GroupedMesh],
-                    _ if beyond => &[],
-                    Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather => {
-                        &[Mode::AivMesh, Mode::SdmaMesh]
-                    }
-                    _ if servers => &[],
-                    _ => &[Mode::SdmaMesh],
-                };
-                for &mode in candidates {
-                    let copy_engines = matches!(mode, Mode::SdmaMesh | Mode::GroupedMesh | Mode::Hier);
-                    let warmup = if copy_engines { a.warmup.max(1) } else { a.warmup };
-                    // RHD talks to one partner at a time: one block already fills that link; the
-                    // grouped mesh's rounds of 8 peers go through one channel at its rate.
-                    // hier's blocks each put to every peer of a step on channels of their own:
-                    // a few blocks fill the links.
-                    let core_num = match mode {
-                        Mode::Rhd | Mode::GroupedMesh => a.core_num.unwrap_or(1),
-                        Mode::Hier => a.core_num.unwrap_or(HIER_BLOCKS),
-                        _ => all,
+                // The table says which HCCL-class series a default sweep runs where the ranks are,
+                // on how many blocks, and whether it uses copy engines (one warmup call).
+                for row in
+                    collectives::SERVING.iter().filter(|r| r.kind == kind && r.default_series.runs(servers, beyond))
+                {
+                    let warmup = if row.engine == Engine::CopyEngines { a.warmup.max(1) } else { a.warmup };
+                    let core_num = match row.default_blocks {
+                        DefaultBlocks::AllCores => all,
+                        DefaultBlocks::Fixed(n) => a.core_num.unwrap_or(n),
                     };
-                    let c = Combo { kind, mode, core_num, warmup, max_bytes: None, auto: false };
+                    let c = Combo { kind, mode: row.mode, core_num, warmup, max_bytes: None, auto: false };
                     if supports(cfg, &spec(a, &c, ranks)).is_ok() {
                         out.push(c);
                     }
@@ -427,7 +407,8 @@ pub(super) fn flag_warnings(a: &SweepArgs, combos: &[Combo], ranks: usize) -> Ve
         if a.op.is_some() && !s.call.reduces() {
             w.push(format!("-o does not apply to {}: it does not reduce", c.kind));
         }
-        if a.modes.is_some() && c.mode == Mode::SdmaMesh && c.warmup == 0 {
+        let copy_engines = collectives::serving(c.kind, c.mode).is_some_and(|r| r.engine == Engine::CopyEngines);
+        if a.modes.is_some() && copy_engines && c.warmup == 0 {
             w.push(format!(
                 "{lbl}: the first call pays the copy engines' cold start (chip.sdma.cold_start_ns); add -w 1 to leave it out"
             ));
