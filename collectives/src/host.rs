@@ -3,9 +3,10 @@
 //! runs the builtin kernel (named like PyPTO's variant, `builtin.tensor.allreduce__sum__fp32`);
 //! `Path::InCore` runs the composite lowering as a one-block kernel.
 
-use crate::allreduce::{self, aiv_mesh, hier, mesh, rhd, ring, sdma_mesh, two_shot};
+use crate::allreduce::algorithm::{FP, Operands};
+use crate::allreduce::{self, hier};
 use crate::modes::variant;
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape, signal_shape_on};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape};
 use crate::validate::{self, MAX_BUILTIN_RANKS, fail};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
@@ -50,8 +51,6 @@ fn no_op(world: &mut World, t: &Tensor, name: &str) -> SimResult<()> {
     launch(world, t, name, Task::new_async(name, 1, |_| Box::pin(async { Ok(()) })))
 }
 
-const FP: [DType; 2] = [DType::F32, DType::F16];
-
 /// `pld.tensor.allreduce(data, signal, op, mode, core_num)`: every rank's `data` becomes the
 /// element-wise `op` over all ranks. Mesh reduces peers in ascending order skipping self (so
 /// ranks may differ bitwise); ring and two-shot reduce each element once (bit-identical).
@@ -63,68 +62,14 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
     if spec.path == Path::InCore && spec.core_num != 1 {
         return fail(&what, format!("the InCore path runs on one block; core_num must be 1, got {}", spec.core_num));
     }
-    match spec.mode {
-        Mode::Ring => {
-            validate::op(&what, spec.op, if spec.path == Path::Host { &[ReduceOp::Sum] } else { &ReduceOp::ALL })?;
-            validate::dtype(&what, data, if spec.path == Path::Host { &[DType::F32] } else { &FP })?;
-            if spec.path == Path::Host && spec.core_num != 1 {
-                return fail(
-                    &what,
-                    format!("the HOST ring runs on one block; core_num must be 1, got {}", spec.core_num),
-                );
-            }
-            if n > 1 {
-                validate::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Ring, spec.path, n, 1))?;
-            }
-        }
-        Mode::Mesh => {
-            validate::op(&what, spec.op, &ReduceOp::ALL)?;
-            validate::dtype(&what, data, &FP)?;
-            mesh_signal(&what, signal, n, spec)?;
-        }
-        Mode::TwoShot | Mode::AivMesh => {
-            validate::op(&what, spec.op, &ReduceOp::ALL)?;
-            validate::dtype(&what, data, &DType::ALL)?;
-            mesh_signal(&what, signal, n, spec)?;
-        }
-        Mode::Rhd => {
-            validate::op(&what, spec.op, &ReduceOp::ALL)?;
-            validate::dtype(&what, data, &DType::ALL)?;
-            let blocks = if spec.path == Path::Host { spec.core_num } else { 1 };
-            validate::signal(&what, signal, &signal_shape(Kind::AllReduce, Mode::Rhd, spec.path, n, blocks))?;
-        }
-        Mode::Hier => {
-            validate::op(&what, spec.op, &ReduceOp::ALL)?;
-            validate::dtype(&what, data, &DType::ALL)?;
-            let server = world.server_ranks();
-            if let Err(e) = hier::group(n, server) {
-                return fail(&what, e);
-            }
-            let blocks = if spec.path == Path::Host { spec.core_num } else { 1 };
-            let want = signal_shape_on(Kind::AllReduce, Mode::Hier, spec.path, n, blocks, server);
-            validate::signal(&what, signal, &want)?;
-        }
-        Mode::GroupedMesh => {
-            let modes: Vec<String> = crate::spec::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
-            return fail(
-                &what,
-                format!("grouped-mesh is an all_to_all algorithm; allreduce runs as {}", modes.join(", ")),
-            );
-        }
-        Mode::SdmaMesh => {
-            validate::op(&what, spec.op, &[ReduceOp::Sum])?;
-            let addable: Vec<DType> =
-                DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
-            validate::dtype(&what, data, &addable)?;
-            if world.chip().sdma().is_none() {
-                return fail(
-                    &what,
-                    "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into(),
-                );
-            }
-            mesh_signal(&what, signal, n, spec)?;
-        }
-    }
+    let Some(algorithm) = crate::modes::serving(Kind::AllReduce, spec.mode).and_then(|row| row.allreduce) else {
+        let modes: Vec<String> = crate::spec::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
+        return fail(
+            &what,
+            format!("{} is not an allreduce algorithm; allreduce runs as {}", spec.mode, modes.join(", ")),
+        );
+    };
+    (algorithm.check)(world, &Operands { what: &what, data, signal, n, spec })?;
     let name = variant(Kind::AllReduce, spec.mode, spec.op, data.dtype(), 0);
     if too_many_ranks(world, &what, n, (Kind::AllReduce, spec.mode, spec.path)) {
         return no_op(world, data, &name);
@@ -136,18 +81,11 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         ));
     }
     let args = allreduce::Args { data: data.clone(), sig: signal.clone(), op: spec.op, server: world.server_ranks() };
-    let task = match (spec.mode, spec.path) {
-        (Mode::Mesh, Path::Host) => task!(&name, spec.core_num, args, mesh::host_block),
-        (Mode::Mesh, Path::InCore) => task!(&name, 1, args, mesh::incore),
-        (Mode::Ring, Path::Host) => task!(&name, 1, args, ring::host),
-        (Mode::Ring, Path::InCore) => task!(&name, 1, args, ring::incore),
-        (Mode::TwoShot, _) => task!(&name, spec.core_num, args, two_shot::block),
-        (Mode::AivMesh, _) => task!(&name, spec.core_num, args, aiv_mesh::block),
-        (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, sdma_mesh::block),
-        (Mode::Rhd, _) => task!(&name, spec.core_num, args, rhd::block),
-        (Mode::Hier, _) => task!(&name, spec.core_num, args, hier::block),
-        (Mode::GroupedMesh, _) => return fail(&what, "grouped-mesh is an all_to_all algorithm".into()),
-    };
+    let kernel = if spec.path == Path::Host { algorithm.host } else { algorithm.incore };
+    let task = Task::new_async(&name, spec.core_num, move |ops| {
+        let a = args.clone();
+        Box::pin(async move { kernel(ops, &a).await })
+    });
     launch(world, data, &name, task)
 }
 
@@ -198,10 +136,7 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
 /// engines to post to (the `sdma-mesh`, `grouped-mesh` and `hier` copy modes).
 fn check_sdma_cores(world: &World, what: &str, core_num: usize) -> SimResult<()> {
     check_aiv_cores(world, what, core_num)?;
-    if world.chip().sdma().is_none() {
-        return fail(what, "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into());
-    }
-    Ok(())
+    validate::has_sdma(world, what)
 }
 
 /// `core_num` is in `1..=` the chip's AIV cores.
@@ -216,33 +151,6 @@ fn check_aiv_cores(world: &World, what: &str, core_num: usize) -> SimResult<()> 
 /// The operands of a hierarchical call, with the machine's ranks per server.
 fn hier_args(world: &World, src: &Tensor, dst: &Tensor, sig: &Tensor) -> crate::hier::Args {
     crate::hier::Args { src: src.clone(), dst: dst.clone(), sig: sig.clone(), server: world.server_ranks() }
-}
-
-/// Mesh and two-shot signals: HOST `[NR]` (one block) or `[NR, stride >= core_num]`; InCore
-/// `[NR, 1]`.
-fn mesh_signal(what: &str, sig: &Tensor, n: usize, spec: AllReduce) -> SimResult<()> {
-    if spec.path == Path::InCore {
-        return validate::rank_signal(what, sig, n, false);
-    }
-    let s = sig.shape();
-    let ok = match s.len() {
-        1 => s[0] == n && spec.core_num == 1,
-        2 => s[0] == n && s[1] >= spec.core_num,
-        _ => false,
-    };
-    if sig.dtype() != DType::I32 || !ok {
-        return fail(
-            what,
-            format!(
-                "signal `{}` is {}{s:?}; with core_num {} it must be INT32 [{n}] (core_num 1 only) or [{n}, stride >= {}]",
-                sig.name(),
-                sig.dtype(),
-                spec.core_num,
-                spec.core_num
-            ),
-        );
-    }
-    Ok(())
 }
 
 /// `pld.tensor.barrier(signal)`: no rank leaves before every rank has arrived.

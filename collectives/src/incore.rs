@@ -11,8 +11,8 @@
 //! [`allreduce_hier`]) and the composite runs on the calling block.
 //! Operands are checked as the host API checks them.
 
-use crate::allreduce::{self, aiv_mesh, hier, mesh, rhd, ring, sdma_mesh, two_shot};
-use crate::spec::Mode;
+use crate::allreduce::{self, hier};
+use crate::spec::{Kind, Mode};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor};
 
@@ -20,18 +20,13 @@ use sim_core::{Ops, ReduceOp, SimResult, Tensor};
 /// needs the server size, so it is [`allreduce_hier`]).
 pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: ReduceOp, mode: Mode) -> SimResult<()> {
     let a = allreduce::Args { data: data.clone(), sig: signal.clone(), op, server: 1 };
-    match mode {
-        Mode::Mesh => mesh::incore(ops, &a).await,
-        Mode::Ring => ring::incore(ops, &a).await,
-        Mode::TwoShot => two_shot::block(ops, &a).await,
-        Mode::AivMesh => aiv_mesh::block(ops, &a).await,
-        Mode::SdmaMesh => sdma_mesh::block(ops, &a).await,
-        Mode::Rhd => rhd::block(ops, &a).await,
-        Mode::Hier => Err(ops.error(
+    match crate::modes::serving(Kind::AllReduce, mode).and_then(|row| row.allreduce) {
+        Some(algorithm) if !algorithm.needs_server => (algorithm.incore)(ops, &a).await,
+        Some(_) => Err(ops.error(
             "allreduce",
-            "hier needs the machine's ranks per server: call collectives::incore::allreduce_hier".to_string(),
+            format!("{mode} needs the machine's ranks per server: call collectives::incore::allreduce_hier"),
         )),
-        Mode::GroupedMesh => Err(ops.error("allreduce", "grouped-mesh is an all_to_all algorithm".to_string())),
+        None => Err(ops.error("allreduce", format!("{mode} is not an allreduce algorithm"))),
     }
 }
 

@@ -6,6 +6,7 @@
 //! a new algorithm adds a [`Mode`] variant, its [`MODES`] entry and its [`SERVING`] rows here,
 //! and its kernel in its own file.
 
+use crate::allreduce::{self, algorithm::Algorithm};
 use crate::spec::{Kind, Path, suggestion};
 use std::fmt;
 use std::str::FromStr;
@@ -239,6 +240,8 @@ pub struct Serving {
     pub default_blocks: DefaultBlocks,
     /// What a sweep's note says it models.
     pub note: &'static str,
+    /// An allreduce's algorithm: its operand check and kernels, from its own file.
+    pub(crate) allreduce: Option<&'static Algorithm>,
 }
 
 /// A row with the common defaults: one block on the AIV cores, capped at kMaxSupportedRanks,
@@ -255,6 +258,7 @@ const fn row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) 
         default_series: DefaultSeries::Never,
         default_blocks: DefaultBlocks::AllCores,
         note,
+        allreduce: None,
     }
 }
 
@@ -277,10 +281,20 @@ const fn aiv_row(kind: Kind, mode: Mode, variant: &'static str, note: &'static s
     Serving { engine: Engine::Aiv, ..copy_row(kind, mode, variant, note) }
 }
 
-/// An allreduce on `core_num` blocks on the HOST path (one InCore), signal `[NR]` or
-/// `[NR, core_num]`, capped at kMaxSupportedRanks.
-const fn allreduce_row(mode: Mode, variant: &'static str, note: &'static str) -> Serving {
-    Serving { blocks: Blocks::HostCoreNum, signal: Signal::RanksOrLanes, ..row(Kind::AllReduce, mode, variant, note) }
+/// An allreduce `algorithm` on `core_num` blocks on the HOST path (one InCore), signal `[NR]`
+/// or `[NR, core_num]`, capped at kMaxSupportedRanks.
+const fn allreduce_row(
+    mode: Mode,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
+    Serving {
+        blocks: Blocks::HostCoreNum,
+        signal: Signal::RanksOrLanes,
+        allreduce: Some(algorithm),
+        ..row(Kind::AllReduce, mode, variant, note)
+    }
 }
 
 /// The copy-engine rows' note on a full mesh.
@@ -314,21 +328,24 @@ const fn hier_copy_row(kind: Kind, variant: &'static str, note: &'static str) ->
 pub const SERVING: &[Serving] = &[
     allreduce_row(
         Mode::Mesh,
+        &allreduce::mesh::ALGORITHM,
         "builtin.tensor.allreduce__{op}__{dt}",
         "PyPTO's builtin mesh allreduce as written: every rank pulls each peer's whole buffer and reduces it, step \
          by step (each load, add and store waits for the previous one)",
     ),
     Serving {
         blocks: Blocks::One,
-        signal: Signal::Own(crate::allreduce::ring::signal),
+        signal: Signal::Own(allreduce::ring::signal),
         ..allreduce_row(
             Mode::Ring,
+            &allreduce::ring::ALGORITHM,
             "builtin.tensor.allreduce_ring__{op}__{dt}",
             "PyPTO's builtin ring allreduce as written: reduce-scatter then allgather around the ring",
         )
     },
     allreduce_row(
         Mode::TwoShot,
+        &allreduce::two_shot::ALGORITHM,
         "builtin.tensor.allreduce_two_shot__{op}__{dt}",
         "a direct reduce-scatter + allgather in small UB tiles",
     ),
@@ -336,6 +353,7 @@ pub const SERVING: &[Serving] = &[
         default_series: DefaultSeries::OneServer,
         ..allreduce_row(
             Mode::AivMesh,
+            &allreduce::aiv_mesh::ALGORITHM,
             "hccl.allreduce_aiv_mesh__{op}__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large double-buffered UB \
              tiles, pipes overlapping, three flag barriers); chip.hccl_aiv_launch_ns of fixed start-up",
@@ -346,6 +364,7 @@ pub const SERVING: &[Serving] = &[
         default_series: DefaultSeries::OneServer,
         ..allreduce_row(
             Mode::SdmaMesh,
+            &allreduce::sdma_mesh::ALGORITHM,
             "hccl.allreduce_sdma_mesh__{op}__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) allreduce path",
         )
@@ -353,11 +372,12 @@ pub const SERVING: &[Serving] = &[
     // One partner at a time: one block already fills that link.
     Serving {
         any_size: true,
-        signal: Signal::Own(crate::allreduce::rhd::signal),
+        signal: Signal::Own(allreduce::rhd::signal),
         default_series: DefaultSeries::AcrossServersOrBeyond,
         default_blocks: DefaultBlocks::Fixed(1),
         ..allreduce_row(
             Mode::Rhd,
+            &allreduce::rhd::ALGORITHM,
             "hccl.allreduce_rhd__{op}__{dt}",
             "HCCL-class, not a PyPTO builtin: recursive halving-doubling (the vendor library's algorithm between \
              servers), 2 log2(ranks) steps with one partner each, so one link busy at a time",
@@ -365,9 +385,10 @@ pub const SERVING: &[Serving] = &[
     },
     Serving {
         any_size: true,
-        signal: Signal::Own(crate::allreduce::hier::signal),
+        signal: Signal::Own(allreduce::hier::signal),
         ..allreduce_row(
             Mode::Hier,
+            &allreduce::hier::ALGORITHM,
             "hccl.allreduce_hier__{op}__{dt}",
             "HCCL-class, not a PyPTO builtin: the server-level hierarchical allreduce (reduce-scatter inside each \
              server, RHD between servers on the ranks holding the same slice, allgather inside each server; servers \
@@ -650,6 +671,26 @@ mod tests {
         // Rows are grouped by collective in the CLI's order.
         let kinds: Vec<usize> = SERVING.iter().map(|s| s.kind as usize).collect();
         assert!(kinds.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn every_allreduce_row_and_only_those_carry_an_allreduce_algorithm() {
+        for s in SERVING {
+            assert_eq!(s.allreduce.is_some(), s.kind == Kind::AllReduce, "{} {}", s.kind, s.mode);
+        }
+        // Only hier needs the servers a composite called from a kernel is not given.
+        let needs: Vec<Mode> =
+            SERVING.iter().filter(|s| s.allreduce.is_some_and(|a| a.needs_server)).map(|s| s.mode).collect();
+        assert_eq!(needs, [Mode::Hier]);
+    }
+
+    #[test]
+    fn the_kinds_index_the_per_kind_lists_in_order() {
+        for (i, k) in Kind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k}");
+        }
+        assert_eq!(modes(Kind::AllToAll), [Mode::Mesh, Mode::SdmaMesh, Mode::AivMesh, Mode::GroupedMesh, Mode::Hier]);
+        assert_eq!(modes(Kind::Barrier), [Mode::Mesh]);
     }
 
     #[test]

@@ -1,13 +1,21 @@
 //! The validation rules of reference §3.1: what each collective accepts, as clear errors
 //! before anything is dispatched.
 
-use sim_core::{DType, ReduceOp, SimError, SimResult, Tensor};
+use sim_core::{DType, ReduceOp, SimError, SimResult, Tensor, World};
 
 /// The most ranks a HOST builtin handles; beyond it the kernels silently return.
 pub const MAX_BUILTIN_RANKS: usize = 16;
 
 pub(crate) fn fail<T>(what: &str, msg: String) -> SimResult<T> {
     Err(SimError::invalid(format!("{what}: {msg}")))
+}
+
+/// The chip has copy engines (`[chip.sdma]`), which the copy-engine modes post to.
+pub(crate) fn has_sdma(world: &World, what: &str) -> SimResult<()> {
+    if world.chip().sdma().is_none() {
+        return fail(what, "the chip has no SDMA engines; add a [chip.sdma] table to the machine config".into());
+    }
+    Ok(())
 }
 
 /// Every operand is a window buffer of one comm domain, and no two share an allocation.

@@ -218,3 +218,27 @@ fn the_rhd_composite_called_from_a_kernel_names_the_signal_it_needs() {
     let e = w.run().unwrap_err().to_string();
     assert!(e.contains("signal `s` is [8, 1]; rhd on 8 ranks needs [11, blocks]"), "{e}");
 }
+
+#[test]
+fn an_allreduce_in_a_mode_allreduce_does_not_run_is_refused_with_the_modes_it_runs() {
+    // The modes table gives grouped-mesh no allreduce row: the host API and the composite
+    // refuse it by name, before anything is queued.
+    let (mut w, dom) = setup(4);
+    let d = w.alloc_window(&dom, "d", DType::F32, &[64]).unwrap();
+    let s = w.alloc_window(&dom, "s", DType::I32, &[4, 1]).unwrap();
+    let how = AllReduce { op: ReduceOp::Sum, mode: Mode::GroupedMesh, path: Path::Host, core_num: 1 };
+    let e = err(collectives::allreduce(&mut w, &d, &s, how));
+    assert!(
+        e.contains("grouped-mesh is not an allreduce algorithm; allreduce runs as mesh, ring, two-shot, aiv-mesh, sdma-mesh, rhd, hier"),
+        "{e}"
+    );
+    w.dispatch_all(
+        &dom,
+        Dispatch::kernel("grouped", 1, move |c| {
+            c.run(async |ops| collectives::incore::allreduce(ops, &d, &s, ReduceOp::Sum, Mode::GroupedMesh).await)
+        }),
+    )
+    .unwrap();
+    let e = w.run().unwrap_err().to_string();
+    assert!(e.contains("grouped-mesh is not an allreduce algorithm"), "{e}");
+}

@@ -16,6 +16,7 @@
 //! a `dcci` before its flags and one after its waits (HCCL keeps its flags coherent by hand):
 //! the fixed costs that dominate a small allreduce.
 
+use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, slice};
 use crate::lanes::{aiv_barrier, peer_order};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor, Tile, TileLoad};
@@ -127,6 +128,17 @@ pub(crate) async fn pipelined<T>(
     }
     Ok(())
 }
+
+/// The AIV full-mesh allreduce: any reduction and element type, PyPTO's mesh signals.
+pub(crate) const ALGORITHM: Algorithm = Algorithm {
+    check: |_, o| {
+        o.op_and_dtype(&ReduceOp::ALL, &sim_core::DType::ALL)?;
+        o.mesh_signal()
+    },
+    host: kernel!(block),
+    incore: kernel!(block),
+    needs_server: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -28,6 +28,7 @@
 //! slice of the data, on its own signal column. With one server (`g = n`) it is a direct
 //! reduce-scatter + allgather; with `g = 1` it is RHD on every rank.
 
+use super::algorithm::{Algorithm, kernel};
 use super::rhd::{self, Group, Lane};
 use super::{Args, aiv_mesh};
 use crate::lanes::ranks;
@@ -257,6 +258,21 @@ fn signal_columns(ops: &mut Ops, sig: &Tensor, n: usize, g: usize) -> SimResult<
         )),
     }
 }
+
+/// The server-level hierarchy: any reduction and element type on whole servers of the
+/// machine's, the table's signal.
+pub(crate) const ALGORITHM: Algorithm = Algorithm {
+    check: |world, o| {
+        o.op_and_dtype(&ReduceOp::ALL, &sim_core::DType::ALL)?;
+        if let Err(e) = group(o.n, world.server_ranks()) {
+            return crate::validate::fail(o.what, e);
+        }
+        o.table_signal(world)
+    },
+    host: kernel!(block),
+    incore: kernel!(block),
+    needs_server: true,
+};
 
 #[cfg(test)]
 mod tests {

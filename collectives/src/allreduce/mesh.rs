@@ -1,6 +1,7 @@
 //! Mesh allreduce: every rank pulls every peer's copy of each chunk and reduces it in place.
 
 use super::Args;
+use super::algorithm::{Algorithm, FP, kernel};
 use crate::lanes::{CellMap, INCORE_CHUNK_BYTES, Lanes, TILE, first_cols, padded, peers, ranks};
 use sim_core::{DType, Ops, SimResult};
 
@@ -65,3 +66,14 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     }
     lanes.epilogue(ops, me, n, 1 + count as i32)
 }
+
+/// PyPTO's mesh allreduce: any reduction of f32 / f16, PyPTO's mesh signals.
+pub(crate) const ALGORITHM: Algorithm = Algorithm {
+    check: |_, o| {
+        o.op_and_dtype(&sim_core::ReduceOp::ALL, &FP)?;
+        o.mesh_signal()
+    },
+    host: kernel!(host_block),
+    incore: kernel!(incore),
+    needs_server: false,
+};

@@ -27,6 +27,7 @@
 //! library moves RHD's inter-server steps with RDMA writes. Over RoCE the NIC, not the core,
 //! sets a large step's time either way; a small step's time includes the core's issue costs.
 
+use super::algorithm::{Algorithm, kernel};
 use super::{Args, slice};
 use crate::lanes::ranks;
 use sim_core::{NotifyOp, Ops, SimResult, Tensor, TileLoad, WaitCmp};
@@ -307,6 +308,17 @@ async fn extra(ops: &mut Ops, lane: &Lane<'_>, group: Group, buddy: usize, range
     lane.notify(ops, buddy, FOLD_DONE)?;
     lane.epilogue(ops, group.rank(group.v), [FOLD].into_iter())
 }
+
+/// Recursive halving-doubling: any reduction and element type, the table's signal.
+pub(crate) const ALGORITHM: Algorithm = Algorithm {
+    check: |world, o| {
+        o.op_and_dtype(&sim_core::ReduceOp::ALL, &sim_core::DType::ALL)?;
+        o.table_signal(world)
+    },
+    host: kernel!(block),
+    incore: kernel!(block),
+    needs_server: false,
+};
 
 #[cfg(test)]
 mod tests {

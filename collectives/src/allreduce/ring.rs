@@ -2,8 +2,9 @@
 //! from its left neighbour. Each chunk is reduced once, so every rank ends bit-identical.
 
 use super::Args;
+use super::algorithm::{Algorithm, FP, Operands, kernel};
 use crate::lanes::{CellMap, INCORE_CHUNK_BYTES, Lanes, TILE, ranks};
-use sim_core::{DType, Ops, SimResult, Tensor};
+use sim_core::{DType, Ops, ReduceOp, SimResult, Tensor};
 
 const WHAT: &str = "allreduce ring";
 
@@ -133,6 +134,24 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
         lanes.row(round).epilogue(ops, me, n, 2 * subs as i32)?;
     }
     Ok(())
+}
+
+/// PyPTO's ring allreduce: on the HOST path a sum of f32 on one block, InCore any reduction of
+/// f32 / f16; the table's signal (none needed on one rank).
+pub(crate) const ALGORITHM: Algorithm =
+    Algorithm { check, host: kernel!(host), incore: kernel!(incore), needs_server: false };
+
+fn check(world: &sim_core::World, o: &Operands<'_>) -> SimResult<()> {
+    let host = o.spec.path == crate::spec::Path::Host;
+    o.op_and_dtype(if host { &[ReduceOp::Sum] } else { &ReduceOp::ALL }, if host { &[DType::F32] } else { &FP })?;
+    if host && o.spec.core_num != 1 {
+        let got = o.spec.core_num;
+        return crate::validate::fail(
+            o.what,
+            format!("the HOST ring runs on one block; core_num must be 1, got {got}"),
+        );
+    }
+    if o.n > 1 { o.table_signal(world) } else { Ok(()) }
 }
 
 #[cfg(test)]

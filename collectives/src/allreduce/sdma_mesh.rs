@@ -12,10 +12,11 @@
 //! Barriers on the block's lane: ready (`>= 1`), the adds into every slice landed (`>= 2`,
 //! each rank waits for its transfers before crediting), allgather landed (`>= 3`); epilogue `-3`.
 
+use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, slice};
 use crate::lanes::peer_order;
 use crate::sdma::{put_run, wait_all};
-use sim_core::{AtomicType, Ops, SdmaOpts, SimResult};
+use sim_core::{AtomicType, DType, Ops, ReduceOp, SdmaOpts, SimResult};
 
 const WHAT: &str = "allreduce sdma-mesh";
 
@@ -51,6 +52,20 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.barrier(ops, me, n, 3).await?;
     lanes.epilogue(ops, me, n, 3)
 }
+
+/// The SDMA allreduce: a sum of a type the chip adds atomically (the copy engines' inline
+/// reduce), on a chip with copy engines, PyPTO's mesh signals.
+pub(crate) const ALGORITHM: Algorithm = Algorithm {
+    check: |world, o| {
+        let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
+        o.op_and_dtype(&[ReduceOp::Sum], &addable)?;
+        crate::validate::has_sdma(world, o.what)?;
+        o.mesh_signal()
+    },
+    host: kernel!(block),
+    incore: kernel!(block),
+    needs_server: false,
+};
 
 #[cfg(test)]
 mod tests {
