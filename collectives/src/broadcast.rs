@@ -2,9 +2,9 @@
 
 use crate::allgather::aiv_batch_bytes;
 use crate::allreduce::aiv_mesh::pipelined;
-use crate::lanes::{Lanes, TILE, peer_order, ranks};
+use crate::lanes::{Lanes, TILE, aiv_flag, aiv_wait_flag, peer_order, ranks, take_back};
 use crate::sdma::{put_run, wait_all};
-use sim_core::{CopyOpts, NotifyOp, Ops, Pipe, SdmaOpts, SimResult, Tensor, Tile, WaitCmp};
+use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor, Tile};
 
 const WHAT: &str = "broadcast";
 
@@ -123,39 +123,6 @@ async fn copy_through_ub(
     pipelined(ops, &items, load, store).await
 }
 
-/// Raises cell `[me, lane]` of every rank of `dests` by one: HCCL drains every pipe first
-/// (`PipeBarrier<PIPE_ALL>` before each flag write) and writes one flag its readers poll, its
-/// cache line cleaned first (HCCL keeps its flags coherent by hand), so one `dcci`, then a
-/// notify to each reader.
-async fn flag(
-    ops: &mut Ops,
-    sig: &Tensor,
-    dests: impl IntoIterator<Item = usize>,
-    me: usize,
-    lane: usize,
-) -> SimResult<()> {
-    ops.pipe_barrier(Pipe::All).await?;
-    ops.dcci()?;
-    for dest in dests {
-        ops.notify(sig, dest, &[me, lane], 1, NotifyOp::AtomicAdd)?;
-    }
-    Ok(())
-}
-
-/// Waits for this rank's cell `[src, lane]` to reach `v`, then invalidates its cache line.
-async fn wait_flag(ops: &mut Ops, sig: &Tensor, src: usize, lane: usize, v: i32) -> SimResult<()> {
-    ops.wait(sig, &[src, lane], v, WaitCmp::Ge).await?;
-    ops.dcci()
-}
-
-/// Takes `v` back out of this rank's cell `[src, lane]` and declares it self-clearing.
-fn take_back(ops: &mut Ops, sig: &Tensor, me: usize, src: usize, lane: usize, v: i32) -> SimResult<()> {
-    if v > 0 {
-        ops.notify(sig, me, &[src, lane], -v, NotifyOp::AtomicAdd)?;
-    }
-    ops.expect_clear(sig, &[src, lane], &[1, 1])
-}
-
 /// HCCL-class: the vendor library's AIV broadcast on a full mesh (what HCCL runs on a 910B
 /// server with `HCCL_OP_EXPANSION_MODE=AIV`; docs/references/hardware.md §4.2). Every block
 /// first pays the chip's `hccl_aiv_launch`; each flag write and read a `dcci`.
@@ -195,17 +162,17 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     if one_shot {
         if me == root {
             copy_through_ub(ops, &flat, None, &flat, (0, numel)).await?;
-            flag(ops, sig, (0..n).filter(|&p| p != root), me, 0).await?;
+            aiv_flag(ops, sig, (0..n).filter(|&p| p != root), me, 0).await?;
             for p in (0..n).filter(|&p| p != root) {
-                wait_flag(ops, sig, p, 0, 1).await?;
+                aiv_wait_flag(ops, sig, p, 0, 1).await?;
             }
             for p in (0..n).filter(|&p| p != root) {
                 take_back(ops, sig, me, p, 0, 1)?;
             }
         } else {
-            wait_flag(ops, sig, root, 0, 1).await?;
+            aiv_wait_flag(ops, sig, root, 0, 1).await?;
             copy_through_ub(ops, &flat, Some(root), &flat, (0, numel)).await?;
-            flag(ops, sig, [root], me, 0).await?;
+            aiv_flag(ops, sig, [root], me, 0).await?;
             take_back(ops, sig, me, root, 0, 1)?;
         }
         return Ok(());
@@ -219,13 +186,13 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     if me == root {
         for &step in &steps {
             copy_through_ub(ops, &flat, None, &flat, step).await?;
-            flag(ops, sig, [owner], me, b).await?;
+            aiv_flag(ops, sig, [owner], me, b).await?;
         }
-        wait_flag(ops, sig, owner, b, 1).await?;
+        aiv_wait_flag(ops, sig, owner, b, 1).await?;
         take_back(ops, sig, me, owner, b, 1)?;
     } else if me == owner {
         for (k, &(lo, hi)) in steps.iter().enumerate() {
-            wait_flag(ops, sig, root, b, k as i32 + 1).await?;
+            aiv_wait_flag(ops, sig, root, b, k as i32 + 1).await?;
             let load = ops.remote_load_async(&flat, root, &[0, lo], &[1, hi - lo])?;
             let t = ops.wait_load(load).await?;
             ops.store(&t, &flat, &[0, lo])?;
@@ -234,24 +201,24 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
                 // stores it into its output; here both are this window, so the second store
                 // comes first (the same bytes: no reader sees it change).
                 ops.store(&t, &flat, &[0, lo])?;
-                flag(ops, sig, others(me), me, b).await?;
+                aiv_flag(ops, sig, others(me), me, b).await?;
             }
         }
         for p in others(me) {
-            wait_flag(ops, sig, p, b, 1).await?;
+            aiv_wait_flag(ops, sig, p, b, 1).await?;
         }
-        flag(ops, sig, others(me).chain([root]), me, b).await?;
+        aiv_flag(ops, sig, others(me).chain([root]), me, b).await?;
         take_back(ops, sig, me, root, b, m)?;
         for p in others(me) {
             take_back(ops, sig, me, p, b, 1)?;
         }
     } else {
         for (k, &step) in steps.iter().enumerate() {
-            wait_flag(ops, sig, owner, b, k as i32 + 1).await?;
+            aiv_wait_flag(ops, sig, owner, b, k as i32 + 1).await?;
             copy_through_ub(ops, &flat, Some(owner), &flat, step).await?;
         }
-        flag(ops, sig, [owner], me, b).await?;
-        wait_flag(ops, sig, owner, b, m + 1).await?;
+        aiv_flag(ops, sig, [owner], me, b).await?;
+        aiv_wait_flag(ops, sig, owner, b, m + 1).await?;
         take_back(ops, sig, me, owner, b, m + 1)?;
     }
     Ok(())

@@ -3,7 +3,7 @@
 //! peer to reach the call's generation `g` (`>=`, since a fast peer may already have added its
 //! next credit), and at the end take the call's whole tally back out of the local cells.
 
-use sim_core::{NotifyOp, Ops, SimResult, Tensor, WaitCmp};
+use sim_core::{NotifyOp, Ops, Pipe, SimResult, Tensor, WaitCmp};
 
 /// Where rank `r`'s cell sits in a signal.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -103,10 +103,43 @@ impl Lanes {
 /// line is cleaned) and one after its waits (the cache line invalidated), as HCCL keeps its
 /// AIV flags coherent by hand; otherwise [`Lanes::barrier`].
 pub(crate) async fn aiv_barrier(ops: &mut Ops, lanes: &Lanes, me: usize, n: usize, g: i32) -> SimResult<()> {
-    ops.pipe_barrier(sim_core::Pipe::All).await?;
+    ops.pipe_barrier(Pipe::All).await?;
     ops.dcci()?;
     lanes.barrier(ops, me, n, g).await?;
     ops.dcci()
+}
+
+/// Raises cell `[me, lane]` of every rank of `dests` by one: HCCL drains every pipe first
+/// (`PipeBarrier<PIPE_ALL>` before each flag write) and writes one flag its readers poll, its
+/// cache line cleaned first (HCCL keeps its flags coherent by hand), so one `dcci`, then a
+/// notify to each reader.
+pub(crate) async fn aiv_flag(
+    ops: &mut Ops,
+    sig: &Tensor,
+    dests: impl IntoIterator<Item = usize>,
+    me: usize,
+    lane: usize,
+) -> SimResult<()> {
+    ops.pipe_barrier(Pipe::All).await?;
+    ops.dcci()?;
+    for dest in dests {
+        ops.notify(sig, dest, &[me, lane], 1, NotifyOp::AtomicAdd)?;
+    }
+    Ok(())
+}
+
+/// Waits for this rank's cell `[src, lane]` to reach `v`, then invalidates its cache line.
+pub(crate) async fn aiv_wait_flag(ops: &mut Ops, sig: &Tensor, src: usize, lane: usize, v: i32) -> SimResult<()> {
+    ops.wait(sig, &[src, lane], v, WaitCmp::Ge).await?;
+    ops.dcci()
+}
+
+/// Takes `v` back out of this rank's cell `[src, lane]` and declares it self-clearing.
+pub(crate) fn take_back(ops: &mut Ops, sig: &Tensor, me: usize, src: usize, lane: usize, v: i32) -> SimResult<()> {
+    if v > 0 {
+        ops.notify(sig, me, &[src, lane], -v, NotifyOp::AtomicAdd)?;
+    }
+    ops.expect_clear(sig, &[src, lane], &[1, 1])
 }
 
 /// Every rank but `me`, ascending.

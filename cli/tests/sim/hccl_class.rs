@@ -346,6 +346,62 @@ fn hccl_class_reductions_take_bf16() {
     assert!(e.contains("`data` is bf16") && e.contains("supports f32"), "{e}");
 }
 
+fn aiv_allreduce(ranks: usize, core_num: usize) -> SweepSpec {
+    SweepSpec::new(Call::new(Kind::AllReduce, ranks).with_mode(Mode::AivMesh).with_core_num(core_num))
+}
+
+/// HCCL's one-shot AIV allreduce (up to 64 KiB, a block per rank, sums the chip adds
+/// atomically) and the two-shot kernel it hands over to (above 64 KiB, fewer blocks than ranks,
+/// max): every element right over repeated calls, in every dtype the one shot takes, and clean
+/// under the checker with jitter on a machine where it runs one shot.
+#[test]
+fn the_one_shot_aiv_allreduce_sums_right_and_hands_over_to_two_shot() {
+    let cfg = Config::default_preset();
+    for (ranks, core_num) in [(2, 2), (3, 48), (8, 8), (8, 5)] {
+        for bytes in [4 * ranks as u64, 4000, 64 << 10, (64 << 10) + 4 * ranks as u64] {
+            for dt in [DType::F32, DType::F16, DType::BF16, DType::I32] {
+                let spec = aiv_allreduce(ranks, core_num);
+                let spec = SweepSpec { call: spec.call.with_dtype(dt), ..spec }.with_iters(2);
+                let p = run_point(&cfg, &spec, bytes, false).unwrap().unwrap();
+                assert_eq!(p.row.nwrong, Some(0), "{ranks} ranks, {core_num} blocks, {bytes} B, {dt}: {:?}", p.row);
+            }
+        }
+        let max = aiv_allreduce(ranks, core_num);
+        let max = SweepSpec { call: max.call.with_op(ReduceOp::Max), ..max }.with_iters(2);
+        assert_eq!(run_point(&cfg, &max, 4096, false).unwrap().unwrap().row.nwrong, Some(0));
+    }
+    let c = ranksim_cli::checker::catalogue().into_iter().find(|c| c.name == "allreduce-aiv-mesh-host").unwrap();
+    let r = ranksim_cli::checker::check(&cfg, &c, 4, &CheckOptions { seeds: 3, ..CheckOptions::default() }).unwrap();
+    assert!(r.is_clean(), "{r:?}");
+}
+
+/// The one shot's fixed cost in closed form: the launch once (every block at once), and six
+/// `dcci` on its critical path — a peer's readable flag written (1) and waited for (2), the
+/// read-done flag written (3) and waited for by block 0 (4), block 0's leave to add written (5)
+/// and waited for (6).
+#[test]
+fn the_one_shot_aiv_allreduce_pays_one_launch_and_six_dcci() {
+    let time = |launch: &str, dcci: &str, bytes: u64| {
+        let text = include_str!("../../../configs/a2a3.toml")
+            .replace("hccl_aiv_launch_ns = 3400.0", &format!("hccl_aiv_launch_ns = {launch}"))
+            .replace("dcci_ns = 50.0", &format!("dcci_ns = {dcci}"));
+        let cfg = Config::from_toml(&text, "aiv").unwrap();
+        let p = run_point(&cfg, &aiv_allreduce(8, 8).with_timing_only(true), bytes, false).unwrap().unwrap();
+        p.row.time_us
+    };
+    for bytes in [1024, 64 << 10] {
+        let base = time("0.0", "0.0", bytes);
+        let launched = time("3400.0", "0.0", bytes);
+        assert!((launched - base - 3.4).abs() < 0.011, "{bytes} B: {base} us, {launched} us with the launch");
+    }
+    // At 1 KiB nothing else is on the path (at 64 KiB the transfers hide some of it).
+    let (base, dcci) = (time("0.0", "0.0", 1024), time("0.0", "500.0", 1024));
+    assert!((dcci - base - 6.0 * 0.5).abs() < 0.011, "{base} us, {dcci} us with dcci 500 ns");
+    // One shot at 64 KiB, two-shot just above it: about the same time at HCCL's threshold.
+    let (at, above) = (time("3400.0", "50.0", 64 << 10), time("3400.0", "50.0", (64 << 10) + 32));
+    assert!((at / above - 1.0).abs() < 0.1, "one shot {at} us at 64 KiB, two-shot {above} us above");
+}
+
 fn aiv_allgather(ranks: usize, core_num: usize) -> SweepSpec {
     SweepSpec::new(Call::new(Kind::AllGather, ranks).with_mode(Mode::AivMesh).with_core_num(core_num))
 }

@@ -17,7 +17,7 @@
 //! the fixed costs that dominate a small allreduce.
 
 use super::algorithm::{Algorithm, kernel};
-use super::{Args, Block, slice};
+use super::{Args, Block, aiv_one_shot, slice};
 use crate::lanes::{aiv_barrier, peer_order};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor, Tile, TileLoad};
 
@@ -44,6 +44,11 @@ pub(crate) fn tiles(
 
 /// One block of the AIV allreduce (HOST path: `[NR, stride]` lanes).
 pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = crate::lanes::ranks(ops, &a.data, WHAT)?;
+    if aiv_one_shot::applies(ops, a, n, ops.block_num()) {
+        let flat = a.data.view(a.data.dtype(), &[1, a.data.numel()]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+        return aiv_one_shot::block(ops, a, me, n, &flat).await;
+    }
     let Some(Block { me, n, b, active, lanes, flat }) = Block::of(ops, a, WHAT)? else {
         return Ok(());
     };

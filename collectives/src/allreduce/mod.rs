@@ -3,6 +3,7 @@
 //! allreduces.
 
 pub(crate) mod aiv_mesh;
+pub(crate) mod aiv_one_shot;
 pub(crate) mod algorithm;
 pub(crate) mod hier;
 pub(crate) mod mesh;
