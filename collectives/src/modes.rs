@@ -356,7 +356,8 @@ pub const SERVING: &[Serving] = &[
             &allreduce::aiv_mesh::ALGORITHM,
             "hccl.allreduce_aiv_mesh__{op}__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh allreduce (large double-buffered UB \
-             tiles, pipes overlapping, three flag barriers); chip.hccl_aiv_launch_ns of fixed start-up",
+             tiles, pipes overlapping, three flag barriers; up to 64 KiB on a block per rank its one-shot \
+             kernel); chip.hccl_aiv_launch_ns of fixed start-up",
         )
     },
     Serving {

@@ -1,6 +1,6 @@
 //! The vendor library's AIV allreduce on a full mesh (HCCL's `AllReduceMeshAivExecutor`, the
-//! single-server AIV mode above its one-shot threshold): a direct reduce-scatter then a direct
-//! allgather, like [`two_shot`](super::two_shot), but written as HCCL's AIV kernels are —
+//! single-server AIV mode above its one-shot threshold, [`aiv_one_shot`]'s 64 KiB): a direct
+//! reduce-scatter then a direct allgather, like [`two_shot`](super::two_shot), but written as HCCL's AIV kernels are —
 //! large UB tiles (HCCL moves up to 190 KiB per transfer, double-buffered at 95 KiB;
 //! docs/references/hardware.md §4.2, `aiv_defines.h`), spread over many AIV cores, with
 //! overlapping pipes so the next tile is in flight while the current one is reduced or stored.
