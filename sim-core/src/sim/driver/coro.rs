@@ -227,7 +227,7 @@ impl Driver {
         let chip = self.chip.clone();
         let coro = Coro::with_stack(stack, move |yielder: &Yielder<Resume, Blocked>, _start: Resume| {
             let Body::Thread(kernel) = &assignment.body else { return Ended::Done };
-            let port = CoroPort { yielder: yielder as *const _, actor };
+            let port = Pinned { port: CoroPort { yielder: yielder as *const _ }, actor };
             let ops = Ops::new(
                 Uplink::Thread(Box::new(port)),
                 chip,
@@ -337,43 +337,53 @@ struct CoroPort {
     /// The yielder of the coroutine this port belongs to; it lives on that coroutine's stack,
     /// which outlives the kernel's core (and so this port).
     yielder: *const Yielder<Resume, Blocked>,
-    actor: usize,
 }
 
-// SAFETY: the port is only ever used on the thread running its coroutine: `on_own_kernel`
-// checks that before any use of the yielder or the thread's mailbox, and panics otherwise.
-unsafe impl Send for CoroPort {}
-// SAFETY: as above; the port has no interior state.
-unsafe impl Sync for CoroPort {}
-
 impl Suspending for CoroPort {
-    fn on_own_kernel(&self) {
-        if RUNNING.get() != self.actor + 1 {
-            panic!(
-                "a kernel run as a coroutine used its core from another host thread; run it with RunOptions::kernel_exec = KernelExec::Threads"
-            );
-        }
-    }
+    const MISUSE: &'static str = "a kernel run as a coroutine used its core from another host thread; run it with \
+         RunOptions::kernel_exec = KernelExec::Threads";
 
     fn suspend(&self, at: SimTime, call: Call) -> Answer {
         // SAFETY: the yielder outlives this port (see the field) and this thread is running
-        // its coroutine (checked by every caller).
+        // its coroutine (checked by `Pinned` before every call).
         let answer = unsafe { &*self.yielder }.suspend((at, call));
         answer.unwrap_or_else(|| Err(Box::new(SimError::Aborted)))
     }
 }
 
 /// A kernel's port that suspends the kernel (its coroutine or its fiber) on every call that
-/// waits for an answer; the [`Transport`] of both is written once, over this.
-trait Suspending: Send + Sync {
-    /// Panics unless this thread is running this port's kernel.
-    fn on_own_kernel(&self);
+/// waits for an answer; the [`Transport`] of both is written once, in [`Pinned`].
+trait Suspending {
+    /// The panic of a kernel that used its core from a thread or fiber not running it.
+    const MISUSE: &'static str;
     /// Suspends the kernel on `call`, issued at `at`, until the driver resumes it with the
     /// answer. The caller has checked that this thread runs the kernel.
     fn suspend(&self, at: SimTime, call: Call) -> Answer;
 }
 
-impl<P: Suspending> Transport for P {
+/// A suspending port pinned to the kernel (the actor) it belongs to: every use first checks
+/// that this thread is running that kernel and panics otherwise, which is what makes the
+/// ports, which hold raw pointers and thread-local state, safe to hand out as `Send + Sync`.
+struct Pinned<P> {
+    port: P,
+    actor: usize,
+}
+
+// SAFETY: a pinned port is only ever used on the thread running its kernel: `on_own_kernel`
+// checks that before any use of the port or the thread's mailbox, and panics otherwise.
+unsafe impl<P> Send for Pinned<P> {}
+// SAFETY: as above; the check serialises every use on that one thread.
+unsafe impl<P> Sync for Pinned<P> {}
+
+impl<P: Suspending> Pinned<P> {
+    fn on_own_kernel(&self) {
+        if RUNNING.get() != self.actor + 1 {
+            panic!("{}", P::MISUSE);
+        }
+    }
+}
+
+impl<P: Suspending> Transport for Pinned<P> {
     fn post(&self, at: SimTime, resume: SimTime, req: Request) {
         self.on_own_kernel();
         Mailbox::post(at, resume, req);
@@ -382,12 +392,12 @@ impl<P: Suspending> Transport for P {
     fn call(&self, at: SimTime, req: Request) -> Answer {
         self.on_own_kernel();
         Mailbox::send(at, req);
-        self.suspend(at, Call::Outbox)
+        self.port.suspend(at, Call::Outbox)
     }
 
     fn retest(&self, at: SimTime, expected: i32, cmp: WaitCmp) -> Answer {
         self.on_own_kernel();
-        self.suspend(at, Call::Retest { expected, cmp })
+        self.port.suspend(at, Call::Retest { expected, cmp })
     }
 }
 
@@ -405,7 +415,7 @@ fn fiber_body(
         // SAFETY: the port lives inside this call, within which `suspend` is valid.
         let suspend: &'static dyn Suspend =
             unsafe { std::mem::transmute::<&dyn Suspend, &'static dyn Suspend>(suspend) };
-        let port = FiberPort { suspend, mail, actor };
+        let port = Pinned { port: FiberPort { suspend, mail }, actor };
         let ops = Ops::new(
             Uplink::Thread(Box::new(port)),
             chip,
@@ -426,21 +436,11 @@ struct FiberPort {
     /// returns).
     suspend: &'static dyn Suspend,
     mail: Rc<Mail>,
-    actor: usize,
 }
 
-// SAFETY: the port is only ever used on the thread running its fiber: `on_own_kernel` checks
-// that before any use of the fiber, its mail or the thread's mailbox, and panics otherwise.
-unsafe impl Send for FiberPort {}
-// SAFETY: as above.
-unsafe impl Sync for FiberPort {}
-
 impl Suspending for FiberPort {
-    fn on_own_kernel(&self) {
-        if RUNNING.get() != self.actor + 1 {
-            panic!("a kernel run as a fiber used its core from another host thread or another kernel's fiber");
-        }
-    }
+    const MISUSE: &'static str =
+        "a kernel run as a fiber used its core from another host thread or another kernel's fiber";
 
     fn suspend(&self, at: SimTime, call: Call) -> Answer {
         self.mail.blocked.set(Some((at, call)));
