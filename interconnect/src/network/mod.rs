@@ -13,9 +13,12 @@ use sim_core::{
     Bandwidth, SimDuration, SimTime,
     model::{Busy, Network, NetworkFootprint, Onward, PacketTiming, PathId, PathKind, Route},
 };
+use std::ops::Range;
 use std::sync::Arc;
+use table::ResourceTable;
 
 mod resource;
+mod table;
 
 /// The machine's data paths, implementing [`Network`]. Resources are numbered chip by chip
 /// (`hbm c`, `port c`, then the chip's engines as [`ChipPaths::engines`] lists them, indexed
@@ -31,8 +34,9 @@ pub struct NetworkModel {
     chip: ChipPaths,
     /// Shared by the copies of a split run (see [`Network::fork`]): it never changes.
     topology: Arc<Topology>,
-    /// The booking state of each resource (hot: `send` walks it per packet).
-    resources: Vec<Resource>,
+    /// The booking state of each resource (hot: `send` walks it per packet): of every chip,
+    /// or of a partition's chips only (see [`ResourceTable`]).
+    resources: ResourceTable,
     /// The name and index of each chip-side engine after the HBM and the port, in resource
     /// order: a resource's name is made from it (or from its link) only when asked for (traces
     /// and reports), so building the model formats no string.
@@ -210,13 +214,10 @@ impl NetworkModel {
             let value = format!("{ranks} chips x {} cores", chip.cores);
             return Err(err("topology", value, "needs more than 2^32 resources"));
         }
-        let mut resources = Vec::with_capacity(count.unwrap_or(0));
-        for _ in 0..ranks {
-            resources.push(Resource::new(chip.hbm, SimDuration::ZERO));
-            resources.push(Resource::new(port.rate, port.latency));
-            resources.extend(chip.engines().map(|e| Resource::new(e.rate, SimDuration::ZERO)));
-        }
-        resources.extend(topology.links().iter().map(|l| Resource::new(l.params.rate, l.params.latency)));
+        let mut block = vec![Resource::new(chip.hbm, SimDuration::ZERO), Resource::new(port.rate, port.latency)];
+        block.extend(chip.engines().map(|e| Resource::new(e.rate, SimDuration::ZERO)));
+        let links = topology.links().iter().map(|l| Resource::new(l.params.rate, l.params.latency)).collect();
+        let resources = ResourceTable::new(block, ranks, links, 0..ranks);
         let engines = chip.engines().map(|e| (e.name, e.index)).collect();
         let (hops, paths, ids) = (Vec::new(), Vec::new(), FxHashMap::default());
         let relaxed = cfg.ordering == crate::config::NotifyOrdering::Relaxed;
@@ -276,7 +277,40 @@ impl NetworkModel {
 
     /// A resource's effective rate (`None` = unlimited) and latency, if it exists.
     pub fn resource_timing(&self, resource: u32) -> Option<(Option<Bandwidth>, SimDuration)> {
-        self.resources.get(resource as usize).map(|r| (r.rate(), r.latency))
+        self.resources.get(resource).map(|r| (r.rate(), r.latency))
+    }
+
+    /// The chips whose resources this model holds (the rest it makes only if a path books
+    /// one), and how many resources it holds: every chip's, or a partition's (see
+    /// [`Network::reset_for`]).
+    pub fn held(&self) -> (Range<usize>, usize) {
+        (self.resources.held(), self.resources.holding())
+    }
+
+    /// This model with `resources` in place of its own (whose copy would cost as much as
+    /// the model).
+    fn copy_with(&self, resources: ResourceTable) -> NetworkModel {
+        NetworkModel {
+            packet_bytes: self.packet_bytes,
+            read_turnaround: self.read_turnaround,
+            relaxed: self.relaxed,
+            ranks: self.ranks,
+            chip: self.chip,
+            topology: self.topology.clone(),
+            resources,
+            engines: self.engines.clone(),
+            hops: self.hops.clone(),
+            paths: self.paths.clone(),
+            core_write_scale: self.core_write_scale,
+            islands: self.islands.clone(),
+            ids: self.ids.clone(),
+            routes: self.routes.clone(),
+            link_memo: self.link_memo.clone(),
+            link_runs: self.link_runs.clone(),
+            dense: self.dense.clone(),
+            rows: self.rows.clone(),
+            index: self.index,
+        }
     }
 
     /// Where resource `r` sits: chip-side (chip, offset in the chip's block) or the `l`-th link.
@@ -496,7 +530,7 @@ impl NetworkModel {
         // depend on each other, so their cache misses overlap instead of coming one per hop.
         let mut warm = 0;
         for &id in ids {
-            if let Some(r) = resources.get(id as usize) {
+            if let Some(r) = resources.get(id) {
                 warm ^= r.warm();
             }
         }
@@ -506,7 +540,7 @@ impl NetworkModel {
         let (mut ready, mut last_in, mut ahead) = (ready, last_in, SimDuration::ZERO);
         for (j, &id) in (from..).zip(ids) {
             // Never skips: every hop names an existing resource (see `path`).
-            let Some(res) = resources.get_mut(id as usize) else { continue };
+            let Some(res) = resources.get_mut(id) else { continue };
             let held = if j >= wa && j < wb { wire } else { bytes };
             let slot = res.book(held, ready, last_in, now);
             if j == from {
@@ -662,7 +696,7 @@ impl Network for NetworkModel {
         }
         let (lo, hi) = self.link_run(from, to);
         let links = &self.link_runs[lo..hi];
-        links.iter().filter_map(|&r| self.resources.get(r as usize)).fold(SimDuration::ZERO, |d, r| d + r.latency)
+        links.iter().filter_map(|&r| self.resources.get(r)).fold(SimDuration::ZERO, |d, r| d + r.latency)
     }
 
     fn read_turnaround(&self) -> SimDuration {
@@ -670,8 +704,15 @@ impl Network for NetworkModel {
     }
 
     fn reset(&mut self) {
-        for r in &mut self.resources {
-            r.reset();
+        self.resources.reset();
+    }
+
+    /// Holds chips `chips`' resources and the links only (the others made on demand).
+    fn reset_for(&mut self, chips: Range<usize>) {
+        if self.resources.held() == chips {
+            self.resources.reset();
+        } else {
+            self.resources.hold(chips);
         }
     }
 
@@ -679,6 +720,10 @@ impl Network for NetworkModel {
         let mut copy = self.clone();
         copy.reset();
         Some(Box::new(copy))
+    }
+
+    fn fork_for(&self, chips: Range<usize>) -> Option<Box<dyn Network>> {
+        Some(Box::new(self.copy_with(self.resources.fresh_for(chips))))
     }
 
     fn route_of(&self, path: PathId) -> Option<Route> {

@@ -348,6 +348,65 @@ fn a_sender_books_its_side_of_a_switch_and_the_receiver_books_the_rest() {
     assert_eq!(ns(m.send_onward(small, 1000, o, None)).2, 1300);
 }
 
+/// A partition's model (`reset_for` its chips) holds its own chips' resources and the links
+/// only, and times every packet of its side as the whole model does: three chips write to
+/// chip 0 across a switch, each side booked where its chip is held. A resource of a chip it
+/// does not hold is made fresh when a path books it anyway, so it still times as a whole copy.
+#[test]
+fn a_partitions_model_holds_only_its_own_chips_and_times_its_side_as_the_whole_does() {
+    let switch = TopologyConfig::Switch(SwitchConfig { ranks: None, link_gbps: 10.0, link_latency_ns: 100.0 });
+    let chip = ChipPaths { mte3: gbps(20), hbm: gbps(40), ..ChipPaths::unlimited(2) };
+    let new = || NetworkModel::new(&cfg(switch.clone(), 10.0), 4, &chip).unwrap();
+    // 4 chips of HBM, port, 2 x mte2, 2 x mte3; 8 links (up and down per chip).
+    let mut whole = new();
+    assert_eq!(whole.held(), (0..4, 32));
+    let (mut low, mut high) = (new(), new());
+    low.reset_for(0..2);
+    high.reset_for(2..4);
+    assert_eq!((low.held(), high.held()), ((0..2, 20), (2..4, 20)));
+
+    let senders = [(2, 0), (3, 1), (1, 0), (2, 1)];
+    let mut got = Vec::new();
+    let mut want = Vec::new();
+    for (i, &(src, core)) in senders.iter().enumerate() {
+        let at = t(50 * i as u64);
+        let w = write(&mut whole, src, core, 0);
+        let first = whole.send(w, 3000, at, None);
+        let rest = whole.send_onward(w, 3000, first.onward.expect("split at the switch"), None);
+        want.push((ns(first), ns(rest)));
+        let side = if src < 2 { &mut low } else { &mut high };
+        let p = write(side, src, core, 0);
+        let first = side.send(p, 3000, at, None);
+        let o = first.onward.expect("split at the switch");
+        assert_eq!(o.chip, 0);
+        let q = write(&mut low, src, core, 0);
+        let rest = low.send_onward(q, 3000, o, None);
+        got.push((ns(first), ns(rest)));
+    }
+    assert_eq!(got, want);
+    // Chip 0's downlink takes the 4 writes of 300 ns one after another, from 100 ns (the
+    // first at the switch) to 1.3 us; the last byte is at chip 0 one latency later.
+    assert_eq!(want.iter().map(|w| w.1.2).collect::<Vec<_>>(), [500, 800, 1100, 1400]);
+    // Nothing outside either partition's chips was made.
+    assert_eq!((low.held(), high.held()), ((0..2, 20), (2..4, 20)));
+
+    // Chip 3 writes to chip 2 on the low partition's model (which no split run does): its
+    // mte3, port and HBM are made fresh, and the packet times as on a fresh whole model.
+    let p = write(&mut low, 3, 0, 2);
+    let first = low.send(p, 3000, t(0), None);
+    let rest = low.send_onward(p, 3000, first.onward.unwrap(), None);
+    let mut fresh = new();
+    let w = write(&mut fresh, 3, 0, 2);
+    let first_fresh = fresh.send(w, 3000, t(0), None);
+    let rest_fresh = fresh.send_onward(w, 3000, first_fresh.onward.unwrap(), None);
+    assert_eq!((ns(first), ns(rest)), ((0, 300, 400), (100, 400, 500)));
+    assert_eq!((ns(first), ns(rest)), (ns(first_fresh), ns(rest_fresh)));
+    assert_eq!(low.held(), (0..2, 23));
+    // Reset for the whole machine again, it holds every chip.
+    low.reset_for(0..4);
+    assert_eq!(low.held(), (0..4, 32));
+}
+
 #[test]
 fn hbm_is_shared_by_a_chips_cores() {
     let chip = ChipPaths { hbm: gbps(10), ..ChipPaths::unlimited(2) };

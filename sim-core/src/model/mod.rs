@@ -396,6 +396,14 @@ pub trait Network: Send + Debug {
     fn resource_chip(&self, resource: u32) -> usize;
     /// Forgets all occupancy: called at the start of every run.
     fn reset(&mut self);
+    /// [`Network::reset`] for a run that books only chips `chips`' resources and the links
+    /// (a partition of a run split at switches, see [`Network::fork`]; every chip when the
+    /// run is not split): a model may hold only those, making any other on demand, so a
+    /// process of a split run holds a part of the machine. The default: `reset`.
+    fn reset_for(&mut self, chips: std::ops::Range<usize>) {
+        let _ = chips;
+        self.reset();
+    }
     /// Whether notifies may overtake payload (`PathKind::Signal` paths, no release ordering);
     /// see the engine's visibility rules.
     fn relaxed_ordering(&self) -> bool {
@@ -427,6 +435,13 @@ pub trait Network: Send + Debug {
     /// default): this model cannot be split.
     fn fork(&self) -> Option<Box<dyn Network>> {
         None
+    }
+    /// [`Network::fork`] for the partition of chips `chips`, holding what
+    /// [`Network::reset_for`] holds for them (a copy of its share of the machine, not of the
+    /// whole). The default: `fork`.
+    fn fork_for(&self, chips: std::ops::Range<usize>) -> Option<Box<dyn Network>> {
+        let _ = chips;
+        self.fork()
     }
     /// The route `path` was resolved from: a partition names a path to another by its route,
     /// as each copy numbers its paths in the order it first meets them.

@@ -18,6 +18,7 @@ use crate::base::time::{SimDuration, SimTime};
 use crate::model::Network;
 use crate::sim::engine::{Crossing, Engine};
 use parking_lot::{Condvar, Mutex};
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -63,6 +64,18 @@ pub(crate) fn plan(net: &dyn Network, chips: usize, parts: usize) -> Result<Plan
         }
     };
     Ok(Plan { owner, parts, lookahead })
+}
+
+/// The chips of partition `id` as one range, from its first (in `owner`, the partition of
+/// each chip) to its last, the ones between included (all its own when partitions are
+/// consecutive islands of consecutive chips); empty when it owns no chip. What a partition's
+/// engine and network model hold.
+pub(crate) fn own_chips(owner: &[u32], id: usize) -> Range<usize> {
+    let own = |&(_, &o): &(usize, &u32)| o as usize == id;
+    match (owner.iter().enumerate().find(own), owner.iter().enumerate().rev().find(own)) {
+        (Some((first, _)), Some((last, _))) => first..last + 1,
+        _ => 0..0,
+    }
 }
 
 /// What one partition tells the others at a window's end.
@@ -453,6 +466,17 @@ impl Rendezvous {
 mod tests {
     use super::*;
     use crate::sim::engine::testkit::{SplitNet, TestNet};
+
+    #[test]
+    fn a_partition_holds_the_chips_from_its_first_to_its_last() {
+        let owner = [0, 0, 1, 1, 1, 2];
+        assert_eq!(own_chips(&owner, 0), 0..2);
+        assert_eq!(own_chips(&owner, 1), 2..5);
+        assert_eq!(own_chips(&owner, 2), 5..6);
+        assert_eq!(own_chips(&owner, 3), 0..0);
+        // Chips not consecutive: the range covers the ones between.
+        assert_eq!(own_chips(&[1, 0, 1], 1), 0..3);
+    }
 
     fn net(per: usize, lookahead_ns: u64) -> SplitNet {
         SplitNet { per, lookahead_ns, dies: None }

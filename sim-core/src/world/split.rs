@@ -144,8 +144,8 @@ impl World {
             return self.run_over_processes(plan, net, mem, queues, stack_bytes);
         }
         let mut nets = Vec::with_capacity(plan.parts);
-        for _ in 1..plan.parts {
-            match net.fork() {
+        for id in 1..plan.parts {
+            match net.fork_for(split::own_chips(&plan.owner, id)) {
                 Some(n) => nets.push(n),
                 None => {
                     let outcome = Err(SimError::invalid("this network model cannot be split; run with --partitions 1"));
@@ -194,8 +194,8 @@ impl World {
         stack_bytes: usize,
     ) -> Ended {
         // No spare copy of the network is kept for a partition that dies (a copy costs as much
-        // as the model, the largest part of a process's memory this run does not divide): the
-        // world then has none for its next run, as when every partition on threads died.
+        // as the model, which the engine then cuts to this process's own chips): the world
+        // then has none for its next run, as when every partition on threads died.
         let (chip, options, owner) = (self.chip.clone(), self.options.clone(), plan.owner.clone());
         let chip_of = self.window_chips();
         let gathered = split::with_group(|group| {

@@ -182,14 +182,14 @@ impl Engine {
         options: &RunOptions,
         part: Option<(usize, Arc<[u32]>)>,
     ) -> Engine {
-        net.reset();
         let net_relaxed = net.relaxed_ordering();
         let islands: Vec<u32> = (0..queues.len()).map(|c| u32::try_from(net.island(c)).unwrap_or(u32::MAX)).collect();
         let aiv = chip.aiv_cores();
         let cores = aiv + chip.cube().map_or(0, |c| c.cores);
         let world = queues.len();
-        let span = part.as_ref().map_or(0..world * cores, |(id, owner)| state::per_actor::span_of(owner, *id, cores));
-        let own_chips = span.start / cores.max(1)..span.end / cores.max(1);
+        let own_chips = part.as_ref().map_or(0..world, |(id, owner)| crate::sim::split::own_chips(owner, *id));
+        let span = own_chips.start * cores..own_chips.end * cores;
+        net.reset_for(own_chips.clone());
         let idle = Actor {
             state: ActorState::Idle,
             next_seq: 0,

@@ -70,16 +70,6 @@ impl<T> IndexMut<usize> for PerActor<T> {
     }
 }
 
-/// The actors of the chips `owner` gives partition `id` (`owner[chip]`), from the first's
-/// to the last's, at `cores` actors per chip; none when it owns no chip.
-pub(crate) fn span_of(owner: &[u32], id: usize, cores: usize) -> Range<usize> {
-    let own = |&(_, &o): &(usize, &u32)| o as usize == id;
-    match (owner.iter().enumerate().find(own), owner.iter().enumerate().rev().find(own)) {
-        (Some((first, _)), Some((last, _))) => first * cores..(last + 1) * cores,
-        _ => 0..0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,16 +91,5 @@ mod tests {
     fn an_actor_before_the_span_is_not_held() {
         let p = PerActor::filled(8..12, 0u32);
         let _ = p[3];
-    }
-
-    #[test]
-    fn a_partition_spans_the_actors_of_its_own_chips() {
-        let owner = [0, 0, 1, 1, 1, 2];
-        assert_eq!(span_of(&owner, 0, 4), 0..8);
-        assert_eq!(span_of(&owner, 1, 4), 8..20);
-        assert_eq!(span_of(&owner, 2, 4), 20..24);
-        assert_eq!(span_of(&owner, 3, 4), 0..0);
-        // Chips not consecutive: the span covers the ones between.
-        assert_eq!(span_of(&[1, 0, 1], 1, 2), 0..6);
     }
 }
