@@ -8,6 +8,7 @@
 
 use crate::errors::{self, KERNEL_OP, bad};
 use crate::program::{PyTensor, TaskSpec, atomic, dtype, lock, notify_op, round_mode, wait_cmp};
+use crate::tile_ops::PyCoreOps;
 use pyo3::prelude::*;
 use sim_core::check::FindingSite;
 use sim_core::{
@@ -147,8 +148,10 @@ impl CorePtr {
     }
 }
 
-/// A kernel's handle on its core: the Rust `Core`'s operations under the same names.
-#[pyclass(name = "Core", module = "ranksim", frozen)]
+/// A kernel's handle on its core: the Rust `Core`'s operations under the same names, the
+/// hand-written ones (`ranksim.Core`, a subclass in `tile_ops.rs`, adds the tile operations
+/// written from their list).
+#[pyclass(name = "CoreBase", module = "ranksim", frozen, subclass)]
 pub(crate) struct PyCore {
     ptr: AtomicPtr<Core>,
     owner: ThreadId,
@@ -259,7 +262,7 @@ impl PyCore {
     }
 
     /// Runs `f` on the core with the GIL held (local work: no request to the scheduler).
-    fn local<R>(&self, py: Python<'_>, f: impl FnOnce(&mut Core) -> SimResult<R>) -> PyResult<R> {
+    pub(crate) fn local<R>(&self, py: Python<'_>, f: impl FnOnce(&mut Core) -> SimResult<R>) -> PyResult<R> {
         let p = self.ptr(py)?;
         // SAFETY: `ptr` checked the thread and the call.
         f(unsafe { p.get() }).map_err(|e| self.fail(py, e))
@@ -487,51 +490,11 @@ impl PyCore {
     fn store(&self, py: Python<'_>, tile: &PyTile, dst: &PyTensor, offsets: Vec<usize>) -> PyResult<()> {
         self.blocking(py, "store", &[dst], |c| c.store(&tile.0, &dst.0, &offsets))
     }
-    /// `a + b` (TADD).
-    fn add(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.add(&a.0, &b.0)).map(PyTile)
-    }
-    /// `max(a, b)` element-wise (TMAX).
-    fn max(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.max(&a.0, &b.0)).map(PyTile)
-    }
-    /// `min(a, b)` element-wise (TMIN).
-    fn min(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.min(&a.0, &b.0)).map(PyTile)
-    }
-    /// `a * b` element-wise (TMUL).
-    fn mul(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.mul(&a.0, &b.0)).map(PyTile)
-    }
-    /// `a + s` (TADDS).
-    fn adds(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
-        self.local(py, |c| c.adds(&a.0, s)).map(PyTile)
-    }
-    /// `a * s` (TMULS).
-    fn muls(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
-        self.local(py, |c| c.muls(&a.0, s)).map(PyTile)
-    }
     /// Converts a tile to `dtype` with a rounding mode (TCVT).
     #[pyo3(signature = (a, dtype, mode = "rint"))]
     fn cast(&self, py: Python<'_>, a: &PyTile, dtype: &Bound<'_, PyAny>, mode: &str) -> PyResult<PyTile> {
         let (to, m) = (self::dtype(py, dtype)?, round_mode(py, mode)?);
         self.local(py, |c| c.cast(&a.0, to, m)).map(PyTile)
-    }
-    /// Sum of each row: a `rows x 1` tile.
-    fn row_sum(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.row_sum(&a.0)).map(PyTile)
-    }
-    /// Max of each row.
-    fn row_max(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.row_max(&a.0)).map(PyTile)
-    }
-    /// Sum of each column: a `1 x cols` tile.
-    fn col_sum(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.col_sum(&a.0)).map(PyTile)
-    }
-    /// Max of each column.
-    fn col_max(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.col_max(&a.0)).map(PyTile)
     }
     /// The same elements as a `rows x cols` tile: `reshape(t, rows, cols)` or `reshape(t,
     /// shape)` with a shape list (`[n]` is `1 x n`; leading dimensions fold into the rows).
@@ -544,70 +507,6 @@ impl PyCore {
             None => tile_shape(py, "reshape", rows)?,
         };
         self.local(py, |core| core.reshape(&a.0, r, c)).map(PyTile)
-    }
-    /// Minimum of each row: a `rows x 1` tile.
-    fn row_min(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.row_min(&a.0)).map(PyTile)
-    }
-    /// Minimum of each column: a `1 x cols` tile.
-    fn col_min(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.col_min(&a.0)).map(PyTile)
-    }
-    /// `e^a` element-wise (TEXP); float tiles.
-    fn exp(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.exp(&a.0)).map(PyTile)
-    }
-    /// Natural logarithm element-wise (TLOG); float tiles.
-    fn log(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.log(&a.0)).map(PyTile)
-    }
-    /// Square root element-wise (TSQRT); float tiles.
-    fn sqrt(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.sqrt(&a.0)).map(PyTile)
-    }
-    /// `1 / sqrt(a)` element-wise (TRSQRT); float tiles.
-    fn rsqrt(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.rsqrt(&a.0)).map(PyTile)
-    }
-    /// `1 / a` element-wise (TRECIP); float tiles.
-    fn recip(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.recip(&a.0)).map(PyTile)
-    }
-    /// `|a|` element-wise (TABS).
-    fn abs(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.abs(&a.0)).map(PyTile)
-    }
-    /// `-a` element-wise (TNEG: TMULS by -1).
-    fn neg(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.neg(&a.0)).map(PyTile)
-    }
-    /// `max(a, 0)` element-wise (TRELU).
-    fn relu(&self, py: Python<'_>, a: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.relu(&a.0)).map(PyTile)
-    }
-    /// `a - b` element-wise (TSUB).
-    fn sub(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.sub(&a.0, &b.0)).map(PyTile)
-    }
-    /// `a / b` element-wise (TDIV); float tiles.
-    fn div(&self, py: Python<'_>, a: &PyTile, b: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.div(&a.0, &b.0)).map(PyTile)
-    }
-    /// `a - s` (TSUBS).
-    fn subs(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
-        self.local(py, |c| c.subs(&a.0, s)).map(PyTile)
-    }
-    /// `a / s` (TDIVS); an integer tile truncates toward zero.
-    fn divs(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
-        self.local(py, |c| c.divs(&a.0, s)).map(PyTile)
-    }
-    /// `max(a, s)` (TMAXS).
-    fn maxs(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
-        self.local(py, |c| c.maxs(&a.0, s)).map(PyTile)
-    }
-    /// `min(a, s)` (TMINS).
-    fn mins(&self, py: Python<'_>, a: &PyTile, s: f64) -> PyResult<PyTile> {
-        self.local(py, |c| c.mins(&a.0, s)).map(PyTile)
     }
     /// `1` where `a cmp b` holds and `0` elsewhere, a tile of `a`'s dtype and shape (TCMP, or
     /// TCMPS when `b` is a number). `cmp` is "eq", "ne", "lt", "le", "gt", "ge" or PyPTO's
@@ -645,18 +544,6 @@ impl PyCore {
         let (r, c) = tile_shape(py, "full", shape)?;
         let dt = self::dtype(py, dtype)?;
         self.local(py, |core| core.full(dt, r, c, value)).map(PyTile)
-    }
-    /// A tile of `target`'s dtype and shape filled with `value` (`pl.expands`).
-    fn expands(&self, py: Python<'_>, target: &PyTile, value: f64) -> PyResult<PyTile> {
-        self.local(py, |c| c.expands(&target.0, value)).map(PyTile)
-    }
-    /// `target`'s shape with row `r` filled with `col[r, 0]` (TROWEXPAND).
-    fn row_expand(&self, py: Python<'_>, target: &PyTile, col: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.row_expand(&target.0, &col.0)).map(PyTile)
-    }
-    /// `target`'s shape with column `c` filled with `row[0, c]` (TCOLEXPAND).
-    fn col_expand(&self, py: Python<'_>, target: &PyTile, row: &PyTile) -> PyResult<PyTile> {
-        self.local(py, |c| c.col_expand(&target.0, &row.0)).map(PyTile)
     }
     /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY): `op` is "add" or "set".
     #[pyo3(signature = (signal, peer, offsets, value = 1, op = "add"))]
@@ -887,22 +774,6 @@ impl PyCore {
     fn load_l1(&self, py: Python<'_>, src: &PyTensor, offsets: Vec<usize>, shape: Vec<usize>) -> PyResult<PyCubeTile> {
         self.blocking(py, "load_l1", &[src], |c| c.load_l1(&src.0, &offsets, &shape)).map(PyCubeTile)
     }
-    /// Moves an L1 tile into L0A, the left operand (TMOV / TEXTRACT).
-    fn to_l0a(&self, py: Python<'_>, l1: &PyCubeTile) -> PyResult<PyCubeTile> {
-        self.local(py, |c| c.to_l0a(&l1.0)).map(PyCubeTile)
-    }
-    /// Moves an L1 tile into L0B, the right operand.
-    fn to_l0b(&self, py: Python<'_>, l1: &PyCubeTile) -> PyResult<PyCubeTile> {
-        self.local(py, |c| c.to_l0b(&l1.0)).map(PyCubeTile)
-    }
-    /// `a @ b` into a new L0C accumulator (TMATMUL): `a` in L0A, `b` in L0B.
-    fn matmul(&self, py: Python<'_>, a: &PyCubeTile, b: &PyCubeTile) -> PyResult<PyCubeTile> {
-        self.local(py, |c| c.matmul(&a.0, &b.0)).map(PyCubeTile)
-    }
-    /// `acc + a @ b` (TMATMUL_ACC): `acc` in L0C.
-    fn matmul_acc(&self, py: Python<'_>, acc: &PyCubeTile, a: &PyCubeTile, b: &PyCubeTile) -> PyResult<PyCubeTile> {
-        self.local(py, |c| c.matmul_acc(&acc.0, &a.0, &b.0)).map(PyCubeTile)
-    }
     /// Stores an L0C accumulator into a GM tensor or this rank's window through the FIXPIPE
     /// (f32 to f16 / bf16 rounds to nearest). Posted.
     fn store_acc(&self, py: Python<'_>, acc: &PyCubeTile, dst: &PyTensor, offsets: Vec<usize>) -> PyResult<()> {
@@ -1005,13 +876,14 @@ fn run_kernel(kernel: &Py<PyAny>, task: &Arc<str>, shared: &Arc<Shared>, core: &
             generation,
             last_err: Mutex::new(None),
         };
-        let obj = Py::new(py, handle).map_err(|e| SimError::BadOp {
+        let init = PyClassInitializer::from(handle).add_subclass(PyCoreOps);
+        let obj = Py::new(py, init).map_err(|e| SimError::BadOp {
             site: site.clone(),
             op: KERNEL_OP,
             msg: format!("cannot make the core object: {e}"),
         })?;
         let res = kernel.call1(py, (obj.clone_ref(py),));
-        let pc = obj.get();
+        let pc = obj.bind(py).as_super().get();
         pc.ptr.store(null_mut(), Ordering::Release);
         let last = lock(&pc.last_err).take();
         match res {

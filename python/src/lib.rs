@@ -12,6 +12,7 @@ mod program;
 mod pypto;
 mod report;
 mod selftest;
+mod tile_ops;
 mod world;
 
 use pyo3::prelude::*;
@@ -24,7 +25,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<program::PyDomain>()?;
     m.add_class::<program::PyTask>()?;
     m.add_class::<program::PyDispatch>()?;
-    m.add_class::<core::PyCore>()?;
+    m.add_class::<tile_ops::PyCoreOps>()?;
+    m.add("TILE_OPS", tile_ops::table(m.py())?)?;
     m.add_class::<core::PyTile>()?;
     m.add_class::<core::PyCubeTile>()?;
     m.add_class::<core::PySdmaHandle>()?;

@@ -14,6 +14,7 @@ import builtins as _b
 import numpy as np
 
 from .. import Tile as _RTile
+from .._native import TILE_OPS as _TILE_OPS
 from .._errors import BadArgument
 from . import _engine as E
 from . import _types as T
@@ -234,13 +235,8 @@ def _unary(name, doc):
     return op
 
 
-exp = _unary("exp", "Element-wise e**x (TEXP).")
-log = _unary("log", "Element-wise natural log (TLOG).")
-sqrt = _unary("sqrt", "Element-wise square root (TSQRT).")
-rsqrt = _unary("rsqrt", "Element-wise 1/sqrt(x) (TRSQRT).")
-recip = _unary("recip", "Element-wise 1/x (TRECIP).")
-abs = _unary("abs", "Element-wise |x| (TABS).")  # noqa: A001
-relu = _unary("relu", "Element-wise max(x, 0) (TRELU).")
+# exp, log, sqrt, rsqrt, recip, abs, relu, ... are made from the core's op table (see the end
+# of this file).
 
 
 def _reduce(name):
@@ -398,3 +394,57 @@ def create_tensor(shape, dtype=None, **kwargs):
         "pl.create_tensor inside a chip's orchestration or a kernel has no ranksim equivalent yet: create the tensor in the "
         "HOST orchestrator (or pass it as an argument)"
     )
+
+
+# ---- the rest of the core's tile operations, from its op table --------------------------------
+
+
+def _tile_scalar(name, doc):
+    def op(tile, scalar):
+        return _need(name)(tile_of(tile, f"pl.{name}"), float(scalar))
+
+    op.__name__, op.__doc__ = name, doc
+    return op
+
+
+def _tile_tile(name, doc, scalar_form):
+    """`pl.<name>` of two tiles, or (when the core has `<name>s`) of a tile and a scalar."""
+
+    def ts(c, a, s, reverse):
+        if scalar_form is None or reverse:
+            order = "a scalar and a tile" if reverse else "a tile and a scalar"
+            raise NotImplementedError(f"pl.{name} of {order} has no ranksim core operation")
+        return getattr(c, scalar_form)(a, s)
+
+    def scalars(lhs, rhs):
+        raise BadArgument(f"pl.{name}: {lhs!r} and {rhs!r} are not tiles or tensors")
+
+    def op(lhs, rhs):
+        return _binary(name, lhs, rhs, lambda c, a, b: getattr(c, name)(a, b), ts, scalars)
+
+    op.__name__, op.__doc__ = name, doc
+    return op
+
+
+def _from_table():
+    """`pl` functions for the core's tile operations (``ranksim._native.TILE_OPS``, written
+    from sim-core's one list of them) that this module does not write by hand: a new
+    operation of one, two or a tile and a scalar operand reaches ``pl`` with no Python."""
+    table = [(name, bound, tuple(args), ret, doc) for name, bound, args, ret, doc in _TILE_OPS]
+    kinds = {name: (args, ret) for name, bound, args, ret, _doc in table if bound}
+    made = {}
+    for name, bound, args, ret, doc in table:
+        if not bound or ret != "Tile" or name in globals():
+            continue
+        if args == ("Tile",):
+            made[name] = _unary(name, doc)
+        elif args == ("Tile", "Tile"):
+            scalar = name + "s" if kinds.get(name + "s") == (("Tile", "f64"), "Tile") else None
+            made[name] = _tile_tile(name, doc, scalar)
+        elif args == ("Tile", "f64"):
+            made[name] = _tile_scalar(name, doc)
+    return made
+
+
+generated = _from_table()
+globals().update(generated)

@@ -61,9 +61,9 @@ def const(value, dtype):
     return float(value) if getattr(dtype, "is_float", False) else int(value)
 
 
+from .._ops import generated as _generated
 from .._ops import (
     ScalarArray,
-    abs,
     add,
     array_create,
     assemble,
@@ -76,11 +76,9 @@ from .._ops import (
     create_tensor,
     create_tile,
     div,
-    exp,
     expands,
     full,
     load,
-    log,
     matmul,
     matmul_acc,
     max,
@@ -93,17 +91,13 @@ from .._ops import (
     mul,
     neg,
     read,
-    recip,
-    relu,
     reshape,
     row_max,
     row_min,
     row_sum,
-    rsqrt,
     sel,
     select,
     slice,
-    sqrt,
     store,
     sub,
     write,
@@ -125,16 +119,21 @@ def get_subblock_idx():
 tile = _NS(
     load=load, store=store, add=add, sub=sub, mul=mul, div=div, neg=neg, maximum=maximum, minimum=minimum,
     max=max, min=min, maximums=maximums, minimums=minimums, row_sum=row_sum, row_max=row_max, row_min=row_min,
-    col_sum=col_sum, col_max=col_max, col_min=col_min, reshape=reshape, cast=cast, read=read, write=write, exp=exp,
-    log=log, sqrt=sqrt, rsqrt=rsqrt, recip=recip, abs=abs, relu=relu, cmp=cmp, cmps=cmps, sel=sel, full=full,
+    col_sum=col_sum, col_max=col_max, col_min=col_min, reshape=reshape, cast=cast, read=read, write=write,
+    cmp=cmp, cmps=cmps, sel=sel, full=full,
     expands=expands, create=create_tile, create_tile=create_tile, move=move, matmul=matmul, matmul_acc=matmul_acc,
     slice=slice, assemble=assemble,
 )
 tensor = _NS(
     read=read, write=write, get_block_idx=get_block_idx, get_block_num=get_block_num, slice=slice, assemble=assemble,
-    add=add, sub=sub, mul=mul, div=div, maximum=maximum, minimum=minimum, exp=exp, cast=cast, full=full,
+    add=add, sub=sub, mul=mul, div=div, maximum=maximum, minimum=minimum, cast=cast, full=full,
     create_tensor=create_tensor, create=create_tensor, reshape=reshape, matmul=matmul,
 )
+# The operations made from the core's op table (exp, log, ..., and any added to it).
+globals().update(_generated)
+for _name, _fn in _generated.items():
+    setattr(tile, _name, _fn)
+tensor.exp = _generated["exp"]
 system = _NS(get_block_idx=get_block_idx, get_block_num=get_block_num, get_subblock_idx=get_subblock_idx)
 array = _NS(create=array_create)
 TaskId = Scalar[TASK_ID]
@@ -159,3 +158,4 @@ __all__ = [
     "relu", "reshape", "row_max", "row_min", "row_sum", "rsqrt", "scope", "sel", "select", "slice", "sqrt", "store",
     "sub", "system", "tensor", "tile", "unroll", "while_", "write", "yield_",
 ]
+__all__ += sorted(n for n in _generated if n not in __all__)

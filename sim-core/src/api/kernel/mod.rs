@@ -10,6 +10,7 @@
 mod blocking;
 mod copy;
 mod cube_tile;
+mod op_list;
 mod ops;
 mod pipes;
 mod polled;

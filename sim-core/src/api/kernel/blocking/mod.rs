@@ -1,11 +1,12 @@
 //! [`Core`], the blocking face of the kernel API that a synchronous kernel (`Task::new`) gets:
 //! each blocking operation is an [`Ops`] future that is ready at once, because the transport's
 //! call returns only with the scheduler's answer. `cube.rs` and `sdma.rs` add the AIC core's
-//! and the SDMA engines' operations.
+//! and the SDMA engines' operations, `tile_ops.rs` the tile operations (forwards written from
+//! their list).
 
 mod cube;
-mod math;
 mod sdma;
+mod tile_ops;
 
 use super::copy::CopyOpts;
 use super::ops::{DeferCond, Ops};
@@ -14,7 +15,7 @@ use super::uplink::{self, block_on};
 use crate::base::error::SimResult;
 use crate::base::signal::{AtomicType, NotifyOp, WaitCmp};
 use crate::base::tensor::Tensor;
-use crate::base::tile::{ReduceOp, Tile};
+use crate::base::tile::Tile;
 use crate::base::time::SimTime;
 use crate::model::ChipTiming;
 use std::future::Future;
@@ -112,45 +113,24 @@ impl Core {
         self.ops.read_now("load", src, None, offsets, shape)
     }
 
+    /// Loads only the `valid_shape` part of a `shape` region into a `shape` tile, the rest
+    /// zero; see [`Ops::load_valid`].
+    #[track_caller]
+    pub fn load_valid(
+        &mut self,
+        src: &Tensor,
+        offsets: &[usize],
+        shape: &[usize],
+        valid_shape: &[usize],
+    ) -> SimResult<Tile> {
+        self.ops.caller = Some(Location::caller());
+        wait_ready(self.ops.load_valid(src, offsets, shape, valid_shape))
+    }
+
     /// Stores a tile's valid part into a local GM tensor or this rank's window (TSTORE).
     #[track_caller]
     pub fn store(&mut self, tile: &Tile, dst: &Tensor, offsets: &[usize]) -> SimResult<()> {
         self.ops.store(tile, dst, offsets)
-    }
-
-    /// Element-wise `op(a, b)`.
-    pub fn reduce(&mut self, op: ReduceOp, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.ops.reduce(op, a, b)
-    }
-
-    /// `a + b` (TADD).
-    pub fn add(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.ops.add(a, b)
-    }
-
-    /// `max(a, b)` (TMAX).
-    pub fn max(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.ops.max(a, b)
-    }
-
-    /// `min(a, b)` (TMIN).
-    pub fn min(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.ops.min(a, b)
-    }
-
-    /// `a * b` (TMUL).
-    pub fn mul(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.ops.mul(a, b)
-    }
-
-    /// `a + s` (TADDS).
-    pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.ops.adds(a, s)
-    }
-
-    /// `a * s` (TMULS).
-    pub fn muls(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.ops.muls(a, s)
     }
 
     /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY). Posted.
@@ -253,46 +233,6 @@ impl Core {
     /// Declares cells of this rank's `signal` self-clearing; see [`Ops::expect_clear`].
     pub fn expect_clear(&mut self, signal: &Tensor, offsets: &[usize], shape: &[usize]) -> SimResult<()> {
         self.ops.expect_clear(signal, offsets, shape)
-    }
-
-    /// `a` converted to `to` with `mode` (TCVT); see [`Ops::cast`].
-    pub fn cast(
-        &mut self,
-        a: &Tile,
-        to: crate::base::dtype::DType,
-        mode: crate::base::convert::RoundMode,
-    ) -> SimResult<Tile> {
-        self.ops.cast(a, to, mode)
-    }
-
-    /// `op` along each row or down each column; see [`Ops::reduce_axis`].
-    pub fn reduce_axis(&mut self, op: ReduceOp, axis: crate::base::tile::Axis, a: &Tile) -> SimResult<Tile> {
-        self.ops.reduce_axis(op, axis, a)
-    }
-
-    /// Sum of each row (`pl.row_sum`).
-    pub fn row_sum(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.ops.row_sum(a)
-    }
-
-    /// Maximum of each row (`pl.row_max`).
-    pub fn row_max(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.ops.row_max(a)
-    }
-
-    /// Sum of each column (`pl.col_sum`).
-    pub fn col_sum(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.ops.col_sum(a)
-    }
-
-    /// Maximum of each column (`pl.col_max`).
-    pub fn col_max(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.ops.col_max(a)
-    }
-
-    /// The same tile as `rows x cols` (`pl.reshape`), free.
-    pub fn reshape(&mut self, a: &Tile, rows: usize, cols: usize) -> SimResult<Tile> {
-        self.ops.reshape(a, rows, cols)
     }
 
     // ---- pipes -----------------------------------------------------------------------------

@@ -5,9 +5,12 @@
 //! Values come from [`Tile`]'s element-wise math; times from the chip model:
 //! [`ChipTiming::vector_op_of`] for the operations with a cost of their own ([`VecOp`]: the
 //! `[chip.vector.ops]` table of a config), [`ChipTiming::vector_op`] for the ones in the class
-//! of `add` (`sub`, `subs`, `maxs`, `mins`, `neg` = `muls` by -1, `row_min`, `col_min`).
+//! of `add` (`sub`, `subs`, `maxs`, `mins`, `neg` = `muls` by -1, `row_min`, `col_min`). The
+//! one-line operations (`exp` is `unary(UnaryOp::Exp, a)`, ...) are written here from the list
+//! of tile operations (`op_list.rs`).
 
 use super::Ops;
+use crate::api::kernel::op_list::ops_methods;
 use crate::base::dtype::DType;
 use crate::base::error::SimResult;
 use crate::base::tensor::Tensor;
@@ -17,6 +20,10 @@ use crate::base::time::SimDuration;
 use crate::model::VecOp;
 
 impl Ops {
+    // The one-line operations (`exp`, `sub`, `row_sum`, ...), written from the list of tile
+    // operations.
+    crate::for_each_tile_op!(ops_methods);
+
     /// The time of `op` over tile `t` on this chip's vector unit.
     fn cost_of(&self, op: Option<VecOp>, t: &Tile) -> SimDuration {
         let (rows, _) = t.shape();
@@ -63,46 +70,6 @@ impl Ops {
         self.finish_vector(name, r, cost, &[a])
     }
 
-    /// `e^a` element-wise (TEXP); float tiles.
-    pub fn exp(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Exp, a)
-    }
-
-    /// Natural logarithm element-wise (TLOG); float tiles.
-    pub fn log(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Log, a)
-    }
-
-    /// Square root element-wise (TSQRT); float tiles.
-    pub fn sqrt(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Sqrt, a)
-    }
-
-    /// `1 / sqrt(a)` element-wise (TRSQRT); float tiles.
-    pub fn rsqrt(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Rsqrt, a)
-    }
-
-    /// `1 / a` element-wise (TRECIP); float tiles.
-    pub fn recip(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Recip, a)
-    }
-
-    /// `|a|` element-wise (TABS).
-    pub fn abs(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Abs, a)
-    }
-
-    /// `-a` element-wise (TNEG, which is TMULS by -1).
-    pub fn neg(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Neg, a)
-    }
-
-    /// `max(a, 0)` element-wise (TRELU).
-    pub fn relu(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.unary(UnaryOp::Relu, a)
-    }
-
     /// `op(a, b)` element-wise over two tiles of one dtype and shape. `add`, `mul`, `max` and
     /// `min` are [`Ops::reduce`]'s; `div` takes float tiles.
     pub fn binary(&mut self, op: BinaryOp, a: &Tile, b: &Tile) -> SimResult<Tile> {
@@ -123,16 +90,6 @@ impl Ops {
         self.finish_vector(name, r, cost, &[a, b])
     }
 
-    /// `a - b` (TSUB).
-    pub fn sub(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.binary(BinaryOp::Sub, a, b)
-    }
-
-    /// `a / b` (TDIV); float tiles.
-    pub fn div(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.binary(BinaryOp::Div, a, b)
-    }
-
     /// `op(a, s)` element-wise, with `s` converted to the tile's dtype first. `adds` and
     /// `muls` are [`Ops::adds`] / [`Ops::muls`]; `divs` of an integer tile truncates toward
     /// zero and refuses a zero divisor.
@@ -147,26 +104,6 @@ impl Ops {
         let cost = self.cost_of((op == BinaryOp::Div).then_some(VecOp::Divs), a);
         let r = a.binary_scalar(op, s);
         self.finish_vector(name, r, cost, &[a])
-    }
-
-    /// `a - s` (TSUBS).
-    pub fn subs(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.binary_scalar(BinaryOp::Sub, a, s)
-    }
-
-    /// `a / s` (TDIVS).
-    pub fn divs(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.binary_scalar(BinaryOp::Div, a, s)
-    }
-
-    /// `max(a, s)` (TMAXS).
-    pub fn maxs(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.binary_scalar(BinaryOp::Max, a, s)
-    }
-
-    /// `min(a, s)` (TMINS).
-    pub fn mins(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.binary_scalar(BinaryOp::Min, a, s)
     }
 
     /// `1` where `a op b` holds and `0` elsewhere, a tile of `a`'s dtype and shape (TCMP):
@@ -239,16 +176,6 @@ impl Ops {
         let cost = self.cost_of(Some(VecOp::ColExpand), target);
         let r = target.col_expand(row);
         self.finish_vector("col_expand", r, cost, &[target, row])
-    }
-
-    /// Minimum of each row (`pl.row_min`).
-    pub fn row_min(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.reduce_axis(ReduceOp::Min, Axis::Rows, a)
-    }
-
-    /// Minimum of each column (`pl.col_min`).
-    pub fn col_min(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.reduce_axis(ReduceOp::Min, Axis::Cols, a)
     }
 
     /// As [`Ops::load`], but only the `valid_shape` part of the `shape` region is read (TLOAD

@@ -241,26 +241,6 @@ impl Ops {
         Ok(r)
     }
 
-    /// `a + b` (TADD).
-    pub fn add(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.reduce(ReduceOp::Sum, a, b)
-    }
-
-    /// `max(a, b)` (TMAX).
-    pub fn max(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.reduce(ReduceOp::Max, a, b)
-    }
-
-    /// `min(a, b)` (TMIN).
-    pub fn min(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.reduce(ReduceOp::Min, a, b)
-    }
-
-    /// `a * b` (TMUL).
-    pub fn mul(&mut self, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        self.reduce(ReduceOp::Prod, a, b)
-    }
-
     /// `a + s` element-wise, with `s` converted to the tile's dtype (TADDS).
     pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
         self.ub_op("adds")?;
@@ -301,26 +281,6 @@ impl Ops {
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
         r.ready = self.vector(d, &[a]);
         Ok(r)
-    }
-
-    /// Sum of each row (`pl.row_sum`).
-    pub fn row_sum(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.reduce_axis(ReduceOp::Sum, Axis::Rows, a)
-    }
-
-    /// Maximum of each row (`pl.row_max`).
-    pub fn row_max(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.reduce_axis(ReduceOp::Max, Axis::Rows, a)
-    }
-
-    /// Sum of each column (`pl.col_sum`).
-    pub fn col_sum(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.reduce_axis(ReduceOp::Sum, Axis::Cols, a)
-    }
-
-    /// Maximum of each column (`pl.col_max`).
-    pub fn col_max(&mut self, a: &Tile) -> SimResult<Tile> {
-        self.reduce_axis(ReduceOp::Max, Axis::Cols, a)
     }
 
     /// The same tile viewed as `rows x cols` (`pl.reshape`): no data moves, so it is free.
