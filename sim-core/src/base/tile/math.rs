@@ -104,6 +104,24 @@ impl BinaryOp {
         }
     }
 
+    /// The [`ReduceOp`](super::ReduceOp) a tile's `combine` computes it as (`add`, `mul`,
+    /// `max`, `min`), or none.
+    pub const fn as_reduce(self) -> Option<super::ReduceOp> {
+        match self {
+            BinaryOp::Add => Some(super::ReduceOp::Sum),
+            BinaryOp::Mul => Some(super::ReduceOp::Prod),
+            BinaryOp::Max => Some(super::ReduceOp::Max),
+            BinaryOp::Min => Some(super::ReduceOp::Min),
+            _ => None,
+        }
+    }
+
+    /// Whether the vector unit computes it with its divider (`div`, ...), so it costs a
+    /// division (`VecOp::Div` / `Divs`).
+    pub const fn divides(self) -> bool {
+        matches!(self, BinaryOp::Div)
+    }
+
     /// The name of its scalar form (`adds`, `subs`, ...).
     pub const fn scalar_name(self) -> &'static str {
         match self {

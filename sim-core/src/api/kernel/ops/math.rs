@@ -73,19 +73,12 @@ impl Ops {
     /// `op(a, b)` element-wise over two tiles of one dtype and shape. `add`, `mul`, `max` and
     /// `min` are [`Ops::reduce`]'s; `div` takes float tiles.
     pub fn binary(&mut self, op: BinaryOp, a: &Tile, b: &Tile) -> SimResult<Tile> {
-        let combine = match op {
-            BinaryOp::Add => Some(ReduceOp::Sum),
-            BinaryOp::Mul => Some(ReduceOp::Prod),
-            BinaryOp::Max => Some(ReduceOp::Max),
-            BinaryOp::Min => Some(ReduceOp::Min),
-            BinaryOp::Sub | BinaryOp::Div => None,
-        };
-        if let Some(c) = combine {
+        if let Some(c) = op.as_reduce() {
             return self.reduce(c, a, b);
         }
         let name = op.name();
         self.ub_op(name)?;
-        let cost = self.cost_of((op == BinaryOp::Div).then_some(VecOp::Div), a);
+        let cost = self.cost_of(op.divides().then_some(VecOp::Div), a);
         let r = a.binary(op, b);
         self.finish_vector(name, r, cost, &[a, b])
     }
@@ -101,7 +94,7 @@ impl Ops {
         }
         let name = op.scalar_name();
         self.ub_op(name)?;
-        let cost = self.cost_of((op == BinaryOp::Div).then_some(VecOp::Divs), a);
+        let cost = self.cost_of(op.divides().then_some(VecOp::Divs), a);
         let r = a.binary_scalar(op, s);
         self.finish_vector(name, r, cost, &[a])
     }
