@@ -6,13 +6,15 @@
 //! The `Core` object points at the Rust core only while the kernel call lasts; afterwards (or
 //! from another thread) every operation raises `BadArgument`.
 
+use crate::enums::{AtomicArg, CmpArg, NotifyArg, WaitArg};
 use crate::errors::{self, KERNEL_OP, bad};
-use crate::program::{PyTensor, TaskSpec, atomic, dtype, lock, notify_op, round_mode, wait_cmp};
+use crate::program::{PyTensor, TaskSpec, dtype, lock, round_mode};
 use crate::tile_ops::PyCoreOps;
 use pyo3::prelude::*;
 use sim_core::check::FindingSite;
 use sim_core::{
-    CmpOp, CopyOpts, Core, CubeTile, DeferCond, SdmaHandle, SdmaOpts, SimError, SimResult, Site, Task, TaskId, Tile,
+    AtomicType, CmpOp, CopyOpts, Core, CubeTile, DeferCond, NotifyOp, SdmaHandle, SdmaOpts, SimError, SimResult, Site,
+    Task, TaskId, Tile, WaitCmp,
 };
 use std::collections::BTreeMap;
 use std::ptr::null_mut;
@@ -363,15 +365,6 @@ fn tile_or_number<'py>(py: Python<'_>, op: &str, arg: &str, v: &Bound<'py, PyAny
     }
 }
 
-/// A comparison by name ("lt", ...) or by PyPTO's `cmp_type` code (0 = eq ... 5 = ge).
-fn cmp_op(py: Python<'_>, c: &Bound<'_, PyAny>) -> PyResult<CmpOp> {
-    let text = match c.extract::<i64>() {
-        Ok(i) => i.to_string(),
-        Err(_) => c.str()?.to_string(),
-    };
-    text.parse::<CmpOp>().map_err(|e| bad(py, format!("cmp: {e}")))
-}
-
 /// A 2-D tile shape from a shape list: `[rows, cols]`; `[n]` is `1 x n`; further leading
 /// dimensions fold into the rows.
 fn tile_shape(py: Python<'_>, op: &str, shape: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
@@ -397,10 +390,10 @@ fn copy_opts(
     src_offsets: Option<Vec<usize>>,
     shape: Option<Vec<usize>>,
     chunks: Option<(usize, usize)>,
-    atomic_: &str,
+    atomic: AtomicType,
     pipeline: bool,
 ) -> PyResult<CopyOpts> {
-    let mut o = CopyOpts::new().pipeline(pipeline).atomic(atomic(py, atomic_)?);
+    let mut o = CopyOpts::new().pipeline(pipeline).atomic(atomic);
     match (dst_offsets, src_offsets, shape) {
         (Some(d), Some(s), Some(sh)) => o = o.region(&d, &s, &sh),
         (None, None, None) => {}
@@ -512,17 +505,8 @@ impl PyCore {
     /// TCMPS when `b` is a number). `cmp` is "eq", "ne", "lt", "le", "gt", "ge" or PyPTO's
     /// `cmp_type` code 0-5.
     #[pyo3(signature = (a, b, cmp = None))]
-    fn cmp(
-        &self,
-        py: Python<'_>,
-        a: &PyTile,
-        b: &Bound<'_, PyAny>,
-        cmp: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTile> {
-        let op = match cmp {
-            Some(c) => cmp_op(py, c)?,
-            None => CmpOp::Eq,
-        };
+    fn cmp(&self, py: Python<'_>, a: &PyTile, b: &Bound<'_, PyAny>, cmp: Option<CmpArg>) -> PyResult<PyTile> {
+        let op = cmp.map_or(CmpOp::Eq, |c| c.0);
         match tile_or_number(py, "cmp", "b", b)? {
             Operand::Tile(t) => self.local(py, |c| c.cmp(&a.0, &t.0, op)),
             Operand::Number(s) => self.local(py, |c| c.cmps(&a.0, s, op)),
@@ -545,8 +529,9 @@ impl PyCore {
         let dt = self::dtype(py, dtype)?;
         self.local(py, |core| core.full(dt, r, c, value)).map(PyTile)
     }
-    /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY): `op` is "add" or "set".
-    #[pyo3(signature = (signal, peer, offsets, value = 1, op = "add"))]
+    /// Changes cell `offsets` of `signal` in `peer`'s window (TNOTIFY): `op` a `NotifyOp` (or
+    /// "add" / "set", or its code).
+    #[pyo3(signature = (signal, peer, offsets, value = 1, op = NotifyArg(NotifyOp::AtomicAdd)))]
     fn notify(
         &self,
         py: Python<'_>,
@@ -554,19 +539,26 @@ impl PyCore {
         peer: usize,
         offsets: Vec<usize>,
         value: i32,
-        op: &str,
+        op: NotifyArg,
     ) -> PyResult<()> {
-        let op = notify_op(py, op)?;
+        let op = op.0;
         self.blocking(py, "notify", &[signal], |c| c.notify(&signal.0, peer, &offsets, value, op))
     }
     /// Blocks until cell `offsets` of this rank's `signal` satisfies `cmp expected` (TWAIT).
-    #[pyo3(signature = (signal, offsets, expected, cmp = "ge"))]
-    fn wait(&self, py: Python<'_>, signal: &PyTensor, offsets: Vec<usize>, expected: i32, cmp: &str) -> PyResult<()> {
-        let cmp = wait_cmp(py, cmp)?;
+    #[pyo3(signature = (signal, offsets, expected, cmp = WaitArg(WaitCmp::Ge)))]
+    fn wait(
+        &self,
+        py: Python<'_>,
+        signal: &PyTensor,
+        offsets: Vec<usize>,
+        expected: i32,
+        cmp: WaitArg,
+    ) -> PyResult<()> {
+        let cmp = cmp.0;
         self.waiting(py, &[signal], |c| c.wait(&signal.0, &offsets, expected, cmp))
     }
     /// Blocks until every cell of a region of this rank's `signal` satisfies `cmp expected`.
-    #[pyo3(signature = (signal, offsets, shape, expected, cmp = "ge"))]
+    #[pyo3(signature = (signal, offsets, shape, expected, cmp = WaitArg(WaitCmp::Ge)))]
     fn wait_all(
         &self,
         py: Python<'_>,
@@ -574,22 +566,22 @@ impl PyCore {
         offsets: Vec<usize>,
         shape: Vec<usize>,
         expected: i32,
-        cmp: &str,
+        cmp: WaitArg,
     ) -> PyResult<()> {
-        let cmp = wait_cmp(py, cmp)?;
+        let cmp = cmp.0;
         self.waiting(py, &[signal], |c| c.wait_all(&signal.0, &offsets, &shape, expected, cmp))
     }
     /// Whether cell `offsets` satisfies `cmp expected` now, without waiting (TTEST).
-    #[pyo3(signature = (signal, offsets, expected, cmp = "ge"))]
+    #[pyo3(signature = (signal, offsets, expected, cmp = WaitArg(WaitCmp::Ge)))]
     fn test_signal(
         &self,
         py: Python<'_>,
         signal: &PyTensor,
         offsets: Vec<usize>,
         expected: i32,
-        cmp: &str,
+        cmp: WaitArg,
     ) -> PyResult<bool> {
-        let cmp = wait_cmp(py, cmp)?;
+        let cmp = cmp.0;
         self.polling(py, "test", &[signal], |c| c.test_signal(&signal.0, &offsets, expected, cmp))
     }
     /// Loads a region of `peer`'s copy of window `target` (TLOAD from peer GM); with
@@ -626,7 +618,7 @@ impl PyCore {
         self.remote_load(py, target, peer, offsets, shape, Some(valid_shape))
     }
     /// Stores a tile into `peer`'s copy of window `target` (TSTORE to peer GM). Posted.
-    #[pyo3(signature = (tile, target, peer, offsets, atomic = "none"))]
+    #[pyo3(signature = (tile, target, peer, offsets, atomic = AtomicArg(AtomicType::None)))]
     fn remote_store(
         &self,
         py: Python<'_>,
@@ -634,13 +626,13 @@ impl PyCore {
         target: &PyTensor,
         peer: usize,
         offsets: Vec<usize>,
-        atomic: &str,
+        atomic: AtomicArg,
     ) -> PyResult<()> {
-        let at = self::atomic(py, atomic)?;
+        let at = atomic.0;
         self.blocking(py, "remote_store", &[target], |c| c.remote_store(&tile.0, &target.0, peer, &offsets, at))
     }
     /// Copies local `src` into `peer`'s window `dst` through UB (TPUT).
-    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = "none", pipeline = false))]
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = AtomicArg(AtomicType::None), pipeline = false))]
     #[allow(clippy::too_many_arguments)]
     fn put(
         &self,
@@ -652,14 +644,14 @@ impl PyCore {
         src_offsets: Option<Vec<usize>>,
         shape: Option<Vec<usize>>,
         chunks: Option<(usize, usize)>,
-        atomic: &str,
+        atomic: AtomicArg,
         pipeline: bool,
     ) -> PyResult<()> {
-        let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic, pipeline)?;
+        let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic.0, pipeline)?;
         self.blocking(py, "put", &[dst, src], |c| c.put(&dst.0, peer, &src.0, &o))
     }
     /// Copies `peer`'s window `src` into local `dst` through UB (TGET).
-    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = "none", pipeline = false))]
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, chunks = None, atomic = AtomicArg(AtomicType::None), pipeline = false))]
     #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
@@ -671,10 +663,10 @@ impl PyCore {
         src_offsets: Option<Vec<usize>>,
         shape: Option<Vec<usize>>,
         chunks: Option<(usize, usize)>,
-        atomic: &str,
+        atomic: AtomicArg,
         pipeline: bool,
     ) -> PyResult<()> {
-        let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic, pipeline)?;
+        let o = copy_opts(py, dst_offsets, src_offsets, shape, chunks, atomic.0, pipeline)?;
         self.blocking(py, "get", &[dst, src], |c| c.get(&dst.0, peer, &src.0, &o))
     }
     /// Blocks until every write and notify this core issued has landed (`pld.system.fence`).
@@ -707,7 +699,7 @@ impl PyCore {
     /// handle at once. Wait it with `wait_async` before notifying the peer. `block_bytes`
     /// sizes its descriptors and `queues` stripes them over that many channels (pto-isa's
     /// session options).
-    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none", block_bytes = None, queues = None))]
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = AtomicArg(AtomicType::None), block_bytes = None, queues = None))]
     #[allow(clippy::too_many_arguments)]
     fn put_async(
         &self,
@@ -719,15 +711,15 @@ impl PyCore {
         src_offsets: Option<Vec<usize>>,
         shape: Option<Vec<usize>>,
         channel: Option<usize>,
-        atomic: &str,
+        atomic: AtomicArg,
         block_bytes: Option<u64>,
         queues: Option<usize>,
     ) -> PyResult<PySdmaHandle> {
-        let o = sdma_opts(py, (dst_offsets, src_offsets, shape), channel, atomic, (block_bytes, queues))?;
+        let o = sdma_opts(py, (dst_offsets, src_offsets, shape), channel, atomic.0, (block_bytes, queues))?;
         self.blocking(py, "put_async", &[dst, src], |c| c.put_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
     }
     /// Starts an SDMA copy of `peer`'s window `src` into local `dst` (TGET_ASYNC).
-    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = "none", block_bytes = None, queues = None))]
+    #[pyo3(signature = (dst, peer, src, dst_offsets = None, src_offsets = None, shape = None, channel = None, atomic = AtomicArg(AtomicType::None), block_bytes = None, queues = None))]
     #[allow(clippy::too_many_arguments)]
     fn get_async(
         &self,
@@ -739,11 +731,11 @@ impl PyCore {
         src_offsets: Option<Vec<usize>>,
         shape: Option<Vec<usize>>,
         channel: Option<usize>,
-        atomic: &str,
+        atomic: AtomicArg,
         block_bytes: Option<u64>,
         queues: Option<usize>,
     ) -> PyResult<PySdmaHandle> {
-        let o = sdma_opts(py, (dst_offsets, src_offsets, shape), channel, atomic, (block_bytes, queues))?;
+        let o = sdma_opts(py, (dst_offsets, src_offsets, shape), channel, atomic.0, (block_bytes, queues))?;
         self.blocking(py, "get_async", &[dst, src], |c| c.get_async(&dst.0, peer, &src.0, &o)).map(PySdmaHandle::new)
     }
     /// Whether the SDMA transfer has completed (one poll).
@@ -825,10 +817,10 @@ fn sdma_opts(
     py: Python<'_>,
     region: Region,
     channel: Option<usize>,
-    atomic_: &str,
+    atomic: AtomicType,
     session: (Option<u64>, Option<usize>),
 ) -> PyResult<SdmaOpts> {
-    let mut o = SdmaOpts::new().atomic(atomic(py, atomic_)?);
+    let mut o = SdmaOpts::new().atomic(atomic);
     if let Some(b) = session.0 {
         o = o.block_bytes(b);
     }

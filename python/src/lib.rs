@@ -4,6 +4,7 @@
 mod benchstats;
 mod collective;
 mod core;
+mod enums;
 mod errors;
 mod fibers;
 mod frames;
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<program::PyTask>()?;
     m.add_class::<program::PyDispatch>()?;
     m.add_class::<tile_ops::PyCoreOps>()?;
+    enums::add_to(m)?;
     m.add("TILE_OPS", tile_ops::table(m.py())?)?;
     m.add_class::<core::PyTile>()?;
     m.add_class::<core::PyCubeTile>()?;

@@ -2,7 +2,7 @@
 
 use crate::errors::bad;
 use pyo3::prelude::*;
-use sim_core::{ArgDir, AtomicType, DType, Domain, NotifyOp, RoundMode, Tensor, WaitCmp};
+use sim_core::{ArgDir, DType, Domain, RoundMode, Tensor};
 use std::sync::{Mutex, MutexGuard};
 
 /// Locks `m`, ignoring poisoning (a panic already became a Python exception).
@@ -17,33 +17,6 @@ pub(crate) fn dtype(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<DType> {
         Err(_) => d.str()?.extract()?,
     };
     s.parse::<DType>().map_err(|e| bad(py, e))
-}
-
-/// `"add"` / `"atomic_add"` or `"set"`.
-pub(crate) fn notify_op(py: Python<'_>, s: &str) -> PyResult<NotifyOp> {
-    match s.to_ascii_lowercase().as_str() {
-        "add" | "atomic_add" | "atomicadd" => Ok(NotifyOp::AtomicAdd),
-        "set" => Ok(NotifyOp::Set),
-        o => Err(bad(py, format!("unknown notify op `{o}`: expected \"add\" or \"set\""))),
-    }
-}
-
-/// `"ge"` or `"eq"`.
-pub(crate) fn wait_cmp(py: Python<'_>, s: &str) -> PyResult<WaitCmp> {
-    match s.to_ascii_lowercase().as_str() {
-        "ge" | ">=" => Ok(WaitCmp::Ge),
-        "eq" | "==" => Ok(WaitCmp::Eq),
-        o => Err(bad(py, format!("unknown wait comparison `{o}`: expected \"ge\" or \"eq\""))),
-    }
-}
-
-/// `"none"` or `"add"`.
-pub(crate) fn atomic(py: Python<'_>, s: &str) -> PyResult<AtomicType> {
-    match s.to_ascii_lowercase().as_str() {
-        "none" => Ok(AtomicType::None),
-        "add" | "atomic_add" => Ok(AtomicType::Add),
-        o => Err(bad(py, format!("unknown atomic type `{o}`: expected \"none\" or \"add\""))),
-    }
 }
 
 /// `"rint"`, `"round"`, `"floor"`, `"ceil"`, `"trunc"` or `"odd"`.

@@ -13,6 +13,7 @@ import builtins as _b
 
 import numpy as np
 
+from .. import CmpOp
 from .. import Tile as _RTile
 from .._native import TILE_OPS as _TILE_OPS
 from .._errors import BadArgument
@@ -270,8 +271,11 @@ _CMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 
 def cmp(lhs, rhs, cmp_type="eq"):
     """A mask tile: element-wise ``lhs <cmp_type> rhs`` (TCMP / TCMPS)."""
-    kind = getattr(cmp_type, "name", cmp_type)
-    kind = _CMP.get(str(kind).lower())
+    if isinstance(cmp_type, CmpOp):
+        kind = cmp_type
+    else:
+        kind = getattr(cmp_type, "name", cmp_type)
+        kind = _CMP.get(str(kind).lower())
     if kind is None:
         raise BadArgument(f"pl.cmp: cmp_type {cmp_type!r} must be one of eq, ne, lt, le, gt, ge")
     a = tile_of(lhs, "pl.cmp")

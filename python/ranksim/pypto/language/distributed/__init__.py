@@ -15,6 +15,7 @@ from types import SimpleNamespace as _NS
 import numpy as np
 
 from .... import _native
+from ...._native import AtomicType, NotifyOp, WaitCmp  # ranksim's typed enums, PyPTO's codes
 from ...._errors import BadArgument
 from ... import _engine as _E
 from ..._engine import DistributedTensor, WindowBuffer
@@ -22,19 +23,12 @@ from ..._engine import DistributedTensor, WindowBuffer
 _core = _E.core
 
 
-class NotifyOp(IntEnum):
-    AtomicAdd = 0
-    Set = 1
-
-
-class WaitCmp(IntEnum):
-    Eq = 0
-    Ge = 1
-
-
-class AtomicType(IntEnum):
-    None_ = 0
-    Add = 1
+def _code(cls, v, codes=(0, 1)):
+    """The PyPTO code of `v` (a member of `cls` or its code), refused as IntEnum refuses."""
+    code = int(v)
+    if code not in codes:
+        raise ValueError(f"{v!r} is not a valid {cls.__name__}")
+    return code
 
 
 class ReduceOp(IntEnum):
@@ -111,18 +105,18 @@ def _window(x, what):
 def notify(target, peer, offsets, value, *, op):
     """Changes cell ``offsets`` of ``target`` in ``peer``'s window (TNOTIFY)."""
     t = target.t if target.__class__ is DistributedTensor else _window(target, "pld.system.notify")
-    _core().notify(t, _peer(peer, "pld.system.notify"), offsets, value, "set" if op == 1 else "add")
+    _core().notify(t, _peer(peer, "pld.system.notify"), offsets, value, NotifyOp.Set if op == 1 else NotifyOp.AtomicAdd)
 
 
 def wait(signal, offsets, expected, *, cmp):
     """Blocks until cell ``offsets`` of this rank's ``signal`` satisfies ``cmp expected`` (TWAIT)."""
     t = signal.t if signal.__class__ is DistributedTensor else _window(signal, "pld.system.wait")
-    _core().wait(t, offsets, expected, "eq" if cmp == 0 else "ge")
+    _core().wait(t, offsets, expected, WaitCmp.Eq if cmp == 0 else WaitCmp.Ge)
 
 
 def defer_wait(signal, offsets, expected, *, cmp=WaitCmp.Ge):
     """Registers ``cell >= expected`` (unsigned) and releases the core; return right after."""
-    if WaitCmp(cmp) != WaitCmp.Ge:
+    if _code(WaitCmp, cmp) != WaitCmp.Ge:
         raise BadArgument("pld.system.defer_wait: cmp must be WaitCmp.Ge")
     _core().defer_wait([(_window(signal, "pld.system.defer_wait"), _ints(offsets), int(expected))])
 
@@ -139,7 +133,7 @@ def _peer(peer, what):
 
 
 def _atomic(a):
-    return "add" if AtomicType(a) == AtomicType.Add else "none"
+    return AtomicType.Add if _code(AtomicType, a) == AtomicType.Add else AtomicType.None_
 
 
 def remote_load(target, peer, offsets, shape, valid_shape=None):
