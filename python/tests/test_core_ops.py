@@ -8,6 +8,10 @@ import numpy as np
 import pytest
 
 import ranksim
+import ranksim.pypto.language as pl
+import ranksim.pypto.language.distributed as pld
+from ranksim.pypto.ir.distributed_compiled_program import DistributedConfig
+from ranksim.pypto.runtime import RunConfig
 
 FLOATS = ["f32", "f16", "bf16"]
 NP = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32, "i16": np.int16, "i8": np.int8}
@@ -372,3 +376,77 @@ def test_a_cube_task_multiplies_and_an_aiv_task_after_it_reads_the_result():
     world.dispatch(0, bad)
     with pytest.raises(ranksim.BadArgument, match="AIC"):
         world.run()
+
+
+# ---- rem / rems (TREM / TREMS): declared once, in sim-core's list of tile operations ---------
+
+
+def test_rem_and_rems_take_the_divisors_sign_and_cost_a_division():
+    """`rem` / `rems` equal numpy's `remainder` (the sign of the divisor) on float and integer
+    tiles and cost what `div` / `divs` cost; an integer divisor of 0 is refused."""
+    x, y = to_dtype(X, "f32"), to_dtype(Y, "f32")
+    xi = np.array([[7, -7, 7, -7, 0, 100, -100, 2**31 - 1]], dtype=np.int32)
+    yi = np.array([[3, 3, -3, -3, 5, 7, 7, 2]], dtype=np.int32)
+    spent = {}
+
+    def kernel(core, t):
+        a, b = core.load(t["x"], [0, 0], [2, 8]), core.load(t["y"], [0, 0], [2, 8])
+        ops = {"rem": lambda: core.rem(a, b), "div": lambda: core.div(a, b)}
+        ops.update(rems=lambda: core.rems(a, -3.0), divs=lambda: core.divs(a, -3.0))
+        for name, f in ops.items():
+            start = core.now()
+            r = f()
+            spent[name] = core.now() - start
+            core.store(r, t[name], [0, 0])
+        ai, bi = core.load(t["xi"], [0, 0], [1, 8]), core.load(t["yi"], [0, 0], [1, 8])
+        core.store(core.rem(ai, bi), t["remi"], [0, 0])
+        core.store(core.rems(ai, 4.0), t["remsi"], [0, 0])
+
+    tensors = {"x": ("f32", x.astype(np.float32)), "y": ("f32", y.astype(np.float32)), "xi": ("i32", xi), "yi": ("i32", yi)}
+    outs = {n: ("f32", (2, 8)) for n in ("rem", "div", "rems", "divs")} | {"remi": ("i32", (1, 8)), "remsi": ("i32", (1, 8))}
+    got, _ = run(kernel, tensors, outs)
+    np.testing.assert_array_equal(got["rem"], to_dtype(np.remainder(x, y), "f32"))
+    np.testing.assert_array_equal(got["rems"], to_dtype(np.remainder(x, -3.0), "f32"))
+    assert got["remi"].tolist() == np.remainder(xi, yi).tolist() == [[1, 2, -2, -1, 0, 2, 5, 1]]
+    assert got["remsi"].tolist() == np.remainder(xi, 4).tolist()
+    assert spent["rem"] == spent["div"] > 0 and spent["rems"] == spent["divs"] > 0
+
+    def by_zero(core, t):
+        core.rem(core.full([1, 8], "i32", 7), core.full([1, 8], "i32", 0))
+
+    with pytest.raises(ranksim.SimError, match=r"rem of a i32 tile by a tile holding 0"):
+        run(by_zero, {}, {})
+
+
+@pl.jit.incore
+def rem_kernel(x: pl.Tensor[[2, 16], pl.FP32], d: pl.Tensor[[2, 16], pl.FP32], y: pl.Out[pl.Tensor[[6, 16], pl.FP32]]):
+    t = pl.load(x, [0, 0], [2, 16])
+    y = pl.store(pl.rem(t, d), [0, 0], y)  # a tensor operand is loaded whole
+    y = pl.store(pl.rem(t, 3.0), [2, 0], y)
+    y = pl.store(pl.rems(t, -2.5), [4, 0], y)
+    return y
+
+
+@pl.jit
+def rem_orch(x: pl.Tensor[[2, 16], pl.FP32], d: pl.Tensor[[2, 16], pl.FP32], y: pl.Out[pl.Tensor[[6, 16], pl.FP32]]):
+    return rem_kernel(x, d, y)
+
+
+@pl.jit.host
+def rem_host(x: pl.Tensor[[1, 2, 16], pl.FP32], d: pl.Tensor[[1, 2, 16], pl.FP32], y: pl.Out[pl.Tensor[[1, 6, 16], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        rem_orch(x[r], d[r], y[r], device=r)
+
+
+def test_pl_rem_is_made_from_the_op_table():
+    """`pl.rem` (a tile and a tile, a tensor or a number) and `pl.rems` have no Python of their
+    own: `ranksim.pypto` makes them from the core's op table."""
+    x = (np.arange(2 * 16, dtype=np.float32).reshape(1, 2, 16) - 10.0) / 2
+    d = np.flip(x, axis=2) + 0.75
+    y = np.zeros((1, 6, 16), np.float32)
+    cfg = RunConfig(platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
+    rem_host.compile(x, d, y, config=cfg).run(x, d, y)
+    np.testing.assert_array_equal(y[0, :2], np.remainder(x[0], d[0]))
+    np.testing.assert_array_equal(y[0, 2:4], np.remainder(x[0], 3.0))
+    np.testing.assert_array_equal(y[0, 4:], np.remainder(x[0], -2.5))
+    assert pl.rem.__doc__.startswith("`a mod b` element-wise with the sign of `b` (TREM)")

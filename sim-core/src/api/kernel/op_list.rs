@@ -58,6 +58,12 @@ macro_rules! for_each_tile_op {
             py maxs(a: Tile, s: f64) -> Tile = binary_scalar(BinaryOp::Max, a, s);
             /// `min(a, s)` (TMINS).
             py mins(a: Tile, s: f64) -> Tile = binary_scalar(BinaryOp::Min, a, s);
+            /// `a mod b` element-wise with the sign of `b` (TREM): numpy's `remainder`, Python's
+            /// `%`; float or integer tiles (an integer divisor of 0 is refused). Costs what
+            /// `div` costs (`VecOp::Div`).
+            py rem(a: Tile, b: Tile) -> Tile = binary(BinaryOp::Rem, a, b);
+            /// `a mod s` with the sign of `s` (TREMS); costs what `divs` costs.
+            py rems(a: Tile, s: f64) -> Tile = binary_scalar(BinaryOp::Rem, a, s);
 
             // ---- one tile --------------------------------------------------------------------
 

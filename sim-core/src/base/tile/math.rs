@@ -1,6 +1,6 @@
 //! Element-wise tile math beyond [`ReduceOp`](super::ReduceOp)'s combinations: functions of one
-//! tile (`exp`, `log`, `sqrt`, ...), the binary operations `sub` and `div` and the scalar
-//! forms, comparisons into 0/1 tiles, selects, fills and row / column broadcasts.
+//! tile (`exp`, `log`, `sqrt`, ...), the binary operations `sub`, `div` and `rem` and the
+//! scalar forms, comparisons into 0/1 tiles, selects, fills and row / column broadcasts.
 //!
 //! Each works on the valid part of its operands; elements outside it are zero in the result.
 //! Floats are computed in f64 and rounded once to the tile's type (so `+ - * /` and `sqrt` are
@@ -89,6 +89,9 @@ pub enum BinaryOp {
     Max,
     /// `min(a, b)` (TMIN, TMINS).
     Min,
+    /// `a mod b` with the sign of `b` (TREM, TREMS): `a - floor(a / b) * b`, Python's and
+    /// numpy's `%`; on float and integer tiles (an integer divisor of 0 is refused).
+    Rem,
 }
 
 impl BinaryOp {
@@ -101,6 +104,7 @@ impl BinaryOp {
             BinaryOp::Div => "div",
             BinaryOp::Max => "max",
             BinaryOp::Min => "min",
+            BinaryOp::Rem => "rem",
         }
     }
 
@@ -119,7 +123,7 @@ impl BinaryOp {
     /// Whether the vector unit computes it with its divider (`div`, ...), so it costs a
     /// division (`VecOp::Div` / `Divs`).
     pub const fn divides(self) -> bool {
-        matches!(self, BinaryOp::Div)
+        matches!(self, BinaryOp::Div | BinaryOp::Rem)
     }
 
     /// The name of its scalar form (`adds`, `subs`, ...).
@@ -131,6 +135,7 @@ impl BinaryOp {
             BinaryOp::Div => "divs",
             BinaryOp::Max => "maxs",
             BinaryOp::Min => "mins",
+            BinaryOp::Rem => "rems",
         }
     }
 }
@@ -263,7 +268,14 @@ fn binary_f(op: BinaryOp, a: f64, b: f64) -> f64 {
         BinaryOp::Div => a / b,
         BinaryOp::Max => a.max(b),
         BinaryOp::Min => a.min(b),
+        BinaryOp::Rem => floored(a % b, b, 0.0),
     }
+}
+
+/// `r`, the remainder of a division truncated toward zero by `b`, moved to `b`'s sign (the
+/// floored remainder) unless it is `zero`.
+fn floored<T: Copy + PartialOrd + std::ops::Add<Output = T>>(r: T, b: T, zero: T) -> T {
+    if r != zero && (r < zero) != (b < zero) { r + b } else { r }
 }
 
 /// Integer `op`; division truncates toward zero (the divisor is never zero here).
@@ -275,6 +287,7 @@ fn binary_i(op: BinaryOp, a: i64, b: i64) -> i64 {
         BinaryOp::Div => a.wrapping_div(b),
         BinaryOp::Max => a.max(b),
         BinaryOp::Min => a.min(b),
+        BinaryOp::Rem => floored(a.wrapping_rem(b), b, 0),
     }
 }
 
@@ -295,6 +308,11 @@ impl Tile {
             }
         }
         out
+    }
+
+    /// The physical (row-major) indices of the valid elements.
+    fn valid_indices(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.valid_rows).flat_map(move |r| (0..self.valid_cols).map(move |c| r * self.cols + c))
     }
 
     /// Element `i` (physical, row-major) as f64; zero in a timing-only tile.
@@ -352,6 +370,11 @@ impl Tile {
         if !self.both_kept(other) {
             return Ok(self.without_bytes(dt));
         }
+        if op.divides() && !dt.is_float() && other.valid_indices().any(|i| other.at(i) == 0.0) {
+            return Err(SimError::invalid(format!(
+                "{op} of a {dt} tile by a tile holding 0; integer division by zero has no value"
+            )));
+        }
         Ok(if dt.is_float() {
             self.map_valid(dt, |i| binary_f(op, self.at(i), other.at(i)))
         } else {
@@ -368,9 +391,10 @@ impl Tile {
         if dt.is_float() {
             return Ok(self.map_valid(dt, |i| binary_f(op, self.at(i), s)));
         }
-        if op == BinaryOp::Div && s == 0.0 {
+        if op.divides() && s == 0.0 {
             return Err(SimError::invalid(format!(
-                "divs of a {dt} tile by a scalar that is 0 as {dt}; integer division by zero has no value"
+                "{} of a {dt} tile by a scalar that is 0 as {dt}; integer division by zero has no value",
+                op.scalar_name()
             )));
         }
         Ok(self.map_valid(dt, |i| wrap(dt, binary_i(op, self.at(i) as i64, s as i64))))
@@ -559,6 +583,30 @@ mod tests {
         assert!(e.contains("div works on float tiles") && e.contains("divs"), "{e}");
         let e = a.binary(BinaryOp::Sub, &Tile::zeros(DType::F32, 1, 4)).unwrap_err().to_string();
         assert!(e.contains("sub: operands differ"), "{e}");
+    }
+
+    #[test]
+    fn rem_takes_the_divisors_sign_on_floats_and_integers() {
+        let a = Tile::from_slice(1, 6, &[7.5f32, -7.5, 7.5, -7.5, 6.0, 1.0]).unwrap();
+        let b = Tile::from_slice(1, 6, &[2.0f32, 2.0, -2.0, -2.0, 3.0, 0.0]).unwrap();
+        let r = f32s(&a.binary(BinaryOp::Rem, &b).unwrap());
+        assert_eq!(r[..5], [1.5, 0.5, -0.5, -1.5, 0.0]);
+        assert!(r[5].is_nan(), "a float remainder by 0 is NaN, as numpy's");
+        assert_eq!(f32s(&a.binary_scalar(BinaryOp::Rem, -2.0).unwrap())[..4], [-0.5, -1.5, -0.5, -1.5]);
+        let i = Tile::from_slice(1, 4, &[7i32, -7, 7, i32::MIN]).unwrap();
+        let j = Tile::from_slice(1, 4, &[3i32, 3, -3, -1]).unwrap();
+        assert_eq!(i.binary(BinaryOp::Rem, &j).unwrap().to_vec::<i32>().unwrap(), vec![1, 2, -2, 0]);
+        assert_eq!(i.binary_scalar(BinaryOp::Rem, 4.0).unwrap().to_vec::<i32>().unwrap(), vec![3, 1, 3, 0]);
+        let zero = Tile::from_slice(1, 4, &[3i32, 0, 1, 1]).unwrap();
+        let e = i.binary(BinaryOp::Rem, &zero).unwrap_err().to_string();
+        assert!(e.contains("rem of a i32 tile by a tile holding 0"), "{e}");
+        let e = i.binary_scalar(BinaryOp::Rem, 0.5).unwrap_err().to_string();
+        assert!(e.contains("rems") && e.contains("0 as i32"), "{e}");
+        // A zero outside the valid part is not a divisor.
+        let padded = Tile::from_slice(1, 2, &[5i32, 0]).unwrap().narrow(1, 1).unwrap();
+        let five = Tile::from_slice(1, 2, &[12i32, 9]).unwrap().narrow(1, 1).unwrap();
+        assert_eq!(five.binary(BinaryOp::Rem, &padded).unwrap().to_vec::<i32>().unwrap(), vec![2, 0]);
+        assert!(BinaryOp::Rem.divides() && BinaryOp::Rem.as_reduce().is_none());
     }
 
     #[test]
