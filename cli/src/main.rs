@@ -289,7 +289,7 @@ struct BenchCli {
     /// Collective: allreduce, allgather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier.
     #[arg(long, default_value = "allreduce")]
     collective: Kind,
-    /// Allreduce algorithm: mesh, ring, two-shot, aiv-mesh, sdma-mesh (see `sweep --help`).
+    /// Algorithm (`sweep --help` lists each collective's).
     #[arg(long, default_value = "mesh")]
     mode: Mode,
     /// host or incore.

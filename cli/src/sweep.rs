@@ -289,6 +289,40 @@ pub fn mode_note(spec: &SweepSpec) -> String {
     collectives::sweep_note(&spec.call, spec.warmup)
 }
 
+/// The `--mode` help, from the modes table: every mode with what it is, each collective's
+/// modes, and which a default sweep (no `--mode`) runs where the ranks are.
+pub fn mode_help() -> String {
+    let width = collectives::MODES.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    let mut out = String::from("Algorithm(s), comma separated; a mode a collective lacks is named and skipped:\n");
+    for m in collectives::MODES {
+        out.push_str(&format!("  {:<width$}  {}\n", m.name, m.about));
+    }
+    let per_kind: Vec<String> = Kind::ALL
+        .iter()
+        .map(|&k| format!("{k}: {}", collectives::modes(k).iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")))
+        .collect();
+    out.push_str(&format!("Each collective's modes: {}.\n", per_kind.join("; ")));
+    // The default series where the ranks are, per collective: `allreduce rhd; all_to_all hier`.
+    let scale = |servers: bool, beyond: bool| {
+        let of = |k: Kind| {
+            let rows = collectives::SERVING.iter().filter(|r| r.kind == k && r.default_series.runs(servers, beyond));
+            rows.map(|r| r.mode.name()).collect::<Vec<_>>().join(", ")
+        };
+        let kinds = Kind::ALL.into_iter().map(|k| (k, of(k))).filter(|(_, m)| !m.is_empty());
+        kinds.map(|(k, m)| format!("{k} {m}")).collect::<Vec<_>>().join("; ")
+    };
+    out.push_str(&format!(
+        "Default: PyPTO's builtin (mesh, one block) and, on one server, the `hccl` series (what HCCL runs at each \
+         size, on every AIV core), else {}. Across servers: {}. Above {} ranks on one server, where PyPTO's HOST \
+         builtins return at once: {}.",
+        scale(false, false),
+        scale(true, false),
+        collectives::MAX_BUILTIN_RANKS,
+        scale(false, true)
+    ));
+    out
+}
+
 /// The element types each collective and algorithm accepts on `cfg`, per path, as a text
 /// table (`y` runs, `-` is refused), worked out by asking the collectives' own validation.
 pub fn support_matrix(cfg: &Config) -> String {

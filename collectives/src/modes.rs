@@ -77,23 +77,73 @@ pub struct ModeInfo {
     pub aliases: &'static [&'static str],
     /// Whose algorithm it is.
     pub origin: Origin,
+    /// One line on what it is, for `--help`.
+    pub about: &'static str,
 }
 
 /// Every mode, in [`Mode`]'s order (a test holds it): the CLI's order of `--mode` names.
 pub const MODES: [ModeInfo; 8] = [
-    ModeInfo { mode: Mode::Mesh, name: "mesh", aliases: &[], origin: Origin::Builtin },
-    ModeInfo { mode: Mode::Ring, name: "ring", aliases: &[], origin: Origin::Builtin },
-    ModeInfo { mode: Mode::TwoShot, name: "two-shot", aliases: &["two_shot", "twoshot"], origin: Origin::Reference },
-    ModeInfo { mode: Mode::AivMesh, name: "aiv-mesh", aliases: &["aiv_mesh"], origin: Origin::HcclClass },
-    ModeInfo { mode: Mode::SdmaMesh, name: "sdma-mesh", aliases: &["sdma_mesh"], origin: Origin::HcclClass },
+    ModeInfo {
+        mode: Mode::Mesh,
+        name: "mesh",
+        aliases: &[],
+        origin: Origin::Builtin,
+        about: "PyPTO's builtin: its HOST kernel as written, or with --path incore its InCore lowering",
+    },
+    ModeInfo {
+        mode: Mode::Ring,
+        name: "ring",
+        aliases: &[],
+        origin: Origin::Builtin,
+        about: "PyPTO's builtin ring allreduce: reduce-scatter then allgather around the ring, one block",
+    },
+    ModeInfo {
+        mode: Mode::TwoShot,
+        name: "two-shot",
+        aliases: &["two_shot", "twoshot"],
+        origin: Origin::Reference,
+        about: "a direct reduce-scatter + allgather in small UB tiles",
+    },
+    ModeInfo {
+        mode: Mode::AivMesh,
+        name: "aiv-mesh",
+        aliases: &["aiv_mesh"],
+        origin: Origin::HcclClass,
+        about: "HCCL-class: the vendor library's AIV full-mesh kernels (large double-buffered UB tiles, pipes \
+                overlapping); give it many cores, e.g. --core-num 48",
+    },
+    ModeInfo {
+        mode: Mode::SdmaMesh,
+        name: "sdma-mesh",
+        aliases: &["sdma_mesh"],
+        origin: Origin::HcclClass,
+        about: "HCCL-class: its copy-engine (SDMA) full mesh, one channel per block (reductions: sum only); the \
+                first call pays the channels' cold start unless -w >= 1",
+    },
     ModeInfo {
         mode: Mode::Rhd,
         name: "rhd",
         aliases: &["halving-doubling", "halving_doubling"],
         origin: Origin::HcclClass,
+        about: "HCCL-class: recursive halving-doubling, its algorithm between servers: 2 log2(NR) steps with one \
+                partner each, at any rank count",
     },
-    ModeInfo { mode: Mode::Hier, name: "hier", aliases: &["hierarchical"], origin: Origin::HcclClass },
-    ModeInfo { mode: Mode::GroupedMesh, name: "grouped-mesh", aliases: &["grouped_mesh"], origin: Origin::HcclClass },
+    ModeInfo {
+        mode: Mode::Hier,
+        name: "hier",
+        aliases: &["hierarchical"],
+        origin: Origin::HcclClass,
+        about: "HCCL-class: its two levels, inside each server then between servers; servers of the config's \
+                [machine] server_ranks, the ranks whole servers",
+    },
+    ModeInfo {
+        mode: Mode::GroupedMesh,
+        name: "grouped-mesh",
+        aliases: &["grouped_mesh"],
+        origin: Origin::HcclClass,
+        about: "HCCL-class: its grouped full mesh on A3 (copy-engine puts to 8 peers at a time, each round \
+                waited for)",
+    },
 ];
 
 /// How many AIV blocks a call of a mode runs on.

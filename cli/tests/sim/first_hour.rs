@@ -90,6 +90,16 @@ fn sweep_help_has_the_support_matrix_and_an_honest_n() {
         "{out}"
     );
     assert!(out.contains("the first pays\n") || out.contains("the first pays one-time costs"), "{out}");
+    // `--mode` is explained from the modes table: every mode with what it is, each
+    // collective's modes, and the default series.
+    for m in ranksim::collectives::MODES {
+        assert!(out.contains(&format!("{:<12}  {}\n", m.name, m.about)), "{}: {out}", m.name);
+    }
+    assert!(out.contains("all_to_all: mesh, sdma-mesh, aiv-mesh, grouped-mesh, hier;"), "{out}");
+    assert!(
+        out.contains("Across servers: allreduce rhd; allgather hier; reduce_scatter hier; all_to_all hier."),
+        "{out}"
+    );
     assert!(!out.contains("more only matter with --seed"), "{out}");
     // What the matrix says is what a sweep does: every row of an unsupported pair is FAILED,
     // with the reason, and the sweep exits 1.

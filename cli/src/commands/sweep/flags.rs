@@ -154,26 +154,9 @@ pub struct SweepFlags {
     /// all_to_all, all_to_all_v, barrier, or `all` (every one).
     #[arg(long, default_value = "allreduce", value_delimiter = ',', value_parser = parse_kinds)]
     collective: Vec<Vec<Kind>>,
-    /// Allreduce algorithm(s), comma separated: mesh, ring (PyPTO's builtins), two-shot (direct
-    /// reduce-scatter + allgather in small tiles), and the HCCL-class modes aiv-mesh (the vendor
-    /// library's AIV full-mesh allreduce: large double-buffered UB tiles over many cores, pipes
-    /// overlapping) and sdma-mesh (its copy-engine allreduce: inline-reduce SDMA puts, then SDMA
-    /// puts; sum only, pays the channels' first-use cold start unless -w >= 1), and rhd
-    /// (recursive halving-doubling, the vendor library's algorithm between servers: 2 log2(NR)
-    /// steps with one partner each, for any rank count) and hier (the server-level hierarchy: a
-    /// reduce-scatter inside each server, rhd between servers on the ranks holding the same
-    /// slice, an allgather inside each server; servers of the config's `[machine]
-    /// server_ranks`, else its hierarchical fabric's node; the ranks must be whole servers).
-    /// Give aiv-mesh and sdma-mesh many
-    /// cores, e.g. --core-num 48. Default: mesh (the builtin, one block) and the HCCL-class
-    /// modes the machine runs (aiv-mesh; sdma-mesh with -w 1) on every AIV core; above 16
-    /// ranks, where PyPTO's builtins return at once (kMaxSupportedRanks), rhd on one block.
-    /// allgather, reduce_scatter, all_to_all, all_to_all_v and broadcast take mesh (PyPTO's builtin) and sdma-mesh (the
-    /// vendor library's copy-engine mesh), reduce_scatter and all_to_all also aiv-mesh (its AIV
-    /// kernels: every block pulls large UB tiles from every peer), all_to_all also grouped-mesh
-    /// (the vendor library's grouped full mesh on A3: copy-engine puts to 8 peers at a time,
-    /// each round waited for); a mode a collective lacks is named and skipped.
-    #[arg(long, value_delimiter = ',')]
+    /// Algorithm(s), comma separated (`--help` lists every mode, each collective's, and the
+    /// default sweep's, from the modes table).
+    #[arg(long, value_delimiter = ',', long_help = crate::sweep::mode_help())]
     mode: Option<Vec<Mode>>,
     /// host (the builtin kernels, one dispatch per rank) or incore (the composite lowering).
     #[arg(long, default_value = "host")]
