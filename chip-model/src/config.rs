@@ -1,10 +1,10 @@
 //! The `[chip]` table of a machine config. Units are in the key names; every number in a
 //! preset carries its source in a comment there. A rate of `inf` means unlimited.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One chip's parameters as written in a config.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ChipConfig {
     /// Chip name (`Ascend910B`, ...), for output only.
@@ -68,7 +68,7 @@ pub struct ChipConfig {
 /// The AIC cores' L0 buffers, matrix unit and data paths. Matmul time is
 /// `fixed_cycles + ceil(M/m0) * ceil(K/k0) * ceil(N/n0)` cycles with `[m0, k0, n0]` the
 /// dtype's entry of `fractal`: one `m0 x k0 x n0` block of MACs per cycle.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CubeConfig {
     /// L0A (left operand) bytes per AIC.
@@ -93,7 +93,7 @@ pub struct CubeConfig {
 
 /// The cube's MAC block per cycle, `[m0, k0, n0]`, per input dtype (accumulating in f32, or
 /// i32 for i8).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FractalConfig {
     /// `[m0, k0, n0]` for f16 inputs; absent: the cube refuses f16.
@@ -111,7 +111,7 @@ pub struct FractalConfig {
 }
 
 /// The chip's SDMA copy engines: channels that move GM to GM (local or a peer's) without UB.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SdmaConfig {
     /// Channels (channel groups) per chip.
@@ -133,7 +133,7 @@ pub struct SdmaConfig {
 }
 
 /// The two DMA directions of one core.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DmaConfig {
     /// GM -> UB (TLOAD, MTE2).
@@ -144,8 +144,8 @@ pub struct DmaConfig {
 
 /// One DMA direction's cost curve. Read through `RawDmaPath` (every key optional) so that a
 /// value of the wrong type is reported at its own key, not at the table.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(try_from = "RawDmaPath")]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(try_from = "RawDmaPath", into = "RawDmaPath")]
 pub enum DmaPathConfig {
     /// `time(B) = issue_ns + B / gbps`.
     Flat {
@@ -165,7 +165,7 @@ pub enum DmaPathConfig {
 }
 
 /// Element-wise vector op cost: `fixed_cycles + ceil(elements / elems_per_cycle[dtype])`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct VectorConfig {
     /// Start-up plus completion latency of one op, in cycles.
@@ -180,7 +180,7 @@ pub struct VectorConfig {
 
 /// The cost of each vector operation that is not in the class of `add` (see
 /// `sim_core::model::VecOp`); absent: the element-wise cost.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct VectorOpsConfig {
     /// `exp` (TEXP).
@@ -219,7 +219,7 @@ pub struct VectorOpsConfig {
 /// `fixed_cycles + cycles_per_repeat * ceil(elems / lanes) + cycles_per_row * rows`, where a
 /// repeat is `lanes` elements: `elems_per_cycle` if given (a rate that does not depend on the
 /// dtype), else the dtype's `[chip.vector.elems_per_cycle]` (one 256-byte pass in the presets).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct VectorOpCost {
     /// Start-up plus completion of one operation, in cycles.
@@ -240,7 +240,7 @@ fn one() -> u64 {
 }
 
 /// Vector lanes per dtype.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ElemsPerCycle {
     /// Cycles per element for f32.
@@ -258,14 +258,39 @@ pub struct ElemsPerCycle {
 }
 
 /// Every key a DMA curve takes, each optional; `curve` decides which must and may be there.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawDmaPath {
     curve: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     gbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     issue_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     peak_gbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     half_bytes: Option<f64>,
+}
+
+/// A curve written back in the keys it is read from (for printing a resolved config).
+impl From<DmaPathConfig> for RawDmaPath {
+    fn from(p: DmaPathConfig) -> RawDmaPath {
+        let raw = |curve: &str| RawDmaPath {
+            curve: curve.to_string(),
+            gbps: None,
+            issue_ns: None,
+            peak_gbps: None,
+            half_bytes: None,
+        };
+        match p {
+            DmaPathConfig::Flat { gbps, issue_ns } => {
+                RawDmaPath { gbps: Some(gbps), issue_ns: Some(issue_ns), ..raw("flat") }
+            }
+            DmaPathConfig::Hill { peak_gbps, half_bytes } => {
+                RawDmaPath { peak_gbps: Some(peak_gbps), half_bytes: Some(half_bytes), ..raw("hill") }
+            }
+        }
+    }
 }
 
 impl TryFrom<RawDmaPath> for DmaPathConfig {

@@ -50,7 +50,8 @@ enum Command {
     Bench(Box<BenchCli>),
     /// Print the machine a config describes: chips, cores, memory paths, its links by class
     /// (count, rates, latency; every link with --links), ports; with --route A B, the path
-    /// from rank A to rank B.
+    /// from rank A to rank B; with --resolved, the whole config after its bases, each value
+    /// with the file and line it comes from (or `default`).
     Topo {
         /// Machine config (TOML) or preset name (a2a3, a3-supernode, a5, cluster1024, ring8, torus4x4, two-node).
         #[arg(long)]
@@ -61,6 +62,10 @@ enum Command {
         /// List every link and port (a 4096-rank full mesh has 16.7 M links).
         #[arg(long)]
         links: bool,
+        /// Print the config resolved (its bases merged, defaults filled in) as TOML, each value
+        /// with its source: file and line, or `default`.
+        #[arg(long, conflicts_with_all = ["route", "links"])]
+        resolved: bool,
     },
     /// Fit one link class's latency and bandwidth to one or more measured tables at once (CSV:
     /// `size,time_us` or `size,busbw_gbps` rows) by least squares with the simulator in the
@@ -356,7 +361,8 @@ fn main() -> ExitCode {
         }
         Some(Command::Sweep(s)) => ranksim_cli::commands::sweep::sweep_args(SweepArgs::from(*s), place)
             .and_then(|a| commands::sweep::sweep(&mut *out, &a)),
-        Some(Command::Topo { config, route, links }) => {
+        Some(Command::Topo { config, resolved: true, .. }) => commands::topo::resolved(&mut *out, config.as_deref()),
+        Some(Command::Topo { config, route, links, .. }) => {
             let route = route.and_then(|r| Some((*r.first()?, *r.get(1)?)));
             commands::topo::topo(&mut *out, config.as_deref(), route, links)
         }

@@ -5,7 +5,7 @@
 //! unlimited. Latencies in ns, per resource (one link, one NIC). `efficiency` scales every link,
 //! NIC and port rate to the rate payload sustains. See the crate docs for an example per kind.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sim_core::{Bandwidth, SimDuration};
 use thiserror::Error;
 
@@ -13,7 +13,7 @@ use thiserror::Error;
 const MAX_LATENCY_NS: f64 = 1e9;
 
 /// The `[fabric]` table: packetisation, efficiency, ingress ports and the topology.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FabricConfig {
     /// Payload bytes per packet; transfers are split into packets of at most this size.
@@ -43,7 +43,7 @@ pub struct FabricConfig {
 }
 
 /// `[fabric] ordering`: whether a notify can overtake the writes its core issued before it.
-#[derive(Copy, Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum NotifyOrdering {
     /// A notify lands only after every earlier write of its core has landed, as the fences
@@ -57,8 +57,8 @@ pub enum NotifyOrdering {
 
 /// `[fabric.topology]`: `kind` selects the topology. Read through `RawTopology` (all keys
 /// optional) so that a value of the wrong type is reported at its own key, not at the table.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(try_from = "RawTopology")]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(try_from = "RawTopology", into = "RawTopology")]
 pub enum TopologyConfig {
     /// Every chip pair has its own full-duplex link.
     FullMesh(FullMeshConfig),
@@ -73,8 +73,8 @@ pub enum TopologyConfig {
 }
 
 /// `[fabric.topology.node]` of a hierarchical topology: one of the flat kinds.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(try_from = "RawTopology")]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(try_from = "RawTopology", into = "RawTopology")]
 pub enum NodeConfig {
     /// Every chip pair has its own link (`[fabric.topology]` of `kind = "full_mesh"`).
     FullMesh(FullMeshConfig),
@@ -87,7 +87,7 @@ pub enum NodeConfig {
 }
 
 /// `kind = "full_mesh"`: one full-duplex link per chip pair (two directed links).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FullMeshConfig {
     /// Chips joined: required in a hierarchical node; optional at the top, where it must equal
@@ -100,7 +100,7 @@ pub struct FullMeshConfig {
 }
 
 /// `kind = "ring"`: chip i links to i+1 (and to i-1 when bidirectional).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RingConfig {
     /// As [`FullMeshConfig::ranks`].
@@ -115,7 +115,7 @@ pub struct RingConfig {
 
 /// `kind = "torus2d"`: chip `c` sits at column `c % x`, row `c / x`, and links to its ±x and
 /// ±y neighbours with wraparound. Its size is `x * y`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TorusConfig {
     /// Columns.
@@ -130,7 +130,7 @@ pub struct TorusConfig {
 
 /// `kind = "switch"`: each chip has an uplink into and a downlink out of one non-blocking
 /// switch; a route is `[up src, down dst]`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
     /// As [`FullMeshConfig::ranks`].
@@ -143,7 +143,7 @@ pub struct SwitchConfig {
 
 /// `kind = "hierarchical"`: level 0 is `node`, a flat topology; each further level joins
 /// `groups` groups of the level below through per-chip NICs into non-blocking switches.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HierarchicalConfig {
     /// The topology inside one node (its `ranks` is required, except for a torus).
@@ -153,7 +153,7 @@ pub struct HierarchicalConfig {
 }
 
 /// One `[[fabric.topology.levels]]` entry.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LevelConfig {
     /// How many groups of the level below one group of this level joins.
@@ -207,18 +207,67 @@ impl LevelConfig {
 /// Every key any topology kind takes, each optional: serde reads each value at its own key
 /// (a type error names the line of the key), then `kind` decides which keys must and may be
 /// there.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTopology {
     kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     ranks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     bidirectional: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     x: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     y: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     link_gbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     link_latency_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     node: Option<Box<RawTopology>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     levels: Option<Vec<LevelConfig>>,
+}
+
+/// A topology written back in the keys it is read from (for printing a resolved config).
+impl From<NodeConfig> for RawTopology {
+    fn from(n: NodeConfig) -> RawTopology {
+        let link = |kind: &str, ranks, gbps, latency| RawTopology {
+            kind: kind.to_string(),
+            ranks,
+            link_gbps: Some(gbps),
+            link_latency_ns: Some(latency),
+            ..RawTopology::default()
+        };
+        match n {
+            NodeConfig::FullMesh(c) => link("full_mesh", c.ranks, c.link_gbps, c.link_latency_ns),
+            NodeConfig::Ring(c) => RawTopology {
+                bidirectional: Some(c.bidirectional),
+                ..link("ring", c.ranks, c.link_gbps, c.link_latency_ns)
+            },
+            NodeConfig::Torus2d(c) => {
+                RawTopology { x: Some(c.x), y: Some(c.y), ..link("torus2d", None, c.link_gbps, c.link_latency_ns) }
+            }
+            NodeConfig::Switch(c) => link("switch", c.ranks, c.link_gbps, c.link_latency_ns),
+        }
+    }
+}
+
+impl From<TopologyConfig> for RawTopology {
+    fn from(t: TopologyConfig) -> RawTopology {
+        match t {
+            TopologyConfig::FullMesh(c) => NodeConfig::FullMesh(c).into(),
+            TopologyConfig::Ring(c) => NodeConfig::Ring(c).into(),
+            TopologyConfig::Torus2d(c) => NodeConfig::Torus2d(c).into(),
+            TopologyConfig::Switch(c) => NodeConfig::Switch(c).into(),
+            TopologyConfig::Hierarchical(h) => RawTopology {
+                kind: "hierarchical".to_string(),
+                node: Some(Box::new(h.node.into())),
+                levels: Some(h.levels),
+                ..RawTopology::default()
+            },
+        }
+    }
 }
 
 /// The keys of `[fabric.topology]` other than `kind`, in declaration order.

@@ -95,6 +95,3 @@ pub use config::{
 pub use describe::{describe, describe_summary, route, route_line};
 pub use network::{ChipPaths, NetworkModel, build_network};
 pub use topology::{Link, LinkKind, Node, Topology};
-
-#[cfg(test)]
-mod presets;

@@ -1,6 +1,6 @@
 //! `ranksim topo`: the machine a config describes — chips, cores, memory paths, its links by
 //! class (each link with `--links`) with rates and latency, ports — and the route between two
-//! ranks.
+//! ranks; or the config itself, resolved, each value with its source (`--resolved`).
 
 use super::{CmdResult, Status};
 use chip_model::ChipModel;
@@ -51,5 +51,14 @@ pub fn topo(out: &mut dyn Write, config: Option<&Path>, route: Option<(usize, us
         let line = interconnect::route_line(&cfg.fabric, ranks, &paths, a, b).map_err(|e| e.to_string())?;
         writeln!(out, "route {a} -> {b}: {line}").map_err(io)?;
     }
+    Ok(Status::Ok)
+}
+
+/// Prints the config `config` names resolved (its bases merged, defaults filled in), as TOML
+/// with each value's source: `file:line`, or `default`.
+pub fn resolved(out: &mut dyn Write, config: Option<&Path>) -> CmdResult {
+    let layers = Config::layers(config).map_err(|e| e.to_string())?;
+    let cfg = Config::from_merged(&layers).map_err(|e| e.to_string())?;
+    write!(out, "{}", layers.listing(&cfg)?).map_err(|e| e.to_string())?;
     Ok(Status::Ok)
 }

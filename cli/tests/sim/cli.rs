@@ -63,6 +63,46 @@ fn topo_prints_every_preset_and_the_route_between_two_ranks() {
     assert!(out.contains("ranks must be in 0..=7"), "{out}");
 }
 
+/// `topo --resolved` prints the config after its bases, each value with its file and line (or
+/// `default`); a user's file naming a preset as base lists its own lines and the preset's.
+#[test]
+fn topo_resolved_prints_each_value_with_its_source() {
+    let d = std::env::temp_dir().join(format!("ranksim-cli-resolved-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let mine = d.join("mine.toml");
+    std::fs::write(&mine, "base = \"two-node\"\n\n[chip]\ndcci_ns = 40.0\n").unwrap();
+    let path = mine.display().to_string();
+    let (code, out) = ranksim(&["topo", "--config", &path, "--resolved"]);
+    assert_eq!(code, 0, "{out}");
+    let line = |key: &str| out.lines().find(|l| l.starts_with(key)).unwrap_or_default().to_string();
+    assert!(
+        out.starts_with(&format!(
+            "# two-node resolved from {path}, base configs/two-node.toml, base configs/a2a3.toml"
+        )),
+        "{out}"
+    );
+    assert!(line("dcci_ns = 40.0").ends_with(&format!("# {path}:4")), "{out}");
+    assert!(line("name = \"two-node\"").contains("# configs/two-node.toml:"), "{out}");
+    assert!(line("task_start_ns = 800.0").contains("# configs/a2a3.toml:"), "{out}");
+    assert!(line("port_latency_ns = 0.0").ends_with("# default"), "{out}");
+    assert!(out.contains("\n[[fabric.topology.levels]]\n"), "{out}");
+    assert!(line("groups = 2 ").contains("# configs/two-node.toml:"), "{out}");
+    // Without a config: the default preset, every stated value from its one file.
+    let (code, out) = ranksim(&["topo", "--resolved"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines()
+            .filter(|l| l.contains(" = "))
+            .all(|l| l.contains("# configs/a2a3.toml:") || l.ends_with("# default")),
+        "{out}"
+    );
+    std::fs::write(&mine, "base = \"nope\"\n").unwrap();
+    let (code, out) = ranksim(&["topo", "--config", &path, "--resolved"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("base = \"nope\" is neither a preset nor a file"), "{out}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
 #[test]
 fn calibrate_fits_a_measured_table_and_prints_the_snippet() {
     let table = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/tget_910b.csv");

@@ -1,10 +1,17 @@
 //! Machine configs: the TOML schema (`[machine]`, `[chip]`, `[fabric]`), the embedded presets,
-//! and the construction of a [`World`] from a config.
+//! bases (a config names one and states what differs, see [`Merged`]), and the construction of
+//! a [`World`] from a config.
+
+mod layers;
+mod listing;
+
+use layers::Origin;
+pub use layers::{Layer, Merged, Restated, Source};
 
 use chip_model::{ChipConfig, ChipModel};
 use interconnect::ChipPaths;
 use interconnect::FabricConfig;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sim_core::{World, model::Network};
 use std::path::Path;
 use std::sync::Arc;
@@ -12,15 +19,15 @@ use thiserror::Error;
 
 /// The presets compiled into the binary, by name.
 pub const PRESETS: &[(&str, &str)] = &[
-    ("a2a3", include_str!("../configs/a2a3.toml")),
-    ("a3-supernode", include_str!("../configs/a3-supernode.toml")),
-    ("a5", include_str!("../configs/a5.toml")),
-    ("atlas950-superpod", include_str!("../configs/atlas950-superpod.toml")),
-    ("cluster1024", include_str!("../configs/cluster1024.toml")),
-    ("cm384", include_str!("../configs/cm384.toml")),
-    ("ring8", include_str!("../configs/ring8.toml")),
-    ("torus4x4", include_str!("../configs/torus4x4.toml")),
-    ("two-node", include_str!("../configs/two-node.toml")),
+    ("a2a3", include_str!("../../configs/a2a3.toml")),
+    ("a3-supernode", include_str!("../../configs/a3-supernode.toml")),
+    ("a5", include_str!("../../configs/a5.toml")),
+    ("atlas950-superpod", include_str!("../../configs/atlas950-superpod.toml")),
+    ("cluster1024", include_str!("../../configs/cluster1024.toml")),
+    ("cm384", include_str!("../../configs/cm384.toml")),
+    ("ring8", include_str!("../../configs/ring8.toml")),
+    ("torus4x4", include_str!("../../configs/torus4x4.toml")),
+    ("two-node", include_str!("../../configs/two-node.toml")),
 ];
 
 /// The most ranks a machine may have: an Atlas 950 SuperPoD's 8192. The fabric bounds its links
@@ -36,7 +43,7 @@ pub const MAX_HOST_US: f64 = 1e6;
 pub const DEFAULT_PRESET: &str = "a2a3";
 
 /// A whole machine as written in a config file.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// `[machine]`: name and rank count.
@@ -51,7 +58,7 @@ pub struct Config {
 
 /// The `[host]` table: host-side costs of a dispatch, which widen its `chip.run` host span
 /// around the device wall (device timing is unaffected).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HostConfig {
     /// Host time before the device starts (argument staging, enqueue), in us.
@@ -78,7 +85,7 @@ pub struct HostConfig {
 }
 
 /// The `[machine]` table.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MachineConfig {
     /// Name shown in outputs.
@@ -121,6 +128,14 @@ pub enum ConfigError {
         /// What is wrong and what to change.
         message: String,
     },
+    /// A `base` that names nothing, is not a string, or closes a cycle of bases.
+    #[error("config {origin}: {message}")]
+    Base {
+        /// The file or preset that names the base.
+        origin: String,
+        /// What is wrong and what to change.
+        message: String,
+    },
     #[error("unknown preset `{0}`; {hint}available presets: {1}", hint = did_you_mean_hint(.0, "`"))]
     /// A name that is neither a file nor a preset: the name and the message (with suggestions).
     UnknownPreset(String, String),
@@ -150,27 +165,20 @@ fn preset_names() -> String {
 }
 
 impl Config {
-    /// Parses TOML text; `origin` names it in errors (a path or `preset a2a3`).
+    /// Parses TOML text; `origin` names it in errors (a path or `preset a2a3`). A `base` it
+    /// names is a preset or a file relative to the working folder.
     pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        let cfg: Config = toml::from_str(text)
-            .map_err(|e| ConfigError::Parse { origin: origin.to_string(), message: e.to_string() })?;
-        cfg.validate(origin)?;
-        Ok(cfg)
+        Config::from_merged(&Merged::read(Origin::Text { text, name: origin })?)
     }
 
-    /// Reads and parses a config file.
+    /// Reads and parses a config file (and the bases it names).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
-        Config::from_toml(&text, &path.display().to_string())
+        Config::from_merged(&Merged::read(Origin::File(path))?)
     }
 
     /// One of the embedded presets.
     pub fn preset(name: &str) -> Result<Config, ConfigError> {
-        let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
-            return Err(ConfigError::UnknownPreset(name.to_string(), preset_names()));
-        };
-        Config::from_toml(text, &format!("preset {name}"))
+        Config::from_merged(&Merged::read(Origin::Preset(name))?)
     }
 
     /// The default preset (`a2a3`).
@@ -185,16 +193,29 @@ impl Config {
     /// preset. A bare name that is neither (no directory, no extension) is an unknown config,
     /// with the nearest preset as a suggestion.
     pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
-        match path {
+        Config::from_merged(&Config::layers(path)?)
+    }
+
+    /// The layers [`Config::load_or_default`] reads for `path`, merged, with where each value
+    /// was written (see [`Merged`]).
+    pub fn layers(path: Option<&Path>) -> Result<Merged, ConfigError> {
+        Merged::read(match path {
             Some(p) if !p.exists() && PRESETS.iter().any(|(n, _)| p.as_os_str() == *n) => {
-                Config::preset(&p.to_string_lossy())
+                Origin::Preset(p.to_str().unwrap_or(DEFAULT_PRESET))
             }
             Some(p) if !p.exists() && p.extension().is_none() && p.components().count() == 1 => {
-                Err(ConfigError::UnknownConfig(p.display().to_string(), preset_names()))
+                return Err(ConfigError::UnknownConfig(p.display().to_string(), preset_names()));
             }
-            Some(p) => Config::load(p),
-            None => Ok(Config::default_preset()),
-        }
+            Some(p) => Origin::File(p),
+            None => Origin::Preset(DEFAULT_PRESET),
+        })
+    }
+
+    /// The config merged layers describe, checked.
+    pub fn from_merged(m: &Merged) -> Result<Config, ConfigError> {
+        let cfg = Config::deserialize(toml::de::Deserializer::from(m.table()?)).map_err(|e| m.error(e))?;
+        cfg.validate(&m.layers[0].origin)?;
+        Ok(cfg)
     }
 
     fn validate(&self, origin: &str) -> Result<(), ConfigError> {
