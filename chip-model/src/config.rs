@@ -3,67 +3,84 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One chip's parameters as written in a config.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ChipConfig {
-    /// Chip name (`Ascend910B`, ...), for output only.
-    pub name: String,
-    /// AIV (vector) cores that kernel blocks are placed on.
-    pub aiv_cores: usize,
-    /// AIC (cube) cores that cube tasks' blocks are placed on (only with `[chip.cube]`).
-    pub aic_cores: usize,
-    /// AI-core clock in GHz.
-    pub clock_ghz: f64,
-    /// Usable unified-buffer bytes per AIV core.
-    pub ub_bytes: usize,
-    /// L1 bytes per AIC core (checked by `load_l1` when the chip has `[chip.cube]`).
-    pub l1_bytes: usize,
-    /// HBM bandwidth of the chip in GB/s, shared by all its cores (`inf`: unlimited).
-    pub hbm_gbps: f64,
-    /// Fraction of the HBM rate sustained, (0, 1].
-    pub hbm_efficiency: f64,
-    /// Whether remote atomic Add supports bf16 destinations.
-    pub bf16_atomic_add: bool,
-    /// Cost of one notify on the issuing core, in ns.
-    pub notify_issue_ns: f64,
-    /// Delay from a satisfying signal write to the waiting core resuming, in ns; also the
-    /// cost of one signal test (TTEST).
-    pub wait_poll_ns: f64,
-    /// Cost of one scalar read or write of a GM element (`pl.read` / `pl.write`), in ns.
-    /// Absent: the same as `wait_poll_ns`, which is one scalar GM load too.
-    #[serde(default)]
-    pub scalar_gm_ns: Option<f64>,
-    /// Cost of one cache clean-and-invalidate of a GM line by the scalar unit (pto-isa's
-    /// `dcci`, which a ready-queue producer runs after writing a slot), in ns. Absent: 0.
-    #[serde(default)]
-    pub dcci_ns: f64,
-    /// Fixed cost an HCCL-class AIV collective kernel pays on each block before its first
-    /// transfer (kernel launch, argument and flag-area setup, the cache maintenance of its
-    /// flags beyond `dcci_ns`), in ns. Absent: 0.
-    #[serde(default)]
-    pub hccl_aiv_launch_ns: f64,
-    /// HCCL's communication buffer (`HCCL_BUFFSIZE`), in MiB: the copy-engine collectives
-    /// stage user data through it in chunks of at most this size. Absent: 200, HCCL's default.
-    #[serde(default = "default_hccl_buffsize_mb")]
-    pub hccl_buffsize_mb: u64,
-    /// Device-side gap between consecutive dispatches on one chip, in ns.
-    pub dispatch_launch_ns: f64,
-    /// Time from placing a task on a core to its kernel starting, in ns.
-    pub task_start_ns: f64,
-    /// Per-core DMA engines.
-    pub dma: DmaConfig,
-    /// The vector unit.
-    pub vector: VectorConfig,
-    /// SDMA copy engines (`[chip.sdma]`); absent: the chip has none and `put_async` /
-    /// `get_async` are errors.
-    #[serde(default)]
-    pub sdma: Option<SdmaConfig>,
-    /// The AIC (cube) cores' buffers and matrix unit (`[chip.cube]`); absent: the chip has no
-    /// cube cores and a cube task is an error at dispatch.
-    #[serde(default)]
-    pub cube: Option<CubeConfig>,
+/// Builds [`ChipConfig`] with a field per fixed cost of [`sim_core::for_each_chip_cost`].
+macro_rules! chip_config {
+    (
+        required { $( $(#[doc = $rdoc:literal])* $rname:ident : $rkey:ident, )* }
+        optional { $( $(#[doc = $odoc:literal])* $oname:ident : $okey:ident, )* }
+    ) => {
+        /// One chip's parameters as written in a config. The fixed costs in ns (`notify_issue_ns`,
+        /// `dcci_ns`, ...) are declared once, in `sim_core::model::ChipCosts`.
+        #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct ChipConfig {
+            /// Chip name (`Ascend910B`, ...), for output only.
+            pub name: String,
+            /// AIV (vector) cores that kernel blocks are placed on.
+            pub aiv_cores: usize,
+            /// AIC (cube) cores that cube tasks' blocks are placed on (only with `[chip.cube]`).
+            pub aic_cores: usize,
+            /// AI-core clock in GHz.
+            pub clock_ghz: f64,
+            /// Usable unified-buffer bytes per AIV core.
+            pub ub_bytes: usize,
+            /// L1 bytes per AIC core (checked by `load_l1` when the chip has `[chip.cube]`).
+            pub l1_bytes: usize,
+            /// HBM bandwidth of the chip in GB/s, shared by all its cores (`inf`: unlimited).
+            pub hbm_gbps: f64,
+            /// Fraction of the HBM rate sustained, (0, 1].
+            pub hbm_efficiency: f64,
+            /// Whether remote atomic Add supports bf16 destinations.
+            pub bf16_atomic_add: bool,
+            $(
+                $(#[doc = $rdoc])*
+                #[doc = ""]
+                #[doc = "In ns."]
+                pub $rkey: f64,
+            )*
+            /// Cost of one scalar read or write of a GM element (`pl.read` / `pl.write`), in ns.
+            /// Absent: the same as `wait_poll_ns`, which is one scalar GM load too.
+            #[serde(default)]
+            pub scalar_gm_ns: Option<f64>,
+            $(
+                $(#[doc = $odoc])*
+                #[doc = ""]
+                #[doc = "In ns; absent: 0."]
+                #[serde(default)]
+                pub $okey: f64,
+            )*
+            /// HCCL's communication buffer (`HCCL_BUFFSIZE`), in MiB: the copy-engine collectives
+            /// stage user data through it in chunks of at most this size. Absent: 200, HCCL's default.
+            #[serde(default = "default_hccl_buffsize_mb")]
+            pub hccl_buffsize_mb: u64,
+            /// Per-core DMA engines.
+            pub dma: DmaConfig,
+            /// The vector unit.
+            pub vector: VectorConfig,
+            /// SDMA copy engines (`[chip.sdma]`); absent: the chip has none and `put_async` /
+            /// `get_async` are errors.
+            #[serde(default)]
+            pub sdma: Option<SdmaConfig>,
+            /// The AIC (cube) cores' buffers and matrix unit (`[chip.cube]`); absent: the chip has no
+            /// cube cores and a cube task is an error at dispatch.
+            #[serde(default)]
+            pub cube: Option<CubeConfig>,
+        }
+
+        impl ChipConfig {
+            /// The value in ns of the fixed cost whose `[chip]` key is `key`.
+            pub fn cost_ns(&self, key: &str) -> Option<f64> {
+                match key {
+                    $( stringify!($rkey) => Some(self.$rkey), )*
+                    $( stringify!($okey) => Some(self.$okey), )*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
+
+sim_core::for_each_chip_cost!(chip_config);
 
 /// The AIC cores' L0 buffers, matrix unit and data paths. Matmul time is
 /// `fixed_cycles + ceil(M/m0) * ceil(K/k0) * ceil(N/n0)` cycles with `[m0, k0, n0]` the

@@ -5,7 +5,7 @@ use crate::config::{ChipConfig, CubeConfig, DmaPathConfig, ElemsPerCycle, SdmaCo
 use crate::limits::{CLOCK_GHZ, MAX_BUFFER_BYTES, MAX_CORES, MAX_COST_NS, MAX_QUEUE_DEPTH};
 use sim_core::{
     Bandwidth, DType, Frequency, SimDuration,
-    model::{ChipTiming, CubeParams, DmaCost, DmaDir, SdmaParams, VecOp},
+    model::{ChipCosts, ChipTiming, CubeParams, DmaCost, DmaDir, SdmaParams, VecOp},
 };
 use thiserror::Error;
 
@@ -54,14 +54,9 @@ pub struct ChipModel {
     lanes: ElemsPerCycle,
     /// The configured cost of each operation of `[chip.vector.ops]` given there.
     op_costs: Vec<(VecOp, OpCost)>,
-    notify_issue: SimDuration,
-    wait_poll: SimDuration,
+    costs: ChipCosts,
     scalar_gm: SimDuration,
-    dcci: SimDuration,
-    hccl_aiv_launch: SimDuration,
     hccl_buffer_bytes: u64,
-    dispatch_launch: SimDuration,
-    task_start: SimDuration,
     bf16_atomic_add: bool,
     sdma: Option<SdmaParams>,
     cube: Option<CubeParams>,
@@ -124,14 +119,9 @@ impl ChipModel {
             vector_fixed: c.vector.fixed_cycles,
             lanes: c.vector.elems_per_cycle.clone(),
             op_costs,
-            notify_issue: ns("notify_issue_ns", c.notify_issue_ns)?,
-            wait_poll: ns("wait_poll_ns", c.wait_poll_ns)?,
+            costs: ChipCosts::from_keys(|key| ns(key, c.cost_ns(key).unwrap_or_default()))?,
             scalar_gm: ns("scalar_gm_ns", c.scalar_gm_ns.unwrap_or(c.wait_poll_ns))?,
-            dcci: ns("dcci_ns", c.dcci_ns)?,
-            hccl_aiv_launch: ns("hccl_aiv_launch_ns", c.hccl_aiv_launch_ns)?,
             hccl_buffer_bytes: buffer_bytes(c.hccl_buffsize_mb)?,
-            dispatch_launch: ns("dispatch_launch_ns", c.dispatch_launch_ns)?,
-            task_start: ns("task_start_ns", c.task_start_ns)?,
             bf16_atomic_add: c.bf16_atomic_add,
             sdma: c.sdma.as_ref().map(sdma).transpose()?,
             cube: c.cube.as_ref().map(|cube_cfg| cube(c, cube_cfg)).transpose()?,
@@ -395,36 +385,16 @@ impl ChipTiming for ChipModel {
         self.clock.cycles(cycles)
     }
 
-    fn notify_issue(&self) -> SimDuration {
-        self.notify_issue
-    }
-
-    fn wait_poll(&self) -> SimDuration {
-        self.wait_poll
+    fn costs(&self) -> &ChipCosts {
+        &self.costs
     }
 
     fn scalar_gm_access(&self) -> SimDuration {
         self.scalar_gm
     }
 
-    fn dcci(&self) -> SimDuration {
-        self.dcci
-    }
-
-    fn hccl_aiv_launch(&self) -> SimDuration {
-        self.hccl_aiv_launch
-    }
-
     fn hccl_buffer_bytes(&self) -> u64 {
         self.hccl_buffer_bytes
-    }
-
-    fn dispatch_launch(&self) -> SimDuration {
-        self.dispatch_launch
-    }
-
-    fn task_start(&self) -> SimDuration {
-        self.task_start
     }
 
     fn sdma(&self) -> Option<&SdmaParams> {

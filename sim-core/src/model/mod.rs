@@ -5,7 +5,10 @@ use crate::base::dtype::DType;
 use crate::base::time::{Bandwidth, Frequency, SimDuration, SimTime};
 use std::fmt::Debug;
 
+mod costs;
 pub mod simple;
+
+pub use costs::{ChipCosts, CostKey};
 
 /// Direction of a core's DMA (MTE) transfer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -48,21 +51,28 @@ pub trait ChipTiming: Send + Sync + Debug {
         let _ = (op, rows);
         self.vector_op(dtype, elems)
     }
-    /// Time a core spends issuing one notify (atomic or plain 32-bit store plus fences).
-    fn notify_issue(&self) -> SimDuration;
+    /// The chip's fixed costs: notify, poll, launches, `dcci`, ... (each declared once, in
+    /// [`ChipCosts`]; a new one is charged as `chip.costs().name`).
+    fn costs(&self) -> &ChipCosts;
+    /// Time a core spends issuing one notify ([`ChipCosts::notify_issue`]).
+    fn notify_issue(&self) -> SimDuration {
+        self.costs().notify_issue
+    }
     /// Time between a satisfying signal write landing and the waiting core resuming; also
-    /// the time of one signal test.
-    fn wait_poll(&self) -> SimDuration;
+    /// the time of one signal test ([`ChipCosts::wait_poll`]).
+    fn wait_poll(&self) -> SimDuration {
+        self.costs().wait_poll
+    }
     /// Time of one scalar read or write of a GM element by the scalar unit.
     fn scalar_gm_access(&self) -> SimDuration;
-    /// Time of one cache clean-and-invalidate (`dcci`) by the scalar unit (none by default).
+    /// Time of one cache clean-and-invalidate (`dcci`) by the scalar unit ([`ChipCosts::dcci`]).
     fn dcci(&self) -> SimDuration {
-        SimDuration::ZERO
+        self.costs().dcci
     }
     /// Fixed cost an HCCL-class AIV collective kernel pays on each block before its first
-    /// transfer (none by default).
+    /// transfer ([`ChipCosts::hccl_aiv_launch`]).
     fn hccl_aiv_launch(&self) -> SimDuration {
-        SimDuration::ZERO
+        self.costs().hccl_aiv_launch
     }
     /// Bytes of HCCL's communication buffer (`HCCL_BUFFSIZE`), through which the HCCL-class
     /// copy-engine collectives stage user data chunk by chunk (HCCL's default, 200 MiB, by
@@ -70,10 +80,14 @@ pub trait ChipTiming: Send + Sync + Debug {
     fn hccl_buffer_bytes(&self) -> u64 {
         200 << 20
     }
-    /// Device-side gap between two dispatches on one chip (launch of the next kernel).
-    fn dispatch_launch(&self) -> SimDuration;
-    /// Time from a task being placed on a core to its kernel starting (task pickup).
-    fn task_start(&self) -> SimDuration;
+    /// Device-side gap between two dispatches on one chip ([`ChipCosts::dispatch_launch`]).
+    fn dispatch_launch(&self) -> SimDuration {
+        self.costs().dispatch_launch
+    }
+    /// Time from a task being placed on a core to its kernel starting ([`ChipCosts::task_start`]).
+    fn task_start(&self) -> SimDuration {
+        self.costs().task_start
+    }
     /// The chip's SDMA copy engines, if it has any configured (`[chip.sdma]`).
     fn sdma(&self) -> Option<&SdmaParams> {
         None

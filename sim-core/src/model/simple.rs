@@ -9,7 +9,7 @@
 
 use crate::base::dtype::DType;
 use crate::base::time::{Bandwidth, Frequency, SimDuration, SimTime};
-use crate::model::{Busy, ChipTiming, DmaDir, Network, PacketTiming, PathId, Route};
+use crate::model::{Busy, ChipCosts, ChipTiming, DmaDir, Network, PacketTiming, PathId, Route};
 
 /// A chip with one AIV core and fixed small costs (see the module docs).
 #[derive(Debug, Default, Clone, Copy)]
@@ -40,19 +40,18 @@ impl ChipTiming for SimpleChip {
     fn vector_op(&self, _: DType, _: u64) -> SimDuration {
         SimDuration::from_ns(1)
     }
-    fn notify_issue(&self) -> SimDuration {
-        SimDuration::from_ns(1)
-    }
-    fn wait_poll(&self) -> SimDuration {
-        SimDuration::from_ns(2)
+    fn costs(&self) -> &ChipCosts {
+        const COSTS: ChipCosts = ChipCosts {
+            notify_issue: SimDuration::from_ns(1),
+            wait_poll: SimDuration::from_ns(2),
+            dispatch_launch: SimDuration::from_ns(10),
+            task_start: SimDuration::from_ns(1),
+            dcci: SimDuration::ZERO,
+            hccl_aiv_launch: SimDuration::ZERO,
+        };
+        &COSTS
     }
     fn scalar_gm_access(&self) -> SimDuration {
-        SimDuration::from_ns(1)
-    }
-    fn dispatch_launch(&self) -> SimDuration {
-        SimDuration::from_ns(10)
-    }
-    fn task_start(&self) -> SimDuration {
         SimDuration::from_ns(1)
     }
 }
