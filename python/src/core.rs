@@ -1,5 +1,5 @@
-//! Python kernels: the `Core` handle a kernel function gets, its tiles, and the binding of a
-//! Python function to a sim-core `Task`.
+//! Python kernels: the `Core` handle a kernel function gets and its tiles (`kernel_task.rs`
+//! binds a Python function to a sim-core `Task`).
 //!
 //! A kernel runs on its core's OS thread. It holds the GIL while Python runs and releases it
 //! around every operation that talks to the scheduler, so other kernels and the engine go on.
@@ -8,13 +8,12 @@
 
 use crate::enums::{AtomicArg, CmpArg, NotifyArg, WaitArg};
 use crate::errors::{self, KERNEL_OP, bad};
-use crate::program::{PyTensor, TaskSpec, dtype, lock, round_mode};
-use crate::tile_ops::PyCoreOps;
+use crate::program::{PyTensor, dtype, lock, round_mode};
 use pyo3::prelude::*;
 use sim_core::check::FindingSite;
 use sim_core::{
-    AtomicType, CmpOp, CopyOpts, Core, CubeTile, DeferCond, NotifyOp, SdmaHandle, SdmaOpts, SimError, SimResult, Site,
-    Task, TaskId, Tile, WaitCmp,
+    AtomicType, CmpOp, CopyOpts, Core, CubeTile, DeferCond, NotifyOp, SdmaHandle, SdmaOpts, SimError, SimResult, Tile,
+    WaitCmp,
 };
 use std::collections::BTreeMap;
 use std::ptr::null_mut;
@@ -72,7 +71,7 @@ impl Shared {
     }
 
     /// The run a block starting at `now_ps` is in.
-    fn generation(&self, key: &BlockKey, now_ps: u64) -> u64 {
+    pub(crate) fn generation(&self, key: &BlockKey, now_ps: u64) -> u64 {
         let mut g = lock(&self.generations);
         let e = g.entry(key.clone()).or_insert((0, 0));
         if now_ps < e.1 {
@@ -82,7 +81,7 @@ impl Shared {
     }
 
     /// Notes where a block's kernel ended.
-    fn ended(&self, key: &BlockKey, now_ps: u64) {
+    pub(crate) fn ended(&self, key: &BlockKey, now_ps: u64) {
         if let Some(e) = lock(&self.generations).get_mut(key) {
             e.1 = e.1.max(now_ps);
         }
@@ -164,6 +163,28 @@ pub(crate) struct PyCore {
     /// The first Rust error an operation raised, returned as the kernel's error if the
     /// kernel lets the exception escape.
     last_err: Mutex<Option<SimError>>,
+}
+
+impl PyCore {
+    /// The handle of `core` for one call of the kernel of block `key` (its `generation`-th
+    /// run); valid until [`PyCore::detach`].
+    pub(crate) fn attach(core: &mut Core, key: BlockKey, shared: Arc<Shared>, generation: u64) -> PyCore {
+        PyCore {
+            ptr: AtomicPtr::new(core as *mut Core),
+            owner: std::thread::current().id(),
+            key,
+            shared,
+            generation,
+            last_err: Mutex::new(None),
+        }
+    }
+
+    /// Ends the handle's use of its core (every later operation raises) and returns the first
+    /// Rust error an operation raised, if any.
+    pub(crate) fn detach(&self) -> Option<SimError> {
+        self.ptr.store(null_mut(), Ordering::Release);
+        lock(&self.last_err).take()
+    }
 }
 
 /// A tile in a core's unified buffer (opaque: pass it to operations; `numpy()` copies it out).
@@ -836,71 +857,4 @@ fn sdma_opts(
         o = o.channel(ch);
     }
     Ok(o)
-}
-
-/// `spec` as a sim-core task whose blocks call the Python kernel.
-pub(crate) fn bind(py: Python<'_>, spec: &TaskSpec, shared: &Arc<Shared>) -> Task {
-    let kernel = spec.kernel.clone_ref(py);
-    let name: Arc<str> = spec.name.as_str().into();
-    let shared = shared.clone();
-    let mut t = Task::new(&spec.name, spec.blocks, move |core| run_kernel(&kernel, &name, &shared, core));
-    for (dir, tensor) in &spec.args {
-        t = t.arg(*dir, tensor);
-    }
-    let after: Vec<TaskId> = spec.after.iter().map(|&i| TaskId(i)).collect();
-    let t = t.after(&after).lanes(spec.lanes);
-    if spec.cube { t.on_cube() } else { t }
-}
-
-/// One block: calls `kernel(core)` with the GIL held. A kernel that raises ends the run with
-/// the Rust error behind the exception (an operation's), or else a `KernelError` naming the
-/// task, rank, block, the exception and its line.
-fn run_kernel(kernel: &Py<PyAny>, task: &Arc<str>, shared: &Arc<Shared>, core: &mut Core) -> SimResult<()> {
-    let site = Site { chip: core.world_rank(), block: core.block_idx(), task: task.to_string() };
-    let key: BlockKey = (site.chip, site.block, core.sub_block_idx(), task.to_string());
-    let generation = shared.generation(&key, core.now().as_ps());
-    let result = Python::attach(|py| {
-        let handle = PyCore {
-            ptr: AtomicPtr::new(core as *mut Core),
-            owner: std::thread::current().id(),
-            key: key.clone(),
-            shared: shared.clone(),
-            generation,
-            last_err: Mutex::new(None),
-        };
-        let init = PyClassInitializer::from(handle).add_subclass(PyCoreOps);
-        let obj = Py::new(py, init).map_err(|e| SimError::BadOp {
-            site: site.clone(),
-            op: KERNEL_OP,
-            msg: format!("cannot make the core object: {e}"),
-        })?;
-        let res = kernel.call1(py, (obj.clone_ref(py),));
-        let pc = obj.bind(py).as_super().get();
-        pc.ptr.store(null_mut(), Ordering::Release);
-        let last = lock(&pc.last_err).take();
-        match res {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                if let Some(le) = last
-                    && errors::is_sim_error(py, &e)
-                {
-                    return Err(le);
-                }
-                let msg = describe(py, &e);
-                lock(&shared.raised).entry(key.clone()).or_insert_with(|| e.value(py).clone().into_any().unbind());
-                Err(SimError::BadOp { site, op: KERNEL_OP, msg })
-            }
-        }
-    });
-    shared.ended(&key, core.now().as_ps());
-    result
-}
-
-/// `raised ValueError: msg (at file.py:12 in kernel)`: the exception and its innermost line.
-fn describe(py: Python<'_>, e: &PyErr) -> String {
-    let value = e.value(py);
-    let ty = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
-    let text = value.str().map(|s| s.to_string()).unwrap_or_default();
-    let at = crate::frames::traceback_line(py, e);
-    format!("raised {ty}: {text}{at}")
 }

@@ -9,6 +9,7 @@ mod errors;
 mod fibers;
 mod frames;
 mod interrupt;
+mod kernel_task;
 mod program;
 mod pypto;
 mod report;

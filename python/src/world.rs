@@ -408,7 +408,7 @@ impl PyWorld {
     fn bind(&self, py: Python<'_>, d: &PyDispatch) -> Dispatch {
         let mut out = Dispatch::new(&d.name);
         for spec in d.specs(py) {
-            out.add(pycore::bind(py, &spec, &self.shared));
+            out.add(crate::kernel_task::bind(py, &spec, &self.shared));
         }
         out
     }

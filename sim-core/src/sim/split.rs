@@ -16,9 +16,9 @@
 use crate::base::error::SimError;
 use crate::base::time::{SimDuration, SimTime};
 use crate::model::Network;
+pub(crate) use crate::sim::engine::own_chips;
 use crate::sim::engine::{Crossing, Engine};
 use parking_lot::{Condvar, Mutex};
-use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -64,18 +64,6 @@ pub(crate) fn plan(net: &dyn Network, chips: usize, parts: usize) -> Result<Plan
         }
     };
     Ok(Plan { owner, parts, lookahead })
-}
-
-/// The chips of partition `id` as one range, from its first (in `owner`, the partition of
-/// each chip) to its last, the ones between included (all its own when partitions are
-/// consecutive islands of consecutive chips); empty when it owns no chip. What a partition's
-/// engine and network model hold.
-pub(crate) fn own_chips(owner: &[u32], id: usize) -> Range<usize> {
-    let own = |&(_, &o): &(usize, &u32)| o as usize == id;
-    match (owner.iter().enumerate().find(own), owner.iter().enumerate().rev().find(own)) {
-        (Some((first, _)), Some((last, _))) => first..last + 1,
-        _ => 0..0,
-    }
 }
 
 /// What one partition tells the others at a window's end.

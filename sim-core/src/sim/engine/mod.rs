@@ -32,7 +32,7 @@ pub(crate) mod wake;
 mod wire;
 
 pub(crate) use observe::{Observers, Recording, UserObserver};
-pub(crate) use state::part::Crossing;
+pub(crate) use state::part::{Crossing, own_chips};
 pub(crate) use state::per_actor::PerActor;
 
 use crate::api::program::Dispatch;
@@ -187,7 +187,7 @@ impl Engine {
         let aiv = chip.aiv_cores();
         let cores = aiv + chip.cube().map_or(0, |c| c.cores);
         let world = queues.len();
-        let own_chips = part.as_ref().map_or(0..world, |(id, owner)| crate::sim::split::own_chips(owner, *id));
+        let own_chips = part.as_ref().map_or(0..world, |(id, owner)| own_chips(owner, *id));
         let span = own_chips.start * cores..own_chips.end * cores;
         net.reset_for(own_chips.clone());
         let idle = Actor {

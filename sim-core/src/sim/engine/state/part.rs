@@ -3,6 +3,7 @@
 
 use super::super::event::{Event, Key};
 use crate::model::Route;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// What an engine that runs one partition knows of the split.
@@ -45,5 +46,17 @@ impl Crossing {
     /// The event's key, for a deterministic order of arrival.
     pub(crate) fn order(&self) -> (u128, u64) {
         self.key.stamp()
+    }
+}
+
+/// The chips of partition `id` as one range, from its first (in `owner`, the partition of
+/// each chip) to its last, the ones between included (all its own when partitions are
+/// consecutive islands of consecutive chips); empty when it owns no chip. What a partition's
+/// engine and network model hold.
+pub(crate) fn own_chips(owner: &[u32], id: usize) -> Range<usize> {
+    let own = |&(_, &o): &(usize, &u32)| o as usize == id;
+    match (owner.iter().enumerate().find(own), owner.iter().enumerate().rev().find(own)) {
+        (Some((first, _)), Some((last, _))) => first..last + 1,
+        _ => 0..0,
     }
 }
