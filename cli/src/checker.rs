@@ -7,7 +7,7 @@ use crate::sweep::{SweepSpec, queue_calls};
 use collectives::{Call, Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::measure::{self, Measure};
-use ranksim::programs::{self, broken, broken_polls};
+use ranksim::programs::{self, broken};
 use sim_core::{
     RunReport, SimResult, World,
     check::{CheckOptions, CheckReport},
@@ -68,7 +68,7 @@ fn collective_spec(kind: Kind, mode: Mode, path: Path, ranks: usize) -> SweepSpe
 /// Every checkable program: tutorials, collectives, then the broken zoo.
 pub fn catalogue() -> Vec<Checkable> {
     let mut out = Vec::new();
-    for p in programs::PROGRAMS.iter().filter(|p| broken::find(&format!("broken-{}", p.name)).is_none()) {
+    for p in programs::PROGRAMS.iter().filter(|p| programs::find_broken(&format!("broken-{}", p.name)).is_none()) {
         let what = What::Tutorial(p);
         out.push(Checkable {
             name: p.name.into(),
@@ -91,7 +91,7 @@ pub fn catalogue() -> Vec<Checkable> {
             }
         }
     }
-    for b in broken::BROKEN.iter().chain(broken_polls::BROKEN_POLLS) {
+    for b in programs::broken_zoo() {
         let what = What::Broken(b);
         out.push(Checkable {
             name: b.name.into(),

@@ -94,11 +94,6 @@ pub const BROKEN: &[Broken] = &[
     },
 ];
 
-/// The entry called `name`.
-pub fn find(name: &str) -> Option<&'static Broken> {
-    BROKEN.iter().chain(super::broken_polls::BROKEN_POLLS).find(|b| b.name == name)
-}
-
 /// A `[1, N]` f32 window and an `[ranks, 1]` signal on the first `ranks` chips.
 pub(super) fn setup(w: &mut World, ranks: usize) -> SimResult<(sim_core::Domain, Tensor, Tensor)> {
     let dom = domain(w, ranks)?;

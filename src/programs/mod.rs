@@ -17,6 +17,16 @@ mod window_round_trip;
 pub use common::Outcome;
 use sim_core::{SimResult, World};
 
+/// Every entry of the broken zoo: the protocol bugs, then the polls that never end.
+pub fn broken_zoo() -> impl Iterator<Item = &'static broken::Broken> {
+    broken::BROKEN.iter().chain(broken_polls::BROKEN_POLLS)
+}
+
+/// The broken-zoo entry called `name`.
+pub fn find_broken(name: &str) -> Option<&'static broken::Broken> {
+    broken_zoo().find(|b| b.name == name)
+}
+
 /// A named program that can run on any world with at least `min_ranks` ranks.
 pub struct Program {
     /// Name used by the CLI and the cargo examples.
