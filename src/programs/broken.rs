@@ -94,6 +94,11 @@ pub const BROKEN: &[Broken] = &[
     },
 ];
 
+// The zoo's lookup (`programs::find_broken`) and its whole list (`programs::broken_zoo`) live
+// in programs/mod.rs, above this file and broken_polls.rs (which builds on this one). The
+// programs below keep their lines: the checker's goldens record their findings' locations
+// as `src/programs/broken.rs:LINE`.
+
 /// A `[1, N]` f32 window and an `[ranks, 1]` signal on the first `ranks` chips.
 pub(super) fn setup(w: &mut World, ranks: usize) -> SimResult<(sim_core::Domain, Tensor, Tensor)> {
     let dom = domain(w, ranks)?;
