@@ -105,6 +105,10 @@ CHILD = textwrap.dedent(
     """
     import faulthandler, signal, sys, time
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # Python leaves SIGINT ignored when it starts with it ignored (a command started in the
+    # background by a shell without job control, as `cmd &` in a script): Ctrl-C's handler
+    # is what this tests, so install it whatever the parent did.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {tests!r})
     import ranksim
     from test_livelock import spinning_world, spin_and_write
