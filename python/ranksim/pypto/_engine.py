@@ -101,14 +101,25 @@ class Tensor:
     def __setitem__(self, idx, value):
         """``out[a:b, c:d] = src``: PyPTO's slice-assign (``tensor.assemble``): the region gets
         `src`'s values (a tile, or a tensor's, loaded whole)."""
-        from ._ops import assemble
-
         offs, shape, _ = _index(self.shape, idx, repr(self))
-        assemble(self, value, offs)
+        _slice_assign(self, value, offs)
 
     @classmethod
     def _wrap(cls, like, t):
         return Tensor(t, like.dtype)
+
+
+def _slice_assign(target, source, offsets):
+    raise NotImplementedError("slice-assign needs ranksim.pypto's operations: import ranksim.pypto")
+
+
+def writes_slices(assemble):
+    """Names `assemble(target, source, offsets)` as what ``t[a:b] = src`` runs (PyPTO's
+    ``tensor.assemble``): the operations module, which builds on this one, names it when it
+    loads (``ranksim.pypto`` always loads it), so this module never imports it."""
+    global _slice_assign
+    _slice_assign = assemble
+    return assemble
 
 
 class DistributedTensor(Tensor):

@@ -99,6 +99,7 @@ def store(tile, offsets, output_tensor, **kwargs):
     return output_tensor
 
 
+@E.writes_slices
 def assemble(target, source, offsets):
     """Writes `source` (a tile, or a tensor's values) into `target` at `offsets`; returns
     `target` (PyPTO's ``pl.assemble``)."""

@@ -121,6 +121,32 @@ class Program:
         called = {n for f in self.functions.values() for n in _called_names(f)}
         return [f for f in orch if f.__name__ not in called] or orch[:1]
 
+    def _compiled_for(self, config, output_dir):
+        """The program bound to `config` (a RunConfig), as ``ir.compile`` returns it: its HOST
+        orchestrator, or its chip-level entry run on rank 0; a program of several
+        orchestrations gets one sub-program per orchestration."""
+        from .ir.distributed_compiled_program import DistributedCompiledProgram
+
+        if self.entry.level == "host":
+            compiled = DistributedCompiledProgram(self.entry, (), config)
+            orchs = {}
+        else:
+            tops = self.orchestrations() or [self.entry]
+            orchs = {f.__name__: f for f in tops}
+            compiled = DistributedCompiledProgram(tops[0]._on_rank0(), (), config)
+        compiled.program = self
+        compiled.output_dir_requested = output_dir
+        compiled._orchs = orchs
+        if len(orchs) > 1:
+            compiled._subs = {}
+            for name, f in orchs.items():
+                sub = DistributedCompiledProgram(f._on_rank0(), (), config)
+                sub.program, sub._orchs, sub.name = self, {name: f}, name
+                sub.output_dir_requested = None
+                sub._parent = compiled
+                compiled._subs[name] = sub
+        return compiled
+
     def __repr__(self):
         return f"<@pl.program {self.name}: {', '.join(self.functions)}>"
 

@@ -18,6 +18,8 @@ from ... import Config
 from ..._errors import BadArgument, ConfigError
 from .. import _engine as E
 from .. import _types as T
+from ..runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+from ..runtime.distributed_runner import CompiledProgram, DistributedWorker
 from . import dfx
 
 _TORCH_NAMES = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16", "INT32": "int32", "INT16": "int16", "INT8": "int8"}
@@ -69,7 +71,7 @@ def machine(config, dist):
     return base if base.ranks == n else base.with_ranks(n)
 
 
-class DistributedCompiledProgram:
+class DistributedCompiledProgram(CompiledProgram):
     """A ``@pl.jit.host`` program bound to a platform and its devices."""
 
     def __init__(self, fn, args, config):
@@ -286,8 +288,6 @@ class DistributedCompiledProgram:
     def prepare(self, config=None, *, extra_compiled=(), persistent=False, reset_persistent_windows=None, callbacks=None, sub_worker_overrides=None, startup_timeout_s=None):
         """A :class:`~ranksim.pypto.runtime.DistributedWorker` for this program (and
         `extra_compiled`): one world for many calls, device tensors, persistent windows."""
-        from ..runtime.distributed_runner import DistributedWorker
-
         return DistributedWorker(
             [self, *extra_compiled],
             config,
@@ -306,8 +306,6 @@ class DistributedCompiledProgram:
 
 def _is_device(a):
     """Whether `a` is a device tensor (``rt.alloc_tensor`` / ``rt.alloc_stacked_tensor``)."""
-    from ..runtime.device_tensor import DeviceTensor, StackedDeviceTensor
-
     return isinstance(a, (DeviceTensor, StackedDeviceTensor))
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from ... import _native
 
-from ..ir.distributed_compiled_program import DistributedConfig
 from .device_tensor import DeviceTensor, StackedDeviceTensor
 from .distributed_runner import DistributedRunHandle, DistributedWorker
 
@@ -38,7 +37,7 @@ class RunConfig:
     device_id: int = 0
     rtol: float = 1e-5
     atol: float = 1e-5
-    distributed_config: DistributedConfig | None = None
+    distributed_config: object = None  # an ir.DistributedConfig
     ranksim_config: object = None
     options: dict = field(default_factory=dict)
 

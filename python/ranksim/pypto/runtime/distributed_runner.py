@@ -38,6 +38,11 @@ def resolve_reset(persistent, reset):
     return bool(reset)
 
 
+class CompiledProgram:
+    """What a worker runs: a compiled program (``ir``'s ``DistributedCompiledProgram`` is the
+    one kind). It is declared here, below the compiler, so that the runtime never imports it."""
+
+
 class DistributedRunHandle:
     """A submitted call. ranksim completes the call inside ``submit``, so the handle is done."""
 
@@ -83,10 +88,8 @@ class DistributedWorker:
         inherited_host_tensors=None,
         startup_timeout_s=None,
     ):
-        from ..ir.distributed_compiled_program import DistributedCompiledProgram
-
         progs = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
-        if not progs or not all(isinstance(p, DistributedCompiledProgram) for p in progs):
+        if not progs or not all(isinstance(p, CompiledProgram) for p in progs):
             raise TypeError(f"DistributedWorker takes compiled programs (ir.compile / fn.compile), got {compiled!r}")
         first = progs[0]
         for p in progs[1:]:
