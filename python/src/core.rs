@@ -191,76 +191,66 @@ impl PyCore {
 #[pyclass(name = "Tile", module = "ranksim", frozen)]
 pub(crate) struct PyTile(pub(crate) Tile);
 
-#[pymethods]
-impl PyTile {
-    /// `(rows, cols)` as allocated.
-    #[getter]
-    fn shape(&self) -> (usize, usize) {
-        self.0.shape()
-    }
-    /// `(rows, cols)` holding data.
-    #[getter]
-    fn valid_shape(&self) -> (usize, usize) {
-        self.0.valid_shape()
-    }
-    /// The element type's short name.
-    #[getter]
-    fn dtype(&self) -> &'static str {
-        self.0.dtype().name()
-    }
-    /// The values as a list of rows of floats (exact for every dtype).
-    fn tolist(&self) -> Vec<Vec<f64>> {
-        let (r, c) = self.0.shape();
-        (0..r).map(|i| (0..c).map(|j| self.0.get_f64(i, j)).collect()).collect()
-    }
-    /// The values as a float64 numpy array of the tile's shape.
-    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import("numpy")?.call_method1("array", (self.tolist(), "float64"))
-    }
-    fn __repr__(&self) -> String {
-        format!("<ranksim tile {:?}>", self.0)
-    }
+/// The face a tile class shows Python: its shape, valid shape and dtype and its values
+/// (`$tile` bound to the object, `$get` the `&Tile` it holds), then the class's own methods.
+macro_rules! tile_face {
+    ($class:ty, $tile:ident => $get:expr, $repr:literal, { $($own:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            /// `(rows, cols)` as allocated.
+            #[getter]
+            fn shape(&self) -> (usize, usize) {
+                let $tile = self;
+                let t: &Tile = $get;
+                t.shape()
+            }
+            /// `(rows, cols)` holding data.
+            #[getter]
+            fn valid_shape(&self) -> (usize, usize) {
+                let $tile = self;
+                let t: &Tile = $get;
+                t.valid_shape()
+            }
+            /// The element type's short name.
+            #[getter]
+            fn dtype(&self) -> &'static str {
+                let $tile = self;
+                let t: &Tile = $get;
+                t.dtype().name()
+            }
+            /// The values as a list of rows of floats (exact for every dtype).
+            fn tolist(&self) -> Vec<Vec<f64>> {
+                let $tile = self;
+                let t: &Tile = $get;
+                let (r, c) = t.shape();
+                (0..r).map(|i| (0..c).map(|j| t.get_f64(i, j)).collect()).collect()
+            }
+            /// The values as a float64 numpy array of the tile's shape.
+            fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                py.import("numpy")?.call_method1("array", (self.tolist(), "float64"))
+            }
+            fn __repr__(&self) -> String {
+                format!($repr, self.0)
+            }
+            $($own)*
+        }
+    };
 }
+
+tile_face!(PyTile, t => &t.0, "<ranksim tile {:?}>", {});
 
 /// A tile in one of an AIC core's buffers (`buf`: "L1", "L0A", "L0B" or "L0C"); opaque as a
 /// `Tile` is (`numpy()` copies it out).
 #[pyclass(name = "CubeTile", module = "ranksim", frozen)]
 pub(crate) struct PyCubeTile(pub(crate) CubeTile);
 
-#[pymethods]
-impl PyCubeTile {
-    /// `(rows, cols)` as allocated.
-    #[getter]
-    fn shape(&self) -> (usize, usize) {
-        self.0.shape()
-    }
-    /// `(rows, cols)` holding data.
-    #[getter]
-    fn valid_shape(&self) -> (usize, usize) {
-        self.0.valid_shape()
-    }
-    /// The element type's short name.
-    #[getter]
-    fn dtype(&self) -> &'static str {
-        self.0.dtype().name()
-    }
+tile_face!(PyCubeTile, t => t.0.tile(), "<ranksim cube tile {:?}>", {
     /// The buffer it sits in: "L1", "L0A", "L0B" or "L0C".
     #[getter]
     fn buf(&self) -> String {
         self.0.buf().to_string()
     }
-    /// The values as a list of rows of floats.
-    fn tolist(&self) -> Vec<Vec<f64>> {
-        PyTile(self.0.tile().clone()).tolist()
-    }
-    /// The values as a float64 numpy array.
-    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import("numpy")?.call_method1("array", (self.tolist(), "float64"))
-    }
-    fn __repr__(&self) -> String {
-        format!("<ranksim cube tile {:?}>", self.0)
-    }
-}
+});
 
 impl PyCore {
     /// The core, if called on its own thread during its kernel call.

@@ -214,6 +214,19 @@ impl PyWorld {
         f(w).map_err(|e| errors::sim(py, &e))
     }
 
+    /// One of the world's run options (a property's getter).
+    fn option<R>(&self, py: Python<'_>, f: impl FnOnce(&mut sim_core::RunOptions) -> R) -> PyResult<R> {
+        self.with(py, |w| Ok(f(w.options_mut())))
+    }
+
+    /// Sets one of the world's run options (a property's setter).
+    fn set_option(&self, py: Python<'_>, f: impl FnOnce(&mut sim_core::RunOptions)) -> PyResult<()> {
+        self.with(py, |w| {
+            f(w.options_mut());
+            Ok(())
+        })
+    }
+
     /// Runs `f` on the world, read-only.
     fn with_ref<R>(&self, py: Python<'_>, f: impl FnOnce(&World) -> SimResult<R>) -> PyResult<R> {
         let g = self.slot(py)?;
@@ -749,7 +762,7 @@ impl PyWorld {
     ) -> PyResult<PyRunReport> {
         // A checked or traced run records each operation's Python line (findings and trace
         // spans name it).
-        let record = self.with(py, |w| Ok(w.options_mut().check || w.options_mut().trace))?;
+        let record = self.option(py, |o| o.check || o.trace)?;
         self.shared.record.store(record, Ordering::Relaxed);
         let budgets = budgets(py, max_sim_time_us, max_events, livelock_polls, max_memory)?;
         let inner = self.engine(py, |w| within(w, budgets, |w| w.run()))?;
@@ -791,93 +804,72 @@ impl PyWorld {
     /// (default: one simulated hour).
     #[getter]
     fn get_max_sim_time_us(&self, py: Python<'_>) -> PyResult<f64> {
-        self.with(py, |w| Ok(w.options_mut().max_sim_time.as_ps() as f64 / 1e6))
+        self.option(py, |o| o.max_sim_time.as_ps() as f64 / 1e6)
     }
     #[setter]
     fn set_max_sim_time_us(&self, py: Python<'_>, us: f64) -> PyResult<()> {
         let t = sim_time_us(py, us)?;
-        self.with(py, |w| {
-            w.options_mut().max_sim_time = t;
-            Ok(())
-        })
+        self.set_option(py, |o| o.max_sim_time = t)
     }
     /// The engine events after which a run ends with `BudgetError` (default: 2**32).
     #[getter]
     fn get_max_events(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |w| Ok(w.options_mut().max_events))
+        self.option(py, |o| o.max_events)
     }
     #[setter]
     fn set_max_events(&self, py: Python<'_>, n: u64) -> PyResult<()> {
-        self.with(py, |w| {
-            w.options_mut().max_events = n;
-            Ok(())
-        })
+        self.set_option(py, |o| o.max_events = n)
     }
     /// The polls every running core makes, with nothing else happening, before a run ends
     /// with `LivelockError` (default 1000; 0: never).
     #[getter]
     fn get_livelock_polls(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |w| Ok(w.options_mut().livelock_polls))
+        self.option(py, |o| o.livelock_polls)
     }
     #[setter]
     fn set_livelock_polls(&self, py: Python<'_>, n: u64) -> PyResult<()> {
-        self.with(py, |w| {
-            w.options_mut().livelock_polls = n;
-            Ok(())
-        })
+        self.set_option(py, |o| o.livelock_polls = n)
     }
     /// The bytes a run may hold: a run whose memory estimate (its payload, the machine, the
     /// kernels' stacks or threads) exceeds it is refused with `MemoryLimitError` before it
     /// starts. None (the default): what the host has available when the run starts.
     #[getter]
     fn get_max_memory(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.with(py, |w| Ok(w.options_mut().max_memory))
+        self.option(py, |o| o.max_memory)
     }
     #[setter]
     fn set_max_memory(&self, py: Python<'_>, n: Option<u64>) -> PyResult<()> {
         if n == Some(0) {
             return Err(bad(py, "max_memory=0: must be more than 0 bytes (None: what the host has available)"));
         }
-        self.with(py, |w| {
-            w.options_mut().max_memory = n;
-            Ok(())
-        })
+        self.set_option(py, |o| o.max_memory = n)
     }
     /// Whether runs keep a timeline (for `RunReport.chrome_trace()`).
     #[getter]
     fn get_trace(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with(py, |w| Ok(w.options_mut().trace))
+        self.option(py, |o| o.trace)
     }
     #[setter]
     fn set_trace(&self, py: Python<'_>, on: bool) -> PyResult<()> {
-        self.with(py, |w| {
-            w.options_mut().trace = on;
-            Ok(())
-        })
+        self.set_option(py, |o| o.trace = on)
     }
     /// Whether notifies may overtake payload (a relaxed fabric), to find missing fences.
     #[getter]
     fn get_relaxed_ordering(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with(py, |w| Ok(w.options_mut().relaxed_ordering))
+        self.option(py, |o| o.relaxed_ordering)
     }
     #[setter]
     fn set_relaxed_ordering(&self, py: Python<'_>, on: bool) -> PyResult<()> {
-        self.with(py, |w| {
-            w.options_mut().relaxed_ordering = on;
-            Ok(())
-        })
+        self.set_option(py, |o| o.relaxed_ordering = on)
     }
     /// Whether plain runs also run the checker (findings in `RunReport.findings`).
     #[getter]
     fn get_check_races(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with(py, |w| Ok(w.options_mut().check))
+        self.option(py, |o| o.check)
     }
     #[setter]
     fn set_check_races(&self, py: Python<'_>, on: bool) -> PyResult<()> {
-        self.with(py, |w| {
-            w.options_mut().check = on;
-            Ok(())
-        })
+        self.set_option(py, |o| o.check = on)
     }
     /// Records that `rank`'s copy of `tensor` was staged without values (timing-only worlds,
     /// which keep none): tasks reading it need no producer, as after `write`.
@@ -901,13 +893,12 @@ impl PyWorld {
     fn set_jitter(&self, py: Python<'_>, seed: Option<u64>, op_ns: u64, dispatch_ns: u64) -> PyResult<()> {
         jitter_ok(py, SimDuration::from_ns(op_ns), "op_ns")?;
         jitter_ok(py, SimDuration::from_ns(dispatch_ns), "dispatch_ns")?;
-        self.with(py, |w| {
-            w.options_mut().jitter = seed.map(|seed| sim_core::Jitter {
+        self.set_option(py, |o| {
+            o.jitter = seed.map(|seed| sim_core::Jitter {
                 seed,
                 op: SimDuration::from_ns(op_ns),
                 dispatch: SimDuration::from_ns(dispatch_ns),
-            });
-            Ok(())
+            })
         })
     }
     fn __repr__(&self) -> String {
