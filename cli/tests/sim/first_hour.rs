@@ -228,7 +228,7 @@ fn topo_summarises_links_by_class_and_lists_them_on_request() {
     assert!(out.contains("links: 144 directed, in 3 class(es)"), "{out}");
     assert!(out.contains("  112 x chip-to-chip  28.000 GB/s  19.600 GB/s  110.000 ns"), "{out}");
     assert!(out.contains("  16 x nic1-up        25.000 GB/s  23.875 GB/s  750.000 ns"), "{out}");
-    assert!(out.contains("ports: 16 ingress, each 221.000 GB/s raw, 154.700 GB/s effective"), "{out}");
+    assert!(out.contains("ports: 16 ingress, each 196.000 GB/s raw, 137.200 GB/s effective"), "{out}");
     assert!(!out.contains("link 0->1"), "{out}");
     let (code, all) = ranksim(&["topo", "--config", "two-node", "--links"]);
     assert_eq!(code, 0, "{all}");

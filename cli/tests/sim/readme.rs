@@ -287,12 +287,13 @@ fn the_bound_of_several_servers_is_the_cut_the_nics_make() {
     // 8 x 8 pairs x S/16 each cross the cut: busbw (15/16) S / t <= 15 x 191 / 64.
     assert!(close(a2a.gbps, 15.0 * 191.0 / 64.0), "{a2a:?}");
     assert!(a2a.line().contains("which allows all_to_all busbw <= 44.77 GB/s"), "{}", a2a.line());
-    // An allreduce needs one copy of the result across: the links, not the cut, bound it.
+    // An allreduce needs one copy of the result across: the links, not the cut, bound it;
+    // of rank 0's links (7 HCCS + 1 NIC = 154.7 GB/s) its port takes 196 x 0.7 = 137.2 GB/s.
     let ar = bound(Kind::AllReduce);
-    assert!(close(ar.gbps, 154.7) && close(ar.cut.unwrap().busbw_gbps, 2.0 * 15.0 / 16.0 * 191.0));
+    assert!(close(ar.gbps, 137.2) && close(ar.cut.unwrap().busbw_gbps, 2.0 * 15.0 / 16.0 * 191.0));
     // A broadcast from rank 0 sends S across: the cut's 191 GB/s, above rank 0's port.
     let bc = bound(Kind::Broadcast);
-    assert!(close(bc.gbps, 154.7) && bc.cut.as_ref().is_some_and(|c| close(c.busbw_gbps, 191.0)), "{bc:?}");
+    assert!(close(bc.gbps, 137.2) && bc.cut.as_ref().is_some_and(|c| close(c.busbw_gbps, 191.0)), "{bc:?}");
     // The default sweep of several servers runs the vendor library's algorithms between
     // servers (rhd for an allreduce, the two-level hier for the others), not the
     // single-server full-mesh ones.
