@@ -167,15 +167,16 @@ pub struct TransferFields {
     pub batch: Option<u64>,
 }
 
-/// The keys each program accepts.
+/// The keys each program accepts (and `on`, the machines a table was measured on, which every
+/// program takes).
 fn keys_of(p: Program) -> &'static [&'static str] {
     match p {
-        Program::Get | Program::Put => &["peer", "chunk"],
-        Program::GetAsync => &["peer", "queues"],
-        Program::SdmaCopy => &["queues"],
-        Program::HcclSendRecv => &["peer"],
+        Program::Get | Program::Put => &["peer", "chunk", "on"],
+        Program::GetAsync => &["peer", "queues", "on"],
+        Program::SdmaCopy => &["queues", "on"],
+        Program::HcclSendRecv => &["peer", "on"],
         Program::TransferBatch => &["peer", "dir", "via", "window", "batch", "on"],
-        Program::GemmArComm => &["ranks"],
+        Program::GemmArComm => &["ranks", "on"],
         Program::Collective(Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
             &["mode", "path", "core_num", "ranks", "dtype", "warmup", "on"]
         }

@@ -273,6 +273,20 @@ fn the_aiv_allgather_table_runs_on_a2_machines_only() {
     assert!(!out.contains("\nnot run:") && out.contains("hccl-aiv-allgather-8p: rms error "), "{out}");
 }
 
+/// Every table measured on 910B (A2) servers says so (`on=a2a3,two-node,cluster1024`), so an
+/// A3 preset runs only A3's tables: cm384 used to run the A2 ones too and fail 33 points it was
+/// never meant to match (t3-tget-async -82.7 %, hccl-sdma-read-1g -86.6 %).
+#[test]
+fn an_a3_preset_runs_only_the_tables_measured_on_a3() {
+    let (code, out) = ranksim(&["validate", "--config", "cm384"]);
+    let ran: Vec<&str> = out.lines().filter_map(|l| l.split_once(": rms error ").map(|(name, _)| name)).collect();
+    assert!(!ran.is_empty() && ran.iter().all(|t| t.starts_with("hixl-a3-")), "{ran:?}\n{out}");
+    let a2 = "not run: needs the machine it was measured on: --config a2a3 or --config two-node or --config cluster1024 (this is `cm384`)";
+    let shipped_a2 = ranksim_cli::measurements::SHIPPED.iter().filter(|(name, _)| !name.starts_with("hixl-")).count();
+    assert_eq!(out.matches(a2).count(), shipped_a2, "{out}");
+    assert!(code == 0 || code == 1, "{out}");
+}
+
 /// A table whose source gives no size (T1) is shown over its plausible sizes and never
 /// decides the exit code (issue 28): its error at a guessed 16 MiB used to fail `validate`.
 #[test]
