@@ -25,13 +25,31 @@ fn value(op: ReduceOp, dt: DType, r: usize, i: usize) -> f64 {
 /// (two-shot, aiv-mesh, sdma-mesh, rhd; no PyPTO table covers them) what their definition implies:
 /// a direct reduce-scatter pulls (or pushes) every peer's copy of this rank's slice, the
 /// allgather moves every other slice once, behind three lane barriers.
-fn allreduce_traffic(spec: AllReduce, nr: usize, me: usize, numel: usize, es: usize, stride: usize) -> Traffic {
+///
+/// `one_shot`: the call runs HCCL's one-shot AIV kernel (aiv-mesh, a small sum the chip adds
+/// atomically, a block per rank): each peer's whole buffer is read once, each rank flags
+/// every peer twice (data ready, read done) and waits three times per peer (the ready flag,
+/// the read-done flag, its own block 0's leave to add), taking back four counts per peer.
+fn allreduce_traffic(
+    spec: AllReduce,
+    nr: usize,
+    me: usize,
+    numel: usize,
+    es: usize,
+    stride: usize,
+    one_shot: bool,
+) -> Traffic {
     let peers = (nr - 1) as u64;
     let mut t = Traffic::default();
     if nr == 1 {
         return t;
     }
     let active = spec.core_num.min(stride);
+    if one_shot {
+        t.remote_read_bytes = peers * (numel * es) as u64;
+        (t.remote_notifies, t.waits, t.local_notifies) = (2 * peers, 3 * peers, 4 * peers);
+        return t;
+    }
     match spec.mode {
         Mode::Mesh => {
             // §3.13: per block b, (NR-1) x its chunks' transfer bytes read and (NR-1)(K_b + 1)
@@ -176,8 +194,15 @@ proptest! {
         }
         if path == Path::Host && (mode != Mode::Rhd || rhd_traffic_is_exact(p, size, core_num)) {
             let stride = if shape.len() == 2 && mode != Mode::Ring { shape[1] } else { 1 };
+            // HCCL's one-shot AIV kernel: at most 64 KiB (every size drawn here), a sum the
+            // chip adds atomically, at least a block and a signal lane per rank.
+            let one_shot = mode == Mode::AivMesh
+                && op == ReduceOp::Sum
+                && w.chip().atomic_add_supported(dt)
+                && core_num.min(stride) >= p
+                && size * dt.size() <= 64 * 1024;
             for (me, t) in report.traffic.iter().enumerate().take(p) {
-                let want = allreduce_traffic(spec, p, me, size, dt.size(), stride);
+                let want = allreduce_traffic(spec, p, me, size, dt.size(), stride, one_shot);
                 prop_assert_eq!(table_view(t), table_view(&want), "rank {}", me);
             }
         }
