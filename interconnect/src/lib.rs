@@ -86,6 +86,8 @@
 mod config;
 mod describe;
 mod network;
+#[cfg(test)]
+mod testkit;
 mod topology;
 
 pub use config::{

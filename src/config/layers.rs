@@ -10,7 +10,8 @@
 //! of the layers read before it, so one offset names one layer and a line in it, for errors
 //! (an unknown key is reported at its own file and line) and for `ranksim topo --resolved`.
 
-use super::{ConfigError, PRESETS, preset_names};
+use super::error::{ConfigError, did_you_mean_hint};
+use super::presets::{PRESETS, preset_names};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -198,7 +199,7 @@ fn base_layer(from: &Layer, base: &Spanned<DeValue<'_>>, offset: usize) -> Resul
     if let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) {
         return Ok(preset_layer(name, text, offset));
     }
-    let hint = super::did_you_mean_hint(name, "'");
+    let hint = did_you_mean_hint(name, "'");
     let Some(dir) = &from.dir else {
         return Err(base_error(
             from,

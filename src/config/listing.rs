@@ -2,7 +2,8 @@
 //! file and line that states it, or `default` where no layer does. The listing is itself a
 //! config, with no base: read back, it gives the same machine.
 
-use super::{Config, Merged, Source};
+use super::Config;
+use super::layers::{Merged, Source};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use toml::Spanned;

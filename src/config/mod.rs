@@ -2,11 +2,16 @@
 //! bases (a config names one and states what differs, see [`Merged`]), and the construction of
 //! a [`World`] from a config.
 
+mod error;
 mod layers;
 mod listing;
+mod presets;
 
+pub use error::ConfigError;
 use layers::Origin;
 pub use layers::{Layer, Merged, Restated, Source};
+use presets::preset_names;
+pub use presets::{DEFAULT_PRESET, PRESETS};
 
 use chip_model::{ChipConfig, ChipModel};
 use interconnect::ChipPaths;
@@ -15,20 +20,6 @@ use serde::{Deserialize, Serialize};
 use sim_core::{World, model::Network};
 use std::path::Path;
 use std::sync::Arc;
-use thiserror::Error;
-
-/// The presets compiled into the binary, by name.
-pub const PRESETS: &[(&str, &str)] = &[
-    ("a2a3", include_str!("../../configs/a2a3.toml")),
-    ("a3-supernode", include_str!("../../configs/a3-supernode.toml")),
-    ("a5", include_str!("../../configs/a5.toml")),
-    ("atlas950-superpod", include_str!("../../configs/atlas950-superpod.toml")),
-    ("cluster1024", include_str!("../../configs/cluster1024.toml")),
-    ("cm384", include_str!("../../configs/cm384.toml")),
-    ("ring8", include_str!("../../configs/ring8.toml")),
-    ("torus4x4", include_str!("../../configs/torus4x4.toml")),
-    ("two-node", include_str!("../../configs/two-node.toml")),
-];
 
 /// The most ranks a machine may have: an Atlas 950 SuperPoD's 8192. The fabric bounds its links
 /// on its own (16 M: a full mesh stops at 4096 chips), so larger machines are joined
@@ -38,9 +29,6 @@ pub const MAX_RANKS: usize = 8192;
 /// The largest `[host]` cost in us (1 s), the same per-operation bound as `[chip]`'s
 /// (`chip_model::limits`), so a `[STRACE]` host timeline never overflows.
 pub const MAX_HOST_US: f64 = 1e6;
-
-/// The preset used when no config is given.
-pub const DEFAULT_PRESET: &str = "a2a3";
 
 /// A whole machine as written in a config file.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -99,69 +87,6 @@ pub struct MachineConfig {
     /// [`Config::server_ranks`].
     #[serde(default)]
     pub server_ranks: Option<usize>,
-}
-
-/// Why a config could not be used; the message names the file and the key.
-#[derive(Debug, Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// What the OS said.
-        source: std::io::Error,
-    },
-    /// The TOML does not parse, or a key or value does not fit the schema.
-    #[error("config {origin}: {message}")]
-    Parse {
-        /// The file or preset name.
-        origin: String,
-        /// What is wrong, with its line and key.
-        message: String,
-    },
-    /// The TOML parses but a model refuses a value (out of range, inconsistent).
-    #[error("config {origin}: {message}")]
-    Invalid {
-        /// The file or preset name.
-        origin: String,
-        /// What is wrong and what to change.
-        message: String,
-    },
-    /// A `base` that names nothing, is not a string, or closes a cycle of bases.
-    #[error("config {origin}: {message}")]
-    Base {
-        /// The file or preset that names the base.
-        origin: String,
-        /// What is wrong and what to change.
-        message: String,
-    },
-    #[error("unknown preset `{0}`; {hint}available presets: {1}", hint = did_you_mean_hint(.0, "`"))]
-    /// A name that is neither a file nor a preset: the name and the message (with suggestions).
-    UnknownPreset(String, String),
-    /// `--config NAME` where NAME is neither a file nor a preset.
-    #[error("unknown config '{0}': no such file or preset{hint}(presets: {1})", hint = unknown_config_hint(.0))]
-    UnknownConfig(String, String),
-}
-
-/// `did you mean 'a2a3'? ` when a preset name is close to `name` (quoted with `quote`), else "".
-fn did_you_mean_hint(name: &str, quote: &str) -> String {
-    collectives::did_you_mean(name, PRESETS.iter().map(|p| p.0))
-        .map(|p| format!("did you mean {quote}{p}{quote}? "))
-        .unwrap_or_default()
-}
-
-/// `; did you mean 'a2a3'? ` or a space, between "no such file or preset" and the list.
-fn unknown_config_hint(name: &str) -> String {
-    match did_you_mean_hint(name, "'") {
-        h if h.is_empty() => " ".to_string(),
-        h => format!("; {h}"),
-    }
-}
-
-/// The preset names, comma-separated.
-fn preset_names() -> String {
-    PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
 }
 
 impl Config {

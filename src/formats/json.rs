@@ -40,6 +40,7 @@ pub fn to_json_string(sweep: &SweepJson) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::record::test_row;
     use serde_json::{Value, json};
 
     fn config() -> SweepConfig {
@@ -66,21 +67,7 @@ mod tests {
     }
 
     fn row(size: u64, busbw: f64, nwrong: Option<u64>) -> ResultRow {
-        ResultRow {
-            size,
-            count: size / 4,
-            type_name: "float".to_string(),
-            redop: "sum".to_string(),
-            root: -1,
-            time_us: 10.0,
-            algbw_gbps: busbw / 1.75,
-            busbw_gbps: busbw,
-            nwrong,
-            series: None,
-            algorithm: None,
-            failed: None,
-            first_wrong: Vec::new(),
-        }
+        test_row(size, size / 4, "sum", 10.0, (busbw / 1.75, busbw), nwrong)
     }
 
     #[test]

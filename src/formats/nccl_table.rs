@@ -190,24 +190,7 @@ pub fn footer(avg_busbw: f64, v: Verdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn result(size: u64, count: u64, redop: &str, time_us: f64, bw: (f64, f64), nwrong: Option<u64>) -> ResultRow {
-        ResultRow {
-            size,
-            count,
-            type_name: "float".to_string(),
-            redop: redop.to_string(),
-            root: -1,
-            time_us,
-            algbw_gbps: bw.0,
-            busbw_gbps: bw.1,
-            nwrong,
-            series: None,
-            algorithm: None,
-            failed: None,
-            first_wrong: Vec::new(),
-        }
-    }
+    use crate::formats::record::test_row as result;
 
     #[test]
     fn float_str_squeezes_into_width_7() {

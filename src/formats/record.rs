@@ -159,6 +159,34 @@ impl ResultRow {
     }
 }
 
+/// A measured row of `count` float elements (root -1) with algbw and busbw `bw`, as the
+/// formats' tests write them.
+#[cfg(test)]
+pub(crate) fn test_row(
+    size: u64,
+    count: u64,
+    redop: &str,
+    time_us: f64,
+    bw: (f64, f64),
+    nwrong: Option<u64>,
+) -> ResultRow {
+    ResultRow {
+        size,
+        count,
+        type_name: "float".to_string(),
+        redop: redop.to_string(),
+        root: -1,
+        time_us,
+        algbw_gbps: bw.0,
+        busbw_gbps: bw.1,
+        nwrong,
+        series: None,
+        algorithm: None,
+        failed: None,
+        first_wrong: Vec::new(),
+    }
+}
+
 /// A number that JSON wrote as `null` (NaN and the infinities) reads back as NaN.
 fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))

@@ -124,3 +124,10 @@ impl From<u64> for Wrong {
         Wrong { count, first: Vec::new() }
     }
 }
+
+/// Elements per rank of `c` at `size_bytes` on `ranks` ranks; `None` when that is none and `c`
+/// needs some.
+pub(super) fn elements<C: Collective>(c: &C, ranks: usize, size_bytes: u64) -> Option<usize> {
+    let count = c.count(size_bytes, ranks);
+    (count > 0 || c.runs_without_data()).then_some(count)
+}

@@ -1,7 +1,9 @@
 //! Shared pieces of the built-in programs: inputs, goldens, a hand-rolled barrier, and the
 //! outcome type.
 
-use sim_core::{Core, Domain, DomainOptions, NotifyOp, RunReport, SimResult, Tensor, WaitCmp, World};
+use sim_core::{
+    Core, DType, Dispatch, Domain, DomainOptions, NotifyOp, RunReport, SimResult, Tensor, Tile, WaitCmp, World,
+};
 
 /// What a program run produced.
 #[derive(Debug)]
@@ -23,6 +25,39 @@ pub(crate) fn domain(world: &mut World, ranks: usize) -> SimResult<Domain> {
 /// PyPTO's common input recipe: rank r holds `r*100 .. r*100 + size` as f32.
 pub(crate) fn arange_input(rank: usize, size: usize) -> Vec<f32> {
     (0..size).map(|i| (rank * 100 + i) as f32).collect()
+}
+
+/// A rank-local program of one vector operation: every rank loads its `x` (`size` elements of
+/// [`arange_input`]), computes `op(core, x)` in kernel `kernel` and stores it to `y`; checked
+/// against `golden(x[i], rank)` element by element, as `what`.
+pub(crate) fn rank_local_map(
+    world: &mut World,
+    ranks: usize,
+    size: usize,
+    (kernel, what): (&str, &str),
+    op: fn(&mut Core, &Tile) -> SimResult<Tile>,
+    golden: fn(f32, usize) -> f32,
+) -> SimResult<Outcome> {
+    let dom = domain(world, ranks)?;
+    let x = world.alloc_tensor("x", DType::F32, &[1, size])?;
+    let y = world.alloc_tensor("y", DType::F32, &[1, size])?;
+    for r in 0..ranks {
+        world.write(&x, r, &arange_input(r, size))?;
+    }
+    let (xk, yk) = (x.clone(), y.clone());
+    world.dispatch_all(
+        &dom,
+        Dispatch::kernel(kernel, 1, move |core| {
+            let t = core.load(&xk, &[0, 0], &[1, size])?;
+            let out = op(core, &t)?;
+            core.store(&out, &yk, &[0, 0])
+        }),
+    )?;
+    let report = world.run()?;
+    let got: Vec<Vec<f32>> = (0..ranks).map(|r| world.read(&y, r)).collect::<SimResult<_>>()?;
+    let want: Vec<Vec<f32>> =
+        (0..ranks).map(|r| arange_input(r, size).iter().map(|&v| golden(v, r)).collect()).collect();
+    Ok(compare(report, what, &got, &want))
 }
 
 /// Compares per-rank results with their goldens exactly: the same number of ranks, of

@@ -1,21 +1,9 @@
 use super::*;
-use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, NotifyOrdering, TopologyConfig};
+use crate::config::{FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, TopologyConfig};
+use crate::testkit::{fabric, mesh};
 
 fn a2a3_like(topology: TopologyConfig) -> FabricConfig {
-    FabricConfig {
-        packet_bytes: 4096,
-        efficiency: 0.7,
-        port_gbps: 196.0,
-        port_latency_ns: 0.0,
-        read_turnaround_ns: 0.0,
-        core_write_efficiency: 1.0,
-        topology,
-        ordering: NotifyOrdering::Release,
-    }
-}
-
-fn mesh(ranks: Option<usize>) -> FullMeshConfig {
-    FullMeshConfig { ranks, link_gbps: 28.0, link_latency_ns: 500.0 }
+    fabric(topology, 4096, 0.7, 196.0)
 }
 
 fn two_node() -> FabricConfig {

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::config::{
-    FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, NotifyOrdering, RingConfig, SwitchConfig,
-    TopologyConfig, TorusConfig,
+    FullMeshConfig, HierarchicalConfig, LevelConfig, NodeConfig, RingConfig, SwitchConfig, TopologyConfig, TorusConfig,
 };
+use crate::testkit;
 use proptest::prelude::*;
 
 const NS: u64 = 1_000;
@@ -19,16 +19,7 @@ fn ring() -> TopologyConfig {
 }
 
 fn cfg(topology: TopologyConfig, port_gbps: f64) -> FabricConfig {
-    FabricConfig {
-        packet_bytes: 1000,
-        efficiency: 1.0,
-        port_gbps,
-        port_latency_ns: 0.0,
-        read_turnaround_ns: 0.0,
-        core_write_efficiency: 1.0,
-        topology,
-        ordering: NotifyOrdering::Release,
-    }
+    testkit::fabric(topology, 1000, 1.0, port_gbps)
 }
 
 fn model(topology: TopologyConfig, ranks: usize, chip: ChipPaths) -> NetworkModel {

@@ -1,24 +1,10 @@
 use super::*;
-use crate::config::{
-    FullMeshConfig, HierarchicalConfig, LevelConfig, NotifyOrdering, RingConfig, SwitchConfig, TorusConfig,
-};
+use crate::config::{HierarchicalConfig, LevelConfig, RingConfig, SwitchConfig, TorusConfig};
+use crate::testkit::{self, mesh};
 use proptest::prelude::*;
 
 fn fabric(topology: TopologyConfig) -> FabricConfig {
-    FabricConfig {
-        packet_bytes: 4096,
-        efficiency: 1.0,
-        port_gbps: f64::INFINITY,
-        port_latency_ns: 0.0,
-        read_turnaround_ns: 0.0,
-        core_write_efficiency: 1.0,
-        topology,
-        ordering: NotifyOrdering::Release,
-    }
-}
-
-fn mesh(ranks: Option<usize>) -> FullMeshConfig {
-    FullMeshConfig { ranks, link_gbps: 28.0, link_latency_ns: 500.0 }
+    testkit::fabric(topology, 4096, 1.0, f64::INFINITY)
 }
 
 fn ring(ranks: Option<usize>, bidirectional: bool) -> RingConfig {

@@ -77,7 +77,7 @@ macro_rules! chip_costs {
     };
 }
 
-crate::for_each_chip_cost!(chip_costs);
+for_each_chip_cost!(chip_costs);
 
 #[cfg(test)]
 mod tests {

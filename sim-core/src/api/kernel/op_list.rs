@@ -140,6 +140,7 @@ macro_rules! for_each_tile_op {
         }
     };
 }
+pub(crate) use for_each_tile_op;
 
 /// The Rust type of a tile operation's argument of kind `$kind` (tiles borrowed).
 macro_rules! tile_op_arg {

@@ -3,7 +3,7 @@
 //! themselves are the host's (`World::check` in `world/run.rs`); this module knows no `World`.
 
 use super::finding::{Finding, FindingKind, FindingSite};
-use crate::base::deadlock::{BlockedWait, DeadlockReport};
+use crate::base::deadlock::{BlockedWait, DeadlockReport, StuckTask};
 use crate::base::livelock::{LivelockReport, SpinningPoll};
 use crate::base::time::SimDuration;
 
@@ -59,23 +59,8 @@ impl CheckReport {
 /// was a Set that can never satisfy it.
 pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
     let waits: Vec<&BlockedWait> = d.waits.iter().chain(&d.deferred).collect();
-    let mut parts: Vec<String> = waits
-        .iter()
-        .map(|w| {
-            format!(
-                "rank {} block {} (task `{}`) waits for `{}{:?}` {} {} but it holds {}",
-                w.chip,
-                w.block,
-                w.task,
-                w.buffer,
-                w.coords,
-                w.cond.symbol(),
-                w.cond.expected(),
-                w.current
-            )
-        })
-        .collect();
-    parts.extend(d.stuck.iter().map(|s| format!("rank {} task `{}` {}", s.chip, s.task, s.reason)));
+    let mut parts: Vec<String> = waits.iter().map(|w| blocked_wait_part(w)).collect();
+    parts.extend(d.stuck.iter().map(stuck_task_part));
     let rank = waits.first().map_or_else(|| d.stuck.first().map_or(0, |s| s.chip), |w| w.chip);
     let mut out = vec![Finding {
         kind: FindingKind::Deadlock,
@@ -115,6 +100,27 @@ pub fn deadlock_findings(d: &DeadlockReport) -> Vec<Finding> {
     out
 }
 
+/// A blocked wait as a deadlock or livelock finding names it: where, what it waits for, and
+/// what the cell holds.
+fn blocked_wait_part(w: &BlockedWait) -> String {
+    format!(
+        "rank {} block {} (task `{}`) waits for `{}{:?}` {} {} but it holds {}",
+        w.chip,
+        w.block,
+        w.task,
+        w.buffer,
+        w.coords,
+        w.cond.symbol(),
+        w.cond.expected(),
+        w.current
+    )
+}
+
+/// A stuck task as a deadlock or livelock finding names it.
+fn stuck_task_part(s: &StuckTask) -> String {
+    format!("rank {} task `{}` {}", s.chip, s.task, s.reason)
+}
+
 fn wait_site(w: &BlockedWait) -> FindingSite {
     FindingSite {
         rank: w.chip,
@@ -149,20 +155,8 @@ pub fn livelock_findings(l: &LivelockReport) -> Vec<Finding> {
         })
         .collect();
     let waits: Vec<&BlockedWait> = l.waits.iter().chain(&l.deferred).collect();
-    parts.extend(waits.iter().map(|w| {
-        format!(
-            "rank {} block {} (task `{}`) waits for `{}{:?}` {} {} but it holds {}",
-            w.chip,
-            w.block,
-            w.task,
-            w.buffer,
-            w.coords,
-            w.cond.symbol(),
-            w.cond.expected(),
-            w.current
-        )
-    }));
-    parts.extend(l.stuck.iter().map(|s| format!("rank {} task `{}` {}", s.chip, s.task, s.reason)));
+    parts.extend(waits.iter().map(|w| blocked_wait_part(w)));
+    parts.extend(l.stuck.iter().map(stuck_task_part));
     let rank = l.polls.first().map_or(0, |p| p.chip);
     let mut sites: Vec<FindingSite> = l.polls.iter().map(poll_site).collect();
     sites.extend(waits.iter().map(|w| wait_site(w)));

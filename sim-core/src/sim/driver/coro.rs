@@ -8,10 +8,11 @@
 //! operation costs two stack switches, no lock and no OS thread, and the engine sees the same
 //! requests at the same simulated times as with threads.
 
-use super::futures::{Virtual, panic_message, poll_virtual, start_virtual};
+use super::block::run_block;
+use super::futures::{Virtual, poll_virtual, start_virtual};
 use super::guard::{self, Ended, GuardPage};
 use super::stacks::{self, KernelStack, StackMaker};
-use crate::api::kernel::{Answer, Core, Mailbox, Ops, Transport, Uplink};
+use crate::api::kernel::{Answer, Mailbox, Transport};
 use crate::api::program::Body;
 use crate::api::request::Request;
 use crate::base::error::{SimError, Site};
@@ -25,7 +26,6 @@ use crate::sim::fibers::{Fiber, FiberBody, Fibers, Suspend};
 use crate::sim::split::Windows;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -228,17 +228,7 @@ impl Driver {
         let coro = Coro::with_stack(stack, move |yielder: &Yielder<Resume, Blocked>, _start: Resume| {
             let Body::Thread(kernel) = &assignment.body else { return Ended::Done };
             let port = Pinned { port: CoroPort { yielder: yielder as *const _ }, actor };
-            let ops = Ops::new(
-                Uplink::Thread(Box::new(port)),
-                chip,
-                at,
-                assignment.ctx.clone(),
-                assignment.block,
-                assignment.lane,
-            );
-            let mut core = Core::new(ops);
-            let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
-            core.into_ops().finish(result.map_err(panic_message));
+            run_block(kernel, Box::new(port), chip, at, &assignment);
             Ended::Done
         });
         self.coros[actor] = Some(Live { exec: Exec::Coro { coro, guard }, site });
@@ -416,17 +406,7 @@ fn fiber_body(
         let suspend: &'static dyn Suspend =
             unsafe { std::mem::transmute::<&dyn Suspend, &'static dyn Suspend>(suspend) };
         let port = Pinned { port: FiberPort { suspend, mail }, actor };
-        let ops = Ops::new(
-            Uplink::Thread(Box::new(port)),
-            chip,
-            at,
-            assignment.ctx.clone(),
-            assignment.block,
-            assignment.lane,
-        );
-        let mut core = Core::new(ops);
-        let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
-        core.into_ops().finish(result.map_err(panic_message));
+        run_block(kernel, Box::new(port), chip, at, &assignment);
     })
 }
 

@@ -8,12 +8,13 @@
 //! Async kernels are polled by whichever thread applies the event that answers them, so they
 //! never cost a hand-off at all; coroutines are resumed the same way.
 
+mod block;
 mod coro;
 mod futures;
 mod guard;
 mod stacks;
 
-use crate::api::kernel::{Answer, Core, Mailbox, Ops, Transport, Uplink};
+use crate::api::kernel::{Answer, Mailbox, Transport};
 use crate::api::program::Body;
 use crate::api::request::{Reply, Request};
 use crate::base::error::SimError;
@@ -25,10 +26,10 @@ use crate::sim::engine::wake::{Assignment, Wake};
 use crate::sim::fibers::Fibers;
 use crate::sim::options::KernelExec;
 use crate::sim::split::Windows;
+use block::run_block;
 pub(crate) use futures::panic_message as panic_text;
-use futures::{Virtual, panic_message, poll_virtual, start_virtual};
+use futures::{Virtual, poll_virtual, start_virtual};
 use parking_lot::{Condvar, Mutex, MutexGuard};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -255,15 +256,12 @@ fn core_thread(shared: Arc<Shared>, actor: usize) {
             }
         };
         let Body::Thread(kernel) = &assignment.body else { continue };
-        let link = Uplink::Thread(Box::new(ThreadPort { shared: shared.clone(), actor }));
-        let ops = Ops::new(link, shared.chip.clone(), at, assignment.ctx.clone(), assignment.block, assignment.lane);
-        let mut core = Core::new(ops);
-        let result = catch_unwind(AssertUnwindSafe(|| kernel(&mut core)));
-        core.into_ops().finish(result.map_err(panic_message));
+        let port = Box::new(ThreadPort { shared: shared.clone(), actor });
+        run_block(kernel, port, shared.chip.clone(), at, &assignment);
     }
 }
 
-/// One kernel thread's way into the engine: its [`Uplink`] calls [`post`] and [`call`] through
+/// One kernel thread's way into the engine: its [`Uplink`](crate::api::kernel::Uplink) calls [`post`] and [`call`] through
 /// this.
 struct ThreadPort {
     shared: Arc<Shared>,

@@ -71,12 +71,7 @@ impl Engine {
     ) {
         self.obs.read(actor, &src, OpAt { op, time: key.time, caller });
         let data = self.mem.read(&src);
-        let route = Route {
-            kind: PathKind::RemoteRead,
-            chip: self.chip_of(actor),
-            core: self.core_of(actor),
-            peer: src.chip(),
-        };
+        let route = self.route_from(actor, PathKind::RemoteRead, src.chip());
         let end = Event::CopyLoaded { job: id, chunk, data };
         let at = key.time + self.net.read_turnaround();
         self.start_flow(key, route, src.region.bytes() as u64, at, None, end);

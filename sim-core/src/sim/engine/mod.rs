@@ -506,12 +506,7 @@ impl Engine {
                 self.here = Here::Chip(src.chip());
                 self.obs.read(actor, &src, OpAt { op: OpKind::RemoteLoad, time: key.time, caller });
                 let data = self.mem.read(&src);
-                let route = Route {
-                    kind: PathKind::RemoteRead,
-                    chip: self.chip_of(actor),
-                    core: self.core_of(actor),
-                    peer: src.chip(),
-                };
+                let route = self.route_from(actor, PathKind::RemoteRead, src.chip());
                 let bytes = data.len() as u64;
                 let end = self.read_end(actor, data, ticket, issued, Some(src.chip()));
                 let at = key.time + self.net.read_turnaround();
@@ -836,6 +831,11 @@ impl Engine {
 
     fn core_of(&self, actor: usize) -> usize {
         self.per_chip.div_rem(actor).1
+    }
+
+    /// The path of `kind` from `actor`'s core to chip `peer`.
+    fn route_from(&self, actor: usize, kind: PathKind, peer: usize) -> Route {
+        Route { kind, chip: self.chip_of(actor), core: self.core_of(actor), peer }
     }
 
     /// Whether `actor` is an AIC (cube) core: its loads fill L1, its stores leave L0C.

@@ -5,7 +5,7 @@
 
 use super::Core;
 use crate::api::kernel::cube_tile::CubeTile;
-use crate::api::kernel::op_list::core_forwards;
+use crate::api::kernel::op_list::{core_forwards, for_each_tile_op};
 use crate::base::convert::RoundMode;
 use crate::base::dtype::DType;
 use crate::base::error::SimResult;
@@ -13,5 +13,5 @@ use crate::base::tile::math::{BinaryOp, CmpOp, UnaryOp};
 use crate::base::tile::{Axis, ReduceOp, Tile};
 
 impl Core {
-    crate::for_each_tile_op!(core_forwards);
+    for_each_tile_op!(core_forwards);
 }

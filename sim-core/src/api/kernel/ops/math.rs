@@ -10,7 +10,7 @@
 //! of tile operations (`op_list.rs`).
 
 use super::Ops;
-use crate::api::kernel::op_list::ops_methods;
+use crate::api::kernel::op_list::{for_each_tile_op, ops_methods};
 use crate::base::dtype::DType;
 use crate::base::error::SimResult;
 use crate::base::tensor::Tensor;
@@ -22,7 +22,7 @@ use crate::model::VecOp;
 impl Ops {
     // The one-line operations (`exp`, `sub`, `row_sum`, ...), written from the list of tile
     // operations.
-    crate::for_each_tile_op!(ops_methods);
+    for_each_tile_op!(ops_methods);
 
     /// The time of `op` over tile `t` on this chip's vector unit.
     fn cost_of(&self, op: Option<VecOp>, t: &Tile) -> SimDuration {

@@ -243,18 +243,20 @@ impl Ops {
 
     /// `a + s` element-wise, with `s` converted to the tile's dtype (TADDS).
     pub fn adds(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.ub_op("adds")?;
-        let d = self.chip.vector_op(a.dtype(), a.len() as u64);
-        let mut r = a.combine_scalar(ReduceOp::Sum, s);
-        r.ready = self.vector(d, &[a]);
-        Ok(r)
+        self.combine_scalar("adds", ReduceOp::Sum, a, s)
     }
 
     /// `a * s` element-wise, with `s` converted to the tile's dtype (TMULS).
     pub fn muls(&mut self, a: &Tile, s: f64) -> SimResult<Tile> {
-        self.ub_op("muls")?;
+        self.combine_scalar("muls", ReduceOp::Prod, a, s)
+    }
+
+    /// `op(a, s)` element-wise on the vector unit, as the operation `name`, at the cost of
+    /// `add`.
+    fn combine_scalar(&mut self, name: &'static str, op: ReduceOp, a: &Tile, s: f64) -> SimResult<Tile> {
+        self.ub_op(name)?;
         let d = self.chip.vector_op(a.dtype(), a.len() as u64);
-        let mut r = a.combine_scalar(ReduceOp::Prod, s);
+        let mut r = a.combine_scalar(op, s);
         r.ready = self.vector(d, &[a]);
         Ok(r)
     }
