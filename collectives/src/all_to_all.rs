@@ -160,7 +160,7 @@ pub(crate) async fn grouped_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// it has ended) and its epilogue. Each block first pays the chip's `hccl_aiv_launch`, and
 /// each barrier a `dcci` before its flags and one after its waits.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    use crate::allreduce::aiv_mesh::{pipelined, tile_elems, tiles};
+    use crate::aiv::{pipelined, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.target, WHAT)?;
     let b = ops.block_idx();
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {

@@ -1,7 +1,7 @@
 //! allgather: every rank pushes its `[1, R]` stage into row `me` of every rank's `[NR, R]`
 //! target, itself included (reference §3.8 and §3.12).
 
-use crate::allreduce::aiv_mesh::pipelined;
+use crate::aiv::{aiv_batch_bytes, pipelined};
 use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
 use sim_core::{AtomicType, CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor, Tile, WaitCmp};
 
@@ -64,12 +64,6 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.epilogue(ops, me, n, 1)
 }
 
-/// Bytes one AIV copy step stages through UB: half the UB (HCCL double-buffers its 190 KiB
-/// transfers as two 95 KiB halves, docs/references/hardware.md §4.2), in whole 32-byte blocks.
-pub(crate) fn aiv_batch_bytes(ub_bytes: usize) -> usize {
-    ((ub_bytes / 2).min(95 * 1024) & !31).max(32)
-}
-
 /// HCCL-class: the vendor library's one-shot AIV allgather on a full mesh (HCCL's AIV
 /// expansion mode, docs/references/hardware.md §4.2). Block `b` of `active = min(blocks, NR)`
 /// serves the destinations `me + k` with `k = b mod active`: it streams the stage through UB
@@ -125,17 +119,4 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// The InCore composite.
 pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     push(ops, a, None).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn aiv_tiles_are_half_the_ub_at_most_95_kib() {
-        // a2a3: 188416 bytes of UB -> 94208-byte tiles.
-        assert_eq!(aiv_batch_bytes(188_416), 94_208);
-        assert_eq!(aiv_batch_bytes(1 << 20), 95 * 1024);
-        assert_eq!(aiv_batch_bytes(40), 32);
-    }
 }

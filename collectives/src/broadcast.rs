@@ -1,7 +1,6 @@
 //! broadcast from a root rank (reference §3.7 and §3.12).
 
-use crate::allgather::aiv_batch_bytes;
-use crate::allreduce::aiv_mesh::pipelined;
+use crate::aiv::{aiv_batch_bytes, pipelined};
 use crate::lanes::{Lanes, TILE, aiv_flag, aiv_wait_flag, peer_order, ranks, take_back};
 use crate::sdma::{put_run, wait_all};
 use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor, Tile};
@@ -97,9 +96,9 @@ pub(crate) fn aiv_lanes(n: usize) -> usize {
     n.saturating_sub(1).max(1)
 }
 
-/// The AIV broadcast's signal on the table's terms ([`crate::modes::Signal::Own`]):
+/// The AIV broadcast's signal on the table's terms (the modes table's `Signal::Own`):
 /// `[NR, NR - 1]` (`[2, 1]` on two ranks).
-pub(crate) fn aiv_signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+pub(crate) fn aiv_signal(of: &crate::spec::SignalOf) -> Vec<usize> {
     vec![of.nranks, aiv_lanes(of.nranks)]
 }
 

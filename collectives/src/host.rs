@@ -5,8 +5,8 @@
 
 use crate::allreduce::algorithm::{FP, Operands};
 use crate::allreduce::{self, hier};
-use crate::modes::variant;
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape};
+use crate::modes::{max_ranks, modes, signal_shape, signal_shape_on, variant};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path};
 use crate::validate::{self, MAX_BUILTIN_RANKS, fail};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
@@ -63,13 +63,14 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
         return fail(&what, format!("the InCore path runs on one block; core_num must be 1, got {}", spec.core_num));
     }
     let Some(algorithm) = crate::modes::serving(Kind::AllReduce, spec.mode).and_then(|row| row.allreduce) else {
-        let modes: Vec<String> = crate::spec::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
+        let modes: Vec<String> = modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
         return fail(
             &what,
             format!("{} is not an allreduce algorithm; allreduce runs as {}", spec.mode, modes.join(", ")),
         );
     };
-    (algorithm.check)(world, &Operands { what: &what, data, signal, n, spec })?;
+    let table_shape = signal_shape_on(Kind::AllReduce, spec.mode, spec.path, n, spec.core_num, world.server_ranks());
+    (algorithm.check)(world, &Operands { what: &what, data, signal, n, spec, table_shape })?;
     let name = variant(Kind::AllReduce, spec.mode, spec.op, data.dtype(), 0);
     if too_many_ranks(world, &what, n, (Kind::AllReduce, spec.mode, spec.path)) {
         return no_op(world, data, &name);
@@ -120,7 +121,7 @@ fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, s
             validate::signal(what, signal, &signal_shape(kind, Mode::AivMesh, spec.path, n, spec.core_num))
         }
         other => {
-            let modes: Vec<String> = crate::spec::modes(kind).iter().map(|m| m.to_string()).collect();
+            let modes: Vec<String> = modes(kind).iter().map(|m| m.to_string()).collect();
             fail(
                 what,
                 format!(

@@ -32,7 +32,7 @@ pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: Reduce
 
 /// The hierarchical allreduce composite ([`Mode::Hier`]) on servers of `server_ranks` ranks
 /// (the host's [`World::server_ranks`](sim_core::World::server_ranks)): signal
-/// [`signal_shape_on`](crate::spec::signal_shape_on)`(AllReduce, Hier, InCore, NR, 1, server_ranks)`.
+/// [`signal_shape_on`](crate::modes::signal_shape_on)`(AllReduce, Hier, InCore, NR, 1, server_ranks)`.
 pub async fn allreduce_hier(
     ops: &mut Ops,
     data: &Tensor,

@@ -1,150 +1,16 @@
-//! The table of collective modes, declared once: every algorithm ([`Mode`]) with its names and
-//! origin ([`MODES`]), and every collective it serves with how it runs there ([`SERVING`]:
-//! blocks, signal, engines, rank cap, PyPTO variant name, the sweep's default series and the
-//! note a sweep prints). The host API, [`crate::Call`], the CLI's sweep, the checker's
-//! catalogue and the Python bindings read this table instead of matching on modes themselves;
-//! a new algorithm adds a [`Mode`] variant, its [`MODES`] entry and its [`SERVING`] rows here,
-//! and its kernel in its own file.
+//! The table of collective modes: every collective each algorithm ([`Mode`], named in
+//! [`MODES`](crate::mode::MODES)) serves and how it runs there ([`SERVING`]: blocks, signal, engines,
+//! rank cap, PyPTO variant name, the sweep's default series and the note a sweep prints), and
+//! what reads it directly ([`modes`], [`max_ranks`], [`signal_shape`]). The host API,
+//! `Call`, the CLI's sweep, the checker's catalogue and the Python bindings read this
+//! table instead of matching on modes themselves; a new algorithm adds a [`Mode`] variant and
+//! its [`MODES`](crate::mode::MODES) entry in `mode.rs`, its [`SERVING`] rows here, and its kernel in
+//! its own file. The table sits above the algorithms it names; they import only the words
+//! below it (`spec.rs`, `mode.rs`).
 
 use crate::allreduce::{self, algorithm::Algorithm};
-use crate::spec::{Kind, Path, suggestion};
-use std::fmt;
-use std::str::FromStr;
-
-/// The algorithm a collective runs ([`modes`] says which collective runs which; [`MODES`] and
-/// [`SERVING`] say what each is).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Mode {
-    /// PyPTO's one-shot pull: every rank reads every peer's chunk and reduces it.
-    #[default]
-    Mesh,
-    /// Reduce-scatter then allgather around the ring, pulling from the left neighbour.
-    Ring,
-    /// Direct reduce-scatter then direct allgather (the vendor library's large-message
-    /// full-mesh allreduce).
-    TwoShot,
-    /// HCCL-class: the vendor library's AIV allreduce on a full mesh, a direct reduce-scatter
-    /// and allgather with large double-buffered UB tiles over many cores and overlapping
-    /// pipes; for allgather its one-shot AIV kernel (a block per peer writing this rank's row
-    /// straight into the peer's window, then one ready flag); for reduce_scatter and all_to_all its AIV pulls
-    /// (not a PyPTO builtin).
-    AivMesh,
-    /// HCCL-class: the vendor library's SDMA full-mesh allreduce, a reduce-scatter of
-    /// inline-reduce copy-engine puts then an allgather of puts, no UB (not a PyPTO builtin;
-    /// needs `[chip.sdma]`, sum only).
-    SdmaMesh,
-    /// HCCL-class: recursive halving-doubling (Rabenseifner; HCCL's RHD, its algorithm
-    /// between servers), `2 log2 NR` steps that each signal one partner, so it runs on
-    /// thousands of ranks (not a PyPTO builtin, not capped at kMaxSupportedRanks).
-    Rhd,
-    /// HCCL-class allreduce: the server-level hierarchy (the vendor library's two-level
-    /// allreduce): a reduce-scatter inside each server, an RHD allreduce between servers
-    /// among the ranks holding the same slice, an allgather inside each server. The server
-    /// size is the machine's ([`World::server_ranks`](sim_core::World::server_ranks), from the
-    /// config); the ranks must be whole servers. Signal `[g + 2 + 3 log2(NR / g), core_num]`
-    /// for servers of `g` ranks; runs at any size (not a PyPTO builtin). For allgather,
-    /// reduce_scatter and all_to_all the same two levels with copy-engine puts: a mesh inside
-    /// each server and, between servers, halving-doubling (for 4, 8, ... servers; otherwise a
-    /// ring) or, for all_to_all, pairwise; signal `[NR, core_num]`, needs `[chip.sdma]`.
-    Hier,
-    /// HCCL-class all_to_all: the grouped full mesh the vendor library runs on A3 — copy-engine
-    /// puts to the peers a group of 8 at a time, nearest first on both sides, the group's
-    /// peers spread over the blocks' channels, each round waited for before the next, so not
-    /// all `NR^2` flows are live at once (not a PyPTO builtin; needs `[chip.sdma]`; runs at
-    /// any size).
-    GroupedMesh,
-}
-
-/// Whose algorithm a mode is.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// PyPTO's builtin kernel as written (and, on the InCore path, its composite lowering).
-    Builtin,
-    /// A textbook form of a vendor algorithm, modelled beside the builtins for comparison.
-    Reference,
-    /// HCCL-class: the vendor library's algorithm, not a PyPTO builtin.
-    HcclClass,
-}
-
-/// One mode's names and origin: a row of [`MODES`].
-#[derive(Copy, Clone, Debug)]
-pub struct ModeInfo {
-    /// The mode.
-    pub mode: Mode,
-    /// Its name everywhere (API, CLI, JSON, Python).
-    pub name: &'static str,
-    /// Other spellings the parser takes.
-    pub aliases: &'static [&'static str],
-    /// Whose algorithm it is.
-    pub origin: Origin,
-    /// One line on what it is, for `--help`.
-    pub about: &'static str,
-}
-
-/// Every mode, in [`Mode`]'s order (a test holds it): the CLI's order of `--mode` names.
-pub const MODES: [ModeInfo; 8] = [
-    ModeInfo {
-        mode: Mode::Mesh,
-        name: "mesh",
-        aliases: &[],
-        origin: Origin::Builtin,
-        about: "PyPTO's builtin: its HOST kernel as written, or with --path incore its InCore lowering",
-    },
-    ModeInfo {
-        mode: Mode::Ring,
-        name: "ring",
-        aliases: &[],
-        origin: Origin::Builtin,
-        about: "PyPTO's builtin ring allreduce: reduce-scatter then allgather around the ring, one block",
-    },
-    ModeInfo {
-        mode: Mode::TwoShot,
-        name: "two-shot",
-        aliases: &["two_shot", "twoshot"],
-        origin: Origin::Reference,
-        about: "a direct reduce-scatter + allgather in small UB tiles",
-    },
-    ModeInfo {
-        mode: Mode::AivMesh,
-        name: "aiv-mesh",
-        aliases: &["aiv_mesh"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: the vendor library's AIV full-mesh kernels (large double-buffered UB tiles, pipes \
-                overlapping); give it many cores, e.g. --core-num 48",
-    },
-    ModeInfo {
-        mode: Mode::SdmaMesh,
-        name: "sdma-mesh",
-        aliases: &["sdma_mesh"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: its copy-engine (SDMA) full mesh, one channel per block (reductions: sum only); the \
-                first call pays the channels' cold start unless -w >= 1",
-    },
-    ModeInfo {
-        mode: Mode::Rhd,
-        name: "rhd",
-        aliases: &["halving-doubling", "halving_doubling"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: recursive halving-doubling, its algorithm between servers: 2 log2(NR) steps with one \
-                partner each, at any rank count",
-    },
-    ModeInfo {
-        mode: Mode::Hier,
-        name: "hier",
-        aliases: &["hierarchical"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: its two levels, inside each server then between servers; servers of the config's \
-                [machine] server_ranks, the ranks whole servers",
-    },
-    ModeInfo {
-        mode: Mode::GroupedMesh,
-        name: "grouped-mesh",
-        aliases: &["grouped_mesh"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: its grouped full mesh on A3 (copy-engine puts to 8 peers at a time, each round \
-                waited for)",
-    },
-];
+use crate::mode::{MODES, Mode};
+use crate::spec::{Kind, Path, SignalOf};
 
 /// How many AIV blocks a call of a mode runs on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -219,20 +85,6 @@ pub enum DefaultBlocks {
     AllCores,
     /// This many.
     Fixed(usize),
-}
-
-/// What a signal shape depends on: the ranks, the blocks the call runs on, the machine's ranks
-/// per server and the path.
-#[derive(Copy, Clone, Debug)]
-pub struct SignalOf {
-    /// Ranks taking part.
-    pub nranks: usize,
-    /// Blocks the call runs on.
-    pub blocks: usize,
-    /// The machine's ranks per server.
-    pub server_ranks: usize,
-    /// HOST or InCore.
-    pub path: Path,
 }
 
 /// The INT32 signal a row's call needs.
@@ -613,7 +465,7 @@ pub fn modes(kind: Kind) -> &'static [Mode] {
 
 /// The most ranks a call does anything on, if it is capped: PyPTO's HOST kernels, and the
 /// algorithms modelled beside them on the HOST path, return at once above kMaxSupportedRanks
-/// ([`MAX_BUILTIN_RANKS`](crate::MAX_BUILTIN_RANKS)); the InCore lowerings and the rows marked
+/// ([`MAX_BUILTIN_RANKS`](crate::validate::MAX_BUILTIN_RANKS)); the InCore lowerings and the rows marked
 /// [`Serving::any_size`] run at any size; a mode the collective does not run counts as its
 /// builtin. The host API, the sweep's defaults and the checker's catalogue all ask this.
 pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
@@ -621,51 +473,31 @@ pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
     capped.then_some(crate::validate::MAX_BUILTIN_RANKS)
 }
 
-impl Mode {
-    /// Every mode, in [`MODES`]' order.
-    pub const ALL: [Mode; MODES.len()] = {
-        let mut out = [Mode::Mesh; MODES.len()];
-        let mut i = 0;
-        while i < MODES.len() {
-            out[i] = MODES[i].mode;
-            i += 1;
-        }
-        out
-    };
-
-    /// The mode's row of [`MODES`].
-    pub const fn info(self) -> &'static ModeInfo {
-        &MODES[self as usize]
-    }
-
-    /// `mesh`, `ring`, `two-shot`, `aiv-mesh`, `sdma-mesh`, `rhd`, `hier` or `grouped-mesh`,
-    /// everywhere (API, CLI, JSON).
-    pub const fn name(self) -> &'static str {
-        self.info().name
-    }
-
-    /// Whose algorithm it is.
-    pub const fn origin(self) -> Origin {
-        self.info().origin
-    }
+/// The signal shape a collective call needs on `nranks` ranks (the shape PyPTO synthesizes or
+/// validates): HOST mesh and two-shot `[NR]` for one block or `[NR, core_num]`; HOST ring
+/// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; rhd `[2 + 3 log2(NR), core_num]` (one row
+/// per fold and step signal, one column per block); hier `[NR + 2, core_num]` here, the ranks
+/// taken as one server (on a machine of smaller servers use [`signal_shape_on`]); HOST
+/// barrier `[NR]`; broadcast aiv-mesh `[NR, NR - 1]` (`[2, 1]` on two ranks); everything else
+/// (allgather aiv-mesh too) `[NR, 1]`.
+pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num: usize) -> Vec<usize> {
+    signal_shape_on(kind, mode, path, nranks, core_num, nranks)
 }
 
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
-        if let Some(m) = MODES.iter().find(|m| m.name == s || m.aliases.contains(&s)) {
-            return Ok(m.mode);
-        }
-        let names = Mode::ALL.map(Mode::name);
-        let (last, rest) = names.split_last().unwrap_or((&"", &[]));
-        Err(format!("unknown mode `{s}`: {}expected {} or {last}", suggestion(s, &names), rest.join(", ")))
-    }
+/// [`signal_shape`] on a machine whose servers hold `server_ranks` ranks
+/// ([`World::server_ranks`](sim_core::World::server_ranks)): only `hier` depends on it, with
+/// `[g + 2 + 3 log2(NR / g), core_num]` for servers of `g = min(server_ranks, NR)` (a credit
+/// row per rank of a server, then the RHD rows between servers).
+pub fn signal_shape_on(
+    kind: Kind,
+    mode: Mode,
+    path: Path,
+    nranks: usize,
+    core_num: usize,
+    server_ranks: usize,
+) -> Vec<usize> {
+    let of = SignalOf { nranks, blocks: core_num, server_ranks, path };
+    row_or_builtin(kind, mode).map_or_else(|| vec![nranks, 1], |row| row.signal.shape(&of))
 }
 
 /// The name of one call's dispatch ([`Serving::variant`] with its blanks filled): PyPTO's
@@ -681,28 +513,11 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: sim_core::ReduceOp, dtype: sim
     template.replace("{op}", &op.to_string()).replace("{dt}", &dt).replace("{root}", &root.to_string())
 }
 
-/// The note a sweep prints under a series of `call` (with `warmup` untimed calls first): what
-/// it models, PyPTO's builtin as written or the vendor library's algorithm, and on how many
-/// blocks; a builtin on the InCore path is PyPTO's composite lowering.
-pub fn sweep_note(call: &crate::Call, warmup: u32) -> String {
-    let (kind, row) = (call.kind, serving(call.kind, call.mode));
-    if call.path == Path::InCore && call.mode.origin() == Origin::Builtin {
-        return format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)");
-    }
-    let Some(row) = row else {
-        return format!("PyPTO's builtin {kind} kernel as written, on {} block(s) per rank", call.blocks());
-    };
-    let cold = if row.engine == Engine::CopyEngines && warmup == 0 {
-        "; its first call pays the channels' cold start (add -w 1)"
-    } else {
-        ""
-    };
-    format!("{}{cold}, on {} block(s) per rank", row.note, call.blocks())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::hccl_aiv_pick;
+    use sim_core::{DType, ReduceOp};
 
     #[test]
     fn the_table_is_in_mode_order_and_every_row_names_a_mode_once_per_collective() {
@@ -745,15 +560,6 @@ mod tests {
     }
 
     #[test]
-    fn every_name_and_alias_parses_to_its_mode() {
-        for m in MODES {
-            for s in std::iter::once(m.name).chain(m.aliases.iter().copied()) {
-                assert_eq!(s.parse::<Mode>(), Ok(m.mode), "{s}");
-            }
-        }
-    }
-
-    #[test]
     fn default_series_follow_where_the_ranks_are() {
         let runs =
             |d: DefaultSeries| [(false, false), (true, false), (false, true), (true, true)].map(|(s, b)| d.runs(s, b));
@@ -762,5 +568,69 @@ mod tests {
         assert_eq!(runs(DefaultSeries::AcrossServersOrBeyond), [false, true, true, true]);
         assert_eq!(runs(DefaultSeries::Beyond), [false, false, true, false]);
         assert_eq!(runs(DefaultSeries::Never), [false; 4]);
+    }
+
+    #[test]
+    fn hccl_picks_its_aiv_kernels_up_to_its_thresholds_and_the_copy_engines_above() {
+        let pick = |k, b| hccl_aiv_pick(k, ReduceOp::Sum, b).map(|(m, e)| (m.name(), e));
+        let mib = 1u64 << 20;
+        assert_eq!(pick(Kind::AllGather, 700 * 1024), Some(("aiv-mesh", "AllGatherMeshAivSmallCountExecutor")));
+        assert_eq!(pick(Kind::AllGather, 700 * 1024 + 1), Some(("aiv-mesh", "AllGatherMeshAivExecutor")));
+        assert_eq!(pick(Kind::AllGather, 256 * mib + 1), Some(("sdma-mesh", "AllGatherMeshOpbaseExecutor")));
+        assert_eq!(pick(Kind::ReduceScatter, 2 * mib).map(|p| p.1), Some("ReduceScatterMeshAivSmallCountExecutor"));
+        assert_eq!(pick(Kind::ReduceScatter, 256 * mib + 1).map(|p| p.0), Some("sdma-mesh"));
+        assert_eq!(pick(Kind::AllReduce, 16 * mib - 1).map(|p| p.1), Some("AllReduceMeshAivSmallCountExecutor"));
+        assert_eq!(pick(Kind::AllReduce, 16 * mib).map(|p| p.1), Some("AllReduceMeshAivExecutor"));
+        assert_eq!(pick(Kind::AllReduce, 1 << 40).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(pick(Kind::Broadcast, 1 << 32).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(pick(Kind::AllToAll, 1 << 32).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(hccl_aiv_pick(Kind::AllReduce, ReduceOp::Prod, 64), None);
+        // Every pick is a mode the collective runs.
+        for kind in Kind::ALL {
+            for b in [0, 1 << 10, 1 << 30, 1 << 40] {
+                if let Some((m, _)) = hccl_aiv_pick(kind, ReduceOp::Max, b) {
+                    assert!(modes(kind).contains(&m), "{kind} {b}: {m}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_host_builtins_and_their_neighbours_stop_at_kmaxsupportedranks() {
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::AivMesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Rhd, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Hier, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllToAll, Mode::GroupedMesh, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllGather, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllGather, Mode::SdmaMesh, Path::Host), None);
+        assert_eq!(max_ranks(Kind::Barrier, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Mesh, Path::InCore), None);
+    }
+
+    #[test]
+    fn signal_shapes_follow_pypto() {
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::Host, 4, 1), vec![7, 4]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::Host, 12, 3), vec![11, 3]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::InCore, 1024, 1), vec![32, 1]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::InCore, 4, 1), vec![6, 4]);
+        // hier: one server of 8 by default; 768 ranks in servers of 16 (48 servers, 5 steps).
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Hier, Path::Host, 8, 4), vec![10, 4]);
+        assert_eq!(signal_shape_on(Kind::AllReduce, Mode::Hier, Path::Host, 768, 2, 16), vec![33, 2]);
+        assert_eq!(signal_shape_on(Kind::AllReduce, Mode::Hier, Path::InCore, 8, 1, 16), vec![10, 1]);
+        assert_eq!(signal_shape(Kind::AllToAll, Mode::GroupedMesh, Path::Host, 8, 4), vec![8, 4]);
+        assert_eq!(signal_shape(Kind::AllToAll, Mode::GroupedMesh, Path::InCore, 8, 1), vec![8, 1]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 6), vec![4, 6]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 1), vec![4]);
+        assert_eq!(signal_shape(Kind::Barrier, Mode::Mesh, Path::InCore, 4, 1), vec![4, 1]);
+        assert_eq!(signal_shape(Kind::AllGather, Mode::AivMesh, Path::Host, 8, 48), vec![8, 1]);
+        assert_eq!(
+            variant(Kind::AllReduce, Mode::Ring, ReduceOp::Sum, DType::F32, 0),
+            "builtin.tensor.allreduce_ring__sum__fp32"
+        );
+        assert_eq!(
+            variant(Kind::Broadcast, Mode::Mesh, ReduceOp::Sum, DType::F32, 2),
+            "builtin.tensor.broadcast__root2__fp32"
+        );
     }
 }

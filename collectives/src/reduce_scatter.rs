@@ -97,7 +97,7 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// barrier a `dcci` before its flags and one after its waits (HCCL keeps its flags coherent
 /// by hand), as the AIV allgather does.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    use crate::allreduce::aiv_mesh::{reduce_tile, tile_elems, tiles};
+    use crate::aiv::{reduce_tile, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.data, WHAT)?;
     let b = ops.block_idx();
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {

@@ -1,9 +1,9 @@
 //! What the host API and the InCore composite ask of an allreduce algorithm: [`Algorithm`], its
 //! operand check and its kernel on each path, which each algorithm's file declares and the
-//! modes table ([`crate::modes::SERVING`]) points to, so the host API matches on no mode.
+//! modes table (`SERVING`) points to, so the host API matches on no mode.
 
 use super::Args;
-use crate::spec::{AllReduce, Kind, Path, signal_shape_on};
+use crate::spec::{AllReduce, Path};
 use crate::validate::{self, fail};
 use sim_core::{DType, KernelFuture, Ops, ReduceOp, SimResult, Tensor, World};
 use std::fmt;
@@ -55,6 +55,8 @@ pub(crate) struct Operands<'a> {
     pub(crate) n: usize,
     /// How it runs.
     pub(crate) spec: AllReduce,
+    /// The signal shape the modes table gives this call on this machine.
+    pub(crate) table_shape: Vec<usize>,
 }
 
 impl Operands<'_> {
@@ -64,11 +66,9 @@ impl Operands<'_> {
         validate::dtype(self.what, self.data, dtypes)
     }
 
-    /// The signal is exactly the table's shape for this call on `world`'s servers.
-    pub(crate) fn table_signal(&self, world: &World) -> SimResult<()> {
-        let s = self.spec;
-        let want = signal_shape_on(Kind::AllReduce, s.mode, s.path, self.n, s.core_num, world.server_ranks());
-        validate::signal(self.what, self.signal, &want)
+    /// The signal is exactly the table's shape for this call on this machine's servers.
+    pub(crate) fn table_signal(&self) -> SimResult<()> {
+        validate::signal(self.what, self.signal, &self.table_shape)
     }
 
     /// PyPTO's mesh signals: HOST `[NR]` (one block) or `[NR, stride >= core_num]`; InCore

@@ -49,8 +49,8 @@ pub(crate) fn signal_rows(n: usize) -> usize {
     2 + 3 * steps(n)
 }
 
-/// The signal on the table's terms ([`crate::modes::Signal::Own`]): `[2 + 3 log2(NR), blocks]`.
-pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+/// The signal on the table's terms (the modes table's `Signal::Own`): `[2 + 3 log2(NR), blocks]`.
+pub(crate) fn signal(of: &crate::spec::SignalOf) -> Vec<usize> {
     vec![signal_rows(of.nranks), of.blocks]
 }
 
@@ -311,9 +311,9 @@ async fn extra(ops: &mut Ops, lane: &Lane<'_>, group: Group, buddy: usize, range
 
 /// Recursive halving-doubling: any reduction and element type, the table's signal.
 pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |world, o| {
+    check: |_, o| {
         o.op_and_dtype(&sim_core::ReduceOp::ALL, &sim_core::DType::ALL)?;
-        o.table_signal(world)
+        o.table_signal()
     },
     host: kernel!(block),
     incore: kernel!(block),

@@ -27,9 +27,9 @@ fn flat(ops: &mut Ops, t: &Tensor) -> SimResult<Tensor> {
     t.view(t.dtype(), &[1, t.numel()]).map_err(|e| ops.error(WHAT, e.to_string()))
 }
 
-/// The signal on the table's terms ([`crate::modes::Signal::Own`]): HOST `[2(NR-1)+1, NR]`
+/// The signal on the table's terms (the modes table's `Signal::Own`): HOST `[2(NR-1)+1, NR]`
 /// (a row per step and the closing barrier's), InCore `[2(NR-1), NR]`.
-pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+pub(crate) fn signal(of: &crate::spec::SignalOf) -> Vec<usize> {
     let (n, rounds) = (of.nranks, 2 * of.nranks.saturating_sub(1));
     match of.path {
         crate::spec::Path::Host => vec![rounds + 1, n],
@@ -141,7 +141,7 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 pub(crate) const ALGORITHM: Algorithm =
     Algorithm { check, host: kernel!(host), incore: kernel!(incore), needs_server: false };
 
-fn check(world: &sim_core::World, o: &Operands<'_>) -> SimResult<()> {
+fn check(_: &sim_core::World, o: &Operands<'_>) -> SimResult<()> {
     let host = o.spec.path == crate::spec::Path::Host;
     o.op_and_dtype(if host { &[ReduceOp::Sum] } else { &ReduceOp::ALL }, if host { &[DType::F32] } else { &FP })?;
     if host && o.spec.core_num != 1 {
@@ -151,7 +151,7 @@ fn check(world: &sim_core::World, o: &Operands<'_>) -> SimResult<()> {
             format!("the HOST ring runs on one block; core_num must be 1, got {got}"),
         );
     }
-    if o.n > 1 { o.table_signal(world) } else { Ok(()) }
+    if o.n > 1 { o.table_signal() } else { Ok(()) }
 }
 
 #[cfg(test)]
