@@ -2,6 +2,7 @@
 //! target, itself included (reference §3.8 and §3.12).
 
 use crate::aiv::{aiv_batch_bytes, pipelined};
+use crate::algorithm::{Algorithm, CallArgs, kernel};
 use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
 use sim_core::{AtomicType, CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor, Tile, WaitCmp};
 
@@ -13,6 +14,13 @@ pub(crate) struct Args {
     pub(crate) stage: Tensor,
     pub(crate) target: Tensor,
     pub(crate) sig: Tensor,
+}
+
+impl Args {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { stage: c.src.clone(), target: c.dst.clone(), sig: c.sig.clone() }
+    }
 }
 
 /// Pushes the stage to every destination in `cols`-column chunks, then one credit barrier and
@@ -120,3 +128,33 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     push(ops, a, None).await
 }
+
+/// PyPTO's builtin allgather: its HOST kernel, or its InCore lowering.
+pub(crate) const MESH: Algorithm = Algorithm {
+    check: |_, o| o.builtin_one_block(),
+    host: kernel!(host),
+    incore: kernel!(incore),
+    needs_server: false,
+};
+
+/// The copy-engine allgather, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const SDMA_MESH: Algorithm = Algorithm {
+    check: |world, o| {
+        o.copy_engines(world)?;
+        o.table_signal()
+    },
+    host: kernel!(sdma_mesh),
+    incore: kernel!(sdma_mesh),
+    needs_server: false,
+};
+
+/// The one-shot AIV allgather, on either path: the table's signal.
+pub(crate) const AIV_MESH: Algorithm = Algorithm {
+    check: |world, o| {
+        o.aiv_cores(world)?;
+        o.table_signal()
+    },
+    host: kernel!(aiv_mesh),
+    incore: kernel!(aiv_mesh),
+    needs_server: false,
+};

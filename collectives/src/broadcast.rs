@@ -1,6 +1,7 @@
 //! broadcast from a root rank (reference §3.7 and §3.12).
 
 use crate::aiv::{aiv_batch_bytes, pipelined};
+use crate::algorithm::{Algorithm, CallArgs, kernel};
 use crate::lanes::{Lanes, TILE, aiv_flag, aiv_wait_flag, peer_order, ranks, take_back};
 use crate::sdma::{put_run, wait_all};
 use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor, Tile};
@@ -13,6 +14,13 @@ pub(crate) struct Args {
     pub(crate) data: Tensor,
     pub(crate) sig: Tensor,
     pub(crate) root: usize,
+}
+
+impl Args {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { data: c.dst.clone(), sig: c.sig.clone(), root: c.root }
+    }
 }
 
 /// The HOST builtin: per 256-element tile, the root copies its own tile (for visibility), all
@@ -234,3 +242,38 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     }
     lanes.epilogue(ops, me, n, 1)
 }
+
+/// PyPTO's builtin broadcast: its HOST kernel (signal `[NR]` or `[NR, 1]`), or its InCore
+/// lowering; one block, whatever `core_num` says.
+pub(crate) const MESH: Algorithm =
+    Algorithm { check: |_, o| o.rank_signal(), host: kernel!(host), incore: kernel!(incore), needs_server: false };
+
+/// The copy-engine broadcast, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const SDMA_MESH: Algorithm = Algorithm {
+    check: |world, o| {
+        o.copy_engines(world)?;
+        o.table_signal()
+    },
+    host: kernel!(sdma_mesh),
+    incore: kernel!(sdma_mesh),
+    needs_server: false,
+};
+
+/// The AIV broadcast, on either path: a block per rank (its relay runs on `NR - 1` of them),
+/// the table's signal.
+pub(crate) const AIV_MESH: Algorithm = Algorithm {
+    check: |world, o| {
+        o.aiv_cores(world)?;
+        let (core_num, n) = (o.spec.core_num, o.n);
+        if core_num < n {
+            return crate::validate::fail(
+                o.what,
+                format!("core_num {core_num} must be at least {n}: the AIV broadcast runs a block per rank"),
+            );
+        }
+        o.table_signal()
+    },
+    host: kernel!(aiv_mesh),
+    incore: kernel!(aiv_mesh),
+    needs_server: false,
+};

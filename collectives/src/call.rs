@@ -91,6 +91,12 @@ impl Call {
             .map_or(1, |r| r.blocks.of(self.path, self.core_num, self.ranks))
     }
 
+    /// Whose algorithm the call runs: its row's origin ([`Serving::origin`](crate::modes::Serving::origin)),
+    /// or its mode's for a mode the collective does not run.
+    pub fn origin(&self) -> Origin {
+        serving(self.kind, self.mode).map_or(self.mode.origin(), |row| row.origin)
+    }
+
     /// Whether the collective reduces (uses `op`).
     pub fn reduces(&self) -> bool {
         matches!(self.kind, Kind::AllReduce | Kind::ReduceScatter)
@@ -208,7 +214,7 @@ pub struct CallBuffers {
 /// blocks; a builtin on the InCore path is PyPTO's composite lowering.
 pub fn sweep_note(call: &Call, warmup: u32) -> String {
     let (kind, row) = (call.kind, serving(call.kind, call.mode));
-    if call.path == Path::InCore && call.mode.origin() == Origin::Builtin {
+    if call.path == Path::InCore && call.origin() == Origin::Builtin {
         return format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)");
     }
     let Some(row) = row else {

@@ -44,6 +44,7 @@
 //! are all zero after a call and can be reused back to back.
 
 mod aiv;
+mod algorithm;
 mod all_to_all;
 mod allgather;
 mod allreduce;

@@ -8,7 +8,9 @@
 //! its own file. The table sits above the algorithms it names; they import only the words
 //! below it (`spec.rs`, `mode.rs`).
 
-use crate::allreduce::{self, algorithm::Algorithm};
+use crate::algorithm::Algorithm;
+use crate::allreduce;
+use crate::mode::Origin;
 use crate::mode::{MODES, Mode};
 use crate::spec::{Kind, Path, SignalOf};
 
@@ -142,13 +144,22 @@ pub struct Serving {
     pub default_blocks: DefaultBlocks,
     /// What a sweep's note says it models.
     pub note: &'static str,
-    /// An allreduce's algorithm: its operand check and kernels, from its own file.
-    pub(crate) allreduce: Option<&'static Algorithm>,
+    /// Whose algorithm this row is: its mode's origin, unless the row says otherwise (PyPTO's
+    /// builtin ring allreduce is one thing, the vendor library's ring allgather another).
+    pub origin: Origin,
+    /// Its operand check and kernels, from its own file: what the host API runs.
+    pub(crate) algorithm: &'static Algorithm,
 }
 
 /// A row with the common defaults: one block on the AIV cores, capped at kMaxSupportedRanks,
 /// signal `[NR, 1]`, no default series.
-const fn row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) -> Serving {
+const fn row(
+    kind: Kind,
+    mode: Mode,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
     Serving {
         kind,
         mode,
@@ -160,27 +171,40 @@ const fn row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) 
         default_series: DefaultSeries::Never,
         default_blocks: DefaultBlocks::AllCores,
         note,
-        allreduce: None,
+        origin: mode.origin(),
+        algorithm,
     }
 }
 
 /// A copy-engine row: `core_num` blocks, any size, signal `[NR, core_num]`, a default series
 /// on one server.
-const fn copy_row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) -> Serving {
+const fn copy_row(
+    kind: Kind,
+    mode: Mode,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
     Serving {
         blocks: Blocks::CoreNum,
         engine: Engine::CopyEngines,
         any_size: true,
         signal: Signal::Lanes,
         default_series: DefaultSeries::OneServer,
-        ..row(kind, mode, variant, note)
+        ..row(kind, mode, algorithm, variant, note)
     }
 }
 
 /// An AIV row on `core_num` blocks, any size, signal `[NR, core_num]`, a default series on one
 /// server.
-const fn aiv_row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) -> Serving {
-    Serving { engine: Engine::Aiv, ..copy_row(kind, mode, variant, note) }
+const fn aiv_row(
+    kind: Kind,
+    mode: Mode,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
+    Serving { engine: Engine::Aiv, ..copy_row(kind, mode, algorithm, variant, note) }
 }
 
 /// An allreduce `algorithm` on `core_num` blocks on the HOST path (one InCore), signal `[NR]`
@@ -194,8 +218,7 @@ const fn allreduce_row(
     Serving {
         blocks: Blocks::HostCoreNum,
         signal: Signal::RanksOrLanes,
-        allreduce: Some(algorithm),
-        ..row(Kind::AllReduce, mode, variant, note)
+        ..row(Kind::AllReduce, mode, algorithm, variant, note)
     }
 }
 
@@ -216,11 +239,16 @@ macro_rules! sdma_note {
 /// all_to_all): a default series across servers on 4 blocks, since each block puts to every
 /// peer of a step on channels of its own, so a few keep the links busy while their handshakes
 /// stay few.
-const fn hier_copy_row(kind: Kind, variant: &'static str, note: &'static str) -> Serving {
+const fn hier_copy_row(
+    kind: Kind,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
     Serving {
         default_series: DefaultSeries::AcrossServers,
         default_blocks: DefaultBlocks::Fixed(4),
-        ..copy_row(kind, Mode::Hier, variant, note)
+        ..copy_row(kind, Mode::Hier, algorithm, variant, note)
     }
 }
 
@@ -298,10 +326,17 @@ pub const SERVING: &[Serving] = &[
              of the machine's server_ranks)",
         )
     },
-    row(Kind::AllGather, Mode::Mesh, "builtin.tensor.allgather__{dt}", "PyPTO's builtin allgather kernel as written"),
+    row(
+        Kind::AllGather,
+        Mode::Mesh,
+        &crate::allgather::MESH,
+        "builtin.tensor.allgather__{dt}",
+        "PyPTO's builtin allgather kernel as written",
+    ),
     copy_row(
         Kind::AllGather,
         Mode::SdmaMesh,
+        &crate::allgather::SDMA_MESH,
         "hccl.allgather_sdma_mesh__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) allgather path",
     ),
@@ -310,6 +345,7 @@ pub const SERVING: &[Serving] = &[
         ..aiv_row(
             Kind::AllGather,
             Mode::AivMesh,
+            &crate::allgather::AIV_MESH,
             "hccl.allgather_aiv_mesh__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's one-shot AIV allgather (what HCCL runs with \
              HCCL_OP_EXPANSION_MODE=AIV up to 256 MiB): a block per peer writes this rank's row into the peer's \
@@ -318,6 +354,7 @@ pub const SERVING: &[Serving] = &[
     },
     hier_copy_row(
         Kind::AllGather,
+        &crate::hier::ALLGATHER,
         "hccl.allgather_hier__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's two-level allgather (copy-engine puts: a full mesh \
          inside each server, halving-doubling between servers, a ring when their count is not a power of two; \
@@ -326,18 +363,21 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::ReduceScatter,
         Mode::Mesh,
+        &crate::reduce_scatter::MESH,
         "builtin.tensor.reduce_scatter__{op}__{dt}",
         "PyPTO's builtin reduce_scatter kernel as written",
     ),
     copy_row(
         Kind::ReduceScatter,
         Mode::SdmaMesh,
+        &crate::reduce_scatter::SDMA_MESH,
         "hccl.reduce_scatter_sdma_mesh__{op}__{dt}",
         sdma_note!("reduce_scatter", "inline-reduce SDMA puts to every peer at once"),
     ),
     aiv_row(
         Kind::ReduceScatter,
         Mode::AivMesh,
+        &crate::reduce_scatter::AIV_MESH,
         "hccl.reduce_scatter_aiv_mesh__{op}__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh reduce-scatter (each block pulls its \
          large UB tiles of this rank's row from every peer and adds them, pipes overlapping); \
@@ -345,6 +385,7 @@ pub const SERVING: &[Serving] = &[
     ),
     hier_copy_row(
         Kind::ReduceScatter,
+        &crate::hier::REDUCE_SCATTER,
         "hccl.reduce_scatter_hier__{op}__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's two-level reduce-scatter (inline-reduce copy-engine \
          puts: a full mesh inside each server, halving-doubling between servers, a ring when their count is not a \
@@ -353,12 +394,14 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::Broadcast,
         Mode::Mesh,
+        &crate::broadcast::MESH,
         "builtin.tensor.broadcast__root{root}__{dt}",
         "PyPTO's builtin broadcast kernel as written",
     ),
     copy_row(
         Kind::Broadcast,
         Mode::SdmaMesh,
+        &crate::broadcast::SDMA_MESH,
         "hccl.broadcast_sdma_mesh__root{root}__{dt}",
         sdma_note!("broadcast", "the root scatters a slice to each rank, which puts it to every peer"),
     ),
@@ -369,6 +412,7 @@ pub const SERVING: &[Serving] = &[
         ..aiv_row(
             Kind::Broadcast,
             Mode::AivMesh,
+            &crate::broadcast::AIV_MESH,
             "hccl.broadcast_aiv_mesh__root{root}__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's AIV broadcast (one shot up to 190 KiB: the root \
              flags every peer, which pulls the buffer through UB; above, a relay on ranks-1 blocks, each 190 KiB step \
@@ -378,6 +422,7 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::AllToAll,
         Mode::Mesh,
+        &crate::all_to_all::MESH,
         "builtin.tensor.all_to_all__{dt}",
         "PyPTO's builtin all_to_all kernel as written; it pushes one count-element block to every rank, as the \
          builtin allgather does, so at the same size their times are the same",
@@ -385,12 +430,14 @@ pub const SERVING: &[Serving] = &[
     copy_row(
         Kind::AllToAll,
         Mode::SdmaMesh,
+        &crate::all_to_all::SDMA_MESH,
         "hccl.all_to_all_sdma_mesh__{dt}",
         sdma_note!("all_to_all", "SDMA puts to every peer at once"),
     ),
     aiv_row(
         Kind::AllToAll,
         Mode::AivMesh,
+        &crate::all_to_all::AIV_MESH,
         "hccl.all_to_all_aiv_mesh__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh all_to_all (each block pulls its large \
          UB tiles of this rank's row from every rank's input, pipes overlapping); chip.hccl_aiv_launch_ns of fixed \
@@ -403,6 +450,7 @@ pub const SERVING: &[Serving] = &[
         ..copy_row(
             Kind::AllToAll,
             Mode::GroupedMesh,
+            &crate::all_to_all::GROUPED_MESH,
             "hccl.all_to_all_grouped_mesh__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's grouped full-mesh all_to_all (copy-engine puts to 8 \
              peers at a time, nearest first, each round waited for)",
@@ -410,6 +458,7 @@ pub const SERVING: &[Serving] = &[
     },
     hier_copy_row(
         Kind::AllToAll,
+        &crate::hier::ALL_TO_ALL,
         "hccl.all_to_all_hier__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's two-level all_to_all (copy-engine puts: a full mesh \
          inside each server, pairwise exchanges between servers; servers of the machine's server_ranks)",
@@ -417,18 +466,26 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::AllToAllV,
         Mode::Mesh,
+        &crate::all_to_all::MESH_V,
         "builtin.tensor.all_to_all_v__{dt}",
         "PyPTO's builtin all_to_all_v kernel as written",
     ),
     copy_row(
         Kind::AllToAllV,
         Mode::SdmaMesh,
+        &crate::all_to_all::SDMA_MESH_V,
         "hccl.all_to_all_v_sdma_mesh__{dt}",
         sdma_note!("all_to_all_v", "SDMA puts to every peer at once"),
     ),
     Serving {
         signal: Signal::Ranks,
-        ..row(Kind::Barrier, Mode::Mesh, "builtin.tensor.barrier__{dt}", "PyPTO's builtin barrier kernel as written")
+        ..row(
+            Kind::Barrier,
+            Mode::Mesh,
+            &crate::barrier::ALGORITHM,
+            "builtin.tensor.barrier__{dt}",
+            "PyPTO's builtin barrier kernel as written",
+        )
     },
 ];
 
@@ -540,14 +597,18 @@ mod tests {
     }
 
     #[test]
-    fn every_allreduce_row_and_only_those_carry_an_allreduce_algorithm() {
+    fn only_the_hier_rows_need_the_servers_a_composite_is_not_given() {
+        let needs: Vec<(Kind, Mode)> =
+            SERVING.iter().filter(|s| s.algorithm.needs_server).map(|s| (s.kind, s.mode)).collect();
+        let kinds = [Kind::AllReduce, Kind::AllGather, Kind::ReduceScatter, Kind::AllToAll];
+        assert_eq!(needs, kinds.map(|k| (k, Mode::Hier)));
+    }
+
+    #[test]
+    fn a_row_is_its_modes_origin_unless_it_says_otherwise() {
         for s in SERVING {
-            assert_eq!(s.allreduce.is_some(), s.kind == Kind::AllReduce, "{} {}", s.kind, s.mode);
+            assert_eq!(s.origin, s.mode.origin(), "{} {}", s.kind, s.mode);
         }
-        // Only hier needs the servers a composite called from a kernel is not given.
-        let needs: Vec<Mode> =
-            SERVING.iter().filter(|s| s.allreduce.is_some_and(|a| a.needs_server)).map(|s| s.mode).collect();
-        assert_eq!(needs, [Mode::Hier]);
     }
 
     #[test]

@@ -16,9 +16,9 @@
 //! a `dcci` before its flags and one after its waits (HCCL keeps its flags coherent by hand):
 //! the fixed costs that dominate a small allreduce.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, aiv_one_shot, slice};
 use crate::aiv::{pipelined, reduce_tile, tile_elems, tiles};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::{aiv_barrier, peer_order};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor, Tile};
 

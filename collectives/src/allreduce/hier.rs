@@ -29,8 +29,8 @@
 //! reduce-scatter + allgather; with `g = 1` it is RHD on every rank.
 
 use super::Args;
-use super::algorithm::{Algorithm, kernel};
 use super::rhd::{self, Group, Lane};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::ranks;
 use sim_core::{NotifyOp, Ops, ReduceOp, SimResult, Tensor, WaitCmp};
 use std::collections::VecDeque;

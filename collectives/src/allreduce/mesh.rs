@@ -1,7 +1,7 @@
 //! Mesh allreduce: every rank pulls every peer's copy of each chunk and reduces it in place.
 
 use super::Args;
-use super::algorithm::{Algorithm, FP, kernel};
+use crate::algorithm::{Algorithm, FP, kernel};
 use crate::lanes::{CellMap, INCORE_CHUNK_BYTES, Lanes, TILE, first_cols, padded, peers, ranks};
 use sim_core::{DType, Ops, SimResult};
 

@@ -27,8 +27,8 @@
 //! library moves RHD's inter-server steps with RDMA writes. Over RoCE the NIC, not the core,
 //! sets a large step's time either way; a small step's time includes the core's issue costs.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, slice};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::ranks;
 use sim_core::{NotifyOp, Ops, SimResult, Tensor, TileLoad, WaitCmp};
 

@@ -2,7 +2,7 @@
 //! from its left neighbour. Each chunk is reduced once, so every rank ends bit-identical.
 
 use super::Args;
-use super::algorithm::{Algorithm, FP, Operands, kernel};
+use crate::algorithm::{Algorithm, FP, Operands, kernel};
 use crate::lanes::{CellMap, INCORE_CHUNK_BYTES, Lanes, TILE, ranks};
 use sim_core::{DType, Ops, ReduceOp, SimResult, Tensor};
 
@@ -141,7 +141,22 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 pub(crate) const ALGORITHM: Algorithm =
     Algorithm { check, host: kernel!(host), incore: kernel!(incore), needs_server: false };
 
-fn check(_: &sim_core::World, o: &Operands<'_>) -> SimResult<()> {
+/// The ring's operand checks, then a warning when the HOST kernel will return at once (a
+/// numel that is not a multiple of the ranks, on ranks it runs on).
+fn check(world: &mut sim_core::World, o: &Operands<'_>) -> SimResult<()> {
+    check_operands(o)?;
+    let (n, numel) = (o.n, o.data.numel());
+    let runs = n > 1 && n <= crate::validate::MAX_BUILTIN_RANKS;
+    if o.spec.path == crate::spec::Path::Host && runs && !numel.is_multiple_of(n) {
+        world.warn(format!(
+            "{}: the HOST ring kernel returns at once when numel ({numel}) is not a multiple of the rank count ({n}); this call moves no data",
+            o.what
+        ));
+    }
+    Ok(())
+}
+
+fn check_operands(o: &Operands<'_>) -> SimResult<()> {
     let host = o.spec.path == crate::spec::Path::Host;
     o.op_and_dtype(if host { &[ReduceOp::Sum] } else { &ReduceOp::ALL }, if host { &[DType::F32] } else { &FP })?;
     if host && o.spec.core_num != 1 {

@@ -12,8 +12,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), the adds into every slice landed (`>= 2`,
 //! each rank waits for its transfers before crediting), allgather landed (`>= 3`); epilogue `-3`.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, slice};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::peer_order;
 use crate::sdma::{put_run, wait_all};
 use sim_core::{AtomicType, DType, Ops, ReduceOp, SdmaOpts, SimResult};

@@ -6,8 +6,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter done (`>= 2`), allgather reads
 //! done (`>= 3`, so a next call cannot overwrite a slice a peer is still reading); epilogue `-3`.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, slice};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::TILE;
 use sim_core::{DType, Ops, ReduceOp, SimResult};
 
