@@ -352,6 +352,21 @@ pub const SERVING: &[Serving] = &[
              window through UB, then one ready flag; chip.hccl_aiv_launch_ns of fixed start-up",
         )
     },
+    // Only on request: on a full mesh HCCL's selector picks the mesh (`hccl_aiv_pick`).
+    Serving {
+        signal: Signal::Own(crate::allgather::ring_signal),
+        origin: Origin::HcclClass,
+        default_series: DefaultSeries::Never,
+        ..copy_row(
+            Kind::AllGather,
+            Mode::Ring,
+            &crate::allgather::RING,
+            "hccl.allgather_ring__{dt}",
+            "HCCL-class, not a PyPTO builtin: the vendor library's ring allgather (copy-engine puts to the right \
+             neighbour, NR - 1 steps each forwarding the row received last, a signal per step; one link busy per \
+             rank)",
+        )
+    },
     hier_copy_row(
         Kind::AllGather,
         &crate::hier::ALLGATHER,
@@ -607,7 +622,10 @@ mod tests {
     #[test]
     fn a_row_is_its_modes_origin_unless_it_says_otherwise() {
         for s in SERVING {
-            assert_eq!(s.origin, s.mode.origin(), "{} {}", s.kind, s.mode);
+            // PyPTO's ring is an allreduce; the ring allgather is the vendor library's.
+            let own =
+                if (s.kind, s.mode) == (Kind::AllGather, Mode::Ring) { Origin::HcclClass } else { s.mode.origin() };
+            assert_eq!(s.origin, own, "{} {}", s.kind, s.mode);
         }
     }
 
