@@ -53,7 +53,7 @@ pub(crate) struct Algorithm {
     /// Checks a call's operands for this algorithm (reduction, element type, blocks, signal,
     /// what the machine needs) after the host API's checks of the collective's own operands;
     /// it may warn of a call that will do nothing.
-    pub(crate) check: fn(&mut World, &Operands<'_>) -> SimResult<()>,
+    pub(crate) check: Check,
     /// The kernel on the HOST path, on `core_num` blocks.
     pub(crate) host: Kernel,
     /// The kernel on the InCore path (for an allreduce also `collectives::incore::allreduce`).
@@ -61,6 +61,35 @@ pub(crate) struct Algorithm {
     /// It needs the machine's ranks per server, which a composite called from a kernel is not
     /// given (`collectives::incore::allreduce_hier` takes them).
     pub(crate) needs_server: bool,
+}
+
+/// An algorithm's operand check, as [`Algorithm::check`] holds it.
+pub(crate) type Check = fn(&mut World, &Operands<'_>) -> SimResult<()>;
+
+impl Algorithm {
+    /// An algorithm with `host` and `incore` kernels that needs no server size.
+    pub(crate) const fn new(check: Check, host: Kernel, incore: Kernel) -> Algorithm {
+        Algorithm { check, host, incore, needs_server: false }
+    }
+
+    /// An algorithm that runs `kernel` on both paths and needs no server size.
+    pub(crate) const fn both(check: Check, kernel: Kernel) -> Algorithm {
+        Algorithm::new(check, kernel, kernel)
+    }
+}
+
+/// The check of a copy-engine algorithm that takes the table's signal: `core_num` fits the
+/// chip's AIV cores, the chip has copy engines.
+pub(crate) fn copy_engine_check(world: &mut World, o: &Operands<'_>) -> SimResult<()> {
+    o.copy_engines(world)?;
+    o.table_signal()
+}
+
+/// The check of an AIV algorithm that takes the table's signal: `core_num` fits the chip's AIV
+/// cores.
+pub(crate) fn aiv_check(world: &mut World, o: &Operands<'_>) -> SimResult<()> {
+    o.aiv_cores(world)?;
+    o.table_signal()
 }
 
 impl fmt::Debug for Algorithm {

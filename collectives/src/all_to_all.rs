@@ -2,7 +2,7 @@
 //! `me` of `dest`'s target, itself included (reference §3.10, §3.11, §3.12); and the
 //! HCCL-class forms of all_to_all (copy-engine mesh, AIV mesh, grouped full mesh).
 
-use crate::algorithm::{Algorithm, CallArgs, kernel};
+use crate::algorithm::{Algorithm, CallArgs, aiv_check, copy_engine_check, kernel};
 use crate::lanes::{Lanes, TILE, aiv_barrier, peer_order, ranks, rows_view};
 use crate::staging;
 use sim_core::{CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor};
@@ -286,64 +286,23 @@ pub(crate) async fn incore_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
 }
 
 /// PyPTO's builtin all_to_all: its HOST kernel, or its InCore lowering.
-pub(crate) const MESH: Algorithm = Algorithm {
-    check: |_, o| o.builtin_one_block(),
-    host: kernel!(host),
-    incore: kernel!(incore),
-    needs_server: false,
-};
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.builtin_one_block(), kernel!(host), kernel!(incore));
 
 /// The copy-engine all_to_all, on either path: the chip's SDMA engines, the table's signal.
-pub(crate) const SDMA_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.copy_engines(world)?;
-        o.table_signal()
-    },
-    host: kernel!(sdma_mesh),
-    incore: kernel!(sdma_mesh),
-    needs_server: false,
-};
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
 
 /// The AIV all_to_all, on either path: the table's signal.
-pub(crate) const AIV_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.aiv_cores(world)?;
-        o.table_signal()
-    },
-    host: kernel!(aiv_mesh),
-    incore: kernel!(aiv_mesh),
-    needs_server: false,
-};
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(aiv_check, kernel!(aiv_mesh));
 
 /// The grouped full mesh, on either path: the chip's SDMA engines, the table's signal.
-pub(crate) const GROUPED_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.copy_engines(world)?;
-        o.table_signal()
-    },
-    host: kernel!(grouped_mesh),
-    incore: kernel!(grouped_mesh),
-    needs_server: false,
-};
+pub(crate) const GROUPED_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(grouped_mesh));
 
 /// PyPTO's builtin all_to_all_v: its HOST kernel, or its InCore lowering.
-pub(crate) const MESH_V: Algorithm = Algorithm {
-    check: |_, o| o.builtin_one_block(),
-    host: kernel!(ArgsV, host_v),
-    incore: kernel!(ArgsV, incore_v),
-    needs_server: false,
-};
+pub(crate) const MESH_V: Algorithm =
+    Algorithm::new(|_, o| o.builtin_one_block(), kernel!(ArgsV, host_v), kernel!(ArgsV, incore_v));
 
 /// The copy-engine all_to_all_v, on either path: the chip's SDMA engines, the table's signal.
-pub(crate) const SDMA_MESH_V: Algorithm = Algorithm {
-    check: |world, o| {
-        o.copy_engines(world)?;
-        o.table_signal()
-    },
-    host: kernel!(ArgsV, sdma_mesh_v),
-    incore: kernel!(ArgsV, sdma_mesh_v),
-    needs_server: false,
-};
+pub(crate) const SDMA_MESH_V: Algorithm = Algorithm::both(copy_engine_check, kernel!(ArgsV, sdma_mesh_v));
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,7 @@
 //! target, itself included (reference §3.8 and §3.12).
 
 use crate::aiv::{aiv_batch_bytes, pipelined};
-use crate::algorithm::{Algorithm, CallArgs, kernel};
+use crate::algorithm::{Algorithm, CallArgs, aiv_check, copy_engine_check, kernel};
 use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
 use sim_core::{AtomicType, CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor, Tile, WaitCmp};
 
@@ -194,42 +194,13 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 }
 
 /// PyPTO's builtin allgather: its HOST kernel, or its InCore lowering.
-pub(crate) const MESH: Algorithm = Algorithm {
-    check: |_, o| o.builtin_one_block(),
-    host: kernel!(host),
-    incore: kernel!(incore),
-    needs_server: false,
-};
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.builtin_one_block(), kernel!(host), kernel!(incore));
 
 /// The copy-engine allgather, on either path: the chip's SDMA engines, the table's signal.
-pub(crate) const SDMA_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.copy_engines(world)?;
-        o.table_signal()
-    },
-    host: kernel!(sdma_mesh),
-    incore: kernel!(sdma_mesh),
-    needs_server: false,
-};
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
 
 /// The copy-engine ring allgather, on either path: the chip's SDMA engines, the table's signal.
-pub(crate) const RING: Algorithm = Algorithm {
-    check: |world, o| {
-        o.copy_engines(world)?;
-        o.table_signal()
-    },
-    host: kernel!(ring),
-    incore: kernel!(ring),
-    needs_server: false,
-};
+pub(crate) const RING: Algorithm = Algorithm::both(copy_engine_check, kernel!(ring));
 
 /// The one-shot AIV allgather, on either path: the table's signal.
-pub(crate) const AIV_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.aiv_cores(world)?;
-        o.table_signal()
-    },
-    host: kernel!(aiv_mesh),
-    incore: kernel!(aiv_mesh),
-    needs_server: false,
-};
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(aiv_check, kernel!(aiv_mesh));

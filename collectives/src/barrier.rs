@@ -20,9 +20,4 @@ async fn call(ops: &mut Ops, c: &CallArgs) -> SimResult<()> {
 }
 
 /// PyPTO's builtin barrier, the same protocol on both paths: signal `[NR]` (HOST) or `[NR, 1]`.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| o.rank_signal(),
-    host: |ops, c| Box::pin(call(ops, c)),
-    incore: |ops, c| Box::pin(call(ops, c)),
-    needs_server: false,
-};
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(|_, o| o.rank_signal(), |ops, c| Box::pin(call(ops, c)));

@@ -1,7 +1,7 @@
 //! broadcast from a root rank (reference §3.7 and §3.12).
 
 use crate::aiv::{aiv_batch_bytes, pipelined};
-use crate::algorithm::{Algorithm, CallArgs, kernel};
+use crate::algorithm::{Algorithm, CallArgs, copy_engine_check, kernel};
 use crate::lanes::{Lanes, TILE, aiv_flag, aiv_wait_flag, peer_order, ranks, take_back};
 use crate::sdma::{put_run, wait_all};
 use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor, Tile};
@@ -245,24 +245,15 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 
 /// PyPTO's builtin broadcast: its HOST kernel (signal `[NR]` or `[NR, 1]`), or its InCore
 /// lowering; one block, whatever `core_num` says.
-pub(crate) const MESH: Algorithm =
-    Algorithm { check: |_, o| o.rank_signal(), host: kernel!(host), incore: kernel!(incore), needs_server: false };
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.rank_signal(), kernel!(host), kernel!(incore));
 
 /// The copy-engine broadcast, on either path: the chip's SDMA engines, the table's signal.
-pub(crate) const SDMA_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.copy_engines(world)?;
-        o.table_signal()
-    },
-    host: kernel!(sdma_mesh),
-    incore: kernel!(sdma_mesh),
-    needs_server: false,
-};
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
 
 /// The AIV broadcast, on either path: a block per rank (its relay runs on `NR - 1` of them),
 /// the table's signal.
-pub(crate) const AIV_MESH: Algorithm = Algorithm {
-    check: |world, o| {
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(
+    |world, o| {
         o.aiv_cores(world)?;
         let (core_num, n) = (o.spec.core_num, o.n);
         if core_num < n {
@@ -273,7 +264,5 @@ pub(crate) const AIV_MESH: Algorithm = Algorithm {
         }
         o.table_signal()
     },
-    host: kernel!(aiv_mesh),
-    incore: kernel!(aiv_mesh),
-    needs_server: false,
-};
+    kernel!(aiv_mesh),
+);

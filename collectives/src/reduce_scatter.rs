@@ -1,7 +1,7 @@
 //! reduce_scatter: rank r ends with row r of `[NR, R]` reduced over all ranks (reference §3.9
 //! and §3.12). Peers read row r from every rank; each rank writes only its own row.
 
-use crate::algorithm::{Algorithm, CallArgs, kernel};
+use crate::algorithm::{Algorithm, CallArgs, aiv_check, copy_engine_check, kernel};
 use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, aiv_barrier, peer_order, peers, ranks, rows_view};
 use crate::staging;
 use sim_core::{AtomicType, Ops, ReduceOp, SdmaOpts, SimResult, Tensor};
@@ -131,31 +131,10 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 }
 
 /// PyPTO's builtin reduce_scatter: its HOST kernel, or its InCore lowering.
-pub(crate) const MESH: Algorithm = Algorithm {
-    check: |_, o| o.builtin_one_block(),
-    host: kernel!(host),
-    incore: kernel!(incore),
-    needs_server: false,
-};
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.builtin_one_block(), kernel!(host), kernel!(incore));
 
 /// The copy-engine reduce-scatter, on either path: the chip's SDMA engines, the table's signal.
-pub(crate) const SDMA_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.copy_engines(world)?;
-        o.table_signal()
-    },
-    host: kernel!(sdma_mesh),
-    incore: kernel!(sdma_mesh),
-    needs_server: false,
-};
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
 
 /// The AIV reduce-scatter, on either path: the table's signal.
-pub(crate) const AIV_MESH: Algorithm = Algorithm {
-    check: |world, o| {
-        o.aiv_cores(world)?;
-        o.table_signal()
-    },
-    host: kernel!(aiv_mesh),
-    incore: kernel!(aiv_mesh),
-    needs_server: false,
-};
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(aiv_check, kernel!(aiv_mesh));

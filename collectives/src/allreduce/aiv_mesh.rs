@@ -65,15 +65,13 @@ async fn gather(ops: &mut Ops, flat: &Tensor, pulls: &[(usize, usize, usize)]) -
 }
 
 /// The AIV full-mesh allreduce: any reduction and element type, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |_, o| {
         o.op_and_dtype(&ReduceOp::ALL, &sim_core::DType::ALL)?;
         o.mesh_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {

@@ -68,12 +68,11 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 }
 
 /// PyPTO's mesh allreduce: any reduction of f32 / f16, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::new(
+    |_, o| {
         o.op_and_dtype(&sim_core::ReduceOp::ALL, &FP)?;
         o.mesh_signal()
     },
-    host: kernel!(host_block),
-    incore: kernel!(incore),
-    needs_server: false,
-};
+    kernel!(host_block),
+    kernel!(incore),
+);

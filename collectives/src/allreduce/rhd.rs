@@ -310,15 +310,13 @@ async fn extra(ops: &mut Ops, lane: &Lane<'_>, group: Group, buddy: usize, range
 }
 
 /// Recursive halving-doubling: any reduction and element type, the table's signal.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |_, o| {
         o.op_and_dtype(&sim_core::ReduceOp::ALL, &sim_core::DType::ALL)?;
         o.table_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {

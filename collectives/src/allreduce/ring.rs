@@ -138,8 +138,7 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 
 /// PyPTO's ring allreduce: on the HOST path a sum of f32 on one block, InCore any reduction of
 /// f32 / f16; the table's signal (none needed on one rank).
-pub(crate) const ALGORITHM: Algorithm =
-    Algorithm { check, host: kernel!(host), incore: kernel!(incore), needs_server: false };
+pub(crate) const ALGORITHM: Algorithm = Algorithm::new(check, kernel!(host), kernel!(incore));
 
 /// The ring's operand checks, then a warning when the HOST kernel will return at once (a
 /// numel that is not a multiple of the ranks, on ranks it runs on).

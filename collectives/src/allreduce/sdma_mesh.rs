@@ -55,17 +55,15 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
 
 /// The SDMA allreduce: a sum of a type the chip adds atomically (the copy engines' inline
 /// reduce), on a chip with copy engines, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |world, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |world, o| {
         let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
         o.op_and_dtype(&[ReduceOp::Sum], &addable)?;
         crate::validate::has_sdma(world, o.what)?;
         o.mesh_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {

@@ -48,15 +48,13 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
 }
 
 /// The two-shot allreduce: any reduction and element type, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |_, o| {
         o.op_and_dtype(&ReduceOp::ALL, &DType::ALL)?;
         o.mesh_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {
