@@ -2,6 +2,7 @@
 //! `me` of `dest`'s target, itself included (reference §3.10, §3.11, §3.12); and the
 //! HCCL-class forms of all_to_all (copy-engine mesh, AIV mesh, grouped full mesh).
 
+use crate::algorithm::{Algorithm, CallArgs, aiv_check, copy_engine_check, kernel};
 use crate::lanes::{Lanes, TILE, aiv_barrier, peer_order, ranks, rows_view};
 use crate::staging;
 use sim_core::{CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor};
@@ -16,6 +17,13 @@ pub(crate) struct Args {
     pub(crate) sig: Tensor,
 }
 
+impl Args {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { input: c.src.clone(), target: c.dst.clone(), sig: c.sig.clone() }
+    }
+}
+
 /// The operands of one all_to_all_v call.
 #[derive(Clone, Debug)]
 pub(crate) struct ArgsV {
@@ -24,6 +32,14 @@ pub(crate) struct ArgsV {
     pub(crate) send_counts: Tensor,
     pub(crate) recv_counts: Tensor,
     pub(crate) sig: Tensor,
+}
+
+impl ArgsV {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> ArgsV {
+        let (send_counts, recv_counts) = c.counts.clone().expect("the host API hands all_to_all_v its counts");
+        ArgsV { input: c.src.clone(), target: c.dst.clone(), send_counts, recv_counts, sig: c.sig.clone() }
+    }
 }
 
 /// Pushes `[rows, R]` blocks to every destination, then one credit barrier and its epilogue.
@@ -160,7 +176,7 @@ pub(crate) async fn grouped_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// it has ended) and its epilogue. Each block first pays the chip's `hccl_aiv_launch`, and
 /// each barrier a `dcci` before its flags and one after its waits.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    use crate::allreduce::aiv_mesh::{pipelined, tile_elems, tiles};
+    use crate::aiv::{pipelined, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.target, WHAT)?;
     let b = ops.block_idx();
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
@@ -268,6 +284,25 @@ pub(crate) async fn host_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
 pub(crate) async fn incore_v(ops: &mut Ops, a: &ArgsV) -> SimResult<()> {
     exchange_v(ops, a, false).await
 }
+
+/// PyPTO's builtin all_to_all: its HOST kernel, or its InCore lowering.
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.builtin_one_block(), kernel!(host), kernel!(incore));
+
+/// The copy-engine all_to_all, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
+
+/// The AIV all_to_all, on either path: the table's signal.
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(aiv_check, kernel!(aiv_mesh));
+
+/// The grouped full mesh, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const GROUPED_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(grouped_mesh));
+
+/// PyPTO's builtin all_to_all_v: its HOST kernel, or its InCore lowering.
+pub(crate) const MESH_V: Algorithm =
+    Algorithm::new(|_, o| o.builtin_one_block(), kernel!(ArgsV, host_v), kernel!(ArgsV, incore_v));
+
+/// The copy-engine all_to_all_v, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const SDMA_MESH_V: Algorithm = Algorithm::both(copy_engine_check, kernel!(ArgsV, sdma_mesh_v));
 
 #[cfg(test)]
 mod tests {

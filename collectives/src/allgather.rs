@@ -1,7 +1,8 @@
 //! allgather: every rank pushes its `[1, R]` stage into row `me` of every rank's `[NR, R]`
 //! target, itself included (reference §3.8 and §3.12).
 
-use crate::allreduce::aiv_mesh::pipelined;
+use crate::aiv::{aiv_batch_bytes, pipelined};
+use crate::algorithm::{Algorithm, CallArgs, aiv_check, copy_engine_check, kernel};
 use crate::lanes::{Lanes, TILE, peer_order, ranks, rows_view};
 use sim_core::{AtomicType, CopyOpts, NotifyOp, Ops, SdmaOpts, SimResult, Tensor, Tile, WaitCmp};
 
@@ -13,6 +14,13 @@ pub(crate) struct Args {
     pub(crate) stage: Tensor,
     pub(crate) target: Tensor,
     pub(crate) sig: Tensor,
+}
+
+impl Args {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { stage: c.src.clone(), target: c.dst.clone(), sig: c.sig.clone() }
+    }
 }
 
 /// Pushes the stage to every destination in `cols`-column chunks, then one credit barrier and
@@ -64,10 +72,68 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.epilogue(ops, me, n, 1)
 }
 
-/// Bytes one AIV copy step stages through UB: half the UB (HCCL double-buffers its 190 KiB
-/// transfers as two 95 KiB halves, docs/references/hardware.md §4.2), in whole 32-byte blocks.
-pub(crate) fn aiv_batch_bytes(ub_bytes: usize) -> usize {
-    ((ub_bytes / 2).min(95 * 1024) & !31).max(32)
+/// The ring allgather's signal rows: the rows the left neighbour has put here, and the right
+/// neighbour's "done".
+const RING_ARRIVED: usize = 0;
+const RING_DONE: usize = 1;
+
+/// The ring allgather's signal on the table's terms (the modes table's `Signal::Own`):
+/// `[2, blocks]`, a column per block, row 0 counting the left neighbour's rows landed here,
+/// row 1 the right neighbour's "done".
+pub(crate) fn ring_signal(of: &crate::spec::SignalOf) -> Vec<usize> {
+    vec![2, of.blocks]
+}
+
+/// HCCL-class: the vendor library's ring allgather (its `AllGatherRing` template, which it
+/// runs where the ranks form a ring rather than a full mesh), with copy-engine puts. Block `b`
+/// of `active = min(blocks, signal columns)` moves columns `[b R / active, (b + 1) R / active)`
+/// of every row on its own channel: it copies the stage into row `me` here and puts it into
+/// row `me` of the right neighbour's target; then, for steps `s = 1 .. NR - 1`, it tells the
+/// right neighbour the row it put has landed, waits for the left neighbour's `s`-th row (row
+/// `me - s`) to land here, and forwards it to the right neighbour, but the last. One link
+/// busy per rank, `NR - 1` steps each a signal round. When every row is here it tells the
+/// left neighbour it is done reading (so the left's next call may write here) and waits for
+/// the right's, then takes its cells back.
+pub(crate) async fn ring(ops: &mut Ops, a: &Args) -> SimResult<()> {
+    let (me, n) = ranks(ops, &a.target, WHAT)?;
+    let b = ops.block_idx();
+    let columns = a.sig.shape().get(1).copied().unwrap_or(1);
+    let active = ops.block_num().min(columns).max(1);
+    if b >= active {
+        return Ok(());
+    }
+    let target = rows_view(ops, &a.target, n, WHAT)?;
+    let r = target.shape()[1];
+    let stage = a.stage.view(a.stage.dtype(), &[1, r]).map_err(|e| ops.error(WHAT, e.to_string()))?;
+    let (lo, hi) = (b * r / active, (b + 1) * r / active);
+    let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+    if lo < hi {
+        let own = SdmaOpts::new().region(&[me, lo], &[0, lo], &[1, hi - lo]);
+        let mut posted = vec![ops.put_async(&target, me, &stage, &own)?];
+        if n > 1 {
+            posted.push(ops.put_async(&target, right, &stage, &own)?);
+        }
+        crate::sdma::wait_all(ops, posted).await?;
+    }
+    for s in 1..n {
+        ops.notify(&a.sig, right, &[RING_ARRIVED, b], 1, NotifyOp::AtomicAdd)?;
+        ops.wait(&a.sig, &[RING_ARRIVED, b], s as i32, WaitCmp::Ge).await?;
+        let row = (me + n - s) % n;
+        if s + 1 < n && lo < hi {
+            let opts = SdmaOpts::new().region(&[row, lo], &[row, lo], &[1, hi - lo]);
+            let h = ops.put_async(&target, right, &target, &opts)?;
+            ops.wait_async(h).await?;
+        }
+    }
+    if n > 1 {
+        ops.notify(&a.sig, left, &[RING_DONE, b], 1, NotifyOp::AtomicAdd)?;
+        ops.wait(&a.sig, &[RING_DONE, b], 1, WaitCmp::Ge).await?;
+        for (cell, v) in [(RING_ARRIVED, n - 1), (RING_DONE, 1)] {
+            ops.notify(&a.sig, me, &[cell, b], -(v as i32), NotifyOp::AtomicAdd)?;
+            ops.expect_clear(&a.sig, &[cell, b], &[1, 1])?;
+        }
+    }
+    Ok(())
 }
 
 /// HCCL-class: the vendor library's one-shot AIV allgather on a full mesh (HCCL's AIV
@@ -127,15 +193,14 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     push(ops, a, None).await
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// PyPTO's builtin allgather: its HOST kernel, or its InCore lowering.
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.builtin_one_block(), kernel!(host), kernel!(incore));
 
-    #[test]
-    fn aiv_tiles_are_half_the_ub_at_most_95_kib() {
-        // a2a3: 188416 bytes of UB -> 94208-byte tiles.
-        assert_eq!(aiv_batch_bytes(188_416), 94_208);
-        assert_eq!(aiv_batch_bytes(1 << 20), 95 * 1024);
-        assert_eq!(aiv_batch_bytes(40), 32);
-    }
-}
+/// The copy-engine allgather, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
+
+/// The copy-engine ring allgather, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const RING: Algorithm = Algorithm::both(copy_engine_check, kernel!(ring));
+
+/// The one-shot AIV allgather, on either path: the table's signal.
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(aiv_check, kernel!(aiv_mesh));

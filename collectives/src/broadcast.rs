@@ -1,7 +1,7 @@
 //! broadcast from a root rank (reference §3.7 and §3.12).
 
-use crate::allgather::aiv_batch_bytes;
-use crate::allreduce::aiv_mesh::pipelined;
+use crate::aiv::{aiv_batch_bytes, pipelined};
+use crate::algorithm::{Algorithm, CallArgs, copy_engine_check, kernel};
 use crate::lanes::{Lanes, TILE, aiv_flag, aiv_wait_flag, peer_order, ranks, take_back};
 use crate::sdma::{put_run, wait_all};
 use sim_core::{CopyOpts, Ops, SdmaOpts, SimResult, Tensor, Tile};
@@ -14,6 +14,13 @@ pub(crate) struct Args {
     pub(crate) data: Tensor,
     pub(crate) sig: Tensor,
     pub(crate) root: usize,
+}
+
+impl Args {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { data: c.dst.clone(), sig: c.sig.clone(), root: c.root }
+    }
 }
 
 /// The HOST builtin: per 256-element tile, the root copies its own tile (for visibility), all
@@ -97,9 +104,9 @@ pub(crate) fn aiv_lanes(n: usize) -> usize {
     n.saturating_sub(1).max(1)
 }
 
-/// The AIV broadcast's signal on the table's terms ([`crate::modes::Signal::Own`]):
+/// The AIV broadcast's signal on the table's terms (the modes table's `Signal::Own`):
 /// `[NR, NR - 1]` (`[2, 1]` on two ranks).
-pub(crate) fn aiv_signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+pub(crate) fn aiv_signal(of: &crate::spec::SignalOf) -> Vec<usize> {
     vec![of.nranks, aiv_lanes(of.nranks)]
 }
 
@@ -235,3 +242,27 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     }
     lanes.epilogue(ops, me, n, 1)
 }
+
+/// PyPTO's builtin broadcast: its HOST kernel (signal `[NR]` or `[NR, 1]`), or its InCore
+/// lowering; one block, whatever `core_num` says.
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.rank_signal(), kernel!(host), kernel!(incore));
+
+/// The copy-engine broadcast, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
+
+/// The AIV broadcast, on either path: a block per rank (its relay runs on `NR - 1` of them),
+/// the table's signal.
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(
+    |world, o| {
+        o.aiv_cores(world)?;
+        let (core_num, n) = (o.spec.core_num, o.n);
+        if core_num < n {
+            return crate::validate::fail(
+                o.what,
+                format!("core_num {core_num} must be at least {n}: the AIV broadcast runs a block per rank"),
+            );
+        }
+        o.table_signal()
+    },
+    kernel!(aiv_mesh),
+);

@@ -4,7 +4,9 @@
 //! the host API, which validates the operands.
 
 use crate::host;
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, signal_shape, signal_shape_on};
+use crate::mode::Origin;
+use crate::modes::{Engine, serving, signal_shape, signal_shape_on};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path};
 use sim_core::{DType, Domain, ReduceOp, SimError, SimResult, Tensor, World};
 
 /// One collective call: what runs (`kind`, `mode`, `path`), on what (`dtype`, `op`, `root`)
@@ -87,6 +89,12 @@ impl Call {
     pub fn blocks(&self) -> usize {
         crate::modes::row_or_builtin(self.kind, self.mode)
             .map_or(1, |r| r.blocks.of(self.path, self.core_num, self.ranks))
+    }
+
+    /// Whose algorithm the call runs: its row's origin ([`Serving::origin`](crate::modes::Serving::origin)),
+    /// or its mode's for a mode the collective does not run.
+    pub fn origin(&self) -> Origin {
+        serving(self.kind, self.mode).map_or(self.mode.origin(), |row| row.origin)
     }
 
     /// Whether the collective reduces (uses `op`).
@@ -199,6 +207,25 @@ pub struct CallBuffers {
     pub counts: Option<(Tensor, Tensor)>,
     /// The signal.
     pub signal: Tensor,
+}
+
+/// The note a sweep prints under a series of `call` (with `warmup` untimed calls first): what
+/// it models, PyPTO's builtin as written or the vendor library's algorithm, and on how many
+/// blocks; a builtin on the InCore path is PyPTO's composite lowering.
+pub fn sweep_note(call: &Call, warmup: u32) -> String {
+    let (kind, row) = (call.kind, serving(call.kind, call.mode));
+    if call.path == Path::InCore && call.origin() == Origin::Builtin {
+        return format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)");
+    }
+    let Some(row) = row else {
+        return format!("PyPTO's builtin {kind} kernel as written, on {} block(s) per rank", call.blocks());
+    };
+    let cold = if row.engine == Engine::CopyEngines && warmup == 0 {
+        "; its first call pays the channels' cold start (add -w 1)"
+    } else {
+        ""
+    };
+    format!("{}{cold}, on {} block(s) per rank", row.note, call.blocks())
 }
 
 #[cfg(test)]

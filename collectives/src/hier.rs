@@ -41,6 +41,7 @@
 //! have landed (their handles waited) it notifies each destination. The epilogue takes every
 //! credit back out. With several blocks, block `b` moves its own column slice of every row.
 
+use crate::algorithm::{Algorithm, CallArgs, Operands, kernel};
 use crate::lanes::{ranks, rows_view};
 use sim_core::{AtomicType, NotifyOp, Ops, SdmaHandle, SdmaOpts, SimResult, Tensor, WaitCmp};
 use std::collections::BTreeMap;
@@ -54,6 +55,13 @@ pub(crate) struct Args {
     pub(crate) dst: Tensor,
     pub(crate) sig: Tensor,
     pub(crate) server: usize,
+}
+
+impl Args {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { src: c.src.clone(), dst: c.dst.clone(), sig: c.sig.clone(), server: c.server }
+    }
 }
 
 /// Where this rank sits: `n` ranks in `servers` servers of `g`, this rank `(s, l)`.
@@ -363,6 +371,28 @@ pub(crate) async fn all_to_all(ops: &mut Ops, a: &Args) -> SimResult<()> {
     }
     bk.cells.epilogue(ops)
 }
+
+/// The two levels' checks: the ranks are whole servers of the machine's, it has copy engines,
+/// the table's signal.
+fn check(world: &mut sim_core::World, o: &Operands<'_>) -> SimResult<()> {
+    if let Err(e) = crate::allreduce::hier::group(o.n, world.server_ranks()) {
+        return crate::validate::fail(o.what, e);
+    }
+    o.copy_engines(world)?;
+    o.table_signal()
+}
+
+/// The two-level allgather, on either path.
+pub(crate) const ALLGATHER: Algorithm =
+    Algorithm { check, host: kernel!(allgather), incore: kernel!(allgather), needs_server: true };
+
+/// The two-level reduce-scatter, on either path.
+pub(crate) const REDUCE_SCATTER: Algorithm =
+    Algorithm { check, host: kernel!(reduce_scatter), incore: kernel!(reduce_scatter), needs_server: true };
+
+/// The two-level all_to_all, on either path.
+pub(crate) const ALL_TO_ALL: Algorithm =
+    Algorithm { check, host: kernel!(all_to_all), incore: kernel!(all_to_all), needs_server: true };
 
 #[cfg(test)]
 mod tests {

@@ -1,26 +1,15 @@
 //! The host API: each call validates its operands (reference §3.1) and queues the collective
-//! on every rank of the operands' comm domain, as one chip dispatch per rank. `Path::Host`
-//! runs the builtin kernel (named like PyPTO's variant, `builtin.tensor.allreduce__sum__fp32`);
-//! `Path::InCore` runs the composite lowering as a one-block kernel.
+//! on every rank of the operands' comm domain, as one chip dispatch per rank. What a mode
+//! needs and runs comes from the call's row of the modes table (its `Algorithm`: the check,
+//! and the kernel for `Path::Host` or `Path::InCore`), so nothing here matches on a mode; the
+//! dispatch is named like PyPTO's variant (`builtin.tensor.allreduce__sum__fp32`).
 
-use crate::allreduce::algorithm::{FP, Operands};
-use crate::allreduce::{self, hier};
-use crate::modes::variant;
-use crate::spec::{AllGather, AllReduce, Kind, Mode, Path, max_ranks, signal_shape};
+use crate::algorithm::{CallArgs, FP, Operands};
+use crate::mode::Origin;
+use crate::modes::{Engine, Serving, max_ranks, modes, serving, signal_shape_on, variant};
+use crate::spec::{AllGather, AllReduce, Kind, Mode, Path};
 use crate::validate::{self, MAX_BUILTIN_RANKS, fail};
-use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
 use sim_core::{DType, Dispatch, Domain, ReduceOp, SimResult, Task, Tensor, World};
-
-/// Builds an async task running `$body(&mut ops, &args)` on `$blocks` blocks.
-macro_rules! task {
-    ($name:expr, $blocks:expr, $args:expr, $body:path) => {{
-        let args = $args;
-        Task::new_async($name, $blocks, move |ops| {
-            let a = args.clone();
-            Box::pin(async move { $body(ops, &a).await })
-        })
-    }};
-}
 
 /// Queues `task` as its own dispatch on every member of `t`'s domain.
 fn launch(world: &mut World, t: &Tensor, name: &str, task: Task) -> SimResult<()> {
@@ -51,6 +40,97 @@ fn no_op(world: &mut World, t: &Tensor, name: &str) -> SimResult<()> {
     launch(world, t, name, Task::new_async(name, 1, |_| Box::pin(async { Ok(()) })))
 }
 
+/// One call as the host API runs it once the collective's own operands are checked: the
+/// collective, how it runs, its operands for the kernel and the tensors its checks read.
+struct Run<'a> {
+    what: &'a str,
+    kind: Kind,
+    spec: AllReduce,
+    /// The data an algorithm's check reads (allgather's and all_to_all's target).
+    data: &'a Tensor,
+    /// Ranks of the domain.
+    n: usize,
+    /// The element type the dispatch's name gives.
+    dtype: DType,
+    /// The kernel's operands.
+    args: CallArgs,
+}
+
+impl Run<'_> {
+    /// Checks the call against its row of the modes table (a mode the collective does not run
+    /// fails with `unserved`'s message) and names its dispatch; `None` when the call is a
+    /// builtin's silent early return, queued as a no-op already.
+    fn check(
+        &self,
+        world: &mut World,
+        unserved: impl FnOnce() -> String,
+    ) -> SimResult<Option<(&'static Serving, String)>> {
+        let (kind, spec) = (self.kind, self.spec);
+        let Some(row) = serving(kind, spec.mode) else {
+            return fail(self.what, unserved());
+        };
+        let table_shape = signal_shape_on(kind, spec.mode, spec.path, self.n, spec.core_num, world.server_ranks());
+        let (what, data, signal, n) = (self.what, self.data, &self.args.sig, self.n);
+        (row.algorithm.check)(world, &Operands { what, kind, data, signal, n, spec, table_shape })?;
+        let name = variant(kind, spec.mode, spec.op, self.dtype, self.args.root);
+        if too_many_ranks(world, what, n, (kind, spec.mode, spec.path)) {
+            no_op(world, data, &name)?;
+            return Ok(None);
+        }
+        Ok(Some((row, name)))
+    }
+
+    /// Queues the row's kernel for the call's path on every rank, on the blocks the row gives it.
+    fn launch(self, world: &mut World, row: &Serving, name: &str) -> SimResult<()> {
+        let algorithm = row.algorithm;
+        let kernel = if self.spec.path == Path::Host { algorithm.host } else { algorithm.incore };
+        let blocks = row.blocks.of(self.spec.path, self.spec.core_num, self.n);
+        let args = self.args;
+        let task = Task::new_async(name, blocks, move |ops| {
+            let a = args.clone();
+            Box::pin(async move { kernel(ops, &a).await })
+        });
+        launch(world, self.data, name, task)
+    }
+
+    /// [`Run::check`], then [`Run::launch`].
+    fn go(self, world: &mut World, unserved: impl FnOnce() -> String) -> SimResult<()> {
+        match self.check(world, unserved)? {
+            Some((row, name)) => self.launch(world, row, &name),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a call of a mode a copy collective does not run is told.
+fn not_a_mode_of(kind: Kind, mode: Mode) -> String {
+    let modes: Vec<String> = modes(kind).iter().map(|m| m.to_string()).collect();
+    format!("{kind} runs as {} (mesh: PyPTO's builtin; the others HCCL-class), not {mode}", modes.join(", "))
+}
+
+/// Whether the call runs a PyPTO builtin's HOST kernel (which takes f32 only).
+fn builtin_host(kind: Kind, how: AllGather) -> bool {
+    how.path == Path::Host && serving(kind, how.mode).is_some_and(|r| r.origin == Origin::Builtin)
+}
+
+/// How a copy collective runs, as the checks read it: `op` on the reduction's, sum elsewhere.
+fn spec_of(how: AllGather, op: ReduceOp) -> AllReduce {
+    AllReduce { op, mode: how.mode, path: how.path, core_num: how.core_num }
+}
+
+/// A call's operands for the kernels: `src` sent, `dst` received into.
+fn call_args(world: &World, src: &Tensor, dst: &Tensor, sig: &Tensor) -> CallArgs {
+    CallArgs {
+        src: src.clone(),
+        dst: dst.clone(),
+        sig: sig.clone(),
+        op: ReduceOp::Sum,
+        root: 0,
+        server: world.server_ranks(),
+        counts: None,
+    }
+}
+
 /// `pld.tensor.allreduce(data, signal, op, mode, core_num)`: every rank's `data` becomes the
 /// element-wise `op` over all ranks. Mesh reduces peers in ascending order skipping self (so
 /// ranks may differ bitwise); ring and two-shot reduce each element once (bit-identical).
@@ -58,99 +138,17 @@ pub fn allreduce(world: &mut World, data: &Tensor, signal: &Tensor, spec: AllRed
     let what = format!("allreduce ({} {})", spec.mode, spec.path);
     validate::windows(&what, &[("data", data), ("signal", signal)])?;
     let n = domain_of(data)?.size();
-    check_aiv_cores(world, &what, spec.core_num)?;
+    let checks = Operands { what: &what, kind: Kind::AllReduce, data, signal, n, spec, table_shape: Vec::new() };
+    checks.aiv_cores(world)?;
     if spec.path == Path::InCore && spec.core_num != 1 {
         return fail(&what, format!("the InCore path runs on one block; core_num must be 1, got {}", spec.core_num));
     }
-    let Some(algorithm) = crate::modes::serving(Kind::AllReduce, spec.mode).and_then(|row| row.allreduce) else {
-        let modes: Vec<String> = crate::spec::modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
-        return fail(
-            &what,
-            format!("{} is not an allreduce algorithm; allreduce runs as {}", spec.mode, modes.join(", ")),
-        );
-    };
-    (algorithm.check)(world, &Operands { what: &what, data, signal, n, spec })?;
-    let name = variant(Kind::AllReduce, spec.mode, spec.op, data.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::AllReduce, spec.mode, spec.path)) {
-        return no_op(world, data, &name);
-    }
-    if spec.mode == Mode::Ring && spec.path == Path::Host && n > 1 && !data.numel().is_multiple_of(n) {
-        world.warn(format!(
-            "{what}: the HOST ring kernel returns at once when numel ({}) is not a multiple of the rank count ({n}); this call moves no data",
-            data.numel()
-        ));
-    }
-    let args = allreduce::Args { data: data.clone(), sig: signal.clone(), op: spec.op, server: world.server_ranks() };
-    let kernel = if spec.path == Path::Host { algorithm.host } else { algorithm.incore };
-    let task = Task::new_async(&name, spec.core_num, move |ops| {
-        let a = args.clone();
-        Box::pin(async move { kernel(ops, &a).await })
-    });
-    launch(world, data, &name, task)
-}
-
-/// The modes an allgather, reduce_scatter or all_to_all runs in (`kind`), with their signals
-/// and core counts.
-fn copy_mode(world: &World, what: &str, signal: &Tensor, n: usize, kind: Kind, spec: AllGather) -> SimResult<()> {
-    match spec.mode {
-        Mode::Mesh if spec.core_num == 1 => validate::rank_signal(what, signal, n, false),
-        Mode::Mesh => {
-            fail(what, format!("the builtin {kind} runs on one block; core_num must be 1, got {}", spec.core_num))
-        }
-        Mode::Hier if matches!(kind, Kind::AllGather | Kind::ReduceScatter | Kind::AllToAll) => {
-            if let Err(e) = hier::group(n, world.server_ranks()) {
-                return fail(what, e);
-            }
-            check_sdma_cores(world, what, spec.core_num)?;
-            validate::signal(what, signal, &signal_shape(kind, spec.mode, spec.path, n, spec.core_num))
-        }
-        Mode::SdmaMesh | Mode::GroupedMesh if spec.mode == Mode::SdmaMesh || kind == Kind::AllToAll => {
-            check_sdma_cores(world, what, spec.core_num)?;
-            validate::signal(what, signal, &signal_shape(kind, spec.mode, spec.path, n, spec.core_num))
-        }
-        Mode::AivMesh if matches!(kind, Kind::ReduceScatter | Kind::AllToAll | Kind::AllGather | Kind::Broadcast) => {
-            check_aiv_cores(world, what, spec.core_num)?;
-            // HCCL's AIV broadcast runs a block per rank (its relay on NR - 1 of them).
-            if kind == Kind::Broadcast && spec.core_num < n {
-                return fail(
-                    what,
-                    format!("core_num {} must be at least {n}: the AIV broadcast runs a block per rank", spec.core_num),
-                );
-            }
-            validate::signal(what, signal, &signal_shape(kind, Mode::AivMesh, spec.path, n, spec.core_num))
-        }
-        other => {
-            let modes: Vec<String> = crate::spec::modes(kind).iter().map(|m| m.to_string()).collect();
-            fail(
-                what,
-                format!(
-                    "{kind} runs as {} (mesh: PyPTO's builtin; the others HCCL-class), not {other}",
-                    modes.join(", ")
-                ),
-            )
-        }
-    }
-}
-
-/// A copy-engine mode's machine checks: `core_num` AIV blocks fit the chip, and it has SDMA
-/// engines to post to (the `sdma-mesh`, `grouped-mesh` and `hier` copy modes).
-fn check_sdma_cores(world: &World, what: &str, core_num: usize) -> SimResult<()> {
-    check_aiv_cores(world, what, core_num)?;
-    validate::has_sdma(world, what)
-}
-
-/// `core_num` is in `1..=` the chip's AIV cores.
-fn check_aiv_cores(world: &World, what: &str, core_num: usize) -> SimResult<()> {
-    let aiv = world.chip().aiv_cores();
-    if core_num == 0 || core_num > aiv {
-        return fail(what, format!("core_num {core_num} must be in 1..={aiv} (the chip's AIV cores)"));
-    }
-    Ok(())
-}
-
-/// The operands of a hierarchical call, with the machine's ranks per server.
-fn hier_args(world: &World, src: &Tensor, dst: &Tensor, sig: &Tensor) -> crate::hier::Args {
-    crate::hier::Args { src: src.clone(), dst: dst.clone(), sig: sig.clone(), server: world.server_ranks() }
+    let args = CallArgs { op: spec.op, ..call_args(world, data, data, signal) };
+    let run = Run { what: &what, kind: Kind::AllReduce, spec, data, n, dtype: data.dtype(), args };
+    run.go(world, || {
+        let modes: Vec<String> = modes(Kind::AllReduce).iter().map(|m| m.to_string()).collect();
+        format!("{} is not an allreduce algorithm; allreduce runs as {}", spec.mode, modes.join(", "))
+    })
 }
 
 /// `pld.tensor.barrier(signal)`: no rank leaves before every rank has arrived.
@@ -158,13 +156,10 @@ pub fn barrier(world: &mut World, signal: &Tensor, path: Path) -> SimResult<()> 
     let what = format!("barrier ({path})");
     validate::windows(&what, &[("signal", signal)])?;
     let n = domain_of(signal)?.size();
-    validate::rank_signal(&what, signal, n, path == Path::Host)?;
-    let name = variant(Kind::Barrier, Mode::Mesh, ReduceOp::Sum, DType::F32, 0);
-    if too_many_ranks(world, &what, n, (Kind::Barrier, Mode::Mesh, path)) {
-        return no_op(world, signal, &name);
-    }
-    let sig = signal.clone();
-    launch(world, signal, &name, task!(&name, 1, sig, bar::kernel))
+    let spec = AllReduce { path, ..AllReduce::default() };
+    let args = call_args(world, signal, signal, signal);
+    let run = Run { what: &what, kind: Kind::Barrier, spec, data: signal, n, dtype: DType::F32, args };
+    run.go(world, || not_a_mode_of(Kind::Barrier, spec.mode))
 }
 
 /// `pld.tensor.broadcast(data, signal, root)`: every rank's `data` becomes the root's.
@@ -182,33 +177,31 @@ pub fn broadcast_with(world: &mut World, data: &Tensor, signal: &Tensor, root: u
     let path = how.path;
     let what = format!("broadcast ({} {path})", how.mode);
     validate::windows(&what, &[("data", data), ("signal", signal)])?;
-    let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
-    validate::dtype(&what, data, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    let builtin = builtin_host(Kind::Broadcast, how);
+    validate::dtype(&what, data, if builtin { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(data)?.size();
-    match how.mode {
-        Mode::Mesh => validate::rank_signal(&what, signal, n, path == Path::Host)?,
-        _ => copy_mode(world, &what, signal, n, Kind::Broadcast, how)?,
-    }
-    let name = variant(Kind::Broadcast, how.mode, ReduceOp::Sum, data.dtype(), root);
-    if too_many_ranks(world, &what, n, (Kind::Broadcast, how.mode, path)) {
-        return no_op(world, data, &name);
-    }
+    let args = CallArgs { root, ..call_args(world, data, data, signal) };
+    let run = Run {
+        what: &what,
+        kind: Kind::Broadcast,
+        spec: spec_of(how, ReduceOp::Sum),
+        data,
+        n,
+        dtype: data.dtype(),
+        args,
+    };
+    let Some((row, name)) = run.check(world, || not_a_mode_of(Kind::Broadcast, how.mode))? else {
+        return Ok(());
+    };
     if root >= n {
-        if path == Path::InCore || matches!(how.mode, Mode::SdmaMesh | Mode::AivMesh) {
+        if !builtin {
             return fail(&what, format!("root {root} is out of range for {n} ranks"));
         }
         world.warn(format!(
             "{what}: root {root} is out of range for {n} ranks; the HOST kernel returns at once and moves no data"
         ));
     }
-    let args = bc::Args { data: data.clone(), sig: signal.clone(), root };
-    let task = match (how.mode, path) {
-        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, bc::sdma_mesh),
-        (Mode::AivMesh, _) => task!(&name, how.core_num, args, bc::aiv_mesh),
-        (_, Path::Host) => task!(&name, 1, args, bc::host),
-        (_, Path::InCore) => task!(&name, 1, args, bc::incore),
-    };
-    launch(world, data, &name, task)
+    run.launch(world, row, &name)
 }
 
 /// `pld.tensor.allgather(stage, target, signal)`: row r of every rank's `[NR, R]` target
@@ -231,8 +224,8 @@ pub fn allgather_with(
     let path = spec.path;
     let what = format!("allgather ({} {path})", spec.mode);
     validate::windows(&what, &[("stage", stage), ("target", target), ("signal", signal)])?;
-    let builtin_f32 = path == Path::Host && spec.mode == Mode::Mesh;
-    validate::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    let builtin = builtin_host(Kind::AllGather, spec);
+    validate::dtype(&what, target, if builtin { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let r = validate::leading(&what, target, n)?;
     if stage.numel() != r || stage.dtype() != target.dtype() {
@@ -247,23 +240,17 @@ pub fn allgather_with(
             ),
         );
     }
-    copy_mode(world, &what, signal, n, Kind::AllGather, spec)?;
-    let name = variant(Kind::AllGather, spec.mode, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::AllGather, spec.mode, path)) {
-        return no_op(world, target, &name);
-    }
-    if spec.mode == Mode::Hier {
-        let args = hier_args(world, stage, target, signal);
-        return launch(world, target, &name, task!(&name, spec.core_num, args, crate::hier::allgather));
-    }
-    let args = ag::Args { stage: stage.clone(), target: target.clone(), sig: signal.clone() };
-    let task = match (spec.mode, path) {
-        (Mode::SdmaMesh, _) => task!(&name, spec.core_num, args, ag::sdma_mesh),
-        (Mode::AivMesh, _) => task!(&name, spec.core_num, args, ag::aiv_mesh),
-        (_, Path::Host) => task!(&name, 1, args, ag::host),
-        (_, Path::InCore) => task!(&name, 1, args, ag::incore),
+    let args = call_args(world, stage, target, signal);
+    let run = Run {
+        what: &what,
+        kind: Kind::AllGather,
+        spec: spec_of(spec, ReduceOp::Sum),
+        data: target,
+        n,
+        dtype: target.dtype(),
+        args,
     };
-    launch(world, target, &name, task)
+    run.go(world, || not_a_mode_of(Kind::AllGather, spec.mode))
 }
 
 /// `pld.tensor.reduce_scatter(data, signal, op)`: row r of rank r's `[NR, R]` data becomes the
@@ -287,35 +274,23 @@ pub fn reduce_scatter_with(
     let what = format!("reduce_scatter ({} {path})", how.mode);
     validate::windows(&what, &[("data", data), ("signal", signal)])?;
     validate::op(&what, op, &[ReduceOp::Sum])?;
-    if matches!(how.mode, Mode::SdmaMesh | Mode::Hier) {
-        let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
-        validate::dtype(&what, data, &addable)?;
-    } else if how.mode == Mode::AivMesh {
+    match serving(Kind::ReduceScatter, how.mode) {
+        Some(row) if row.engine == Engine::CopyEngines => {
+            let addable: Vec<DType> =
+                DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
+            validate::dtype(&what, data, &addable)?;
+        }
         // HCCL's ReduceScatter takes int8 / int16 / int32 / fp16 / fp32 / bf16, as its AIV
         // allreduce does here (PyPTO's builtin paths below take FP16 / FP32 only).
-        validate::dtype(&what, data, &DType::ALL)?;
-    } else {
-        validate::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?;
+        Some(row) if row.origin != Origin::Builtin => validate::dtype(&what, data, &DType::ALL)?,
+        _ => validate::dtype(&what, data, if path == Path::Host { &[DType::F32] } else { &FP })?,
     }
     let n = domain_of(data)?.size();
     validate::leading(&what, data, n)?;
-    copy_mode(world, &what, signal, n, Kind::ReduceScatter, how)?;
-    let name = variant(Kind::ReduceScatter, how.mode, op, data.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::ReduceScatter, how.mode, path)) {
-        return no_op(world, data, &name);
-    }
-    if how.mode == Mode::Hier {
-        let args = hier_args(world, data, data, signal);
-        return launch(world, data, &name, task!(&name, how.core_num, args, crate::hier::reduce_scatter));
-    }
-    let args = rs::Args { data: data.clone(), sig: signal.clone(), op };
-    let task = match (how.mode, path) {
-        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, rs::sdma_mesh),
-        (Mode::AivMesh, _) => task!(&name, how.core_num, args, rs::aiv_mesh),
-        (_, Path::Host) => task!(&name, 1, args, rs::host),
-        (_, Path::InCore) => task!(&name, 1, args, rs::incore),
-    };
-    launch(world, data, &name, task)
+    let args = CallArgs { op, ..call_args(world, data, data, signal) };
+    let run =
+        Run { what: &what, kind: Kind::ReduceScatter, spec: spec_of(how, op), data, n, dtype: data.dtype(), args };
+    run.go(world, || not_a_mode_of(Kind::ReduceScatter, how.mode))
 }
 
 /// `pld.tensor.all_to_all(input, target, signal)`: row `me` of rank d's target becomes row d
@@ -340,8 +315,8 @@ pub fn all_to_all_with(
     let path = how.path;
     let what = format!("all_to_all ({} {path})", how.mode);
     validate::windows(&what, &[("input", input), ("target", target), ("signal", signal)])?;
-    let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
-    validate::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    let builtin = builtin_host(Kind::AllToAll, how);
+    validate::dtype(&what, target, if builtin { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let r = validate::leading(&what, target, n)?;
     if input.numel() != n * r || input.dtype() != target.dtype() {
@@ -350,24 +325,17 @@ pub fn all_to_all_with(
             format!("input `{}` must match target `{}` ({} x {n} x {r})", input.name(), target.name(), target.dtype()),
         );
     }
-    copy_mode(world, &what, signal, n, Kind::AllToAll, how)?;
-    let name = variant(Kind::AllToAll, how.mode, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::AllToAll, how.mode, path)) {
-        return no_op(world, target, &name);
-    }
-    if how.mode == Mode::Hier {
-        let args = hier_args(world, input, target, signal);
-        return launch(world, target, &name, task!(&name, how.core_num, args, crate::hier::all_to_all));
-    }
-    let args = a2a::Args { input: input.clone(), target: target.clone(), sig: signal.clone() };
-    let task = match (how.mode, path) {
-        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, a2a::sdma_mesh),
-        (Mode::AivMesh, _) => task!(&name, how.core_num, args, a2a::aiv_mesh),
-        (Mode::GroupedMesh, _) => task!(&name, how.core_num, args, a2a::grouped_mesh),
-        (_, Path::Host) => task!(&name, 1, args, a2a::host),
-        (_, Path::InCore) => task!(&name, 1, args, a2a::incore),
+    let args = call_args(world, input, target, signal);
+    let run = Run {
+        what: &what,
+        kind: Kind::AllToAll,
+        spec: spec_of(how, ReduceOp::Sum),
+        data: target,
+        n,
+        dtype: target.dtype(),
+        args,
     };
-    launch(world, target, &name, task)
+    run.go(world, || not_a_mode_of(Kind::AllToAll, how.mode))
 }
 
 /// `pld.tensor.all_to_all_v(input, target, send_counts, recv_counts, signal)`: like all_to_all
@@ -410,8 +378,8 @@ pub fn all_to_all_v_with(
         ("signal", signal),
     ];
     validate::windows(&what, &ops)?;
-    let builtin_f32 = path == Path::Host && how.mode == Mode::Mesh;
-    validate::dtype(&what, target, if builtin_f32 { &[DType::F32] } else { &DType::ALL })?;
+    let builtin = builtin_host(Kind::AllToAllV, how);
+    validate::dtype(&what, target, if builtin { &[DType::F32] } else { &DType::ALL })?;
     let n = domain_of(target)?.size();
     let rows = target.shape()[0];
     if target.shape().len() < 2
@@ -434,22 +402,16 @@ pub fn all_to_all_v_with(
         return fail(&what, format!("send_counts `{}` must be INT32 with {n} elements", send_counts.name()));
     }
     validate::rank_signal(&what, recv_counts, n, false)?;
-    copy_mode(world, &what, signal, n, Kind::AllToAllV, how)?;
-    let name = variant(Kind::AllToAllV, how.mode, ReduceOp::Sum, target.dtype(), 0);
-    if too_many_ranks(world, &what, n, (Kind::AllToAllV, how.mode, path)) {
-        return no_op(world, target, &name);
-    }
-    let args = a2a::ArgsV {
-        input: input.clone(),
-        target: target.clone(),
-        send_counts: send_counts.clone(),
-        recv_counts: recv_counts.clone(),
-        sig: signal.clone(),
+    let counts = Some((send_counts.clone(), recv_counts.clone()));
+    let args = CallArgs { counts, ..call_args(world, input, target, signal) };
+    let run = Run {
+        what: &what,
+        kind: Kind::AllToAllV,
+        spec: spec_of(how, ReduceOp::Sum),
+        data: target,
+        n,
+        dtype: target.dtype(),
+        args,
     };
-    let task = match (how.mode, path) {
-        (Mode::SdmaMesh, _) => task!(&name, how.core_num, args, a2a::sdma_mesh_v),
-        (_, Path::Host) => task!(&name, 1, args, a2a::host_v),
-        (_, Path::InCore) => task!(&name, 1, args, a2a::incore_v),
-    };
-    launch(world, target, &name, task)
+    run.go(world, || not_a_mode_of(Kind::AllToAllV, how.mode))
 }

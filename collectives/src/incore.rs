@@ -11,6 +11,7 @@
 //! [`allreduce_hier`]) and the composite runs on the calling block.
 //! Operands are checked as the host API checks them.
 
+use crate::algorithm::CallArgs;
 use crate::allreduce::{self, hier};
 use crate::spec::{Kind, Mode};
 use crate::{all_to_all as a2a, allgather as ag, barrier as bar, broadcast as bc, reduce_scatter as rs};
@@ -19,8 +20,9 @@ use sim_core::{Ops, ReduceOp, SimResult, Tensor};
 /// The allreduce composite (`mode`: mesh, ring, two-shot, aiv-mesh, sdma-mesh or rhd; `hier`
 /// needs the server size, so it is [`allreduce_hier`]).
 pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: ReduceOp, mode: Mode) -> SimResult<()> {
-    let a = allreduce::Args { data: data.clone(), sig: signal.clone(), op, server: 1 };
-    match crate::modes::serving(Kind::AllReduce, mode).and_then(|row| row.allreduce) {
+    let (src, sig) = (data.clone(), signal.clone());
+    let a = CallArgs { dst: src.clone(), src, sig, op, root: 0, server: 1, counts: None };
+    match crate::modes::serving(Kind::AllReduce, mode).map(|row| row.algorithm) {
         Some(algorithm) if !algorithm.needs_server => (algorithm.incore)(ops, &a).await,
         Some(_) => Err(ops.error(
             "allreduce",
@@ -32,7 +34,7 @@ pub async fn allreduce(ops: &mut Ops, data: &Tensor, signal: &Tensor, op: Reduce
 
 /// The hierarchical allreduce composite ([`Mode::Hier`]) on servers of `server_ranks` ranks
 /// (the host's [`World::server_ranks`](sim_core::World::server_ranks)): signal
-/// [`signal_shape_on`](crate::spec::signal_shape_on)`(AllReduce, Hier, InCore, NR, 1, server_ranks)`.
+/// [`signal_shape_on`](crate::modes::signal_shape_on)`(AllReduce, Hier, InCore, NR, 1, server_ranks)`.
 pub async fn allreduce_hier(
     ops: &mut Ops,
     data: &Tensor,

@@ -43,6 +43,8 @@
 //! Every `pld.tensor.*` collective ends with the self-clearing credit barrier (§3.2): signals
 //! are all zero after a call and can be reused back to back.
 
+mod aiv;
+mod algorithm;
 mod all_to_all;
 mod allgather;
 mod allreduce;
@@ -53,7 +55,9 @@ mod hier;
 mod host;
 pub mod incore;
 mod lanes;
+mod mode;
 mod modes;
+mod names;
 mod reduce_scatter;
 mod sdma;
 mod spec;
@@ -61,17 +65,17 @@ mod staging;
 mod traffic;
 mod validate;
 
-pub use call::{Call, CallBuffers};
+pub use call::{Call, CallBuffers, sweep_note};
 pub use host::{
     all_to_all, all_to_all_v, all_to_all_v_with, all_to_all_with, allgather, allgather_with, allreduce, barrier,
     broadcast, broadcast_with, reduce_scatter, reduce_scatter_with,
 };
+pub use mode::{MODES, Mode, ModeInfo, Origin};
 pub use modes::{
-    Blocks, DefaultBlocks, DefaultSeries, Engine, MODES, Mode, ModeInfo, Origin, SERVING, Serving, Signal, SignalOf,
-    max_ranks, modes, serving, sweep_note,
+    Blocks, DefaultBlocks, DefaultSeries, Engine, SERVING, Serving, Signal, max_ranks, modes, serving, signal_shape,
+    signal_shape_on,
 };
-pub use spec::{
-    AllGather, AllReduce, Kind, Path, did_you_mean, hccl_aiv_pick, name_distance, signal_shape, signal_shape_on,
-};
+pub use names::{did_you_mean, name_distance};
+pub use spec::{AllGather, AllReduce, Kind, Path, SignalOf, hccl_aiv_pick};
 pub use traffic::Traffic;
 pub use validate::MAX_BUILTIN_RANKS;

@@ -1,150 +1,18 @@
-//! The table of collective modes, declared once: every algorithm ([`Mode`]) with its names and
-//! origin ([`MODES`]), and every collective it serves with how it runs there ([`SERVING`]:
-//! blocks, signal, engines, rank cap, PyPTO variant name, the sweep's default series and the
-//! note a sweep prints). The host API, [`crate::Call`], the CLI's sweep, the checker's
-//! catalogue and the Python bindings read this table instead of matching on modes themselves;
-//! a new algorithm adds a [`Mode`] variant, its [`MODES`] entry and its [`SERVING`] rows here,
-//! and its kernel in its own file.
+//! The table of collective modes: every collective each algorithm ([`Mode`], named in
+//! [`MODES`](crate::mode::MODES)) serves and how it runs there ([`SERVING`]: blocks, signal, engines,
+//! rank cap, PyPTO variant name, the sweep's default series and the note a sweep prints), and
+//! what reads it directly ([`modes`], [`max_ranks`], [`signal_shape`]). The host API,
+//! `Call`, the CLI's sweep, the checker's catalogue and the Python bindings read this
+//! table instead of matching on modes themselves; a new algorithm adds a [`Mode`] variant and
+//! its [`MODES`](crate::mode::MODES) entry in `mode.rs`, its [`SERVING`] rows here, and its kernel in
+//! its own file. The table sits above the algorithms it names; they import only the words
+//! below it (`spec.rs`, `mode.rs`).
 
-use crate::allreduce::{self, algorithm::Algorithm};
-use crate::spec::{Kind, Path, suggestion};
-use std::fmt;
-use std::str::FromStr;
-
-/// The algorithm a collective runs ([`modes`] says which collective runs which; [`MODES`] and
-/// [`SERVING`] say what each is).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Mode {
-    /// PyPTO's one-shot pull: every rank reads every peer's chunk and reduces it.
-    #[default]
-    Mesh,
-    /// Reduce-scatter then allgather around the ring, pulling from the left neighbour.
-    Ring,
-    /// Direct reduce-scatter then direct allgather (the vendor library's large-message
-    /// full-mesh allreduce).
-    TwoShot,
-    /// HCCL-class: the vendor library's AIV allreduce on a full mesh, a direct reduce-scatter
-    /// and allgather with large double-buffered UB tiles over many cores and overlapping
-    /// pipes; for allgather its one-shot AIV kernel (a block per peer writing this rank's row
-    /// straight into the peer's window, then one ready flag); for reduce_scatter and all_to_all its AIV pulls
-    /// (not a PyPTO builtin).
-    AivMesh,
-    /// HCCL-class: the vendor library's SDMA full-mesh allreduce, a reduce-scatter of
-    /// inline-reduce copy-engine puts then an allgather of puts, no UB (not a PyPTO builtin;
-    /// needs `[chip.sdma]`, sum only).
-    SdmaMesh,
-    /// HCCL-class: recursive halving-doubling (Rabenseifner; HCCL's RHD, its algorithm
-    /// between servers), `2 log2 NR` steps that each signal one partner, so it runs on
-    /// thousands of ranks (not a PyPTO builtin, not capped at kMaxSupportedRanks).
-    Rhd,
-    /// HCCL-class allreduce: the server-level hierarchy (the vendor library's two-level
-    /// allreduce): a reduce-scatter inside each server, an RHD allreduce between servers
-    /// among the ranks holding the same slice, an allgather inside each server. The server
-    /// size is the machine's ([`World::server_ranks`](sim_core::World::server_ranks), from the
-    /// config); the ranks must be whole servers. Signal `[g + 2 + 3 log2(NR / g), core_num]`
-    /// for servers of `g` ranks; runs at any size (not a PyPTO builtin). For allgather,
-    /// reduce_scatter and all_to_all the same two levels with copy-engine puts: a mesh inside
-    /// each server and, between servers, halving-doubling (for 4, 8, ... servers; otherwise a
-    /// ring) or, for all_to_all, pairwise; signal `[NR, core_num]`, needs `[chip.sdma]`.
-    Hier,
-    /// HCCL-class all_to_all: the grouped full mesh the vendor library runs on A3 — copy-engine
-    /// puts to the peers a group of 8 at a time, nearest first on both sides, the group's
-    /// peers spread over the blocks' channels, each round waited for before the next, so not
-    /// all `NR^2` flows are live at once (not a PyPTO builtin; needs `[chip.sdma]`; runs at
-    /// any size).
-    GroupedMesh,
-}
-
-/// Whose algorithm a mode is.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// PyPTO's builtin kernel as written (and, on the InCore path, its composite lowering).
-    Builtin,
-    /// A textbook form of a vendor algorithm, modelled beside the builtins for comparison.
-    Reference,
-    /// HCCL-class: the vendor library's algorithm, not a PyPTO builtin.
-    HcclClass,
-}
-
-/// One mode's names and origin: a row of [`MODES`].
-#[derive(Copy, Clone, Debug)]
-pub struct ModeInfo {
-    /// The mode.
-    pub mode: Mode,
-    /// Its name everywhere (API, CLI, JSON, Python).
-    pub name: &'static str,
-    /// Other spellings the parser takes.
-    pub aliases: &'static [&'static str],
-    /// Whose algorithm it is.
-    pub origin: Origin,
-    /// One line on what it is, for `--help`.
-    pub about: &'static str,
-}
-
-/// Every mode, in [`Mode`]'s order (a test holds it): the CLI's order of `--mode` names.
-pub const MODES: [ModeInfo; 8] = [
-    ModeInfo {
-        mode: Mode::Mesh,
-        name: "mesh",
-        aliases: &[],
-        origin: Origin::Builtin,
-        about: "PyPTO's builtin: its HOST kernel as written, or with --path incore its InCore lowering",
-    },
-    ModeInfo {
-        mode: Mode::Ring,
-        name: "ring",
-        aliases: &[],
-        origin: Origin::Builtin,
-        about: "PyPTO's builtin ring allreduce: reduce-scatter then allgather around the ring, one block",
-    },
-    ModeInfo {
-        mode: Mode::TwoShot,
-        name: "two-shot",
-        aliases: &["two_shot", "twoshot"],
-        origin: Origin::Reference,
-        about: "a direct reduce-scatter + allgather in small UB tiles",
-    },
-    ModeInfo {
-        mode: Mode::AivMesh,
-        name: "aiv-mesh",
-        aliases: &["aiv_mesh"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: the vendor library's AIV full-mesh kernels (large double-buffered UB tiles, pipes \
-                overlapping); give it many cores, e.g. --core-num 48",
-    },
-    ModeInfo {
-        mode: Mode::SdmaMesh,
-        name: "sdma-mesh",
-        aliases: &["sdma_mesh"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: its copy-engine (SDMA) full mesh, one channel per block (reductions: sum only); the \
-                first call pays the channels' cold start unless -w >= 1",
-    },
-    ModeInfo {
-        mode: Mode::Rhd,
-        name: "rhd",
-        aliases: &["halving-doubling", "halving_doubling"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: recursive halving-doubling, its algorithm between servers: 2 log2(NR) steps with one \
-                partner each, at any rank count",
-    },
-    ModeInfo {
-        mode: Mode::Hier,
-        name: "hier",
-        aliases: &["hierarchical"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: its two levels, inside each server then between servers; servers of the config's \
-                [machine] server_ranks, the ranks whole servers",
-    },
-    ModeInfo {
-        mode: Mode::GroupedMesh,
-        name: "grouped-mesh",
-        aliases: &["grouped_mesh"],
-        origin: Origin::HcclClass,
-        about: "HCCL-class: its grouped full mesh on A3 (copy-engine puts to 8 peers at a time, each round \
-                waited for)",
-    },
-];
+use crate::algorithm::Algorithm;
+use crate::allreduce;
+use crate::mode::Origin;
+use crate::mode::{MODES, Mode};
+use crate::spec::{Kind, Path, SignalOf};
 
 /// How many AIV blocks a call of a mode runs on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -221,20 +89,6 @@ pub enum DefaultBlocks {
     Fixed(usize),
 }
 
-/// What a signal shape depends on: the ranks, the blocks the call runs on, the machine's ranks
-/// per server and the path.
-#[derive(Copy, Clone, Debug)]
-pub struct SignalOf {
-    /// Ranks taking part.
-    pub nranks: usize,
-    /// Blocks the call runs on.
-    pub blocks: usize,
-    /// The machine's ranks per server.
-    pub server_ranks: usize,
-    /// HOST or InCore.
-    pub path: Path,
-}
-
 /// The INT32 signal a row's call needs.
 #[derive(Copy, Clone, Debug)]
 pub enum Signal {
@@ -290,13 +144,22 @@ pub struct Serving {
     pub default_blocks: DefaultBlocks,
     /// What a sweep's note says it models.
     pub note: &'static str,
-    /// An allreduce's algorithm: its operand check and kernels, from its own file.
-    pub(crate) allreduce: Option<&'static Algorithm>,
+    /// Whose algorithm this row is: its mode's origin, unless the row says otherwise (PyPTO's
+    /// builtin ring allreduce is one thing, the vendor library's ring allgather another).
+    pub origin: Origin,
+    /// Its operand check and kernels, from its own file: what the host API runs.
+    pub(crate) algorithm: &'static Algorithm,
 }
 
 /// A row with the common defaults: one block on the AIV cores, capped at kMaxSupportedRanks,
 /// signal `[NR, 1]`, no default series.
-const fn row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) -> Serving {
+const fn row(
+    kind: Kind,
+    mode: Mode,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
     Serving {
         kind,
         mode,
@@ -308,27 +171,40 @@ const fn row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) 
         default_series: DefaultSeries::Never,
         default_blocks: DefaultBlocks::AllCores,
         note,
-        allreduce: None,
+        origin: mode.origin(),
+        algorithm,
     }
 }
 
 /// A copy-engine row: `core_num` blocks, any size, signal `[NR, core_num]`, a default series
 /// on one server.
-const fn copy_row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) -> Serving {
+const fn copy_row(
+    kind: Kind,
+    mode: Mode,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
     Serving {
         blocks: Blocks::CoreNum,
         engine: Engine::CopyEngines,
         any_size: true,
         signal: Signal::Lanes,
         default_series: DefaultSeries::OneServer,
-        ..row(kind, mode, variant, note)
+        ..row(kind, mode, algorithm, variant, note)
     }
 }
 
 /// An AIV row on `core_num` blocks, any size, signal `[NR, core_num]`, a default series on one
 /// server.
-const fn aiv_row(kind: Kind, mode: Mode, variant: &'static str, note: &'static str) -> Serving {
-    Serving { engine: Engine::Aiv, ..copy_row(kind, mode, variant, note) }
+const fn aiv_row(
+    kind: Kind,
+    mode: Mode,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
+    Serving { engine: Engine::Aiv, ..copy_row(kind, mode, algorithm, variant, note) }
 }
 
 /// An allreduce `algorithm` on `core_num` blocks on the HOST path (one InCore), signal `[NR]`
@@ -342,8 +218,7 @@ const fn allreduce_row(
     Serving {
         blocks: Blocks::HostCoreNum,
         signal: Signal::RanksOrLanes,
-        allreduce: Some(algorithm),
-        ..row(Kind::AllReduce, mode, variant, note)
+        ..row(Kind::AllReduce, mode, algorithm, variant, note)
     }
 }
 
@@ -364,11 +239,16 @@ macro_rules! sdma_note {
 /// all_to_all): a default series across servers on 4 blocks, since each block puts to every
 /// peer of a step on channels of its own, so a few keep the links busy while their handshakes
 /// stay few.
-const fn hier_copy_row(kind: Kind, variant: &'static str, note: &'static str) -> Serving {
+const fn hier_copy_row(
+    kind: Kind,
+    algorithm: &'static Algorithm,
+    variant: &'static str,
+    note: &'static str,
+) -> Serving {
     Serving {
         default_series: DefaultSeries::AcrossServers,
         default_blocks: DefaultBlocks::Fixed(4),
-        ..copy_row(kind, Mode::Hier, variant, note)
+        ..copy_row(kind, Mode::Hier, algorithm, variant, note)
     }
 }
 
@@ -446,10 +326,17 @@ pub const SERVING: &[Serving] = &[
              of the machine's server_ranks)",
         )
     },
-    row(Kind::AllGather, Mode::Mesh, "builtin.tensor.allgather__{dt}", "PyPTO's builtin allgather kernel as written"),
+    row(
+        Kind::AllGather,
+        Mode::Mesh,
+        &crate::allgather::MESH,
+        "builtin.tensor.allgather__{dt}",
+        "PyPTO's builtin allgather kernel as written",
+    ),
     copy_row(
         Kind::AllGather,
         Mode::SdmaMesh,
+        &crate::allgather::SDMA_MESH,
         "hccl.allgather_sdma_mesh__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's copy-engine (SDMA) allgather path",
     ),
@@ -458,14 +345,31 @@ pub const SERVING: &[Serving] = &[
         ..aiv_row(
             Kind::AllGather,
             Mode::AivMesh,
+            &crate::allgather::AIV_MESH,
             "hccl.allgather_aiv_mesh__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's one-shot AIV allgather (what HCCL runs with \
              HCCL_OP_EXPANSION_MODE=AIV up to 256 MiB): a block per peer writes this rank's row into the peer's \
              window through UB, then one ready flag; chip.hccl_aiv_launch_ns of fixed start-up",
         )
     },
+    // Only on request: on a full mesh HCCL's selector picks the mesh (`hccl_aiv_pick`).
+    Serving {
+        signal: Signal::Own(crate::allgather::ring_signal),
+        origin: Origin::HcclClass,
+        default_series: DefaultSeries::Never,
+        ..copy_row(
+            Kind::AllGather,
+            Mode::Ring,
+            &crate::allgather::RING,
+            "hccl.allgather_ring__{dt}",
+            "HCCL-class, not a PyPTO builtin: the vendor library's ring allgather (copy-engine puts to the right \
+             neighbour, NR - 1 steps each forwarding the row received last, a signal per step; one link busy per \
+             rank)",
+        )
+    },
     hier_copy_row(
         Kind::AllGather,
+        &crate::hier::ALLGATHER,
         "hccl.allgather_hier__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's two-level allgather (copy-engine puts: a full mesh \
          inside each server, halving-doubling between servers, a ring when their count is not a power of two; \
@@ -474,18 +378,21 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::ReduceScatter,
         Mode::Mesh,
+        &crate::reduce_scatter::MESH,
         "builtin.tensor.reduce_scatter__{op}__{dt}",
         "PyPTO's builtin reduce_scatter kernel as written",
     ),
     copy_row(
         Kind::ReduceScatter,
         Mode::SdmaMesh,
+        &crate::reduce_scatter::SDMA_MESH,
         "hccl.reduce_scatter_sdma_mesh__{op}__{dt}",
         sdma_note!("reduce_scatter", "inline-reduce SDMA puts to every peer at once"),
     ),
     aiv_row(
         Kind::ReduceScatter,
         Mode::AivMesh,
+        &crate::reduce_scatter::AIV_MESH,
         "hccl.reduce_scatter_aiv_mesh__{op}__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh reduce-scatter (each block pulls its \
          large UB tiles of this rank's row from every peer and adds them, pipes overlapping); \
@@ -493,6 +400,7 @@ pub const SERVING: &[Serving] = &[
     ),
     hier_copy_row(
         Kind::ReduceScatter,
+        &crate::hier::REDUCE_SCATTER,
         "hccl.reduce_scatter_hier__{op}__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's two-level reduce-scatter (inline-reduce copy-engine \
          puts: a full mesh inside each server, halving-doubling between servers, a ring when their count is not a \
@@ -501,12 +409,14 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::Broadcast,
         Mode::Mesh,
+        &crate::broadcast::MESH,
         "builtin.tensor.broadcast__root{root}__{dt}",
         "PyPTO's builtin broadcast kernel as written",
     ),
     copy_row(
         Kind::Broadcast,
         Mode::SdmaMesh,
+        &crate::broadcast::SDMA_MESH,
         "hccl.broadcast_sdma_mesh__root{root}__{dt}",
         sdma_note!("broadcast", "the root scatters a slice to each rank, which puts it to every peer"),
     ),
@@ -517,6 +427,7 @@ pub const SERVING: &[Serving] = &[
         ..aiv_row(
             Kind::Broadcast,
             Mode::AivMesh,
+            &crate::broadcast::AIV_MESH,
             "hccl.broadcast_aiv_mesh__root{root}__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's AIV broadcast (one shot up to 190 KiB: the root \
              flags every peer, which pulls the buffer through UB; above, a relay on ranks-1 blocks, each 190 KiB step \
@@ -526,6 +437,7 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::AllToAll,
         Mode::Mesh,
+        &crate::all_to_all::MESH,
         "builtin.tensor.all_to_all__{dt}",
         "PyPTO's builtin all_to_all kernel as written; it pushes one count-element block to every rank, as the \
          builtin allgather does, so at the same size their times are the same",
@@ -533,12 +445,14 @@ pub const SERVING: &[Serving] = &[
     copy_row(
         Kind::AllToAll,
         Mode::SdmaMesh,
+        &crate::all_to_all::SDMA_MESH,
         "hccl.all_to_all_sdma_mesh__{dt}",
         sdma_note!("all_to_all", "SDMA puts to every peer at once"),
     ),
     aiv_row(
         Kind::AllToAll,
         Mode::AivMesh,
+        &crate::all_to_all::AIV_MESH,
         "hccl.all_to_all_aiv_mesh__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's AIV full-mesh all_to_all (each block pulls its large \
          UB tiles of this rank's row from every rank's input, pipes overlapping); chip.hccl_aiv_launch_ns of fixed \
@@ -551,6 +465,7 @@ pub const SERVING: &[Serving] = &[
         ..copy_row(
             Kind::AllToAll,
             Mode::GroupedMesh,
+            &crate::all_to_all::GROUPED_MESH,
             "hccl.all_to_all_grouped_mesh__{dt}",
             "HCCL-class, not a PyPTO builtin: the vendor library's grouped full-mesh all_to_all (copy-engine puts to 8 \
              peers at a time, nearest first, each round waited for)",
@@ -558,6 +473,7 @@ pub const SERVING: &[Serving] = &[
     },
     hier_copy_row(
         Kind::AllToAll,
+        &crate::hier::ALL_TO_ALL,
         "hccl.all_to_all_hier__{dt}",
         "HCCL-class, not a PyPTO builtin: the vendor library's two-level all_to_all (copy-engine puts: a full mesh \
          inside each server, pairwise exchanges between servers; servers of the machine's server_ranks)",
@@ -565,18 +481,26 @@ pub const SERVING: &[Serving] = &[
     row(
         Kind::AllToAllV,
         Mode::Mesh,
+        &crate::all_to_all::MESH_V,
         "builtin.tensor.all_to_all_v__{dt}",
         "PyPTO's builtin all_to_all_v kernel as written",
     ),
     copy_row(
         Kind::AllToAllV,
         Mode::SdmaMesh,
+        &crate::all_to_all::SDMA_MESH_V,
         "hccl.all_to_all_v_sdma_mesh__{dt}",
         sdma_note!("all_to_all_v", "SDMA puts to every peer at once"),
     ),
     Serving {
         signal: Signal::Ranks,
-        ..row(Kind::Barrier, Mode::Mesh, "builtin.tensor.barrier__{dt}", "PyPTO's builtin barrier kernel as written")
+        ..row(
+            Kind::Barrier,
+            Mode::Mesh,
+            &crate::barrier::ALGORITHM,
+            "builtin.tensor.barrier__{dt}",
+            "PyPTO's builtin barrier kernel as written",
+        )
     },
 ];
 
@@ -613,7 +537,7 @@ pub fn modes(kind: Kind) -> &'static [Mode] {
 
 /// The most ranks a call does anything on, if it is capped: PyPTO's HOST kernels, and the
 /// algorithms modelled beside them on the HOST path, return at once above kMaxSupportedRanks
-/// ([`MAX_BUILTIN_RANKS`](crate::MAX_BUILTIN_RANKS)); the InCore lowerings and the rows marked
+/// ([`MAX_BUILTIN_RANKS`](crate::validate::MAX_BUILTIN_RANKS)); the InCore lowerings and the rows marked
 /// [`Serving::any_size`] run at any size; a mode the collective does not run counts as its
 /// builtin. The host API, the sweep's defaults and the checker's catalogue all ask this.
 pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
@@ -621,51 +545,31 @@ pub fn max_ranks(kind: Kind, mode: Mode, path: Path) -> Option<usize> {
     capped.then_some(crate::validate::MAX_BUILTIN_RANKS)
 }
 
-impl Mode {
-    /// Every mode, in [`MODES`]' order.
-    pub const ALL: [Mode; MODES.len()] = {
-        let mut out = [Mode::Mesh; MODES.len()];
-        let mut i = 0;
-        while i < MODES.len() {
-            out[i] = MODES[i].mode;
-            i += 1;
-        }
-        out
-    };
-
-    /// The mode's row of [`MODES`].
-    pub const fn info(self) -> &'static ModeInfo {
-        &MODES[self as usize]
-    }
-
-    /// `mesh`, `ring`, `two-shot`, `aiv-mesh`, `sdma-mesh`, `rhd`, `hier` or `grouped-mesh`,
-    /// everywhere (API, CLI, JSON).
-    pub const fn name(self) -> &'static str {
-        self.info().name
-    }
-
-    /// Whose algorithm it is.
-    pub const fn origin(self) -> Origin {
-        self.info().origin
-    }
+/// The signal shape a collective call needs on `nranks` ranks (the shape PyPTO synthesizes or
+/// validates): HOST mesh and two-shot `[NR]` for one block or `[NR, core_num]`; HOST ring
+/// `[2(NR-1)+1, NR]`; InCore ring `[2(NR-1), NR]`; rhd `[2 + 3 log2(NR), core_num]` (one row
+/// per fold and step signal, one column per block); hier `[NR + 2, core_num]` here, the ranks
+/// taken as one server (on a machine of smaller servers use [`signal_shape_on`]); HOST
+/// barrier `[NR]`; broadcast aiv-mesh `[NR, NR - 1]` (`[2, 1]` on two ranks); everything else
+/// (allgather aiv-mesh too) `[NR, 1]`.
+pub fn signal_shape(kind: Kind, mode: Mode, path: Path, nranks: usize, core_num: usize) -> Vec<usize> {
+    signal_shape_on(kind, mode, path, nranks, core_num, nranks)
 }
 
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
-        if let Some(m) = MODES.iter().find(|m| m.name == s || m.aliases.contains(&s)) {
-            return Ok(m.mode);
-        }
-        let names = Mode::ALL.map(Mode::name);
-        let (last, rest) = names.split_last().unwrap_or((&"", &[]));
-        Err(format!("unknown mode `{s}`: {}expected {} or {last}", suggestion(s, &names), rest.join(", ")))
-    }
+/// [`signal_shape`] on a machine whose servers hold `server_ranks` ranks
+/// ([`World::server_ranks`](sim_core::World::server_ranks)): only `hier` depends on it, with
+/// `[g + 2 + 3 log2(NR / g), core_num]` for servers of `g = min(server_ranks, NR)` (a credit
+/// row per rank of a server, then the RHD rows between servers).
+pub fn signal_shape_on(
+    kind: Kind,
+    mode: Mode,
+    path: Path,
+    nranks: usize,
+    core_num: usize,
+    server_ranks: usize,
+) -> Vec<usize> {
+    let of = SignalOf { nranks, blocks: core_num, server_ranks, path };
+    row_or_builtin(kind, mode).map_or_else(|| vec![nranks, 1], |row| row.signal.shape(&of))
 }
 
 /// The name of one call's dispatch ([`Serving::variant`] with its blanks filled): PyPTO's
@@ -681,28 +585,11 @@ pub(crate) fn variant(kind: Kind, mode: Mode, op: sim_core::ReduceOp, dtype: sim
     template.replace("{op}", &op.to_string()).replace("{dt}", &dt).replace("{root}", &root.to_string())
 }
 
-/// The note a sweep prints under a series of `call` (with `warmup` untimed calls first): what
-/// it models, PyPTO's builtin as written or the vendor library's algorithm, and on how many
-/// blocks; a builtin on the InCore path is PyPTO's composite lowering.
-pub fn sweep_note(call: &crate::Call, warmup: u32) -> String {
-    let (kind, row) = (call.kind, serving(call.kind, call.mode));
-    if call.path == Path::InCore && call.mode.origin() == Origin::Builtin {
-        return format!("the InCore lowering of PyPTO's {kind} (one block, called from a kernel)");
-    }
-    let Some(row) = row else {
-        return format!("PyPTO's builtin {kind} kernel as written, on {} block(s) per rank", call.blocks());
-    };
-    let cold = if row.engine == Engine::CopyEngines && warmup == 0 {
-        "; its first call pays the channels' cold start (add -w 1)"
-    } else {
-        ""
-    };
-    format!("{}{cold}, on {} block(s) per rank", row.note, call.blocks())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::hccl_aiv_pick;
+    use sim_core::{DType, ReduceOp};
 
     #[test]
     fn the_table_is_in_mode_order_and_every_row_names_a_mode_once_per_collective() {
@@ -725,14 +612,21 @@ mod tests {
     }
 
     #[test]
-    fn every_allreduce_row_and_only_those_carry_an_allreduce_algorithm() {
+    fn only_the_hier_rows_need_the_servers_a_composite_is_not_given() {
+        let needs: Vec<(Kind, Mode)> =
+            SERVING.iter().filter(|s| s.algorithm.needs_server).map(|s| (s.kind, s.mode)).collect();
+        let kinds = [Kind::AllReduce, Kind::AllGather, Kind::ReduceScatter, Kind::AllToAll];
+        assert_eq!(needs, kinds.map(|k| (k, Mode::Hier)));
+    }
+
+    #[test]
+    fn a_row_is_its_modes_origin_unless_it_says_otherwise() {
         for s in SERVING {
-            assert_eq!(s.allreduce.is_some(), s.kind == Kind::AllReduce, "{} {}", s.kind, s.mode);
+            // PyPTO's ring is an allreduce; the ring allgather is the vendor library's.
+            let own =
+                if (s.kind, s.mode) == (Kind::AllGather, Mode::Ring) { Origin::HcclClass } else { s.mode.origin() };
+            assert_eq!(s.origin, own, "{} {}", s.kind, s.mode);
         }
-        // Only hier needs the servers a composite called from a kernel is not given.
-        let needs: Vec<Mode> =
-            SERVING.iter().filter(|s| s.allreduce.is_some_and(|a| a.needs_server)).map(|s| s.mode).collect();
-        assert_eq!(needs, [Mode::Hier]);
     }
 
     #[test]
@@ -745,15 +639,6 @@ mod tests {
     }
 
     #[test]
-    fn every_name_and_alias_parses_to_its_mode() {
-        for m in MODES {
-            for s in std::iter::once(m.name).chain(m.aliases.iter().copied()) {
-                assert_eq!(s.parse::<Mode>(), Ok(m.mode), "{s}");
-            }
-        }
-    }
-
-    #[test]
     fn default_series_follow_where_the_ranks_are() {
         let runs =
             |d: DefaultSeries| [(false, false), (true, false), (false, true), (true, true)].map(|(s, b)| d.runs(s, b));
@@ -762,5 +647,69 @@ mod tests {
         assert_eq!(runs(DefaultSeries::AcrossServersOrBeyond), [false, true, true, true]);
         assert_eq!(runs(DefaultSeries::Beyond), [false, false, true, false]);
         assert_eq!(runs(DefaultSeries::Never), [false; 4]);
+    }
+
+    #[test]
+    fn hccl_picks_its_aiv_kernels_up_to_its_thresholds_and_the_copy_engines_above() {
+        let pick = |k, b| hccl_aiv_pick(k, ReduceOp::Sum, b).map(|(m, e)| (m.name(), e));
+        let mib = 1u64 << 20;
+        assert_eq!(pick(Kind::AllGather, 700 * 1024), Some(("aiv-mesh", "AllGatherMeshAivSmallCountExecutor")));
+        assert_eq!(pick(Kind::AllGather, 700 * 1024 + 1), Some(("aiv-mesh", "AllGatherMeshAivExecutor")));
+        assert_eq!(pick(Kind::AllGather, 256 * mib + 1), Some(("sdma-mesh", "AllGatherMeshOpbaseExecutor")));
+        assert_eq!(pick(Kind::ReduceScatter, 2 * mib).map(|p| p.1), Some("ReduceScatterMeshAivSmallCountExecutor"));
+        assert_eq!(pick(Kind::ReduceScatter, 256 * mib + 1).map(|p| p.0), Some("sdma-mesh"));
+        assert_eq!(pick(Kind::AllReduce, 16 * mib - 1).map(|p| p.1), Some("AllReduceMeshAivSmallCountExecutor"));
+        assert_eq!(pick(Kind::AllReduce, 16 * mib).map(|p| p.1), Some("AllReduceMeshAivExecutor"));
+        assert_eq!(pick(Kind::AllReduce, 1 << 40).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(pick(Kind::Broadcast, 1 << 32).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(pick(Kind::AllToAll, 1 << 32).map(|p| p.0), Some("aiv-mesh"));
+        assert_eq!(hccl_aiv_pick(Kind::AllReduce, ReduceOp::Prod, 64), None);
+        // Every pick is a mode the collective runs.
+        for kind in Kind::ALL {
+            for b in [0, 1 << 10, 1 << 30, 1 << 40] {
+                if let Some((m, _)) = hccl_aiv_pick(kind, ReduceOp::Max, b) {
+                    assert!(modes(kind).contains(&m), "{kind} {b}: {m}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_host_builtins_and_their_neighbours_stop_at_kmaxsupportedranks() {
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::AivMesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Rhd, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Hier, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllToAll, Mode::GroupedMesh, Path::Host), None);
+        assert_eq!(max_ranks(Kind::AllGather, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllGather, Mode::SdmaMesh, Path::Host), None);
+        assert_eq!(max_ranks(Kind::Barrier, Mode::Mesh, Path::Host), Some(16));
+        assert_eq!(max_ranks(Kind::AllReduce, Mode::Mesh, Path::InCore), None);
+    }
+
+    #[test]
+    fn signal_shapes_follow_pypto() {
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::Host, 4, 1), vec![7, 4]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::Host, 12, 3), vec![11, 3]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Rhd, Path::InCore, 1024, 1), vec![32, 1]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Ring, Path::InCore, 4, 1), vec![6, 4]);
+        // hier: one server of 8 by default; 768 ranks in servers of 16 (48 servers, 5 steps).
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Hier, Path::Host, 8, 4), vec![10, 4]);
+        assert_eq!(signal_shape_on(Kind::AllReduce, Mode::Hier, Path::Host, 768, 2, 16), vec![33, 2]);
+        assert_eq!(signal_shape_on(Kind::AllReduce, Mode::Hier, Path::InCore, 8, 1, 16), vec![10, 1]);
+        assert_eq!(signal_shape(Kind::AllToAll, Mode::GroupedMesh, Path::Host, 8, 4), vec![8, 4]);
+        assert_eq!(signal_shape(Kind::AllToAll, Mode::GroupedMesh, Path::InCore, 8, 1), vec![8, 1]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 6), vec![4, 6]);
+        assert_eq!(signal_shape(Kind::AllReduce, Mode::Mesh, Path::Host, 4, 1), vec![4]);
+        assert_eq!(signal_shape(Kind::Barrier, Mode::Mesh, Path::InCore, 4, 1), vec![4, 1]);
+        assert_eq!(signal_shape(Kind::AllGather, Mode::AivMesh, Path::Host, 8, 48), vec![8, 1]);
+        assert_eq!(
+            variant(Kind::AllReduce, Mode::Ring, ReduceOp::Sum, DType::F32, 0),
+            "builtin.tensor.allreduce_ring__sum__fp32"
+        );
+        assert_eq!(
+            variant(Kind::Broadcast, Mode::Mesh, ReduceOp::Sum, DType::F32, 2),
+            "builtin.tensor.broadcast__root2__fp32"
+        );
     }
 }

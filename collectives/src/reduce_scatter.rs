@@ -1,6 +1,7 @@
 //! reduce_scatter: rank r ends with row r of `[NR, R]` reduced over all ranks (reference §3.9
 //! and §3.12). Peers read row r from every rank; each rank writes only its own row.
 
+use crate::algorithm::{Algorithm, CallArgs, aiv_check, copy_engine_check, kernel};
 use crate::lanes::{INCORE_CHUNK_BYTES, Lanes, TILE, aiv_barrier, peer_order, peers, ranks, rows_view};
 use crate::staging;
 use sim_core::{AtomicType, Ops, ReduceOp, SdmaOpts, SimResult, Tensor};
@@ -13,6 +14,13 @@ pub(crate) struct Args {
     pub(crate) data: Tensor,
     pub(crate) sig: Tensor,
     pub(crate) op: ReduceOp,
+}
+
+impl Args {
+    /// This collective's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { data: c.dst.clone(), sig: c.sig.clone(), op: c.op }
+    }
 }
 
 /// Ready barrier, then for each `cols`-element tile of row `me`: own tile plus every peer's
@@ -97,7 +105,7 @@ pub(crate) async fn sdma_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 /// barrier a `dcci` before its flags and one after its waits (HCCL keeps its flags coherent
 /// by hand), as the AIV allgather does.
 pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
-    use crate::allreduce::aiv_mesh::{reduce_tile, tile_elems, tiles};
+    use crate::aiv::{reduce_tile, tile_elems, tiles};
     let (me, n) = ranks(ops, &a.data, WHAT)?;
     let b = ops.block_idx();
     let Some((lanes, active)) = Lanes::for_block(&a.sig, b, ops.block_num()) else {
@@ -121,3 +129,12 @@ pub(crate) async fn aiv_mesh(ops: &mut Ops, a: &Args) -> SimResult<()> {
 pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
     reduce(ops, a, INCORE_CHUNK_BYTES / a.data.dtype().size(), true).await
 }
+
+/// PyPTO's builtin reduce_scatter: its HOST kernel, or its InCore lowering.
+pub(crate) const MESH: Algorithm = Algorithm::new(|_, o| o.builtin_one_block(), kernel!(host), kernel!(incore));
+
+/// The copy-engine reduce-scatter, on either path: the chip's SDMA engines, the table's signal.
+pub(crate) const SDMA_MESH: Algorithm = Algorithm::both(copy_engine_check, kernel!(sdma_mesh));
+
+/// The AIV reduce-scatter, on either path: the table's signal.
+pub(crate) const AIV_MESH: Algorithm = Algorithm::both(aiv_check, kernel!(aiv_mesh));

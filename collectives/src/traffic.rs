@@ -4,7 +4,8 @@
 
 use crate::all_to_all::GROUP_PEERS;
 use crate::call::Call;
-use crate::spec::{Kind, Mode, max_ranks};
+use crate::modes::max_ranks;
+use crate::spec::{Kind, Mode};
 
 /// One call's work on each rank, as a memory estimate counts it: the blocks, whom each block
 /// signals and moves data with, over how many routes, how much it has in flight at once, how

@@ -270,25 +270,25 @@ fn a_mode_that_does_not_apply_is_never_silently_ignored() {
     assert!(e.contains("barrier skipped: --mode sdma-mesh does not apply to it (barrier runs --mode mesh"), "{e}");
     let mixed = SweepArgs {
         collectives: vec![Kind::AllGather, Kind::Broadcast],
-        modes: Some(vec![Mode::Mesh, Mode::Ring]),
+        modes: Some(vec![Mode::Mesh, Mode::Rhd]),
         ..args()
     };
     let (r, table) = run_sweep(&mixed);
     assert_eq!(r, Ok(Status::Ok), "{table}");
     assert!(
         table.contains(
-            "# warning: --mode ring does not apply to allgather (it runs --mode mesh,aiv-mesh,sdma-mesh,hier): not run"
+            "# warning: --mode rhd does not apply to allgather (it runs --mode mesh,ring,aiv-mesh,sdma-mesh,hier): not run"
         ),
         "{table}"
     );
     assert!(
         table.contains(
-            "# warning: --mode ring does not apply to broadcast (it runs --mode mesh,aiv-mesh,sdma-mesh): not run"
+            "# warning: --mode rhd does not apply to broadcast (it runs --mode mesh,aiv-mesh,sdma-mesh): not run"
         ),
         "{table}"
     );
     assert_eq!(rows(&table).len(), 2, "one row each for the builtins: {table}");
-    assert!(!table.contains("mode ring path"), "{table}");
+    assert!(!table.contains("mode rhd path"), "{table}");
 }
 
 /// A default series whose collective refuses the dtype is skipped with a note (the series that

@@ -16,31 +16,13 @@
 //! a `dcci` before its flags and one after its waits (HCCL keeps its flags coherent by hand):
 //! the fixed costs that dominate a small allreduce.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, aiv_one_shot, slice};
+use crate::aiv::{pipelined, reduce_tile, tile_elems, tiles};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::{aiv_barrier, peer_order};
-use sim_core::{Ops, ReduceOp, SimResult, Tensor, Tile, TileLoad};
+use sim_core::{Ops, ReduceOp, SimResult, Tensor, Tile};
 
 const WHAT: &str = "allreduce aiv-mesh";
-
-/// UB tiles a block keeps: the accumulator and two loads in flight.
-const UB_TILES: usize = 3;
-
-/// Elements per tile: a third of UB, in whole 32-byte blocks.
-pub(crate) fn tile_elems(ub_bytes: usize, esize: usize) -> usize {
-    ((ub_bytes / UB_TILES) & !31).max(32) / esize
-}
-
-/// This block's tiles of `[lo, hi)`: `(start, len)`.
-pub(crate) fn tiles(
-    lo: usize,
-    hi: usize,
-    block: usize,
-    blocks: usize,
-    tile: usize,
-) -> impl Iterator<Item = (usize, usize)> {
-    (lo + block * tile..hi).step_by(blocks * tile).map(move |s| (s, tile.min(hi - s)))
-}
 
 /// One block of the AIV allreduce (HOST path: `[NR, stride]` lanes).
 pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
@@ -72,35 +54,6 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     lanes.epilogue(ops, me, n, 3)
 }
 
-/// Reduces tile `(base, w)` of row `row` of `t` on every peer into the local one and stores
-/// the sum there, the next peer's tile in flight while the current one is added (the AIV
-/// reduce-scatter step, shared with reduce_scatter's aiv-mesh).
-pub(crate) async fn reduce_tile(
-    ops: &mut Ops,
-    op: ReduceOp,
-    t: &Tensor,
-    row: usize,
-    peers: &[usize],
-    (base, w): (usize, usize),
-) -> SimResult<()> {
-    let at = [row, base];
-    let own = ops.load_async(t, &at, &[1, w])?;
-    let mut next = match peers.first() {
-        Some(&p) => Some(ops.remote_load_async(t, p, &at, &[1, w])?),
-        None => None,
-    };
-    let mut acc = ops.wait_load(own).await?;
-    for i in 0..peers.len() {
-        let Some(cur) = next.take() else { break };
-        if let Some(&p) = peers.get(i + 1) {
-            next = Some(ops.remote_load_async(t, p, &at, &[1, w])?);
-        }
-        let tile = ops.wait_load(cur).await?;
-        acc = ops.reduce(op, &acc, &tile)?;
-    }
-    ops.store(&acc, t, &at)
-}
-
 /// Copies each `(owner, base, w)` tile of the owners' windows into the local one, the next
 /// tile in flight while the current one is stored.
 async fn gather(ops: &mut Ops, flat: &Tensor, pulls: &[(usize, usize, usize)]) -> SimResult<()> {
@@ -111,39 +64,14 @@ async fn gather(ops: &mut Ops, flat: &Tensor, pulls: &[(usize, usize, usize)]) -
     pipelined(ops, pulls, pull, store).await
 }
 
-/// For each item: a load `pull` starts, and the previous item's tile is `store`d while it is in
-/// flight (one load ahead), in order. The pull / store pipeline of the AIV kernels.
-pub(crate) async fn pipelined<T>(
-    ops: &mut Ops,
-    items: &[T],
-    pull: impl Fn(&mut Ops, &T) -> SimResult<TileLoad>,
-    store: impl Fn(&mut Ops, &T, &Tile) -> SimResult<()>,
-) -> SimResult<()> {
-    let mut next = match items.first() {
-        Some(p) => Some(pull(ops, p)?),
-        None => None,
-    };
-    for (i, item) in items.iter().enumerate() {
-        let Some(cur) = next.take() else { break };
-        if let Some(p) = items.get(i + 1) {
-            next = Some(pull(ops, p)?);
-        }
-        let t = ops.wait_load(cur).await?;
-        store(ops, item, &t)?;
-    }
-    Ok(())
-}
-
 /// The AIV full-mesh allreduce: any reduction and element type, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |_, o| {
         o.op_and_dtype(&ReduceOp::ALL, &sim_core::DType::ALL)?;
         o.mesh_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {
@@ -176,13 +104,5 @@ mod tests {
             assert_eq!(p, vec![0, 1, 2, 3, 4, 6, 7]);
         }
         assert!(peer_order(0, 1, 3).is_empty());
-    }
-
-    #[test]
-    fn three_tiles_fit_in_ub() {
-        // a2a3: 188416 bytes of UB -> 62784-byte tiles (15696 f32).
-        assert_eq!(tile_elems(188_416, 4), 15_696);
-        assert!(3 * tile_elems(188_416, 2) * 2 <= 188_416);
-        assert_eq!(tile_elems(65_536, 4), 5_456);
     }
 }

@@ -28,9 +28,9 @@
 //! slice of the data, on its own signal column. With one server (`g = n`) it is a direct
 //! reduce-scatter + allgather; with `g = 1` it is RHD on every rank.
 
-use super::algorithm::{Algorithm, kernel};
+use super::Args;
 use super::rhd::{self, Group, Lane};
-use super::{Args, aiv_mesh};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::ranks;
 use sim_core::{NotifyOp, Ops, ReduceOp, SimResult, Tensor, WaitCmp};
 use std::collections::VecDeque;
@@ -57,10 +57,10 @@ pub(crate) fn signal_rows(n: usize, g: usize) -> usize {
     g + rhd::signal_rows(n / g.max(1))
 }
 
-/// The signal on the table's terms ([`crate::modes::Signal::Own`]): `[g + 2 + 3 log2(NR / g),
+/// The signal on the table's terms (the modes table's `Signal::Own`): `[g + 2 + 3 log2(NR / g),
 /// blocks]` for servers of `g = min(server_ranks, NR)` (the same `g` when the ranks are not
 /// whole servers, which the host API refuses).
-pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+pub(crate) fn signal(of: &crate::spec::SignalOf) -> Vec<usize> {
     let n = of.nranks;
     let g = group(n, of.server_ranks).unwrap_or(of.server_ranks.clamp(1, n.max(1)));
     vec![signal_rows(n, g), of.blocks]
@@ -141,7 +141,7 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
     let (s, l) = (me / g, me % g);
     let server = Server { sig: &a.sig, col: b, l, first: s * g, g };
     let mine = sub_slice(range, l, g, align);
-    let tile = aiv_mesh::tile_elems(ops.chip().ub_bytes(), esize);
+    let tile = crate::aiv::tile_elems(ops.chip().ub_bytes(), esize);
     if g > 1 {
         server.notify_all(ops)?;
         let mates = server.mates();
@@ -267,7 +267,7 @@ pub(crate) const ALGORITHM: Algorithm = Algorithm {
         if let Err(e) = group(o.n, world.server_ranks()) {
             return crate::validate::fail(o.what, e);
         }
-        o.table_signal(world)
+        o.table_signal()
     },
     host: kernel!(block),
     incore: kernel!(block),

@@ -1,7 +1,7 @@
 //! Mesh allreduce: every rank pulls every peer's copy of each chunk and reduces it in place.
 
 use super::Args;
-use super::algorithm::{Algorithm, FP, kernel};
+use crate::algorithm::{Algorithm, FP, kernel};
 use crate::lanes::{CellMap, INCORE_CHUNK_BYTES, Lanes, TILE, first_cols, padded, peers, ranks};
 use sim_core::{DType, Ops, SimResult};
 
@@ -68,12 +68,11 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 }
 
 /// PyPTO's mesh allreduce: any reduction of f32 / f16, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::new(
+    |_, o| {
         o.op_and_dtype(&sim_core::ReduceOp::ALL, &FP)?;
         o.mesh_signal()
     },
-    host: kernel!(host_block),
-    incore: kernel!(incore),
-    needs_server: false,
-};
+    kernel!(host_block),
+    kernel!(incore),
+);

@@ -4,7 +4,6 @@
 
 pub(crate) mod aiv_mesh;
 pub(crate) mod aiv_one_shot;
-pub(crate) mod algorithm;
 pub(crate) mod hier;
 pub(crate) mod mesh;
 pub(crate) mod rhd;
@@ -12,6 +11,7 @@ pub(crate) mod ring;
 pub(crate) mod sdma_mesh;
 pub(crate) mod two_shot;
 
+use crate::algorithm::CallArgs;
 use crate::lanes::{Lanes, ranks};
 use sim_core::{Ops, ReduceOp, SimResult, Tensor};
 
@@ -55,4 +55,11 @@ pub(crate) struct Args {
     pub(crate) op: ReduceOp,
     /// Ranks per server (`hier` only; the others ignore it).
     pub(crate) server: usize,
+}
+
+impl Args {
+    /// An allreduce's operands out of a host call's.
+    pub(crate) fn of(c: &CallArgs) -> Args {
+        Args { data: c.dst.clone(), sig: c.sig.clone(), op: c.op, server: c.server }
+    }
 }

@@ -27,8 +27,8 @@
 //! library moves RHD's inter-server steps with RDMA writes. Over RoCE the NIC, not the core,
 //! sets a large step's time either way; a small step's time includes the core's issue costs.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, slice};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::ranks;
 use sim_core::{NotifyOp, Ops, SimResult, Tensor, TileLoad, WaitCmp};
 
@@ -49,8 +49,8 @@ pub(crate) fn signal_rows(n: usize) -> usize {
     2 + 3 * steps(n)
 }
 
-/// The signal on the table's terms ([`crate::modes::Signal::Own`]): `[2 + 3 log2(NR), blocks]`.
-pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+/// The signal on the table's terms (the modes table's `Signal::Own`): `[2 + 3 log2(NR), blocks]`.
+pub(crate) fn signal(of: &crate::spec::SignalOf) -> Vec<usize> {
     vec![signal_rows(of.nranks), of.blocks]
 }
 
@@ -310,15 +310,13 @@ async fn extra(ops: &mut Ops, lane: &Lane<'_>, group: Group, buddy: usize, range
 }
 
 /// Recursive halving-doubling: any reduction and element type, the table's signal.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |world, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |_, o| {
         o.op_and_dtype(&sim_core::ReduceOp::ALL, &sim_core::DType::ALL)?;
-        o.table_signal(world)
+        o.table_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,7 @@
 //! from its left neighbour. Each chunk is reduced once, so every rank ends bit-identical.
 
 use super::Args;
-use super::algorithm::{Algorithm, FP, Operands, kernel};
+use crate::algorithm::{Algorithm, FP, Operands, kernel};
 use crate::lanes::{CellMap, INCORE_CHUNK_BYTES, Lanes, TILE, ranks};
 use sim_core::{DType, Ops, ReduceOp, SimResult, Tensor};
 
@@ -27,9 +27,9 @@ fn flat(ops: &mut Ops, t: &Tensor) -> SimResult<Tensor> {
     t.view(t.dtype(), &[1, t.numel()]).map_err(|e| ops.error(WHAT, e.to_string()))
 }
 
-/// The signal on the table's terms ([`crate::modes::Signal::Own`]): HOST `[2(NR-1)+1, NR]`
+/// The signal on the table's terms (the modes table's `Signal::Own`): HOST `[2(NR-1)+1, NR]`
 /// (a row per step and the closing barrier's), InCore `[2(NR-1), NR]`.
-pub(crate) fn signal(of: &crate::modes::SignalOf) -> Vec<usize> {
+pub(crate) fn signal(of: &crate::spec::SignalOf) -> Vec<usize> {
     let (n, rounds) = (of.nranks, 2 * of.nranks.saturating_sub(1));
     match of.path {
         crate::spec::Path::Host => vec![rounds + 1, n],
@@ -138,10 +138,24 @@ pub(crate) async fn incore(ops: &mut Ops, a: &Args) -> SimResult<()> {
 
 /// PyPTO's ring allreduce: on the HOST path a sum of f32 on one block, InCore any reduction of
 /// f32 / f16; the table's signal (none needed on one rank).
-pub(crate) const ALGORITHM: Algorithm =
-    Algorithm { check, host: kernel!(host), incore: kernel!(incore), needs_server: false };
+pub(crate) const ALGORITHM: Algorithm = Algorithm::new(check, kernel!(host), kernel!(incore));
 
-fn check(world: &sim_core::World, o: &Operands<'_>) -> SimResult<()> {
+/// The ring's operand checks, then a warning when the HOST kernel will return at once (a
+/// numel that is not a multiple of the ranks, on ranks it runs on).
+fn check(world: &mut sim_core::World, o: &Operands<'_>) -> SimResult<()> {
+    check_operands(o)?;
+    let (n, numel) = (o.n, o.data.numel());
+    let runs = n > 1 && n <= crate::validate::MAX_BUILTIN_RANKS;
+    if o.spec.path == crate::spec::Path::Host && runs && !numel.is_multiple_of(n) {
+        world.warn(format!(
+            "{}: the HOST ring kernel returns at once when numel ({numel}) is not a multiple of the rank count ({n}); this call moves no data",
+            o.what
+        ));
+    }
+    Ok(())
+}
+
+fn check_operands(o: &Operands<'_>) -> SimResult<()> {
     let host = o.spec.path == crate::spec::Path::Host;
     o.op_and_dtype(if host { &[ReduceOp::Sum] } else { &ReduceOp::ALL }, if host { &[DType::F32] } else { &FP })?;
     if host && o.spec.core_num != 1 {
@@ -151,7 +165,7 @@ fn check(world: &sim_core::World, o: &Operands<'_>) -> SimResult<()> {
             format!("the HOST ring runs on one block; core_num must be 1, got {got}"),
         );
     }
-    if o.n > 1 { o.table_signal(world) } else { Ok(()) }
+    if o.n > 1 { o.table_signal() } else { Ok(()) }
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), the adds into every slice landed (`>= 2`,
 //! each rank waits for its transfers before crediting), allgather landed (`>= 3`); epilogue `-3`.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, slice};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::peer_order;
 use crate::sdma::{put_run, wait_all};
 use sim_core::{AtomicType, DType, Ops, ReduceOp, SdmaOpts, SimResult};
@@ -55,17 +55,15 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
 
 /// The SDMA allreduce: a sum of a type the chip adds atomically (the copy engines' inline
 /// reduce), on a chip with copy engines, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |world, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |world, o| {
         let addable: Vec<DType> = DType::ALL.into_iter().filter(|&d| world.chip().atomic_add_supported(d)).collect();
         o.op_and_dtype(&[ReduceOp::Sum], &addable)?;
         crate::validate::has_sdma(world, o.what)?;
         o.mesh_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,8 @@
 //! Barriers on the block's lane: ready (`>= 1`), reduce-scatter done (`>= 2`), allgather reads
 //! done (`>= 3`, so a next call cannot overwrite a slice a peer is still reading); epilogue `-3`.
 
-use super::algorithm::{Algorithm, kernel};
 use super::{Args, Block, slice};
+use crate::algorithm::{Algorithm, kernel};
 use crate::lanes::TILE;
 use sim_core::{DType, Ops, ReduceOp, SimResult};
 
@@ -48,15 +48,13 @@ pub(crate) async fn block(ops: &mut Ops, a: &Args) -> SimResult<()> {
 }
 
 /// The two-shot allreduce: any reduction and element type, PyPTO's mesh signals.
-pub(crate) const ALGORITHM: Algorithm = Algorithm {
-    check: |_, o| {
+pub(crate) const ALGORITHM: Algorithm = Algorithm::both(
+    |_, o| {
         o.op_and_dtype(&ReduceOp::ALL, &DType::ALL)?;
         o.mesh_signal()
     },
-    host: kernel!(block),
-    incore: kernel!(block),
-    needs_server: false,
-};
+    kernel!(block),
+);
 
 #[cfg(test)]
 mod tests {

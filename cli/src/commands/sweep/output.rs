@@ -131,7 +131,7 @@ pub(super) fn write_outputs(
 /// device time only, and what a host-launched op adds (small sizes are otherwise optimistic).
 pub(super) fn hccl_costs_note(cfg: &Config, spec: &SweepSpec) -> Option<String> {
     let h = &cfg.host;
-    let hccl = spec.call.mode.origin() == Origin::HcclClass && spec.call.path == Path::Host;
+    let hccl = spec.call.origin() == Origin::HcclClass && spec.call.path == Path::Host;
     (hccl && (h.hccl_launch_us > 0.0 || h.hccl_setup_us > 0.0)).then(|| {
         format!(
             "device time only: a host-launched HCCL op also pays about {} us of setup before it (host.hccl_setup_us) \
