@@ -13,10 +13,11 @@ use ranksim::sim_core::{DType, ReduceOp};
 use ranksim_cli::commands::hccl_test::HcclTestArgs;
 use ranksim_cli::commands::sweep::{SweepArgs, SweepFlags};
 use ranksim_cli::commands::validate::ValidateArgs;
-use ranksim_cli::commands::{self, BudgetFlags, JitterFlags, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
+use ranksim_cli::commands::{self, BudgetFlags, JitterFlags, bench::BenchArgs, calibrate::CalibrateArgs};
 use ranksim_cli::hccl_test::Overrides;
 use ranksim_cli::measurements::{Program, WorkloadLine};
 use ranksim_cli::sweep::SweepSpec;
+use ranksim_cli::sweep::parse_op;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
