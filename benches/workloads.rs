@@ -130,18 +130,9 @@ fn workloads(c: &mut Criterion) {
     let mut g = c.benchmark_group("workloads");
     g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(10));
     for w in WORKLOADS {
-        let (cfg, spec) = setup(w);
-        let bytes = w.bytes * scale();
-        let t = Instant::now();
-        let (events, packets) = run(&cfg, &spec, bytes);
-        let secs = t.elapsed().as_secs_f64();
-        eprintln!(
-            "{}: {bytes} B, {events} events, {packets} packets, {secs:.2} s, {:.3} M events/s",
-            w.name,
-            events as f64 / secs / 1e6
-        );
+        let (cfg, call, bytes, events) = one_builtin(w);
         g.throughput(Throughput::Elements(events));
-        g.bench_function(w.name, |b| b.iter(|| run(&cfg, &spec, bytes)));
+        g.bench_function(w.name, |b| b.iter(|| run(&cfg, &call, bytes)));
     }
     g.finish();
 }
@@ -184,7 +175,8 @@ fn user_workloads(c: &mut Criterion) {
 /// `RANKSIM_BENCH_PAYLOAD=1`: with payload).
 fn one(name: &str) {
     if let Some(w) = WORKLOADS.iter().find(|w| w.name == name) {
-        return one_builtin(w);
+        one_builtin(w);
+        return;
     }
     let Some(w) = USER_WORKLOADS.iter().find(|w| w.name == name) else {
         let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).chain(USER_WORKLOADS.iter().map(|w| w.name)).collect();
@@ -206,8 +198,9 @@ fn one(name: &str) {
 }
 
 /// One timing-only run of built-in workload `w` at `RANKSIM_BENCH_SCALE`: its events, packets
-/// and host time (set-up included, as a sweep's row pays it) on stderr.
-fn one_builtin(w: &Workload) {
+/// and host time (set-up included, as a sweep's row pays it) on stderr. Returns what it ran
+/// (the machine, the call, the bytes) and its events.
+fn one_builtin(w: &Workload) -> (Config, Call, u64, u64) {
     let (cfg, call) = setup(w);
     let bytes = w.bytes * scale();
     let t = Instant::now();
@@ -218,6 +211,7 @@ fn one_builtin(w: &Workload) {
         w.name,
         events as f64 / secs / 1e6
     );
+    (cfg, call, bytes, events)
 }
 
 /// `RANKSIM_BENCH_LIVE=RANKSxBLOCKS`: one run of a kernel that keeps every block of `RANKS`

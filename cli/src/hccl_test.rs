@@ -315,7 +315,7 @@ fn command_line(line: &str) -> Result<Option<LogCommand>, String> {
             "-r" | "--root" => c.root = Some(whole("root rank")? as usize),
             "-t" => c.device_time = Some(whole("1: device-only timing")? == 1),
             "-d" | "--datatype" => c.dtype = Some(dtype(value)?),
-            "-o" | "--op" => c.op = Some(crate::commands::parse_op(value)?),
+            "-o" | "--op" => c.op = Some(crate::sweep::parse_op(value)?),
             _ => {}
         }
     }
@@ -463,7 +463,7 @@ impl HcclTestRun {
             Algorithm::HcclDefault => {
                 (SweepSpec { call: self.call.with_mode(Mode::SdmaMesh), ..base }, Mode::SdmaMesh.to_string())
             }
-            Algorithm::HcclAiv => crate::commands::sweep::plan::picked(&base, size),
+            Algorithm::HcclAiv => base.hccl_pick(size),
         }
     }
 

@@ -10,13 +10,15 @@ use collectives::{Call, Kind, Mode, Path};
 use ranksim::collectives;
 use ranksim::formats::parse_size;
 use ranksim::sim_core::{DType, ReduceOp};
+use ranksim_cli::commands::bench::{BenchArgs, BenchCalls, BenchRunFlags};
 use ranksim_cli::commands::hccl_test::HcclTestArgs;
 use ranksim_cli::commands::sweep::{SweepArgs, SweepFlags};
 use ranksim_cli::commands::validate::ValidateArgs;
-use ranksim_cli::commands::{self, BudgetFlags, JitterFlags, bench::BenchArgs, calibrate::CalibrateArgs, parse_op};
+use ranksim_cli::commands::{self, BudgetFlags, calibrate::CalibrateArgs};
 use ranksim_cli::hccl_test::Overrides;
 use ranksim_cli::measurements::{Program, WorkloadLine};
 use ranksim_cli::sweep::SweepSpec;
+use ranksim_cli::sweep::parse_op;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -312,31 +314,16 @@ struct BenchCli {
     /// Root rank of broadcast.
     #[arg(short = 'r', long = "root", default_value_t = 0)]
     root: usize,
-    /// Measured rounds.
-    #[arg(short = 'n', long = "rounds", default_value_t = 20)]
-    rounds: u32,
-    /// Warmup rounds (dropped).
-    #[arg(short = 'w', long = "warmup", default_value_t = 3)]
-    warmup: u32,
+    #[command(flatten)]
+    calls: BenchCalls,
     /// Ranks taking part (default: all); `-g` as in nccl-tests.
     #[arg(short = 'g', long)]
     ranks: Option<usize>,
     /// AIV blocks per rank for the HOST mesh, two-shot, aiv-mesh and sdma-mesh allreduce.
     #[arg(long, default_value_t = 1)]
     core_num: usize,
-    /// Write the run's [STRACE] lines (PyPTO's parser rebuilds the same stats from them).
-    #[arg(long)]
-    strace: Option<PathBuf>,
     #[command(flatten)]
-    jitter: JitterFlags,
-    /// Timing-only: store no payload bytes.
-    #[arg(long)]
-    no_data: bool,
-    /// Print the engine's work (events, packets) and the host time it took.
-    #[arg(long)]
-    stats: bool,
-    #[command(flatten)]
-    budgets: BudgetFlags,
+    run: BenchRunFlags,
 }
 
 fn main() -> ExitCode {
@@ -417,7 +404,7 @@ fn parse_cli() -> Cli {
 
 fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
     let cfg = ranksim::Config::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
-    let jitter = b.jitter.jitter();
+    let jitter = b.run.jitter.jitter();
     let call = Call::new(b.collective, b.ranks.unwrap_or(cfg.machine.ranks))
         .with_mode(b.mode)
         .with_path(b.path)
@@ -426,12 +413,12 @@ fn bench_args(b: BenchCli) -> Result<BenchArgs, String> {
         .with_root(b.root)
         .with_core_num(b.core_num);
     let spec = SweepSpec::new(call)
-        .with_iters(b.rounds)
-        .with_warmup(b.warmup)
+        .with_iters(b.calls.rounds)
+        .with_warmup(b.calls.warmup)
         .with_jitter(jitter)
-        .with_timing_only(b.no_data)
-        .with_budgets(b.budgets.budgets());
-    Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.strace, stats: b.stats })
+        .with_timing_only(b.run.no_data)
+        .with_budgets(b.run.budgets.budgets());
+    Ok(BenchArgs { config: b.config, spec, size: b.size, strace: b.run.strace, stats: b.run.stats })
 }
 
 fn hccl_test_args(h: HcclTestCli) -> Result<HcclTestArgs, String> {

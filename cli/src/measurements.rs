@@ -310,51 +310,36 @@ impl fmt::Display for WorkloadLine {
     /// The canonical text: the program, then the fields that were given, in a fixed order.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.program_name())?;
-        if let Some(v) = self.peer {
-            write!(f, " peer={v}")?;
-        }
-        if let Some(v) = self.chunk {
-            write!(f, " chunk={}", ranksim::formats::size_label(v))?;
-        }
-        if let Some(v) = self.mode {
-            write!(f, " mode={v}")?;
-        }
-        if let Some(v) = self.path {
-            write!(f, " path={v}")?;
-        }
-        if let Some(v) = self.core_num {
-            write!(f, " core_num={v}")?;
-        }
-        if let Some(v) = self.queues {
-            write!(f, " queues={v}")?;
-        }
-        if let Some(v) = self.ranks {
-            write!(f, " ranks={v}")?;
-        }
-        if let Some(v) = self.dtype {
-            write!(f, " dtype={}", v.name())?;
-        }
-        if let Some(v) = self.warmup {
-            write!(f, " warmup={v}")?;
-        }
         let t = &self.transfer;
-        if let Some(v) = t.dir {
-            write!(f, " dir={v}")?;
-        }
-        if let Some(v) = t.via {
-            write!(f, " via={v}")?;
-        }
-        if let Some(v) = t.window {
-            write!(f, " window={v}")?;
-        }
-        if let Some(v) = t.batch {
-            write!(f, " batch={}", ranksim::formats::size_label(v))?;
-        }
-        if !self.on.is_empty() {
-            write!(f, " on={}", self.on.join(","))?;
+        let size = |v: Option<u64>| v.map(ranksim::formats::size_label);
+        let fields = [
+            ("peer", shown(self.peer)),
+            ("chunk", size(self.chunk)),
+            ("mode", shown(self.mode)),
+            ("path", shown(self.path)),
+            ("core_num", shown(self.core_num)),
+            ("queues", shown(self.queues)),
+            ("ranks", shown(self.ranks)),
+            ("dtype", self.dtype.map(|v| v.name().to_string())),
+            ("warmup", shown(self.warmup)),
+            ("dir", shown(t.dir)),
+            ("via", shown(t.via)),
+            ("window", shown(t.window)),
+            ("batch", size(t.batch)),
+            ("on", (!self.on.is_empty()).then(|| self.on.join(","))),
+        ];
+        for (key, value) in fields {
+            if let Some(v) = value {
+                write!(f, " {key}={v}")?;
+            }
         }
         Ok(())
     }
+}
+
+/// A given field's value as its text.
+fn shown(v: Option<impl fmt::Display>) -> Option<String> {
+    v.map(|v| v.to_string())
 }
 
 /// One measured row.

@@ -1,10 +1,11 @@
 //! One series of a built-in `sweep` (or `bench`, or a `# workload:` line): [`SweepSpec`], a
 //! [`collectives::Call`] and how its runs repeat and perturb it, the CLI's value ranges
-//! ([`SweepSpec::validate`], [`validate_measure`]), whether a machine runs it ([`supports`],
+//! ([`SweepSpec::validate`], [`validate_measure`], [`parse_op`]), what an `hccl` series runs at
+//! a size ([`SweepSpec::hccl_pick`]), whether a machine runs it ([`supports`],
 //! the `--help` matrix), and the note on what each mode models. Measuring goes through the
 //! library's [`ranksim::measure`] with [`Builtin`], as a user's collective does.
 
-use collectives::{Call, Kind, Mode, Path};
+use collectives::{Call, Engine, Kind, Mode, Path};
 use ranksim::Config;
 use ranksim::formats::{self, ResultRow};
 use ranksim::measure::memory::MemoryLimit;
@@ -12,7 +13,7 @@ use ranksim::measure::{
     self, Budgets, Builtin, Collective, MAX_CALLS, MAX_JITTER_PS, MAX_SIZE_PAYLOAD, MAX_SIZE_TIMING, Measure, Point,
     series_name,
 };
-use sim_core::{DType, Jitter, MemoryEstimate, MemoryReport, Progress, RunReport, World, human_bytes};
+use sim_core::{DType, Jitter, MemoryEstimate, MemoryReport, Progress, ReduceOp, RunReport, World, human_bytes};
 
 /// What a sweep (or `bench`, or a `# workload:` line) runs: one collective call, the
 /// workload [`collectives::Call`] describes, and how the run repeats and perturbs it. The
@@ -98,6 +99,24 @@ impl SweepSpec {
         SweepSpec { timing_only, ..self }
     }
 
+    /// What size `size` of an `hccl` series of this spec runs: the mode HCCL picks for its
+    /// data ([`collectives::hccl_aiv_pick`], the data counted as hccl_test counts it: the count
+    /// column times the element size), with one warmup call when the pick uses copy engines;
+    /// and what its row says it ran (the mode and the vendor library's executor).
+    pub fn hccl_pick(&self, size: u64) -> (SweepSpec, String) {
+        let c = self.call;
+        let esize = c.dtype.size() as u64;
+        let data = formats::count_for(c.kind, size, esize, c.ranks).saturating_mul(esize);
+        match collectives::hccl_aiv_pick(c.kind, c.op, data) {
+            Some((mode, exec)) => {
+                let copy_engines = collectives::serving(c.kind, mode).is_some_and(|r| r.engine == Engine::CopyEngines);
+                let warmup = if copy_engines { self.warmup.max(1) } else { self.warmup };
+                (SweepSpec { call: c.with_mode(mode), ..self.clone() }.with_warmup(warmup), format!("{mode} ({exec})"))
+            }
+            None => (self.clone(), c.mode.to_string()),
+        }
+    }
+
     /// Checks the values a user gave (not just their types): calls, root, jitter and the
     /// largest size, naming the argument, its value and the allowed range.
     pub fn validate(&self, size_flag: &str, max_size: u64, machine_ranks: usize) -> Result<(), String> {
@@ -116,6 +135,15 @@ impl SweepSpec {
             ));
         }
         validate_measure(&self.measure(), size_flag, max_size)
+    }
+}
+
+/// Parses `-o`: a reduction; nccl-tests' `avg` (and `all`) are named and refused.
+pub fn parse_op(s: &str) -> Result<ReduceOp, String> {
+    match s {
+        "avg" => Err("PyPTO's collectives have no avg; use -o sum (avg is sum / ranks and takes the same time)".into()),
+        "all" => Err("-o takes one reduction (sum, max, min or prod); run one sweep per op".into()),
+        _ => s.parse(),
     }
 }
 

@@ -3,13 +3,45 @@
 //! dispatch, folds them with PyPTO's L3 rule into `BenchmarkStats`, and prints its line (as
 //! `str(stats)` does), a per-rank table and the mean span tree.
 
-use super::{CmdResult, Status};
+use super::{BudgetFlags, CmdResult, JitterFlags, Status};
 use crate::sweep::{SweepSpec, run_calls};
 use ranksim::Config;
 use ranksim::formats::StraceLog;
 use ranksim::formats::benchmark_stats::{BenchmarkStats, Metric, Spread};
 use std::io::Write;
 use std::path::PathBuf;
+
+/// The calls of a `bench`, PyPTO's `benchmark()` rounds, as every collective takes them.
+#[derive(clap::Args, Debug)]
+pub struct BenchCalls {
+    /// Measured rounds.
+    #[arg(short = 'n', long = "rounds", default_value_t = 20)]
+    pub rounds: u32,
+    /// Warmup rounds (dropped).
+    #[arg(short = 'w', long = "warmup", default_value_t = 3)]
+    pub warmup: u32,
+}
+
+/// The flags of a `bench` run that every collective takes, built-in or yours: its
+/// `[STRACE]` file, jitter, timing-only, `--stats` and budgets.
+#[derive(clap::Args, Debug)]
+pub struct BenchRunFlags {
+    /// Where to write the run's `[STRACE]` lines.
+    #[arg(long, help = "Write the run's [STRACE] lines (PyPTO's parser rebuilds the same stats from them)")]
+    pub strace: Option<PathBuf>,
+    /// Seeded timing jitter.
+    #[command(flatten)]
+    pub jitter: JitterFlags,
+    /// Timing-only: store no payload bytes.
+    #[arg(long)]
+    pub no_data: bool,
+    /// Print the engine's work (events, packets) and the host time it took.
+    #[arg(long)]
+    pub stats: bool,
+    /// What ends a run that would never end.
+    #[command(flatten)]
+    pub budgets: BudgetFlags,
+}
 
 /// Everything `bench` is told.
 #[derive(Clone, Debug)]

@@ -5,9 +5,9 @@
 //! average busbw below `--min-busbw`; 2 a usage error), so a CI gate for your protocol is
 //! one command.
 
-use super::bench::{Printed, print_bench};
+use super::bench::{BenchCalls, BenchRunFlags, Printed, print_bench};
 use super::sweep::{SeriesFlags, SeriesPlan, SweepArgs, SweepRun};
-use super::{CmdResult, JitterFlags, Status};
+use super::{CmdResult, Status};
 use ranksim::Config;
 use ranksim::formats::{self, parse_size};
 use ranksim::measure::memory::MemoryLimit;
@@ -47,28 +47,13 @@ struct BenchFlags {
     /// Message size in bytes (K/M/G suffixes), as your collective's `count` reads it.
     #[arg(short = 'b', long, default_value = "256K", value_parser = parse_size)]
     size: u64,
-    /// Measured rounds.
-    #[arg(short = 'n', long = "rounds", default_value_t = 20)]
-    rounds: u32,
-    /// Warmup rounds (dropped).
-    #[arg(short = 'w', long = "warmup", default_value_t = 3)]
-    warmup: u32,
+    #[command(flatten)]
+    calls: BenchCalls,
     /// Ranks taking part, 2 or more (default: all).
     #[arg(short = 'g', long)]
     ranks: Option<usize>,
-    /// Write the run's [STRACE] lines.
-    #[arg(long)]
-    strace: Option<PathBuf>,
     #[command(flatten)]
-    jitter: JitterFlags,
-    /// Timing-only: store no payload bytes.
-    #[arg(long)]
-    no_data: bool,
-    /// Print the engine's work (events, packets) and the host time it took.
-    #[arg(long)]
-    stats: bool,
-    #[command(flatten)]
-    budgets: super::BudgetFlags,
+    run: BenchRunFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -225,11 +210,11 @@ fn bench<C: Collective>(out: &mut dyn Write, c: &C, b: &BenchFlags) -> CmdResult
     let cfg = Config::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
     let ranks = ranks(&cfg, b.ranks)?;
     let m = Measure {
-        iters: b.rounds,
-        warmup: b.warmup,
-        jitter: b.jitter.jitter(),
-        timing_only: b.no_data,
-        budgets: b.budgets.budgets(),
+        iters: b.calls.rounds,
+        warmup: b.calls.warmup,
+        jitter: b.run.jitter.jitter(),
+        timing_only: b.run.no_data,
+        budgets: b.run.budgets.budgets(),
         interrupt: Some(crate::interrupt::flag()),
         ..Measure::new(ranks)
     };
@@ -239,7 +224,7 @@ fn bench<C: Collective>(out: &mut dyn Write, c: &C, b: &BenchFlags) -> CmdResult
         return Err(format!("-b {}: gives no element per rank; use a larger -b", b.size));
     }
     let started = std::time::Instant::now();
-    let (rounds, warmup) = (b.rounds as usize, b.warmup as usize);
+    let (rounds, warmup) = (b.calls.rounds as usize, b.calls.warmup as usize);
     let run = measure::run(&cfg, c, &m, b.size, rounds + warmup).map_err(|e| e.to_string())?;
     let bound = measure::busbw_bound(&cfg, ranks, None).map_err(|e| e.to_string())?;
     let bytes = c.bytes(count, ranks);
@@ -252,7 +237,7 @@ fn bench<C: Collective>(out: &mut dyn Write, c: &C, b: &BenchFlags) -> CmdResult
             bound.gbps
         ))
     };
-    let printed = Printed { rounds, warmup, strace: b.strace.as_deref(), stats: b.stats, started };
+    let printed = Printed { rounds, warmup, strace: b.run.strace.as_deref(), stats: b.run.stats, started };
     let status = print_bench(out, &cfg, &run.report, &printed, &headline)?;
     if run.wrong.count() > 0 {
         writeln!(out, "# FAILED: {} wrong element(s) after {} call(s)", run.wrong.count(), rounds + warmup)

@@ -14,7 +14,7 @@ pub mod validate;
 use ranksim::formats::parse_size;
 use ranksim::measure::Budgets;
 use ranksim::measure::memory::MemoryLimit;
-use sim_core::{Jitter, ReduceOp, RunOptions, SimDuration, SimTime};
+use sim_core::{Jitter, RunOptions, SimDuration, SimTime};
 
 /// Seeded timing jitter of `sweep` and `bench`, as the command line gives it.
 #[derive(clap::Args, Clone, Copy, Debug)]
@@ -92,15 +92,6 @@ fn parse_sim_time_us(s: &str) -> Result<f64, String> {
         Ok(us)
     } else {
         Err(format!("must be a positive number of microseconds below {max:.0}"))
-    }
-}
-
-/// Parses `-o`: a reduction; nccl-tests' `avg` (and `all`) are named and refused.
-pub fn parse_op(s: &str) -> Result<ReduceOp, String> {
-    match s {
-        "avg" => Err("PyPTO's collectives have no avg; use -o sum (avg is sum / ranks and takes the same time)".into()),
-        "all" => Err("-o takes one reduction (sum, max, min or prod); run one sweep per op".into()),
-        _ => s.parse(),
     }
 }
 

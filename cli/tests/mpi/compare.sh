@@ -25,17 +25,25 @@ run() {
     fi
 }
 
+# Runs `$runner N npN ARGS` (run or traced) for -np 2, 3 and 4 and compares each's files
+# (the extensions in $files, said in words as $said) with those of the run into $dir/one.*.
+same_on_np() {
+    local runner=$1 what=$2 files=$3 said=$4
+    shift 4
+    for n in 2 3 4; do
+        "$runner" "$n" "np$n" "$@"
+        for f in $files; do
+            cmp "$dir/one.$f" "$dir/np$n.$f" || { echo "FAIL: $what, -np $n: $f differs"; exit 1; }
+        done
+        echo "ok: $what, mpirun -np $n: $said byte-identical"
+    done
+}
+
 check() {
     local what=$1
     shift
     run 0 one "$@"
-    for n in 2 3 4; do
-        run "$n" "np$n" "$@"
-        for f in out json strace; do
-            cmp "$dir/one.$f" "$dir/np$n.$f" || { echo "FAIL: $what, -np $n: $f differs"; exit 1; }
-        done
-        echo "ok: $what, mpirun -np $n: stdout, JSON and STRACE byte-identical"
-    done
+    same_on_np run "$what" "out json strace" "stdout, JSON and STRACE" "$@"
 }
 
 check "two-node, every collective with data" --config two-node --collective all \
@@ -72,13 +80,7 @@ compare_traced() {
     shift
     traced 0 one "$@"
     [ -s "$dir/one.trace" ] || { echo "FAIL: $what wrote no trace"; exit 1; }
-    for n in 2 3 4; do
-        traced "$n" "np$n" "$@"
-        for f in out code trace; do
-            cmp "$dir/one.$f" "$dir/np$n.$f" || { echo "FAIL: $what, -np $n: $f differs"; exit 1; }
-        done
-        echo "ok: $what, mpirun -np $n: stdout, exit code and trace byte-identical"
-    done
+    same_on_np traced "$what" "out code trace" "stdout, exit code and trace" "$@"
 }
 
 for prog in broken-concurrent-set broken-missing-barrier broken-duplicate-notify; do

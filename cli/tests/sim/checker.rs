@@ -2,7 +2,7 @@
 //! the right place, every correct program and collective is clean on 2, 4 and 8 ranks over 20
 //! seeds, and checking never changes what a run computes or when.
 
-use crate::common::{a2a3, all, simple};
+use crate::common::{a2a3, all, dispatch_store_then_copy, run_on_all, simple};
 use parking_lot::Mutex;
 use ranksim::Config;
 use ranksim::prelude::*;
@@ -82,20 +82,15 @@ fn release_ordering_keeps_every_notify_behind_its_payload() {
     let data = w.alloc_window(&dom, "data", DType::F32, &[1, 32 * 1024]).unwrap();
     let sig = w.alloc_window(&dom, "signal", DType::I32, &[8, 1]).unwrap();
     let d = data.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("release", 1, move |core| {
-            let data = &d;
-            let (me, n) = (core.rank(), core.nranks());
-            let t = Tile::from_slice(1, 32 * 1024, &vec![me as f32 + 1.0; 32 * 1024])?;
-            core.remote_store(&t, data, (me + 1) % n, &[0, 0], AtomicType::None)?;
-            core.notify(&sig, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
-            core.wait(&sig, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)?;
-            core.load(data, &[0, 0], &[1, 32 * 1024]).map(|_| ())
-        }),
-    )
-    .unwrap();
-    let r = w.run().unwrap();
+    let r = run_on_all(&mut w, &dom, "release", 1, move |core| {
+        let data = &d;
+        let (me, n) = (core.rank(), core.nranks());
+        let t = Tile::from_slice(1, 32 * 1024, &vec![me as f32 + 1.0; 32 * 1024])?;
+        core.remote_store(&t, data, (me + 1) % n, &[0, 0], AtomicType::None)?;
+        core.notify(&sig, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+        core.wait(&sig, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)?;
+        core.load(data, &[0, 0], &[1, 32 * 1024]).map(|_| ())
+    });
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     for r in 0..8 {
         assert_eq!(w.read::<f32>(&data, r).unwrap(), vec![((r + 7) % 8) as f32 + 1.0; 32 * 1024]);
@@ -299,15 +294,10 @@ fn findings_are_instant_events_in_the_trace() {
     w.options_mut().trace = true;
     let dom = all(&mut w);
     let data = w.alloc_window(&dom, "data", DType::F32, &[1, 64]).unwrap();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("racy", 1, move |core| {
-            core.store(&Tile::from_slice(1, 64, &[1.0f32; 64])?, &data, &[0, 0])?;
-            core.remote_load(&data, (core.rank() + 1) % core.nranks(), &[0, 0], &[1, 64]).map(|_| ())
-        }),
-    )
-    .unwrap();
-    let r = w.run().unwrap();
+    let r = run_on_all(&mut w, &dom, "racy", 1, move |core| {
+        core.store(&Tile::from_slice(1, 64, &[1.0f32; 64])?, &data, &[0, 0])?;
+        core.remote_load(&data, (core.rank() + 1) % core.nranks(), &[0, 0], &[1, 64]).map(|_| ())
+    });
     let trace = r.trace.unwrap();
     assert_eq!(trace.marks.len(), r.findings.len());
     assert!(trace.marks.iter().all(|m| m.name == "data-race"));
@@ -378,20 +368,15 @@ fn a_relaxed_fabric_in_the_config_lets_notifies_overtake() {
     let sig = w.alloc_window(&dom, "signal", DType::I32, &[2, 1]).unwrap();
     let woke: Arc<Mutex<u64>> = Arc::default();
     let k = woke.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("overtake", 1, move |core| {
-            if core.rank() == 0 {
-                core.remote_store(&Tile::from_slice(1, 4096, &[1.0f32; 4096])?, &data, 1, &[0, 0], AtomicType::None)?;
-                return core.notify(&sig, 1, &[0, 0], 1, NotifyOp::AtomicAdd);
-            }
-            core.wait(&sig, &[0, 0], 1, WaitCmp::Ge)?;
-            *k.lock() = core.now().as_ps();
-            core.load(&data, &[0, 0], &[1, 4096]).map(|_| ())
-        }),
-    )
-    .unwrap();
-    let r = w.run().unwrap();
+    let r = run_on_all(&mut w, &dom, "overtake", 1, move |core| {
+        if core.rank() == 0 {
+            core.remote_store(&Tile::from_slice(1, 4096, &[1.0f32; 4096])?, &data, 1, &[0, 0], AtomicType::None)?;
+            return core.notify(&sig, 1, &[0, 0], 1, NotifyOp::AtomicAdd);
+        }
+        core.wait(&sig, &[0, 0], 1, WaitCmp::Ge)?;
+        *k.lock() = core.now().as_ps();
+        core.load(&data, &[0, 0], &[1, 4096]).map(|_| ())
+    });
     // 16 KiB go out in four 4 KiB packets of 409 600 ps on the link, one after another. The
     // notify, sent at 173 840 ps (the 163 840 ps DMA, then 10 ns), takes the link right after
     // the first packet: 400 ps for itself, then 1 us of latency. Three packets are still to go.
@@ -478,26 +463,21 @@ fn a_wait_sees_its_own_notify_in_flight() {
     let data = w.alloc_window(&dom, "data", DType::F32, &[1, 4096]).unwrap();
     let woke: Arc<Mutex<u64>> = Arc::default();
     let k = woke.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("own_notify", 1, move |core| {
-            if core.rank() == 1 {
-                for pause in [1_000, 49_000, 0] {
-                    core.notify(&sig, 0, &[1, 0], 1, NotifyOp::AtomicAdd)?;
-                    core.compute(pause);
-                }
-                return Ok(());
+    run_on_all(&mut w, &dom, "own_notify", 1, move |core| {
+        if core.rank() == 1 {
+            for pause in [1_000, 49_000, 0] {
+                core.notify(&sig, 0, &[1, 0], 1, NotifyOp::AtomicAdd)?;
+                core.compute(pause);
             }
-            core.wait(&sig, &[1, 0], 1, WaitCmp::Ge)?;
-            core.remote_store(&Tile::from_slice(1, 4096, &[1.0f32; 4096])?, &data, 1, &[0, 0], AtomicType::None)?;
-            core.notify(&sig, 0, &[1, 0], -1, NotifyOp::AtomicAdd)?;
-            core.wait(&sig, &[1, 0], 2, WaitCmp::Ge)?;
-            *k.lock() = core.now().as_ps();
-            Ok(())
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+            return Ok(());
+        }
+        core.wait(&sig, &[1, 0], 1, WaitCmp::Ge)?;
+        core.remote_store(&Tile::from_slice(1, 4096, &[1.0f32; 4096])?, &data, 1, &[0, 0], AtomicType::None)?;
+        core.notify(&sig, 0, &[1, 0], -1, NotifyOp::AtomicAdd)?;
+        core.wait(&sig, &[1, 0], 2, WaitCmp::Ge)?;
+        *k.lock() = core.now().as_ps();
+        Ok(())
+    });
     // The third credit: issued at 20 ns + 1 us + 49 us of compute, 10 ns issue, 400 ps on the
     // link, 1 us latency.
     assert_eq!(*woke.lock(), 10_000 + 1_000_000 + 10_000 + 49_000_000 + 10_000 + 400 + 1_000_000);
@@ -508,27 +488,7 @@ fn a_put_or_get_after_the_cores_own_store_is_clean_under_jitter() {
     // Program order puts the copy after the store: no stale read, whatever the timing.
     for via_get in [false, true] {
         let mut w = a2a3();
-        let dom = all(&mut w);
-        let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, 4096]).unwrap();
-        let dst = w.alloc_window(&dom, "dst", DType::F32, &[1, 4096]).unwrap();
-        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("store-then-copy", 1, move |core| {
-                let peer = core.rank() ^ 1;
-                let t = Tile::from_slice(1, 4096, &[core.rank() as f32 + 1.0; 4096])?;
-                if via_get {
-                    core.remote_store(&t, &stage, peer, &[0, 0], AtomicType::None)?;
-                    core.get(&dst, peer, &stage, &CopyOpts::new())?;
-                } else {
-                    core.store(&t, &stage, &[0, 0])?;
-                    core.put(&dst, peer, &stage, &CopyOpts::new())?;
-                }
-                core.notify(&sig, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
-                core.wait(&sig, &[0, 0], 1, WaitCmp::Ge)
-            }),
-        )
-        .unwrap();
+        dispatch_store_then_copy(&mut w, 4096, via_get, |r| vec![r as f32 + 1.0; 4096]);
         let opts = CheckOptions { seeds: 10, op_jitter: SimDuration::from_us(2), ..CheckOptions::default() };
         let r = w.check(&opts).unwrap();
         assert!(r.findings.is_empty(), "via_get {via_get}: {:#?}", r.findings);

@@ -1,6 +1,7 @@
 //! The `ranksim` binary: the main job runs on the embedded preset, and a broken protocol
 //! prints its deadlock report and exits non-zero.
 
+use crate::common::scratch_dir;
 use std::process::Command;
 
 fn ranksim(args: &[&str]) -> (i32, String) {
@@ -67,8 +68,7 @@ fn topo_prints_every_preset_and_the_route_between_two_ranks() {
 /// `default`); a user's file naming a preset as base lists its own lines and the preset's.
 #[test]
 fn topo_resolved_prints_each_value_with_its_source() {
-    let d = std::env::temp_dir().join(format!("ranksim-cli-resolved-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = scratch_dir("cli-resolved");
     let mine = d.join("mine.toml");
     std::fs::write(&mine, "base = \"two-node\"\n\n[chip]\ndcci_ns = 40.0\n").unwrap();
     let path = mine.display().to_string();

@@ -207,16 +207,21 @@ fn the_rhd_composite_called_from_a_kernel_names_the_signal_it_needs() {
     let (mut w, dom) = setup(8);
     let d = w.alloc_window(&dom, "d", DType::F32, &[64]).unwrap();
     let s = w.alloc_window(&dom, "s", DType::I32, &[8, 1]).unwrap();
-    let (dk, sk) = (d.clone(), s.clone());
+    let e = composite_allreduce_error(w, &dom, "rhd", d, s, Mode::Rhd);
+    assert!(e.contains("signal `s` is [8, 1]; rhd on 8 ranks needs [11, blocks]"), "{e}");
+}
+
+/// The error of a run of `w` whose kernel `name`, on every rank of `dom`, calls the InCore
+/// allreduce composite (a sum) in `mode` on `d` with the signal `s`.
+fn composite_allreduce_error(mut w: World, dom: &Domain, name: &str, d: Tensor, s: Tensor, mode: Mode) -> String {
     w.dispatch_all(
-        &dom,
-        Dispatch::kernel("rhd", 1, move |c| {
-            c.run(async |ops| collectives::incore::allreduce(ops, &dk, &sk, ReduceOp::Sum, Mode::Rhd).await)
+        dom,
+        Dispatch::kernel(name, 1, move |c| {
+            c.run(async |ops| collectives::incore::allreduce(ops, &d, &s, ReduceOp::Sum, mode).await)
         }),
     )
     .unwrap();
-    let e = w.run().unwrap_err().to_string();
-    assert!(e.contains("signal `s` is [8, 1]; rhd on 8 ranks needs [11, blocks]"), "{e}");
+    w.run().unwrap_err().to_string()
 }
 
 #[test]
@@ -232,13 +237,6 @@ fn an_allreduce_in_a_mode_allreduce_does_not_run_is_refused_with_the_modes_it_ru
         e.contains("grouped-mesh is not an allreduce algorithm; allreduce runs as mesh, ring, two-shot, aiv-mesh, sdma-mesh, rhd, hier"),
         "{e}"
     );
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("grouped", 1, move |c| {
-            c.run(async |ops| collectives::incore::allreduce(ops, &d, &s, ReduceOp::Sum, Mode::GroupedMesh).await)
-        }),
-    )
-    .unwrap();
-    let e = w.run().unwrap_err().to_string();
+    let e = composite_allreduce_error(w, &dom, "grouped", d, s, Mode::GroupedMesh);
     assert!(e.contains("grouped-mesh is not an allreduce algorithm"), "{e}");
 }

@@ -16,6 +16,7 @@
 //! DeviceTensors).
 
 use crate::coll_common::{allclose, arange, read_f64, setup, stored_as};
+use crate::common::{dispatch_two_group_swap, epoch_dispatch};
 use ranksim::Config;
 use ranksim::prelude::*;
 
@@ -474,32 +475,7 @@ fn t77c_cast_add_on_window() {
 fn t58_two_groups_independent_swap() {
     const SIZE: usize = 64;
     let (mut w, _) = setup(3);
-    let a = w.create_domain("group_a", &[0, 1], DomainOptions::default()).unwrap();
-    let b = w.create_domain("group_b", &[1, 2], DomainOptions::default()).unwrap();
-    let input = w.alloc_tensor("in", DType::F32, &[1, SIZE]).unwrap();
-    let outs_a = w.alloc_tensor("outs_a", DType::F32, &[1, SIZE]).unwrap();
-    let outs_b = w.alloc_tensor("outs_b", DType::F32, &[1, SIZE]).unwrap();
-    for chip in 0..3 {
-        w.write(&input, chip, &arange(chip, SIZE)).unwrap();
-    }
-    for (dom, out) in [(&a, &outs_a), (&b, &outs_b)] {
-        let stage = w.alloc_window(dom, "stage", DType::F32, &[1, SIZE]).unwrap();
-        let sig = w.alloc_window(dom, "sig", DType::I32, &[2, 1]).unwrap();
-        let (i, o) = (input.clone(), out.clone());
-        w.dispatch_all(
-            dom,
-            Dispatch::kernel("swap", 1, move |core| {
-                let (me, peer) = (core.rank(), 1 - core.rank());
-                let t = core.load(&i, &[0, 0], &[1, SIZE])?;
-                core.store(&t, &stage, &[0, 0])?;
-                core.notify(&sig, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
-                core.wait(&sig, &[peer, 0], 1, WaitCmp::Ge)?;
-                let got = core.remote_load(&stage, peer, &[0, 0], &[1, SIZE])?;
-                core.store(&got, &o, &[0, 0])
-            }),
-        )
-        .unwrap();
-    }
+    let [outs_a, outs_b] = dispatch_two_group_swap(&mut w, SIZE, |chip| arange(chip, SIZE));
     run_checked(&mut w);
     let zero = vec![0.0f32; SIZE];
     assert_eq!(w.read::<f32>(&outs_a, 0).unwrap(), arange(1, SIZE));
@@ -541,32 +517,7 @@ fn t26_case(opts: CheckOptions) {
     let payload = w.alloc_window(&dom, "payload", DType::I32, &[1, 8]).unwrap();
     let out = w.alloc_tensor("out", DType::I32, &[WAITERS, 8]).unwrap();
     for epoch in 1..=2i32 {
-        let mut d = Dispatch::new("deferred_epoch");
-        let waiters: Vec<TaskId> = (0..WAITERS)
-            .map(|i| {
-                let f = flag.clone();
-                d.add(Task::new(&format!("waiter{i}"), 1, move |core| {
-                    core.defer_wait(&[DeferCond { signal: f.clone(), offsets: vec![0, 0], expected: epoch as u32 }])
-                }))
-            })
-            .collect();
-        let (f, pl) = (flag.clone(), payload.clone());
-        d.add(Task::new("publisher", 1, move |core| {
-            let (me, n) = (core.rank(), core.nranks());
-            let vals: Vec<i32> = (0..8).map(|j| if j == 0 { epoch } else { (me * 10 + j) as i32 }).collect();
-            core.remote_store(&Tile::from_slice(1, 8, &vals)?, &pl, (me + 1) % n, &[0, 0], AtomicType::None)?;
-            core.notify(&f, (me + 1) % n, &[0, 0], epoch, NotifyOp::Set)
-        }));
-        for (i, id) in waiters.into_iter().enumerate() {
-            let (pl, o) = (payload.clone(), out.clone());
-            d.add(
-                Task::new(&format!("consumer{i}"), 1, move |core| {
-                    let t = core.load(&pl, &[0, 0], &[1, 8])?;
-                    core.store(&t, &o, &[i, 0])
-                })
-                .after(&[id]),
-            );
-        }
+        let d = epoch_dispatch(WAITERS, epoch, &flag, &payload, &out, false);
         w.dispatch_all(&dom, d).unwrap();
         let report = w.check(&opts).unwrap();
         assert!(report.is_clean(), "epoch {epoch}: {:#?}", report.findings);

@@ -33,7 +33,7 @@
 //! | host.hccl_launch_us, host.hccl_setup_us | `an_hccl_op_costs_its_setup_and_no_less_than_its_launch` |
 //! | host.bind_us, host.finalize_us | `host_costs_widen_the_strace_host_wall` |
 
-use crate::common::{all, simple_toml};
+use crate::common::{all, logged_on_rank_0, simple_toml};
 use crate::flows::{Flow, land_times, links_only};
 use parking_lot::Mutex;
 use ranksim::Config;
@@ -55,26 +55,15 @@ fn machine(ranks: usize, edits: &[(&str, &str)]) -> World {
     Config::from_toml(&machine_toml(ranks, edits), "costs").unwrap().world().unwrap()
 }
 
-/// Runs `kernel` on one core of rank 0; returns the times it logged and the dispatch's end.
+/// Runs `kernel` on rank 0 with a `[4, 1024]` f32 window; returns the times it logged and the
+/// dispatch's end.
 fn on_rank0(
-    mut w: World,
+    w: World,
     blocks: usize,
     kernel: impl Fn(&mut Core, &Tensor, &mut Vec<u64>) -> SimResult<()> + Send + Sync + 'static,
 ) -> (Vec<u64>, u64) {
-    let dom = all(&mut w);
-    let data = w.alloc_window(&dom, "data", DType::F32, &[4, 1024]).unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let l = log.clone();
-    let k = Dispatch::kernel("cost", blocks, move |core| {
-        let mut mine = Vec::new();
-        let r = kernel(core, &data, &mut mine);
-        l.lock().extend(mine);
-        r
-    });
-    w.dispatch(0, k.in_domain(&dom)).unwrap();
-    let r = w.run().unwrap();
-    let v = log.lock().clone();
-    (v, r.of_chip(0).map(|d| d.end.as_ps()).max().unwrap_or(0))
+    let (logged, r) = logged_on_rank_0(w, "cost", blocks, &[4, 1024], kernel);
+    (logged, r.of_chip(0).map(|d| d.end.as_ps()).max().unwrap_or(0))
 }
 
 const GM_TO_UB: &str = "[chip.dma.gm_to_ub]\ncurve = \"flat\"\ngbps = 100.0\nissue_ns = 0.0";

@@ -140,6 +140,17 @@ fn run_err(kind: CoreKind, kernel: impl Fn(&mut Core, &Tensor) -> SimResult<()> 
     w.run().unwrap_err().to_string()
 }
 
+/// The error of a cube run that multiplies an `a`-shaped tile of `x` by a `b`-shaped one, each
+/// loaded into L1 and moved to L0A / L0B.
+fn matmul_err(a: [usize; 2], b: [usize; 2]) -> String {
+    run_err(CoreKind::Cube, move |core, x| {
+        let a = core.load_l1(x, &[0, 0], &a)?;
+        let b = core.load_l1(x, &[0, 0], &b)?;
+        let (a, b) = (core.to_l0a(&a)?, core.to_l0b(&b)?);
+        core.matmul(&a, &b).map(|_| ())
+    })
+}
+
 #[test]
 fn tiles_that_do_not_fit_l1_or_l0_are_errors_naming_shapes_and_capacities() {
     // 128 x 128 f16 = 32 768 B fits L1 (64 KiB) but not L0A (16 KiB).
@@ -153,20 +164,10 @@ fn tiles_that_do_not_fit_l1_or_l0_are_errors_naming_shapes_and_capacities() {
     let e = run_err(CoreKind::Cube, |core, x| core.load_l1(x, &[0, 0], &[256, 256]).map(|_| ()));
     assert!(e.contains("256x256 f16") && e.contains("65536 bytes") && e.contains("chip.l1_bytes"), "{e}");
     // 96 x 16 by 16 x 96 fits L0A / L0B, but the 96 x 96 f32 accumulator (36 864 B) not L0C.
-    let e = run_err(CoreKind::Cube, |core, x| {
-        let a = core.load_l1(x, &[0, 0], &[96, 16])?;
-        let b = core.load_l1(x, &[0, 0], &[16, 96])?;
-        let (a, b) = (core.to_l0a(&a)?, core.to_l0b(&b)?);
-        core.matmul(&a, &b).map(|_| ())
-    });
+    let e = matmul_err([96, 16], [16, 96]);
     assert!(e.contains("96x96 f32") && e.contains("36864 bytes of L0C") && e.contains("32768"), "{e}");
     // K mismatch and operands in the wrong buffer.
-    let e = run_err(CoreKind::Cube, |core, x| {
-        let a = core.load_l1(x, &[0, 0], &[16, 32])?;
-        let b = core.load_l1(x, &[0, 0], &[16, 16])?;
-        let (a, b) = (core.to_l0a(&a)?, core.to_l0b(&b)?);
-        core.matmul(&a, &b).map(|_| ())
-    });
+    let e = matmul_err([16, 32], [16, 16]);
     assert!(e.contains("K must match (32 vs 16)"), "{e}");
     let e = run_err(CoreKind::Cube, |core, x| {
         let a = core.load_l1(x, &[0, 0], &[16, 16])?;

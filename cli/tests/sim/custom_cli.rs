@@ -3,6 +3,7 @@
 //! exit code 1 on a wrong element, on a finding and below `--min-busbw`; a deadlock is a
 //! FAILED row whose notes and findings name the kernel line of each blocked wait.
 
+use crate::common::scratch_dir;
 use ranksim::measure::{Collective, Wrong};
 use ranksim::prelude::*;
 use ranksim_cli::commands::Status;
@@ -135,8 +136,7 @@ fn a_clean_collective_passes_sweep_bench_and_check() {
 
 #[test]
 fn the_gate_fails_on_a_wrong_element_and_names_it() {
-    let d = std::env::temp_dir().join(format!("ranksim-custom-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = scratch_dir("custom-cli");
     let json = d.join("s.json");
     let (r, text) = cli(Bug::Shifted, &["sweep", "-b", "1K", "-e", "1K", "-g", "2", "-J", json.to_str().unwrap()]);
     assert_eq!(r, Ok(Status::Failed), "{text}");

@@ -1,51 +1,8 @@
 //! `defer_wait` (reference §2.6) and the finite-core deadlock it avoids (PyPTO
 //! test_l3_deferred_completion.py).
 
-use crate::common::{a2a3, all, simple};
+use crate::common::{a2a3, all, epoch_dispatch, simple};
 use ranksim::prelude::*;
-
-/// One epoch of the deferred-completion protocol on every rank of `dom`: `waiters` tasks
-/// register `flag >= epoch`, a publisher pushes `[epoch, 10*me + 1 ..]` to the next rank and
-/// Set-notifies the epoch, and a consumer per waiter copies the payload out once it is ready.
-fn epoch_dispatch(
-    waiters: usize,
-    epoch: i32,
-    flag: &Tensor,
-    payload: &Tensor,
-    out: &Tensor,
-    blocking: bool,
-) -> Dispatch {
-    let mut d = Dispatch::new("deferred_epoch");
-    let mut ids = Vec::new();
-    for i in 0..waiters {
-        let f = flag.clone();
-        ids.push(d.add(Task::new(&format!("waiter{i}"), 1, move |core| {
-            if blocking {
-                core.wait(&f, &[0, 0], epoch, WaitCmp::Ge)
-            } else {
-                core.defer_wait(&[DeferCond { signal: f.clone(), offsets: vec![0, 0], expected: epoch as u32 }])
-            }
-        })));
-    }
-    let (f, p) = (flag.clone(), payload.clone());
-    d.add(Task::new("publisher", 1, move |core| {
-        let (me, n) = (core.rank(), core.nranks());
-        let vals: Vec<i32> = (0..8).map(|j| if j == 0 { epoch } else { (me * 10 + j) as i32 }).collect();
-        core.remote_store(&Tile::from_slice(1, 8, &vals)?, &p, (me + 1) % n, &[0, 0], AtomicType::None)?;
-        core.notify(&f, (me + 1) % n, &[0, 0], epoch, NotifyOp::Set)
-    }));
-    for (i, id) in ids.into_iter().enumerate() {
-        let (p, o) = (payload.clone(), out.clone());
-        d.add(
-            Task::new(&format!("consumer{i}"), 1, move |core| {
-                let t = core.load(&p, &[0, 0], &[1, 8])?;
-                core.store(&t, &o, &[i, 0])
-            })
-            .after(&[id]),
-        );
-    }
-    d
-}
 
 #[test]
 fn deferred_waiters_release_every_core_across_epochs() {

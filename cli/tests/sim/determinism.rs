@@ -3,7 +3,7 @@
 //! into kernels, a run pinned to a single host core, and the same kernel run as coroutines
 //! or as futures inside the scheduler instead of on threads.
 
-use crate::common::{a2a3, all};
+use crate::common::{a2a3, all, scratch_dir};
 use ranksim::prelude::*;
 use std::time::Duration;
 
@@ -67,7 +67,7 @@ async fn stress_body(core: &mut Ops, b: &Bufs) -> SimResult<()> {
 }
 
 /// How the stress kernel is run.
-#[derive(Copy, Clone, PartialEq)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 enum Exec {
     /// On core threads (`KernelExec::Threads`).
     Threads,
@@ -127,12 +127,17 @@ fn twenty_runs_are_identical() {
     }
 }
 
+/// Three runs on `exec` each give what a run on threads gives.
+fn three_runs_match_threads(exec: Exec) {
+    let threads = stress(Exec::Threads);
+    for i in 0..3 {
+        assert!(stress(exec) == threads, "{exec:?} run {i} differs from the threaded run");
+    }
+}
+
 #[test]
 fn random_host_delays_change_nothing() {
-    let reference = stress(Exec::Threads);
-    for i in 0..3 {
-        assert!(stress(Exec::Jitter) == reference, "jittered run {i} differs");
-    }
+    three_runs_match_threads(Exec::Jitter);
 }
 
 #[test]
@@ -162,26 +167,19 @@ fn one_host_core_gives_the_same_result() {
 
 #[test]
 fn coroutine_kernels_give_the_same_result_as_thread_kernels() {
-    let threads = stress(Exec::Threads);
-    for _ in 0..3 {
-        assert!(stress(Exec::Coroutines) == threads, "the coroutine run differs from the threaded run");
-    }
+    three_runs_match_threads(Exec::Coroutines);
 }
 
 #[test]
 fn async_kernels_give_the_same_result_as_thread_kernels() {
-    let threads = stress(Exec::Threads);
-    for _ in 0..3 {
-        assert!(stress(Exec::Async) == threads, "the async run differs from the threaded run");
-    }
+    three_runs_match_threads(Exec::Async);
 }
 
 /// A sweep's sizes run on several host threads give the table, JSON and STRACE of one thread,
 /// byte for byte; `--stats` adds its line and changes nothing else.
 #[test]
 fn a_sweep_on_several_host_threads_is_byte_identical_to_one() {
-    let dir = std::env::temp_dir().join(format!("ranksim-jobs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("jobs");
     let run = |jobs: &str, stats: bool| {
         let (json, strace) = (dir.join(format!("{jobs}.json")), dir.join(format!("{jobs}.strace")));
         let mut args = vec!["sweep", "--mode", "mesh,two-shot", "--core-num", "4", "-b", "1K", "-e", "64K", "-j", jobs];

@@ -1,6 +1,6 @@
 //! Comm domains (subsets, overlap) and window lifetimes across runs (reference §1.7, §1.8).
 
-use crate::common::simple;
+use crate::common::{dispatch_two_group_swap, simple};
 use ranksim::prelude::*;
 
 #[test]
@@ -8,34 +8,7 @@ fn two_overlapping_domains_swap_independently() {
     // PyPTO test_two_groups_independent_swap: domains {0,1} and {1,2}; chip 1 is in both and
     // has two independent windows.
     let mut w = simple(3);
-    let a = w.create_domain("a", &[0, 1], DomainOptions::default()).unwrap();
-    let b = w.create_domain("b", &[1, 2], DomainOptions::default()).unwrap();
-    let input = w.alloc_tensor("in", DType::F32, &[1, 16]).unwrap();
-    let outs = [
-        w.alloc_tensor("outs_a", DType::F32, &[1, 16]).unwrap(),
-        w.alloc_tensor("outs_b", DType::F32, &[1, 16]).unwrap(),
-    ];
-    for chip in 0..3 {
-        w.write(&input, chip, &[chip as f32 + 1.0; 16]).unwrap();
-    }
-    for (dom, out) in [(&a, &outs[0]), (&b, &outs[1])] {
-        let stage = w.alloc_window(dom, "stage", DType::F32, &[1, 16]).unwrap();
-        let sig = w.alloc_window(dom, "sig", DType::I32, &[2, 1]).unwrap();
-        let (i, o) = (input.clone(), out.clone());
-        w.dispatch_all(
-            dom,
-            Dispatch::kernel("swap", 1, move |core| {
-                let (me, peer) = (core.rank(), 1 - core.rank());
-                let t = core.load(&i, &[0, 0], &[1, 16])?;
-                core.store(&t, &stage, &[0, 0])?;
-                core.notify(&sig, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
-                core.wait(&sig, &[peer, 0], 1, WaitCmp::Ge)?;
-                let got = core.remote_load(&stage, peer, &[0, 0], &[1, 16])?;
-                core.store(&got, &o, &[0, 0])
-            }),
-        )
-        .unwrap();
-    }
+    let outs = dispatch_two_group_swap(&mut w, 16, |chip| vec![chip as f32 + 1.0; 16]);
     let report = w.run().unwrap();
     assert_eq!(report.of_chip(1).count(), 2, "chip 1 runs one dispatch per domain");
     let read = |t: &Tensor, c: usize| w.read::<f32>(t, c).unwrap()[0];

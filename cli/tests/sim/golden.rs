@@ -13,207 +13,68 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// One golden run: its name (a directory under `tests/golden/`), the arguments, and the
-/// output files it writes (each passed as `{name}` in the arguments).
+/// One golden run: its name (a directory under `tests/golden/`) and its command line, split
+/// at spaces; each output file it writes stands in it as `{name}`.
 struct Case {
     name: &'static str,
-    args: &'static [&'static str],
-    files: &'static [&'static str],
+    args: &'static str,
+}
+
+impl Case {
+    /// The output files the case writes: its `{name}` arguments, in order.
+    fn files(&self) -> impl Iterator<Item = &'static str> {
+        self.args.split(' ').filter_map(output_file)
+    }
+}
+
+/// The output file an argument stands for (`{sweep.json}`), if it is one.
+fn output_file(arg: &str) -> Option<&str> {
+    arg.strip_prefix('{').and_then(|a| a.strip_suffix('}'))
 }
 
 const CASES: &[Case] = &[
     Case {
         name: "allreduce-modes-a2a3",
-        args: &[
-            "sweep",
-            "--mode",
-            "mesh,ring,two-shot,aiv-mesh,sdma-mesh",
-            "--core-num",
-            "8",
-            "-b",
-            "1K",
-            "-e",
-            "256K",
-            "-f",
-            "4",
-            "--json",
-            "{sweep.json}",
-            "--strace",
-            "{sweep.strace}",
-        ],
-        files: &["sweep.json", "sweep.strace"],
+        args: "sweep --mode mesh,ring,two-shot,aiv-mesh,sdma-mesh --core-num 8 \
+               -b 1K -e 256K -f 4 --json {sweep.json} --strace {sweep.strace}",
     },
     Case {
         name: "allreduce-modes-a2a3-no-data",
-        args: &[
-            "sweep",
-            "--mode",
-            "mesh,ring,two-shot,aiv-mesh,sdma-mesh",
-            "--core-num",
-            "8",
-            "-b",
-            "1K",
-            "-e",
-            "256K",
-            "-f",
-            "4",
-            "--no-data",
-            "--json",
-            "{sweep.json}",
-        ],
-        files: &["sweep.json"],
+        args: "sweep --mode mesh,ring,two-shot,aiv-mesh,sdma-mesh --core-num 8 \
+               -b 1K -e 256K -f 4 --no-data --json {sweep.json}",
     },
     Case {
         name: "allreduce-trace-a2a3",
-        args: &[
-            "sweep",
-            "--mode",
-            "two-shot,sdma-mesh",
-            "--core-num",
-            "2",
-            "-b",
-            "4K",
-            "-e",
-            "4K",
-            "--trace",
-            "{trace.json}",
-        ],
-        files: &["trace.json"],
+        args: "sweep --mode two-shot,sdma-mesh --core-num 2 -b 4K -e 4K --trace {trace.json}",
     },
     Case {
         name: "collectives-ring8",
-        args: &[
-            "sweep",
-            "--config",
-            "ring8",
-            "--collective",
-            "allgather,reduce_scatter,all_to_all,broadcast,barrier",
-            "--mode",
-            "mesh",
-            "-b",
-            "1K",
-            "-e",
-            "64K",
-            "-f",
-            "8",
-            "--json",
-            "{sweep.json}",
-            "--strace",
-            "{sweep.strace}",
-        ],
-        files: &["sweep.json", "sweep.strace"],
+        args: "sweep --config ring8 --collective allgather,reduce_scatter,all_to_all,broadcast,barrier --mode mesh \
+               -b 1K -e 64K -f 8 --json {sweep.json} --strace {sweep.strace}",
     },
     Case {
         name: "incore-torus4x4-no-data",
-        args: &[
-            "sweep",
-            "--config",
-            "torus4x4",
-            "--collective",
-            "allreduce,allgather",
-            "--mode",
-            "mesh",
-            "--path",
-            "incore",
-            "-b",
-            "1K",
-            "-e",
-            "64K",
-            "-f",
-            "8",
-            "--no-data",
-            "--json",
-            "{sweep.json}",
-        ],
-        files: &["sweep.json"],
+        args: "sweep --config torus4x4 --collective allreduce,allgather --mode mesh --path incore \
+               -b 1K -e 64K -f 8 --no-data --json {sweep.json}",
     },
     Case {
         name: "two-node-no-data",
-        args: &[
-            "sweep",
-            "--config",
-            "two-node",
-            "--mode",
-            "mesh,ring",
-            "-b",
-            "4K",
-            "-e",
-            "64K",
-            "-f",
-            "4",
-            "--no-data",
-            "--json",
-            "{sweep.json}",
-        ],
-        files: &["sweep.json"],
+        args: "sweep --config two-node --mode mesh,ring -b 4K -e 64K -f 4 --no-data --json {sweep.json}",
     },
     Case {
         name: "a3-supernode-two-shot",
-        args: &[
-            "sweep",
-            "--config",
-            "a3-supernode",
-            "--mode",
-            "two-shot",
-            "--core-num",
-            "4",
-            "-b",
-            "4K",
-            "-e",
-            "256K",
-            "-f",
-            "8",
-            "--json",
-            "{sweep.json}",
-        ],
-        files: &["sweep.json"],
+        args: "sweep --config a3-supernode --mode two-shot --core-num 4 -b 4K -e 256K -f 8 --json {sweep.json}",
     },
     Case {
         name: "a5-hccl-class",
-        args: &[
-            "sweep",
-            "--config",
-            "a5",
-            "--mode",
-            "sdma-mesh,aiv-mesh",
-            "--core-num",
-            "8",
-            "-w",
-            "1",
-            "-b",
-            "4K",
-            "-e",
-            "256K",
-            "-f",
-            "8",
-            "--json",
-            "{sweep.json}",
-        ],
-        files: &["sweep.json"],
+        args: "sweep --config a5 --mode sdma-mesh,aiv-mesh --core-num 8 -w 1 -b 4K -e 256K -f 8 --json {sweep.json}",
     },
-    Case {
-        name: "bench-seeded-jitter",
-        args: &["bench", "-b", "64K", "-n", "3", "-w", "1", "--seed", "7", "--strace", "{bench.strace}"],
-        files: &["bench.strace"],
-    },
+    Case { name: "bench-seeded-jitter", args: "bench -b 64K -n 3 -w 1 --seed 7 --strace {bench.strace}" },
     Case {
         name: "check-broken-no-fence",
-        args: &[
-            "check",
-            "--program",
-            "broken-no-fence",
-            "--json",
-            "{findings.json}",
-            "--trace",
-            "{findings.trace.json}",
-        ],
-        files: &["findings.json", "findings.trace.json"],
+        args: "check --program broken-no-fence --json {findings.json} --trace {findings.trace.json}",
     },
-    Case {
-        name: "check-all-seeded",
-        args: &["check", "--seeds", "2", "--json", "{findings.json}"],
-        files: &["findings.json"],
-    },
+    Case { name: "check-all-seeded", args: "check --seeds 2 --json {findings.json}" },
 ];
 
 fn golden_dir(case: &str) -> PathBuf {
@@ -224,8 +85,8 @@ fn golden_dir(case: &str) -> PathBuf {
 fn run_case(case: &Case, scratch: &Path) -> i32 {
     let args: Vec<String> = case
         .args
-        .iter()
-        .map(|a| match a.strip_prefix('{').and_then(|a| a.strip_suffix('}')) {
+        .split(' ')
+        .map(|a| match output_file(a) {
             Some(file) => scratch.join(file).display().to_string(),
             None => a.to_string(),
         })
@@ -256,7 +117,7 @@ fn check_case(case: &Case, bless: bool) -> Vec<String> {
     let code = run_case(case, &scratch);
     let dir = golden_dir(case.name);
     let mut outputs: Vec<(String, String)> = vec![("exit_code".into(), format!("{code}\n"))];
-    for file in case.files {
+    for file in case.files() {
         let text = std::fs::read_to_string(scratch.join(file)).unwrap_or_else(|e| panic!("{}: {file}: {e}", case.name));
         outputs.push((file.to_string(), text));
     }

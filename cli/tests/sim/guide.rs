@@ -46,26 +46,16 @@ fn part_of(src: &str, name: &str) -> String {
 fn the_guide_shows_the_example_code() {
     let blocks = guide_blocks();
     assert_eq!(blocks.len(), 4, "{blocks:?}");
-    assert_eq!(
-        blocks[0].trim_end(),
-        example_part("collective").trim_end(),
-        "docs/your-collective.md differs from the example"
-    );
-    assert_eq!(
-        blocks[1].trim_end(),
-        example_part("measure").trim_end(),
-        "docs/your-collective.md differs from the example"
-    );
-    assert_eq!(
-        blocks[2].trim_end(),
-        example_part("cli").trim_end(),
-        "docs/your-collective.md differs from the example"
-    );
-    assert_eq!(
-        blocks[3].trim_end(),
-        part_of(include_str!("../../../examples/link_busy.rs"), "observer").trim_end(),
-        "docs/your-collective.md differs from examples/link_busy.rs"
-    );
+    let link_busy = include_str!("../../../examples/link_busy.rs");
+    let sources = [
+        ("the example", example_part("collective")),
+        ("the example", example_part("measure")),
+        ("the example", example_part("cli")),
+        ("examples/link_busy.rs", part_of(link_busy, "observer")),
+    ];
+    for (block, (file, part)) in blocks.iter().zip(sources) {
+        assert_eq!(block.trim_end(), part.trim_end(), "docs/your-collective.md differs from {file}");
+    }
 }
 
 #[test]

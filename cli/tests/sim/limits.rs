@@ -2,7 +2,7 @@
 //! number a config gives is range-checked with its exact key path, and a program that runs the
 //! u64-picosecond clock past its end fails with an error, never a panic (issue 13).
 
-use crate::common::{all, simple};
+use crate::common::{all, scratch_dir, simple};
 use ranksim::Config;
 use ranksim::prelude::*;
 use ranksim_cli::commands::sweep::SweepArgs;
@@ -146,8 +146,7 @@ fn the_largest_allowed_costs_sweep_without_overflow() {
     ] {
         text = text.replacen(old, new, 1);
     }
-    let dir = std::env::temp_dir().join(format!("ranksim-limits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("limits");
     let path = dir.join("max.toml");
     std::fs::write(&path, &text).unwrap();
     let strace = dir.join("s.txt");

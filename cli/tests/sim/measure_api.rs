@@ -5,12 +5,15 @@ use ranksim::collectives::{Call, Kind, Mode};
 use ranksim::measure::{self, Builtin, Error, Measure};
 use ranksim::prelude::*;
 
+/// The default machine, an allgather on 4 of its ranks, and measuring options for 4 ranks.
+fn allgather_on_4() -> (ranksim::Config, Call, Measure) {
+    (ranksim::Config::default_preset(), Call::new(Kind::AllGather, 4), Measure::new(4))
+}
+
 #[test]
 fn every_function_takes_bytes() {
-    let cfg = ranksim::Config::default_preset();
-    let call = Call::new(Kind::AllGather, 4);
+    let (cfg, call, m) = allgather_on_4();
     let c = Builtin(&call);
-    let m = Measure::new(4);
     // 64 KiB: the row's size is the size asked, and run moves the same elements.
     let p = measure::point(&cfg, &c, &m, 64 << 10).unwrap().unwrap();
     assert_eq!((p.row.size, p.row.nwrong), (64 << 10, Some(0)));
@@ -25,10 +28,8 @@ fn every_function_takes_bytes() {
 
 #[test]
 fn errors_are_typed() {
-    let cfg = ranksim::Config::default_preset();
-    let call = Call::new(Kind::AllGather, 4);
+    let (cfg, call, m) = allgather_on_4();
     let c = Builtin(&call);
-    let m = Measure::new(4);
     assert!(matches!(measure::run(&cfg, &c, &m, 1, 1), Err(Error::NoElement { size_bytes: 1 })));
     assert!(matches!(measure::bench(&cfg, &c, &m, 1), Err(Error::NoElement { size_bytes: 1 })));
     assert_eq!(measure::point(&cfg, &c, &m, 1).unwrap().map(|p| p.row), None);

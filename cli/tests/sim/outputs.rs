@@ -1,6 +1,7 @@
 //! Outputs of issue 6: [STRACE] lines that read back into the same BenchmarkStats, a Chrome
 //! trace that is valid JSON with the expected tracks, the sweep's JSON, and the CLI gates.
 
+use crate::common::scratch_dir;
 use collectives::{Call, Kind};
 use ranksim::Config;
 use ranksim::collectives;
@@ -122,15 +123,9 @@ fn ranksim(args: &[&str], dir: &std::path::Path) -> (i32, String) {
     )
 }
 
-fn tmpdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("ranksim-test-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 #[test]
 fn sweep_prints_the_table_and_writes_json_plot_strace_and_trace() {
-    let d = tmpdir("sweep");
+    let d = scratch_dir("test-sweep");
     let args = [
         "sweep",
         "-b",
@@ -204,7 +199,7 @@ fn sweep_prints_the_table_and_writes_json_plot_strace_and_trace() {
 
 #[test]
 fn min_busbw_and_wrong_elements_gate_the_exit_code() {
-    let d = tmpdir("gates");
+    let d = scratch_dir("test-gates");
     let (code, out) = ranksim(&["sweep", "-b", "4K", "-e", "4K", "--min-busbw", "100000"], &d);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("below --min-busbw 100000"), "{out}");
@@ -230,7 +225,7 @@ fn min_busbw_and_wrong_elements_gate_the_exit_code() {
 
 #[test]
 fn bench_prints_the_stats_line_first() {
-    let d = tmpdir("bench");
+    let d = scratch_dir("test-bench");
     let (code, out) =
         ranksim(&["bench", "-b", "16K", "-n", "4", "-w", "1", "--ranks", "4", "--strace", "b.strace"], &d);
     assert_eq!(code, 0, "{out}");
@@ -251,7 +246,7 @@ fn bench_prints_the_stats_line_first() {
 
 #[test]
 fn sizes_accept_suffixes_and_bad_ones_are_explained() {
-    let d = tmpdir("sizes");
+    let d = scratch_dir("test-sizes");
     let (code, out) = ranksim(&["sweep", "-b", "12Q"], &d);
     assert_eq!(code, 2);
     assert!(out.contains("12Q"), "{out}");

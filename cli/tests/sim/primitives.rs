@@ -1,6 +1,6 @@
 //! Semantics of every primitive (reference §2.4-2.9) on real data.
 
-use crate::common::{a2a3, all, simple};
+use crate::common::{a2a3, all, dispatch_store_then_copy, run_on_all, simple};
 use ranksim::prelude::*;
 use std::sync::Arc;
 
@@ -13,19 +13,14 @@ fn self_notify_hits_the_same_cell_and_negative_add_clears_credits() {
     let dom = all(&mut w);
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
     let s = sig.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("credits", 1, move |core| {
-            let peer = 1 - core.rank();
-            for _ in 0..REPS {
-                core.notify(&s, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
-            }
-            core.wait(&s, &[0, 0], REPS, WaitCmp::Ge)?;
-            core.notify(&s, core.rank(), &[0, 0], -REPS, NotifyOp::AtomicAdd)
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "credits", 1, move |core| {
+        let peer = 1 - core.rank();
+        for _ in 0..REPS {
+            core.notify(&s, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+        }
+        core.wait(&s, &[0, 0], REPS, WaitCmp::Ge)?;
+        core.notify(&s, core.rank(), &[0, 0], -REPS, NotifyOp::AtomicAdd)
+    });
     assert_eq!(w.read::<i32>(&sig, 0).unwrap(), vec![0]);
     assert_eq!(w.read::<i32>(&sig, 1).unwrap(), vec![0]);
 }
@@ -36,23 +31,18 @@ fn set_overwrites_and_eq_wait_compares_signed() {
     let dom = all(&mut w);
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[2]).unwrap();
     let s = sig.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("set", 1, move |core| {
-            if core.rank() == 0 {
-                core.notify(&s, 1, &[0], 7, NotifyOp::AtomicAdd)?;
-                core.notify(&s, 1, &[0], -3, NotifyOp::Set)?;
-                core.notify(&s, 1, &[1], 5, NotifyOp::Set)
-            } else {
-                // -3 >= -5 holds only under a signed compare.
-                core.wait(&s, &[0], -5, WaitCmp::Ge)?;
-                core.wait(&s, &[0], -3, WaitCmp::Eq)?;
-                core.wait(&s, &[1], 5, WaitCmp::Eq)
-            }
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "set", 1, move |core| {
+        if core.rank() == 0 {
+            core.notify(&s, 1, &[0], 7, NotifyOp::AtomicAdd)?;
+            core.notify(&s, 1, &[0], -3, NotifyOp::Set)?;
+            core.notify(&s, 1, &[1], 5, NotifyOp::Set)
+        } else {
+            // -3 >= -5 holds only under a signed compare.
+            core.wait(&s, &[0], -5, WaitCmp::Ge)?;
+            core.wait(&s, &[0], -3, WaitCmp::Eq)?;
+            core.wait(&s, &[1], 5, WaitCmp::Eq)
+        }
+    });
     assert_eq!(w.read::<i32>(&sig, 1).unwrap(), vec![-3, 5]);
 }
 
@@ -62,20 +52,15 @@ fn wait_all_needs_every_cell_of_the_view() {
     let dom = all(&mut w);
     let sig = w.alloc_window(&dom, "sig", DType::I32, &[4, 1]).unwrap();
     let s = sig.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("gather", 1, move |core| {
-            let me = core.rank();
-            if me != 0 {
-                core.compute(1000 * me as u64);
-                core.notify(&s, 0, &[me, 0], me as i32, NotifyOp::Set)
-            } else {
-                core.wait_all(&s, &[1, 0], &[3, 1], 1, WaitCmp::Ge)
-            }
-        }),
-    )
-    .unwrap();
-    let r = w.run().unwrap();
+    let r = run_on_all(&mut w, &dom, "gather", 1, move |core| {
+        let me = core.rank();
+        if me != 0 {
+            core.compute(1000 * me as u64);
+            core.notify(&s, 0, &[me, 0], me as i32, NotifyOp::Set)
+        } else {
+            core.wait_all(&s, &[1, 0], &[3, 1], 1, WaitCmp::Ge)
+        }
+    });
     // Rank 0 resumes only after the slowest notify (rank 3 starts it at 3 us).
     let t0 = r.of_chip(0).next().unwrap().end.as_ps();
     assert!(t0 > 3_000_000 + 1_000_000, "rank 0 resumed at {t0} ps");
@@ -115,15 +100,10 @@ fn remote_store_atomic_add_accumulates_every_dtype() {
         let dom = all(&mut w);
         let acc = w.alloc_window(&dom, "acc", T::DTYPE, &[1, 16]).unwrap();
         let a = acc.clone();
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("accumulate", 1, move |core| {
-                let t = Tile::from_slice(1, 16, &[vals(core.rank()); 16])?;
-                core.remote_store(&t, &a, 0, &[0, 0], AtomicType::Add)
-            }),
-        )
-        .unwrap();
-        w.run().unwrap();
+        run_on_all(&mut w, &dom, "accumulate", 1, move |core| {
+            let t = Tile::from_slice(1, 16, &[vals(core.rank()); 16])?;
+            core.remote_store(&t, &a, 0, &[0, 0], AtomicType::Add)
+        });
         assert_eq!(w.read::<T>(&acc, 0).unwrap(), vec![want; 16], "{}", T::DTYPE);
     }
     check(|r| (r + 1) as f32 * 0.5, 5.0f32);
@@ -139,15 +119,10 @@ fn bf16_atomic_add_works_on_a2a3() {
     let dom = all(&mut w);
     let acc = w.alloc_window(&dom, "acc", DType::BF16, &[1, 16]).unwrap();
     let a = acc.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("accumulate", 1, move |core| {
-            let t = Tile::from_slice(1, 16, &[bf16::from_f32(1.0); 16])?;
-            core.remote_store(&t, &a, 0, &[0, 0], AtomicType::Add)
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "accumulate", 1, move |core| {
+        let t = Tile::from_slice(1, 16, &[bf16::from_f32(1.0); 16])?;
+        core.remote_store(&t, &a, 0, &[0, 0], AtomicType::Add)
+    });
     assert_eq!(w.read::<bf16>(&acc, 0).unwrap(), vec![bf16::from_f32(8.0); 16]);
 }
 
@@ -166,19 +141,14 @@ fn put_atomic_add_into_the_root() {
         }
         w.write(&dst, 0, &[10i32; 256]).unwrap();
         let (s, d, g) = (src.clone(), dst.clone(), sig.clone());
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("accumulate", 1, move |core| {
-                core.put(&d, 0, &s, &CopyOpts::new().atomic(AtomicType::Add))?;
-                core.notify(&g, 0, &[0, 0], 1, NotifyOp::AtomicAdd)?;
-                if core.rank() == 0 {
-                    core.wait(&g, &[0, 0], core.nranks() as i32, WaitCmp::Ge)?;
-                }
-                Ok(())
-            }),
-        )
-        .unwrap();
-        w.run().unwrap();
+        run_on_all(&mut w, &dom, "accumulate", 1, move |core| {
+            core.put(&d, 0, &s, &CopyOpts::new().atomic(AtomicType::Add))?;
+            core.notify(&g, 0, &[0, 0], 1, NotifyOp::AtomicAdd)?;
+            if core.rank() == 0 {
+                core.wait(&g, &[0, 0], core.nranks() as i32, WaitCmp::Ge)?;
+            }
+            Ok(())
+        });
         assert_eq!(w.read::<i32>(&dst, 0).unwrap(), vec![10 + 16 * nr as i32; 256]);
     }
 }
@@ -197,20 +167,15 @@ fn row_put_and_row_get_move_subregions() {
         w.write(&buf, r, &v).unwrap();
     }
     let (b, g, s) = (buf.clone(), got.clone(), sig.clone());
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("rows", 1, move |core| {
-            let (me, peer) = (core.rank(), 1 - core.rank());
-            // get: peer's row 0 into my local row 0 of `got`.
-            core.get(&g, peer, &b, &CopyOpts::new().region(&[0, 0], &[0, 0], &[1, 32]))?;
-            // put: my row 0 into the peer's row 1.
-            core.put(&b, peer, &b, &CopyOpts::new().region(&[1, 0], &[0, 0], &[1, 32]))?;
-            core.notify(&s, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
-            core.wait(&s, &[peer, 0], 1, WaitCmp::Ge)
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "rows", 1, move |core| {
+        let (me, peer) = (core.rank(), 1 - core.rank());
+        // get: peer's row 0 into my local row 0 of `got`.
+        core.get(&g, peer, &b, &CopyOpts::new().region(&[0, 0], &[0, 0], &[1, 32]))?;
+        // put: my row 0 into the peer's row 1.
+        core.put(&b, peer, &b, &CopyOpts::new().region(&[1, 0], &[0, 0], &[1, 32]))?;
+        core.notify(&s, peer, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+        core.wait(&s, &[peer, 0], 1, WaitCmp::Ge)
+    });
     for r in 0..2usize {
         let peer = 1 - r;
         let row0: Vec<f32> = (0..32).map(|i| (r * 100 + i) as f32).collect();
@@ -234,17 +199,12 @@ fn chunked_ring_shuffle_with_odd_chunks() {
             w.write(&x, r, &(0..512).map(|i| (r * 1000 + i) as f32).collect::<Vec<_>>()).unwrap();
         }
         let (xk, yk, s) = (x.clone(), y.clone(), sig.clone());
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("shuffle", 1, move |core| {
-                let (me, n) = (core.rank(), core.nranks());
-                core.put(&yk, (me + 1) % n, &xk, &CopyOpts::new().chunks(cr, cc).pipeline(pipeline))?;
-                core.notify(&s, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
-                core.wait(&s, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
-            }),
-        )
-        .unwrap();
-        w.run().unwrap();
+        run_on_all(&mut w, &dom, "shuffle", 1, move |core| {
+            let (me, n) = (core.rank(), core.nranks());
+            core.put(&yk, (me + 1) % n, &xk, &CopyOpts::new().chunks(cr, cc).pipeline(pipeline))?;
+            core.notify(&s, (me + 1) % n, &[me, 0], 1, NotifyOp::AtomicAdd)?;
+            core.wait(&s, &[(me + n - 1) % n, 0], 1, WaitCmp::Ge)
+        });
         for r in 0..4 {
             let src = (r + 3) % 4;
             assert_eq!(
@@ -284,29 +244,24 @@ fn tile_math_in_every_dtype_through_the_core() {
     let dom = all(&mut w);
     let out = w.alloc_tensor("out", DType::F32, &[DType::ALL.len(), 6]).unwrap();
     let o = out.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("math", 1, move |core| {
-            for (row, dt) in DType::ALL.into_iter().enumerate() {
-                let a = Tile::from_slice(1, 2, &[3.0f32, -2.0])?;
-                let b = Tile::from_slice(1, 2, &[2.0f32, 5.0])?;
-                let (a, b) = (convert(&a, dt), convert(&b, dt));
-                let r = [
-                    core.add(&a, &b)?,
-                    core.max(&a, &b)?,
-                    core.min(&a, &b)?,
-                    core.mul(&a, &b)?,
-                    core.adds(&a, 1.0)?,
-                    core.muls(&a, 2.0)?,
-                ];
-                let vals: Vec<f32> = r.iter().map(|t| t.get_f64(0, 1) as f32).collect();
-                core.store(&Tile::from_slice(1, 6, &vals)?, &o, &[row, 0])?;
-            }
-            Ok(())
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "math", 1, move |core| {
+        for (row, dt) in DType::ALL.into_iter().enumerate() {
+            let a = Tile::from_slice(1, 2, &[3.0f32, -2.0])?;
+            let b = Tile::from_slice(1, 2, &[2.0f32, 5.0])?;
+            let (a, b) = (convert(&a, dt), convert(&b, dt));
+            let r = [
+                core.add(&a, &b)?,
+                core.max(&a, &b)?,
+                core.min(&a, &b)?,
+                core.mul(&a, &b)?,
+                core.adds(&a, 1.0)?,
+                core.muls(&a, 2.0)?,
+            ];
+            let vals: Vec<f32> = r.iter().map(|t| t.get_f64(0, 1) as f32).collect();
+            core.store(&Tile::from_slice(1, 6, &vals)?, &o, &[row, 0])?;
+        }
+        Ok(())
+    });
     // Element 1 of each result: -2 op 5 for add, max, min, mul, adds 1, muls 2, in every dtype.
     let want = [3.0f32, 5.0, -2.0, -10.0, -1.0, -4.0];
     assert_eq!(w.read::<f32>(&out, 0).unwrap(), want.repeat(DType::ALL.len()));
@@ -320,21 +275,16 @@ fn sixteen_bit_floats_round_after_every_operation() {
     let dom = all(&mut w);
     let got = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let g = got.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("round", 1, move |core| {
-            for (dt, start) in [(DType::BF16, 256.0f32), (DType::F16, 2048.0), (DType::F32, 256.0)] {
-                let t = convert(&Tile::from_slice(1, 1, &[start])?, dt);
-                let once = core.adds(&t, 1.0)?;
-                let twice = core.adds(&once, 1.0)?;
-                let sum = core.add(&once, &once)?;
-                g.lock().push((dt, once.get_f64(0, 0), twice.get_f64(0, 0), sum.get_f64(0, 0)));
-            }
-            Ok(())
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "round", 1, move |core| {
+        for (dt, start) in [(DType::BF16, 256.0f32), (DType::F16, 2048.0), (DType::F32, 256.0)] {
+            let t = convert(&Tile::from_slice(1, 1, &[start])?, dt);
+            let once = core.adds(&t, 1.0)?;
+            let twice = core.adds(&once, 1.0)?;
+            let sum = core.add(&once, &once)?;
+            g.lock().push((dt, once.get_f64(0, 0), twice.get_f64(0, 0), sum.get_f64(0, 0)));
+        }
+        Ok(())
+    });
     assert_eq!(
         *got.lock(),
         vec![
@@ -365,16 +315,11 @@ fn multi_block_tasks_see_their_block_index() {
     let dom = all(&mut w);
     let out = w.alloc_window(&dom, "out", DType::I32, &[48, 8]).unwrap();
     let o = out.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("blocks", 48, move |core| {
-            let (b, n) = (core.block_idx(), core.block_num());
-            let t = Tile::from_slice(1, 8, &[(core.rank() * 1000 + b * 10 + n) as i32; 8])?;
-            core.store(&t, &o, &[b, 0])
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "blocks", 48, move |core| {
+        let (b, n) = (core.block_idx(), core.block_num());
+        let t = Tile::from_slice(1, 8, &[(core.rank() * 1000 + b * 10 + n) as i32; 8])?;
+        core.store(&t, &o, &[b, 0])
+    });
     for r in 0..8 {
         let v = w.read::<i32>(&out, r).unwrap();
         for b in 0..48 {
@@ -408,29 +353,7 @@ fn put_and_get_read_their_source_after_the_cores_own_earlier_stores() {
     let stored = |r: usize| (0..N).map(|i| (r * 10_000 + i) as f32).collect::<Vec<_>>();
     for (machine, via_get) in [("simple", false), ("simple", true), ("a2a3", false), ("a2a3", true)] {
         let mut w = if machine == "simple" { simple(2) } else { a2a3() };
-        let dom = all(&mut w);
-        let stage = w.alloc_window(&dom, "stage", DType::F32, &[1, N]).unwrap();
-        let dst = w.alloc_window(&dom, "dst", DType::F32, &[1, N]).unwrap();
-        let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 1]).unwrap();
-        let (st, d, s) = (stage.clone(), dst.clone(), sig.clone());
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("store-then-copy", 1, move |core| {
-                let (me, peer) = (core.rank(), core.rank() ^ 1);
-                let t = Tile::from_slice(1, N, &stored(me))?;
-                if via_get {
-                    // My bytes into the peer's stage, then fetched back into my dst.
-                    core.remote_store(&t, &st, peer, &[0, 0], AtomicType::None)?;
-                    core.get(&d, peer, &st, &CopyOpts::new())?;
-                } else {
-                    core.store(&t, &st, &[0, 0])?;
-                    core.put(&d, peer, &st, &CopyOpts::new())?;
-                }
-                core.notify(&s, peer, &[0, 0], 1, NotifyOp::AtomicAdd)?;
-                core.wait(&s, &[0, 0], 1, WaitCmp::Ge)
-            }),
-        )
-        .unwrap();
+        let dst = dispatch_store_then_copy(&mut w, N, via_get, stored);
         w.run().unwrap();
         for r in 0..w.size() {
             let want = if via_get { stored(r) } else { stored(r ^ 1) };
@@ -453,21 +376,16 @@ fn f64_values_and_scalars_round_to_nearest_even_into_16_bit_types() {
         let out = w.alloc_tensor("out", dt, &[2, 2]).unwrap();
         w.write_f64(&staged, 0, &[above_tie, -above_tie]).unwrap();
         let (s, o) = (staged.clone(), out.clone());
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("scalars", 1, move |core| {
-                let zeros = core.load(&s, &[0, 0], &[1, 2])?;
-                let zeros = core.muls(&zeros, 0.0)?;
-                // 0 + s and 1 * s give the scalar as rounded into the tile's dtype.
-                let added = core.adds(&zeros, above_tie)?;
-                let ones = core.adds(&zeros, 1.0)?;
-                let scaled = core.muls(&ones, above_tie)?;
-                core.store(&added, &o, &[0, 0])?;
-                core.store(&scaled, &o, &[1, 0])
-            }),
-        )
-        .unwrap();
-        w.run().unwrap();
+        run_on_all(&mut w, &dom, "scalars", 1, move |core| {
+            let zeros = core.load(&s, &[0, 0], &[1, 2])?;
+            let zeros = core.muls(&zeros, 0.0)?;
+            // 0 + s and 1 * s give the scalar as rounded into the tile's dtype.
+            let added = core.adds(&zeros, above_tie)?;
+            let ones = core.adds(&zeros, 1.0)?;
+            let scaled = core.muls(&ones, above_tie)?;
+            core.store(&added, &o, &[0, 0])?;
+            core.store(&scaled, &o, &[1, 0])
+        });
         assert_eq!(w.read_f64(&staged, 0).unwrap(), vec![up, -up], "{dt} staged");
         assert_eq!(w.read_f64(&out, 0).unwrap(), vec![up; 4], "{dt} scalars");
     }
@@ -512,27 +430,22 @@ fn a_polled_cell_sees_every_value_with_and_without_payload() {
         let sig = w.alloc_window(&dom, "sig", DType::I32, &[1, 2]).unwrap();
         let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
         let log = seen.clone();
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("polls", 2, move |core| {
-                if core.block_idx() == 1 {
-                    for v in [1, 2] {
-                        core.compute(3000);
-                        core.notify(&sig, 0, &[0, 0], v, NotifyOp::Set)?;
-                    }
-                    return Ok(());
+        run_on_all(&mut w, &dom, "polls", 2, move |core| {
+            if core.block_idx() == 1 {
+                for v in [1, 2] {
+                    core.compute(3000);
+                    core.notify(&sig, 0, &[0, 0], v, NotifyOp::Set)?;
                 }
-                let mut got = Vec::new();
-                for _ in 0..120 {
-                    got.push(core.test_signal(&sig, &[0, 0], 1, WaitCmp::Eq)?);
-                    core.compute(100);
-                }
-                log.lock().extend(got);
-                Ok(())
-            }),
-        )
-        .unwrap();
-        w.run().unwrap();
+                return Ok(());
+            }
+            let mut got = Vec::new();
+            for _ in 0..120 {
+                got.push(core.test_signal(&sig, &[0, 0], 1, WaitCmp::Eq)?);
+                core.compute(100);
+            }
+            log.lock().extend(got);
+            Ok(())
+        });
         seen.lock().clone()
     };
     let (data, timing) = (polls(false), polls(true));
@@ -557,30 +470,25 @@ fn test_signal_answers_for_the_cell_each_poll_names() {
         let other = w.alloc_window(&dom, "other", DType::I32, &[1, 4]).unwrap();
         let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
         let log = seen.clone();
-        w.dispatch_all(
-            &dom,
-            Dispatch::kernel("polls", 2, move |core| {
-                if core.block_idx() == 1 {
-                    return core.notify(&sig, 0, &[0, 1], 5, NotifyOp::Set);
-                }
-                core.compute(1000);
-                let mut got = Vec::new();
-                for _ in 0..2 {
-                    got.push(core.test_signal(&sig, &[0, 0], 5, WaitCmp::Eq)?);
-                    got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
-                    got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
-                    got.push(core.test_signal(&sig, &[0, 1], 4, WaitCmp::Eq)?);
-                    got.push(core.test_signal(&sig, &[0, 1], 4, WaitCmp::Ge)?);
-                    let col = sig.slice(&[0, 1], &[1, 1])?;
-                    got.push(core.test_signal(&col, &[0, 0], 5, WaitCmp::Eq)?);
-                    got.push(core.test_signal(&other, &[0, 1], 5, WaitCmp::Eq)?);
-                }
-                log.lock().extend(got);
-                Ok(())
-            }),
-        )
-        .unwrap();
-        w.run().unwrap();
+        run_on_all(&mut w, &dom, "polls", 2, move |core| {
+            if core.block_idx() == 1 {
+                return core.notify(&sig, 0, &[0, 1], 5, NotifyOp::Set);
+            }
+            core.compute(1000);
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                got.push(core.test_signal(&sig, &[0, 0], 5, WaitCmp::Eq)?);
+                got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
+                got.push(core.test_signal(&sig, &[0, 1], 5, WaitCmp::Eq)?);
+                got.push(core.test_signal(&sig, &[0, 1], 4, WaitCmp::Eq)?);
+                got.push(core.test_signal(&sig, &[0, 1], 4, WaitCmp::Ge)?);
+                let col = sig.slice(&[0, 1], &[1, 1])?;
+                got.push(core.test_signal(&col, &[0, 0], 5, WaitCmp::Eq)?);
+                got.push(core.test_signal(&other, &[0, 1], 5, WaitCmp::Eq)?);
+            }
+            log.lock().extend(got);
+            Ok(())
+        });
         let one = [false, true, true, false, true, true, false];
         assert_eq!(*seen.lock(), [one, one].concat(), "{exec:?}");
     }

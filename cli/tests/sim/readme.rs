@@ -124,8 +124,7 @@ fn cut(args: &[String]) -> Vec<String> {
 #[test]
 fn every_readme_command_works() {
     let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    let dir = std::env::temp_dir().join(format!("ranksim-readme-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::scratch_dir("readme");
     let cmds = readme_commands();
     assert!(cmds.len() >= 20, "{cmds:?}");
     let examples = crate::examples::example_dir();

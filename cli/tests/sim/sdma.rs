@@ -5,6 +5,7 @@
 //! link leg + n * beta, with beta the slowest resource's byte time; `wait_async` returns one
 //! POLL later. Then: queue depth, handles, missing config, data and the checker.
 
+use crate::common::logged_on_rank_0;
 use crate::flows::links_only;
 use parking_lot::Mutex;
 use ranksim::Config;
@@ -49,24 +50,12 @@ fn world(ranks: usize, gbps: f64) -> World {
 /// Runs `kernel` as one block on rank 0 with a `[1, cols]` f32 window `data` (2 rows: row 0
 /// is the source, row 1 the destination) and returns the times it logged.
 fn times(
-    mut w: World,
+    w: World,
     blocks: usize,
     cols: usize,
     kernel: impl Fn(&mut Core, &Tensor, &mut Vec<u64>) -> SimResult<()> + Send + Sync + 'static,
 ) -> Vec<u64> {
-    let dom = w.world_domain("comm_d0").unwrap();
-    let data = w.alloc_window(&dom, "data", DType::F32, &[2, cols]).unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let l = log.clone();
-    let k = Dispatch::kernel("sdma", blocks, move |core| {
-        let mut mine = Vec::new();
-        let r = kernel(core, &data, &mut mine);
-        l.lock().extend(mine);
-        r
-    });
-    w.dispatch(0, k.in_domain(&dom)).unwrap();
-    w.run().unwrap();
-    let mut v = log.lock().clone();
+    let (mut v, _) = logged_on_rank_0(w, "sdma", blocks, &[2, cols], kernel);
     v.sort_unstable();
     v
 }

@@ -3,7 +3,7 @@
 //! FAILED row with its reason in the table and the JSON, and fails the command; the other
 //! sizes still run. CLI values are checked as values (ranges, NaN, sums), naming the argument.
 
-use crate::common::simple_toml;
+use crate::common::{scratch_dir, simple_toml};
 use ranksim::collectives::{Kind, Mode, Path};
 use ranksim::prelude::*;
 use ranksim::sim_core::Jitter;
@@ -31,12 +31,6 @@ pub fn run_sweep(a: &SweepArgs) -> (Result<Status, String>, String) {
     (r, String::from_utf8_lossy(&out).into_owned())
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("ranksim-rows-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Data rows of a table (lines that start with a size).
 fn rows(table: &str) -> Vec<&str> {
     table.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).collect()
@@ -47,7 +41,7 @@ fn rows(table: &str) -> Vec<&str> {
 /// builtin's reason, in the table and the JSON, with and without payload.
 #[test]
 fn a_ring_cut_short_is_a_failed_row_not_a_time() {
-    let d = tmp("ring");
+    let d = scratch_dir("rows-ring");
     for no_data in [false, true] {
         let json = d.join("s.json");
         let a = SweepArgs {
@@ -74,7 +68,7 @@ fn a_ring_cut_short_is_a_failed_row_not_a_time() {
 /// More than 16 ranks: every HOST builtin returns at once (kMaxSupportedRanks).
 #[test]
 fn more_than_16_ranks_on_the_host_path_fail_every_row() {
-    let d = tmp("17");
+    let d = scratch_dir("rows-17");
     let cfg = d.join("m17.toml");
     std::fs::write(&cfg, simple_toml(17)).unwrap();
     let a = SweepArgs { config: Some(cfg.clone()), max_bytes: 4096, ..args() };
@@ -100,7 +94,7 @@ fn more_than_16_ranks_on_the_host_path_fail_every_row() {
 /// (allreduce mesh supports f16 and is measured in the same sweep).
 #[test]
 fn unsupported_dtype_rows_are_marked_and_the_sweep_goes_on() {
-    let d = tmp("f16");
+    let d = scratch_dir("rows-f16");
     let json = d.join("s.json");
     let a = SweepArgs {
         collectives: vec![Kind::AllReduce, Kind::AllGather, Kind::ReduceScatter, Kind::AllToAll],
@@ -206,7 +200,7 @@ fn a_step_factor_never_repeats_a_row() {
 /// "needs 2..=1 ranks"; a named one says how many it needs.
 #[test]
 fn run_on_one_rank_skips_programs_that_need_two() {
-    let d = tmp("one");
+    let d = scratch_dir("rows-one");
     let cfg = d.join("one.toml");
     std::fs::write(&cfg, simple_toml(1)).unwrap();
     let mut out = Vec::new();
@@ -252,7 +246,7 @@ fn one_rank_is_refused_with_what_g_means_here() {
     assert!(e.starts_with("-g 1: one rank has no peer"), "{e}");
     assert!(e.contains("Leave -g out to use all 8 ranks of `a2a3`, or give 2..=8"), "{e}");
     assert!(table.is_empty(), "{table}");
-    let d = tmp("g1");
+    let d = scratch_dir("rows-g1");
     let cfg = d.join("one.toml");
     std::fs::write(&cfg, simple_toml(1)).unwrap();
     let e = run_sweep(&SweepArgs { config: Some(cfg), ..args() }).0.unwrap_err();
@@ -385,7 +379,7 @@ fn identical_allgather_and_all_to_all_times_are_explained() {
 /// table, instead of leaving the reader to guess (issue 24).
 #[test]
 fn the_trace_says_which_run_it_is() {
-    let d = tmp("trace");
+    let d = scratch_dir("rows-trace");
     let path = d.join("t.json");
     let a =
         SweepArgs { modes: Some(vec![Mode::Mesh, Mode::Ring]), max_bytes: 2048, trace: Some(path.clone()), ..args() };

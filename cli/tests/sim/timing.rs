@@ -2,7 +2,7 @@
 //! machine (DMA 100 GB/s with no issue cost, links 10 GB/s with 1 us latency, notify 10 ns).
 //! A 4096-byte payload serialises in 40 960 ps on a core's DMA and 409 600 ps on a link.
 
-use crate::common::{all, simple};
+use crate::common::{all, run_on_all, simple};
 use parking_lot::Mutex;
 use ranksim::prelude::*;
 use std::sync::Arc;
@@ -185,24 +185,19 @@ fn local_costs_compute_vector_and_dma() {
     let x = w.alloc_window(&dom, "x", DType::F32, &[1, 256]).unwrap();
     let log: Arc<Mutex<Vec<u64>>> = Arc::default();
     let l = log.clone();
-    w.dispatch_all(
-        &dom,
-        Dispatch::kernel("local", 1, move |core| {
-            let mut t = vec![core.now().as_ps()];
-            core.compute(1000);
-            t.push(core.now().as_ps());
-            let a = core.load(&x, &[0, 0], &[1, 256])?;
-            t.push(core.now().as_ps());
-            let b = core.add(&a, &a)?;
-            t.push(core.now().as_ps());
-            core.store(&b, &x, &[0, 0])?;
-            t.push(core.now().as_ps());
-            *l.lock() = t;
-            Ok(())
-        }),
-    )
-    .unwrap();
-    w.run().unwrap();
+    run_on_all(&mut w, &dom, "local", 1, move |core| {
+        let mut t = vec![core.now().as_ps()];
+        core.compute(1000);
+        t.push(core.now().as_ps());
+        let a = core.load(&x, &[0, 0], &[1, 256])?;
+        t.push(core.now().as_ps());
+        let b = core.add(&a, &a)?;
+        t.push(core.now().as_ps());
+        core.store(&b, &x, &[0, 0])?;
+        t.push(core.now().as_ps());
+        *l.lock() = t;
+        Ok(())
+    });
     // 1000 cycles at 1 GHz; 1 KiB at 100 GB/s = 10 240 ps; add: 10 + 1024/256 cycles = 14 ns.
     assert_eq!(*log.lock(), vec![0, 1_000_000, 1_010_240, 1_024_240, 1_034_480]);
 }

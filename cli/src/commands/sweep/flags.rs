@@ -1,7 +1,8 @@
 //! `ranksim sweep`'s flags as the command line gives them, and [`SweepArgs`], what a sweep is
 //! told once they are read.
 
-use crate::commands::{BudgetFlags, JitterFlags, parse_op};
+use crate::commands::{BudgetFlags, JitterFlags};
+use crate::sweep::parse_op;
 use collectives::{Kind, Mode, Path};
 use ranksim::formats::parse_size;
 use ranksim::measure::Budgets;

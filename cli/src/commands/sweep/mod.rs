@@ -16,7 +16,7 @@ use output::{HCCL_NOTE, hccl_costs_note, sweep_config, trust_line};
 pub use plan::{
     Combo, DEFAULT_RUN_WORK, Fitted, cap_default_work, combos, fit_sizes, modes_of, one_rank_error, plan_combos,
 };
-use plan::{checked_ranks, checked_sizes, combo_label, distinct_sizes, flag_warnings, has_elements, picked, spec};
+use plan::{checked_ranks, checked_sizes, combo_label, distinct_sizes, flag_warnings, has_elements, spec};
 pub use run::{FailedRowFn, MeasureFn, SeriesPlan, SweepRun};
 
 use super::CmdResult;
@@ -124,7 +124,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             if !auto {
                 return run_point_watched(&cfg, &spec, size, trace, progress);
             }
-            let (s, algorithm) = picked(&spec, size);
+            let (s, algorithm) = spec.hccl_pick(size);
             let point = run_point_watched(&cfg, &s, size, trace, progress)?;
             Ok(point.map(|mut p| {
                 p.row.algorithm = Some(algorithm);
@@ -132,7 +132,7 @@ pub fn sweep(out: &mut dyn Write, a: &SweepArgs) -> CmdResult {
             }))
         };
         let failed = |size: u64, why: String| {
-            let (s, algorithm) = if auto { picked(&spec, size) } else { (spec.clone(), String::new()) };
+            let (s, algorithm) = if auto { spec.hccl_pick(size) } else { (spec.clone(), String::new()) };
             failed_row(&s, size, why).map(|r| ResultRow { algorithm: auto.then_some(algorithm), ..r })
         };
         run.series(out, a, plan, &measure, &failed)?;

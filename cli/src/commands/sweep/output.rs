@@ -6,8 +6,8 @@ use super::plan::label_of;
 use crate::sweep::SweepSpec;
 use collectives::{Kind, Mode, Origin, Path};
 use ranksim::Config;
-use ranksim::formats::nccl_type;
 use ranksim::formats::{self, ResultRow, Series, SeriesSummary, SweepConfig, SweepJson};
+use ranksim::measure::{self, Builtin};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -63,30 +63,22 @@ pub(super) fn summary(out: &mut dyn Write, s: &[SeriesSummary], rows: &[ResultRo
     Ok(())
 }
 
+/// What a series of a built-in sweep ran, as its preamble and JSON say it: the library's
+/// [`ranksim::measure::sweep_config`] of the spec, with the built-in's own collective, mode,
+/// path and blocks.
 pub(super) fn sweep_config(a: &SweepArgs, cfg: &Config, s: &SweepSpec, max_bytes: u64) -> SweepConfig {
+    let c = &s.call;
+    let sizes = (a.min_bytes, max_bytes, a.factor);
     SweepConfig {
-        machine: cfg.machine.name.clone(),
-        ranks: s.call.ranks,
-        collective: s.call.kind.to_string(),
-        mode: if matches!(s.call.kind, Kind::AllReduce | Kind::AllGather) || s.call.mode != Mode::Mesh {
-            s.call.mode.to_string()
+        collective: c.kind.to_string(),
+        mode: if matches!(c.kind, Kind::AllReduce | Kind::AllGather) || c.mode != Mode::Mesh {
+            c.mode.to_string()
         } else {
             "-".into()
         },
-        path: s.call.path.to_string(),
-        core_num: s.call.blocks(),
-        dtype: nccl_type(s.call.dtype).to_string(),
-        redop: if s.call.reduces() { s.call.op.to_string() } else { "none".into() },
-        root: if s.call.kind == Kind::Broadcast { i64::try_from(s.call.root).unwrap_or(i64::MAX) } else { -1 },
-        min_bytes: a.min_bytes,
-        max_bytes,
-        step_factor: a.factor,
-        warmup: s.warmup,
-        iters: s.iters,
-        seed: a.jitter.map_or(0, |j| j.seed),
-        jitter_op_ns: a.jitter.map(|j| j.op.as_ps() / 1000),
-        jitter_dispatch_ns: a.jitter.map(|j| j.dispatch.as_ps() / 1000),
-        timing_only: a.no_data,
+        path: c.path.to_string(),
+        core_num: c.blocks(),
+        ..measure::sweep_config(cfg, &Builtin(c), &s.measure(), sizes)
     }
 }
 

@@ -37,24 +37,6 @@ pub(super) fn combo_label(a: &SweepArgs, c: &Combo, ranks: usize) -> String {
     if c.auto { format!("{} hccl core_num {}", c.kind, s.call.blocks()) } else { label(&s) }
 }
 
-/// What a size of an `hccl` series runs: the mode HCCL picks for its data
-/// ([`collectives::hccl_aiv_pick`], the data counted as hccl_test counts it: the count column
-/// times the element size), with one warmup call when the pick uses copy engines; and what its
-/// row says it ran (the mode and the vendor library's executor).
-pub(crate) fn picked(base: &SweepSpec, size: u64) -> (SweepSpec, String) {
-    let c = base.call;
-    let esize = c.dtype.size() as u64;
-    let data = formats::count_for(c.kind, size, esize, c.ranks).saturating_mul(esize);
-    match collectives::hccl_aiv_pick(c.kind, c.op, data) {
-        Some((mode, exec)) => {
-            let copy_engines = collectives::serving(c.kind, mode).is_some_and(|r| r.engine == Engine::CopyEngines);
-            let warmup = if copy_engines { base.warmup.max(1) } else { base.warmup };
-            (SweepSpec { call: c.with_mode(mode), ..base.clone() }.with_warmup(warmup), format!("{mode} ({exec})"))
-        }
-        None => (base.clone(), c.mode.to_string()),
-    }
-}
-
 /// The legend / JSON label of a series: `allreduce sdma-mesh core_num 48 -w 1`.
 pub(super) fn label(spec: &SweepSpec) -> String {
     let mut s = ranksim::measure::series_name(spec.call.kind, spec.call.mode);
