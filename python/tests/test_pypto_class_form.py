@@ -333,6 +333,8 @@ def test_stacked_device_tensor_permuted_and_reused():
 def test_two_programs_share_a_worker_and_a_device_tensor():
     compiled = compile_on(AddResident, 2)
     other = compile_on(AddResident, 2)
+    with pytest.raises(TypeError, match="DistributedWorker takes compiled programs"):
+        DistributedWorker([compiled, AddResident])  # the @pl.program itself, not compiled
     rt = DistributedWorker([compiled, other])
     with pytest.raises(TypeError, match="ambiguous"):
         rt(np.zeros(1))
